@@ -1,0 +1,47 @@
+/*
+ * The commands of the mcptop binary. Each takes the arguments after its
+ * name and returns the process exit code (0 ok, 1 a server not ok, 2 usage
+ * or config errors).
+ */
+#ifndef MCPTOP_CLI_CLI_H
+#define MCPTOP_CLI_CLI_H
+
+#include <stdio.h>
+
+#include "engine/config.h"
+#include "engine/fleet.h"
+
+#define EXIT_NOT_OK 1
+#define EXIT_USAGE  2
+
+int cli_check(int argc, char **argv);
+int cli_watch(int argc, char **argv);
+
+/* Options shared by commands. */
+struct cli_common {
+    const char *config_path;    /* -c */
+    const char *url;            /* bare URL argument */
+    const char *log_path;       /* --log */
+    FILE       *log;
+};
+
+/*
+ * Load the fleet: the URL, -c FILE, or the discovered config. 0 and *out,
+ * or EXIT_USAGE after printing the reason to stderr. Warnings go to
+ * stderr.
+ */
+int cli_load_config(const struct cli_common *c, struct config **out);
+/* Open --log; EXIT_USAGE on failure (message printed), else 0. */
+int cli_open_log(struct cli_common *c);
+void cli_close_log(struct cli_common *c);
+/* Is arg an http:// or https:// URL? */
+int cli_is_url(const char *arg);
+/* Parse a positive integer of milliseconds; -1 when invalid. */
+long cli_parse_ms(const char *s);
+
+struct cJSON;
+/* The JSON record of one server (the `check --json` element). Caller
+ * frees with cJSON_Delete. */
+struct cJSON *cli_json_server(const struct server *s);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * libcurl's multi socket interface driven by a libev loop: one ev_io per
+ * socket curl asks for, one ev_timer for curl's timeout (the shape of
+ * curl's evhiperfifo example). Finished transfers are handed back through
+ * the callback each transfer registered with curlev_add.
+ */
+#ifndef MCPTOP_ENGINE_CURLEV_H
+#define MCPTOP_ENGINE_CURLEV_H
+
+#include <ev.h>
+#include <stddef.h>
+
+struct curlev;
+
+/* Called when a transfer ends, with its CURLcode (as int). The easy handle
+ * is already removed from the multi handle; the callee owns it. */
+typedef void (*curlev_done_cb)(void *arg, void *easy, int curl_code);
+
+/* New glue on loop. max_connections sizes libcurl's connection cache (it
+ * must hold one per server or pings reconnect). NULL on failure. */
+struct curlev *curlev_new(struct ev_loop *loop, long max_connections);
+/* Removes every transfer still added (without calling done) and frees.
+ * Call while the loop still exists. curlev_free(NULL) does nothing. */
+void curlev_free(struct curlev *ce);
+
+/* Start a configured easy handle. done(arg, easy, code) runs exactly once,
+ * from the loop, unless curlev_remove is called first. 0 or -1. */
+int curlev_add(struct curlev *ce, void *easy, curlev_done_cb done, void *arg);
+/* Abort a transfer now; done is not called. The caller keeps easy. */
+void curlev_remove(struct curlev *ce, void *easy);
+/* The loop this glue runs on. */
+struct ev_loop *curlev_loop(const struct curlev *ce);
+/* Ensure the connection cache holds at least n connections. */
+void curlev_reserve_connections(struct curlev *ce, long n);
+/* Transfers currently added. */
+size_t curlev_running(const struct curlev *ce);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * What the engine publishes. The TUI, the JSON Lines writer of `watch` and
+ * the report of `check` are interchangeable subscribers: each gets every
+ * event, reads engine state through const getters, and never changes it.
+ */
+#ifndef MCPTOP_ENGINE_EVENT_H
+#define MCPTOP_ENGINE_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/failure.h"
+#include "engine/liveness.h"
+
+struct server;
+
+enum event_type {
+    EVENT_EXCHANGE,         /* an exchange ended with one outcome */
+    EVENT_LIVENESS,         /* a server's liveness state changed */
+    EVENT_TOOLS_CHANGED,    /* a listing found a different tool set */
+    EVENT_STATE,            /* a server's lifecycle state changed */
+};
+
+struct event {
+    enum event_type      type;
+    const struct server *server;
+    int64_t              ts;            /* epoch ms */
+    /* EVENT_EXCHANGE */
+    const char          *op;            /* "dial", "ping", "tools/list"... */
+    bool                 completed;
+    const struct failure *failure;      /* when !completed; borrowed */
+    double               ms;            /* elapsed, monotonic */
+    /* EVENT_LIVENESS */
+    const struct liveness *liveness;    /* borrowed */
+    /* EVENT_TOOLS_CHANGED */
+    long                 tools;
+};
+
+/* A subscriber. The event and what it points to are valid during the call
+ * only. It must not free the server or the fleet. */
+typedef void (*event_cb)(void *arg, const struct event *e);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * The fleet: every server of a config on one libev loop, sharing one
+ * libcurl multi handle, publishing engine events to subscribers. Used alike
+ * by the TUI, `check` and `watch`.
+ */
+#ifndef MCPTOP_ENGINE_FLEET_H
+#define MCPTOP_ENGINE_FLEET_H
+
+#include <ev.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "engine/config.h"
+#include "engine/event.h"
+#include "engine/server.h"
+
+struct fleet;
+
+struct fleet_options {
+    bool  no_streams;       /* never open GET streams */
+    bool  no_pings;         /* no periodic pings */
+    bool  no_redial;        /* a failed dial is final */
+    long  timeout_ms;       /* override every server's, when > 0 */
+    long  open_deadline_ms; /* likewise */
+    FILE *log;              /* debug log, or NULL; borrowed */
+};
+
+/* New fleet over cfg (borrowed: must outlive the fleet) on loop. NULL with
+ * *cause set (caller frees) when the HTTP machinery cannot start. */
+struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg,
+    const struct fleet_options *opt, char **cause);
+/* Stop and free every server, then the HTTP machinery. NULL does nothing. */
+void fleet_free(struct fleet *f);
+
+/* Add a subscriber; every event goes to every subscriber in order. */
+void fleet_subscribe(struct fleet *f, event_cb cb, void *arg);
+/* Start dialing every server. */
+void fleet_start(struct fleet *f);
+/* Close every server locally (no remote ending). */
+void fleet_stop(struct fleet *f);
+
+size_t fleet_size(const struct fleet *f);
+struct server *fleet_server(const struct fleet *f, size_t i);
+const struct config *fleet_config(const struct fleet *f);
+struct ev_loop *fleet_loop(const struct fleet *f);
+
+#endif

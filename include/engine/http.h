@@ -1,0 +1,107 @@
+/*
+ * One HTTP exchange of MCP's Streamable HTTP transport (MCP 2025-03-26 ..
+ * 2025-11-25, basic/transports): a POST of one JSON-RPC message, the GET
+ * stream, or a DELETE. The transfer reads the answer as JSON or as SSE
+ * (parsed incrementally, each event handed up as it completes), bounds it
+ * by max_bytes, and at its end fills a struct http_result with the
+ * evidence the classifier reads. It knows the headers MCP names, not the
+ * lifecycle: that is the client's.
+ */
+#ifndef MCPTOP_ENGINE_HTTP_H
+#define MCPTOP_ENGINE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config.h"
+#include "engine/failure.h"
+
+struct curlev;
+struct http_xfer;
+
+enum http_method {
+    HTTP_POST,
+    HTTP_GET,
+    HTTP_DELETE,
+};
+
+struct http_request {
+    enum http_method        method;
+    const char             *url;
+    const char             *body;           /* POST only; copied */
+    size_t                  body_len;
+    const struct config_kv *headers;        /* user headers; copied */
+    size_t                  nheaders;
+    const char             *session_id;     /* Mcp-Session-Id, or NULL */
+    const char             *protocol_version;/* MCP-Protocol-Version or NULL */
+    const char             *last_event_id;  /* GET resumption, or NULL */
+    size_t                  max_bytes;      /* one message / body bound */
+    const char             *ca_file;
+    bool                    tls_insecure;
+    bool                    maybe_resent;   /* a pooled connection may be
+                                               reused: a failure may hide
+                                               libcurl's silent re-send */
+};
+
+/* Everything known when the transfer ended. Borrowed during on_done. */
+struct http_result {
+    struct failure_evidence ev;             /* net, phase, status, bytes... */
+    bool        completed;                  /* transfer ran to its end */
+    bool        stopped;                    /* the owner asked it to stop */
+    long        status;
+    const char *content_type;               /* NULL if none */
+    const char *session_id;                 /* visible-ASCII Mcp-Session-Id
+                                               of the answer, or NULL */
+    bool        session_id_invalid;         /* present but not visible ASCII */
+    long        retry_after_s;              /* -1 when absent */
+    const char *auth_scheme;                /* WWW-Authenticate scheme */
+    const char *body;                       /* non-SSE body (bounded) */
+    size_t      body_len;
+    const char *error_text;                 /* libcurl's message, or NULL */
+    double      total_ms;                   /* libcurl's total time */
+    long        num_connects;               /* new connections made */
+    const char *last_event_id;              /* SSE: "" if none */
+    int64_t     retry_ms;                   /* SSE retry, -1 if none */
+};
+
+struct http_callbacks {
+    /* Headers are in (status known). May return non-zero to stop. */
+    int  (*on_headers)(void *arg, struct http_xfer *x, long status,
+        const char *content_type);
+    /* One SSE event (or, for a JSON body, the whole body once complete:
+     * type NULL). Return non-zero to stop the transfer (result.stopped). */
+    int  (*on_message)(void *arg, struct http_xfer *x, const char *type,
+        const char *data, size_t len);
+    /* Exactly once per transfer, unless http_xfer_abort came first. The
+     * transfer is freed right after this returns. */
+    void (*on_done)(void *arg, struct http_xfer *x,
+        const struct http_result *r);
+};
+
+/*
+ * Start a transfer on ce. The request is copied. NULL with *cause set when
+ * the handle cannot be made (then nothing runs). cb and arg must outlive
+ * the transfer.
+ */
+struct http_xfer *http_start(struct curlev *ce, const struct http_request *rq,
+    const struct http_callbacks *cb, void *arg, char **cause);
+
+/*
+ * Abort a running transfer now: on_done is NOT called and the transfer is
+ * freed. ev_out (may be NULL) gets the evidence known at the abort (how far
+ * the attempt got, bytes sent), for classifying a timeout.
+ */
+void http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out);
+
+/* Short name of a method ("POST"). */
+const char *http_method_name(enum http_method m);
+
+/* The curl library version string, for --version. */
+const char *http_library_version(void);
+
+/* Global init/cleanup of the HTTP library; call once from main. */
+int  http_global_init(void);
+void http_global_cleanup(void);
+
+#endif

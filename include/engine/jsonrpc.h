@@ -1,0 +1,77 @@
+/*
+ * JSON-RPC 2.0 messages as MCP uses them (MCP basic/index): building the
+ * requests and notifications mcptop sends, and reading what comes back.
+ * The only engine module besides config.c that sees cJSON; a parsed
+ * message is opaque and read through path accessors ("result.tools").
+ */
+#ifndef MCPTOP_ENGINE_JSONRPC_H
+#define MCPTOP_ENGINE_JSONRPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum jsonrpc_kind {
+    JSONRPC_REQUEST,        /* method and id */
+    JSONRPC_NOTIFICATION,   /* method, no id */
+    JSONRPC_RESULT,         /* id and result */
+    JSONRPC_ERROR,          /* error (id may be null or missing) */
+};
+
+struct jsonrpc_msg;
+
+/*
+ * Parse one message from len bytes. NULL when the text is not JSON, not an
+ * object, or not a JSON-RPC 2.0 message; *cause (may be NULL) then says
+ * which (caller frees). Free with jsonrpc_free.
+ */
+struct jsonrpc_msg *jsonrpc_parse(const char *text, size_t len, char **cause);
+/* jsonrpc_free(NULL) does nothing. */
+void jsonrpc_free(struct jsonrpc_msg *m);
+
+enum jsonrpc_kind jsonrpc_kind(const struct jsonrpc_msg *m);
+/* True when the message's id is the integer id. */
+bool jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id);
+/* True when the id is null or absent (only errors may have that). */
+bool jsonrpc_id_is_null(const struct jsonrpc_msg *m);
+/* The method of a request or notification, else NULL. Borrowed from m. */
+const char *jsonrpc_method(const struct jsonrpc_msg *m);
+/* For JSONRPC_ERROR: the code (0 if absent) and message (NULL if absent;
+ * untrusted text, sanitize before display). Borrowed from m. */
+long jsonrpc_error_code(const struct jsonrpc_msg *m);
+const char *jsonrpc_error_message(const struct jsonrpc_msg *m);
+
+/*
+ * Path accessors: `path` is dotted member names from the message root,
+ * e.g. "result.serverInfo.name". Strings are borrowed from m.
+ */
+const char *jsonrpc_get_string(const struct jsonrpc_msg *m, const char *path);
+bool jsonrpc_get_bool(const struct jsonrpc_msg *m, const char *path,
+    bool *out);
+bool jsonrpc_has(const struct jsonrpc_msg *m, const char *path);
+/* Array length at path, -1 when not an array. */
+long jsonrpc_array_len(const struct jsonrpc_msg *m, const char *path);
+/* Element i of the array at path: itself when it is a string (member NULL),
+ * or its string member `member`. NULL when absent. Borrowed from m. */
+const char *jsonrpc_array_string(const struct jsonrpc_msg *m,
+    const char *path, long i, const char *member);
+/* Object member names at path, for capabilities; fills names (borrowed)
+ * and returns how many (at most max). */
+size_t jsonrpc_object_keys(const struct jsonrpc_msg *m, const char *path,
+    const char **names, size_t max);
+
+/*
+ * Builders. Each returns a compact JSON text, caller frees; *len_out
+ * (may be NULL) gets its length. Strings are escaped; params_json, when
+ * given, must be a JSON object text built by a builder here.
+ */
+char *jsonrpc_build_initialize(int64_t id, const char *protocol_version,
+    const char *client_name, const char *client_version, size_t *len_out);
+/* A request with optional {"cursor": cursor}. */
+char *jsonrpc_build_request(int64_t id, const char *method,
+    const char *cursor, size_t *len_out);
+char *jsonrpc_build_notification(const char *method, size_t *len_out);
+char *jsonrpc_build_cancelled(int64_t request_id, const char *reason,
+    size_t *len_out);
+
+#endif

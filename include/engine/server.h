@@ -1,0 +1,132 @@
+/*
+ * One monitored MCP server: its declaration, the MCP lifecycle mcptop runs
+ * with it (dial = initialize, notifications/initialized, the full first
+ * tools/list; then pings, re-lists and the GET stream), its liveness record,
+ * last failure and exchange history. Opaque: the invariants (one dial at a
+ * time, a session id only from a 2xx initialize, one outcome per exchange)
+ * live in server.c.
+ */
+#ifndef MCPTOP_ENGINE_SERVER_H
+#define MCPTOP_ENGINE_SERVER_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/config.h"
+#include "engine/event.h"
+#include "engine/failure.h"
+#include "engine/liveness.h"
+
+struct curlev;
+struct server;
+
+/* Protocol revisions of the legacy era mcptop speaks over Streamable HTTP. */
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+
+enum server_state {
+    SERVER_IDLE,        /* not dialed yet */
+    SERVER_DIALING,
+    SERVER_READY,       /* session open: pings at the interval */
+    SERVER_BACKOFF,     /* the dial failed; waiting to dial again */
+    SERVER_INVALID,     /* the declaration cannot be dialed */
+    SERVER_UNSUPPORTED, /* transport not supported yet */
+    SERVER_STOPPED,     /* closed locally; dials no more */
+    SERVER__COUNT
+};
+
+/* What every server of a fleet shares. Borrowed; outlives the servers. */
+struct server_env {
+    struct ev_loop *loop;
+    struct curlev  *curl;
+    event_cb        emit;
+    void           *emit_arg;
+    bool            no_streams;     /* never open the GET stream */
+    bool            no_pings;       /* no periodic pings (check mode) */
+    bool            no_redial;      /* a failed dial is final (check mode) */
+    long            timeout_ms;     /* overrides when > 0 */
+    long            open_deadline_ms;
+    FILE           *log;            /* debug log of exchanges, or NULL */
+};
+
+/* One exchange in the history ring. */
+struct server_exchange {
+    int64_t           ts;           /* epoch ms */
+    const char       *op;           /* static string */
+    bool              completed;
+    enum failure_kind kind;
+    enum delivered    delivered;
+    long              http_status;
+    double            ms;
+};
+
+#define SERVER_HISTORY 100
+
+/* New server for decl (borrowed: must outlive the server). Never NULL. */
+struct server *server_new(const struct server_env *env,
+    const struct config_server *decl);
+/* Abort everything in flight, stop timers, free. NULL does nothing. */
+void server_free(struct server *s);
+
+/* Start the first dial (or mark invalid / unsupported). */
+void server_start(struct server *s);
+/* Dial again now (a redial command); ignored while a dial runs. */
+void server_redial(struct server *s);
+/* Ping now if a session is open and no ping is in flight. true if sent. */
+bool server_ping_now(struct server *s);
+/* Close locally: abort transfers, stop timers, dial no more. */
+void server_stop(struct server *s);
+
+const char *server_name(const struct server *s);
+const struct config_server *server_decl(const struct server *s);
+/* "http" or "stdio". */
+const char *server_transport_name(const struct server *s);
+/* The URL, or the command line. Borrowed. */
+const char *server_target(const struct server *s);
+enum server_state server_state(const struct server *s);
+const char *server_state_name(enum server_state st);
+/* Borrowed; valid until the next event on this server. */
+const struct liveness *server_liveness(const struct server *s);
+/* The last failure seen (kept after later exchanges complete, so that it
+ * can be shown), or NULL when none failed yet. *op (may be NULL) names its
+ * exchange. */
+const struct failure *server_last_failure(const struct server *s,
+    const char **op);
+/* Session facts; NULL pointers when unknown. id_prefix is at most 8
+ * characters of the id (the id is a credential: never shown whole). */
+struct server_session_info {
+    bool        open;
+    char        id_prefix[12];
+    const char *protocol_version;
+    const char *server_name;        /* sanitized */
+    const char *server_version;     /* sanitized */
+    bool        tools_list_changed;
+};
+void server_session(const struct server *s, struct server_session_info *out);
+/* Tool count of the last complete listing, -1 when none. */
+long server_tools(const struct server *s);
+/* Tool name i of the last listing (sanitized), NULL past the end. */
+const char *server_tool_name(const struct server *s, long i);
+/* Round trip of the last completed ping (or dial), ms; -1 when none. */
+double server_rtt_ms(const struct server *s);
+/* ok: dialed, and its last ping (when one ran) completed. */
+bool server_ok(const struct server *s);
+/* True when at least one dial has finished (either way). */
+bool server_dial_settled(const struct server *s);
+/* True while a ping is in flight. */
+bool server_ping_in_flight(const struct server *s);
+/* How many pings completed / failed since start. */
+unsigned long server_pings_done(const struct server *s);
+/* History ring, oldest first: *n entries. Borrowed. */
+const struct server_exchange *server_history(const struct server *s,
+    size_t i);
+size_t server_history_len(const struct server *s);
+/* How many observations in a row gave the current liveness state. */
+unsigned long server_streak(const struct server *s);
+/* Counters for display. */
+unsigned long server_session_expiries(const struct server *s);
+unsigned long server_dials(const struct server *s);
+
+#endif

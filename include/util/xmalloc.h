@@ -1,0 +1,18 @@
+/*
+ * Allocation that never returns NULL. On exhaustion the hook set by main
+ * (it restores the terminal) runs, then the process exits: running out of
+ * memory is not bad input but a dead end, and the screen must be restored.
+ */
+#ifndef MCPTOP_UTIL_XMALLOC_H
+#define MCPTOP_UTIL_XMALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Called once before exit(70) on allocation failure; may be NULL. */
+void xmalloc_set_oom_hook(void (*hook)(void));
+
+#endif

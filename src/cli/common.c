@@ -1,0 +1,174 @@
+/*
+ * What the commands share: finding and loading the config, the debug log,
+ * argument parsing helpers and the JSON form of a server's record (the
+ * `check --json` contract, reused by `watch` and later by `end`).
+ */
+#include "cli/cli.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine/failure.h"
+#include "engine/liveness.h"
+#include "engine/server.h"
+#include "util/clock.h"
+#include "util/str.h"
+
+int
+cli_is_url(const char *arg)
+{
+    return strncasecmp(arg, "http://", 7) == 0 ||
+        strncasecmp(arg, "https://", 8) == 0;
+}
+
+long
+cli_parse_ms(const char *s)
+{
+    char *end = NULL;
+    long  v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > 86400000L)
+        return -1;
+    return v;
+}
+
+int
+cli_load_config(const struct cli_common *c, struct config **out)
+{
+    char *cause = NULL;
+    char *found = NULL;
+
+    if (c->url != NULL) {
+        *out = config_for_url(c->url);
+        return 0;
+    }
+    if (c->config_path == NULL) {
+        found = config_discover();
+        if (found == NULL) {
+            fprintf(stderr, "mcptop: no config given and none found "
+                "(looked in %s)\n"
+                "Try 'mcptop check http://127.0.0.1:PORT/mcp' or "
+                "'mcptop check -c FILE'.\n", config_discover_help());
+            return EXIT_USAGE;
+        }
+    }
+    if (config_load_file(found != NULL ? found : c->config_path, out,
+        &cause) != 0) {
+        fprintf(stderr, "mcptop: %s\n", cause);
+        free(cause);
+        free(found);
+        return EXIT_USAGE;
+    }
+    free(found);
+    for (size_t i = 0; i < (*out)->nwarnings; i++)
+        fprintf(stderr, "mcptop: warning: %s\n", (*out)->warnings[i]);
+    return 0;
+}
+
+int
+cli_open_log(struct cli_common *c)
+{
+    if (c->log_path == NULL)
+        return 0;
+    c->log = fopen(c->log_path, "a");
+    if (c->log == NULL) {
+        fprintf(stderr, "mcptop: cannot open log %s: %s\n", c->log_path,
+            strerror(errno));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void
+cli_close_log(struct cli_common *c)
+{
+    if (c->log != NULL)
+        fclose(c->log);
+    c->log = NULL;
+}
+
+static void
+cli_json_liveness(cJSON *o, const struct liveness *l)
+{
+    cJSON *lv;
+
+    if (!l->present) {
+        cJSON_AddNullToObject(o, "liveness");
+        return;
+    }
+    lv = cJSON_AddObjectToObject(o, "liveness");
+    cJSON_AddStringToObject(lv, "state", liveness_state_name(l->state));
+    cJSON_AddNumberToObject(lv, "observed_at", (double)l->observed_at);
+    if (l->has_error_code)
+        cJSON_AddStringToObject(lv, "error_code",
+            failure_kind_name(l->error_code));
+}
+
+cJSON *
+cli_json_server(const struct server *s)
+{
+    cJSON                     *o = cJSON_CreateObject();
+    struct server_session_info si;
+    const struct failure      *f;
+    const char                *op = NULL;
+    long                       tools = server_tools(s);
+    double                     rtt = server_rtt_ms(s);
+    char                      *name = str_sanitized(server_name(s));
+
+    cJSON_AddStringToObject(o, "name", name);
+    free(name);
+    cJSON_AddStringToObject(o, "transport", server_transport_name(s));
+    cJSON_AddStringToObject(o, "target", server_target(s));
+    cJSON_AddBoolToObject(o, "ok", server_ok(s));
+    cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
+    cli_json_liveness(o, server_liveness(s));
+    server_session(s, &si);
+    if (si.open) {
+        cJSON *so = cJSON_AddObjectToObject(o, "session");
+
+        if (si.id_prefix[0] != '\0')
+            cJSON_AddStringToObject(so, "id_prefix", si.id_prefix);
+        else
+            cJSON_AddNullToObject(so, "id_prefix");
+        cJSON_AddStringToObject(so, "protocol_version",
+            si.protocol_version != NULL ? si.protocol_version : "");
+        if (si.server_name != NULL)
+            cJSON_AddStringToObject(so, "server_name", si.server_name);
+        else
+            cJSON_AddNullToObject(so, "server_name");
+        if (si.server_version != NULL)
+            cJSON_AddStringToObject(so, "server_version", si.server_version);
+        else
+            cJSON_AddNullToObject(so, "server_version");
+    } else {
+        cJSON_AddNullToObject(o, "session");
+    }
+    if (tools >= 0)
+        cJSON_AddNumberToObject(o, "tools", (double)tools);
+    else
+        cJSON_AddNullToObject(o, "tools");
+    f = server_last_failure(s, &op);
+    if (f != NULL) {
+        cJSON *fo = cJSON_AddObjectToObject(o, "last_failure");
+
+        cJSON_AddStringToObject(fo, "kind", failure_kind_name(f->kind));
+        cJSON_AddStringToObject(fo, "delivered", delivered_name(f->delivered));
+        if (f->http_status != 0)
+            cJSON_AddNumberToObject(fo, "http_status", (double)f->http_status);
+        cJSON_AddStringToObject(fo, "site", failure_site_name(f->site));
+        cJSON_AddStringToObject(fo, "op", op != NULL ? op : "");
+        cJSON_AddStringToObject(fo, "detail", f->detail);
+    } else {
+        cJSON_AddNullToObject(o, "last_failure");
+    }
+    if (rtt >= 0)
+        cJSON_AddNumberToObject(o, "rtt_ms", (double)((long)(rtt * 10)) / 10);
+    else
+        cJSON_AddNullToObject(o, "rtt_ms");
+    return o;
+}

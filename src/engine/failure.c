@@ -1,0 +1,300 @@
+/*
+ * The failure classifier and the delivery verdict (DESIGN.md sections 2-3).
+ *
+ * The classifier is an ordered table: each rule reads only the structure in
+ * a struct failure_evidence and names one kind; the first match wins and the
+ * last rule matches everything, so every failure gets exactly one kind. It
+ * must never look at message text. The delivery table is indexed by kind and
+ * sized by FAILURE__COUNT, so adding a kind without a verdict fails the
+ * build (the static assertion below) and the completeness test.
+ */
+#include "engine/failure.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const failure_kind_names[FAILURE__COUNT] = {
+#define X(id, name) [FAILURE_##id] = name,
+    FAILURE_KINDS(X)
+#undef X
+};
+
+/* DESIGN.md section 3, site `request`. */
+static const enum delivered failure_delivery_table[] = {
+    [FAILURE_CONNECT_REFUSED]   = DELIVERED_NO,
+    [FAILURE_CONNECTION_FAILED] = DELIVERED_UNKNOWN,
+    [FAILURE_CONNECTION_CLOSED] = DELIVERED_UNKNOWN,
+    [FAILURE_HTTP_STATUS]       = DELIVERED_UNKNOWN,
+    [FAILURE_NOT_MCP_RESPONSE]  = DELIVERED_UNKNOWN,
+    [FAILURE_SPAWN_FAILED]      = DELIVERED_NO,
+    [FAILURE_TIMEOUT]           = DELIVERED_UNKNOWN,
+    [FAILURE_PROTOCOL]          = DELIVERED_YES,
+    [FAILURE_INVALID_CONFIG]    = DELIVERED_NO,
+    [FAILURE_UNKNOWN]           = DELIVERED_UNKNOWN,
+};
+_Static_assert(sizeof(failure_delivery_table) /
+    sizeof(failure_delivery_table[0]) == FAILURE__COUNT,
+    "the delivery table must name every failure kind");
+
+const char *
+failure_kind_name(enum failure_kind k)
+{
+    if ((unsigned)k >= FAILURE__COUNT)
+        return "?";
+    return failure_kind_names[k];
+}
+
+int
+failure_kind_from_name(const char *name)
+{
+    for (int k = 0; k < FAILURE__COUNT; k++) {
+        if (strcmp(failure_kind_names[k], name) == 0)
+            return k;
+    }
+    return -1;
+}
+
+const char *
+delivered_name(enum delivered d)
+{
+    switch (d) {
+    case DELIVERED_NO:
+        return "no";
+    case DELIVERED_YES:
+        return "yes";
+    default:
+        return "unknown";
+    }
+}
+
+const char *
+failure_site_name(enum failure_site s)
+{
+    return s == SITE_CONNECT ? "connect" : "request";
+}
+
+/* --- the rules, in order ------------------------------------------------ */
+
+static bool
+rule_config(const struct failure_evidence *ev)
+{
+    return ev->config_invalid || ev->net == NET_URL_MALFORMAT ||
+        ev->net == NET_UNSUPPORTED;
+}
+
+static bool
+rule_spawn(const struct failure_evidence *ev)
+{
+    return ev->spawn_error;
+}
+
+/* A connection that was never made, including one that did not complete
+ * before a timer (curl's connect timeout or one of ours) fired. */
+static bool
+rule_refused(const struct failure_evidence *ev)
+{
+    bool before_connected = ev->phase == PHASE_RESOLVE ||
+        ev->phase == PHASE_CONNECT;
+
+    if (ev->net == NET_RESOLVE || ev->net == NET_CONNECT)
+        return true;
+    if (ev->net == NET_TIMEDOUT && before_connected)
+        return true;
+    return ev->timer != TIMER_NONE && ev->timer != TIMER_TEARDOWN &&
+        before_connected;
+}
+
+static bool
+rule_timeout(const struct failure_evidence *ev)
+{
+    return ev->timer != TIMER_NONE || ev->net == NET_TIMEDOUT;
+}
+
+/* A JSON-RPC error carrying this request's own id: only the server could
+ * have written it, whatever status the HTTP layer put around it. */
+static bool
+rule_rpc_error(const struct failure_evidence *ev)
+{
+    return ev->rpc_error && !ev->rpc_error_id_null;
+}
+
+static bool
+rule_closed(const struct failure_evidence *ev)
+{
+    return ev->child_closed || ev->peer_known_dead || ev->stream_ended;
+}
+
+static bool
+rule_transport(const struct failure_evidence *ev)
+{
+    switch (ev->net) {
+    case NET_SEND:
+    case NET_RECV:
+    case NET_GOT_NOTHING:
+    case NET_PARTIAL:
+    case NET_TLS:
+    case NET_TLS_VERIFY:
+    case NET_HTTP2:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool
+rule_status(const struct failure_evidence *ev)
+{
+    return ev->http_status != 0 &&
+        (ev->http_status < 200 || ev->http_status >= 300);
+}
+
+static bool
+rule_version(const struct failure_evidence *ev)
+{
+    return ev->bad_protocol_version;
+}
+
+static bool
+rule_not_mcp(const struct failure_evidence *ev)
+{
+    if (ev->too_large || ev->sse_no_lines || ev->body_unparsable ||
+        ev->no_matching_response)
+        return true;
+    /* 2xx to a request, with neither content type MCP allows. */
+    return ev->http_status >= 200 && ev->http_status < 300 &&
+        !ev->content_json && !ev->content_sse;
+}
+
+static bool
+rule_other_net(const struct failure_evidence *ev)
+{
+    return ev->net != NET_OK;
+}
+
+static bool
+rule_any(const struct failure_evidence *ev)
+{
+    (void)ev;
+    return true;
+}
+
+struct failure_rule {
+    const char        *name;
+    bool             (*match)(const struct failure_evidence *);
+    enum failure_kind  kind;
+};
+
+static const struct failure_rule failure_rules[] = {
+    { "declaration cannot be dialed", rule_config,    FAILURE_INVALID_CONFIG },
+    { "command could not start",      rule_spawn,     FAILURE_SPAWN_FAILED },
+    { "connection never made",        rule_refused,   FAILURE_CONNECT_REFUSED },
+    { "a timer fired",                rule_timeout,   FAILURE_TIMEOUT },
+    { "json-rpc error with our id",   rule_rpc_error, FAILURE_PROTOCOL },
+    { "transport closed",             rule_closed,    FAILURE_CONNECTION_CLOSED },
+    { "transport error",              rule_transport, FAILURE_CONNECTION_FAILED },
+    { "http status instead of mcp",   rule_status,    FAILURE_HTTP_STATUS },
+    { "unsupported protocol version", rule_version,   FAILURE_PROTOCOL },
+    { "answer is not mcp",            rule_not_mcp,   FAILURE_NOT_MCP_RESPONSE },
+    { "other transport result",       rule_other_net, FAILURE_UNKNOWN },
+    { "anything else",                rule_any,       FAILURE_UNKNOWN },
+};
+
+#define FAILURE_NRULES (sizeof(failure_rules) / sizeof(failure_rules[0]))
+
+size_t
+failure_rule_count(void)
+{
+    return FAILURE_NRULES;
+}
+
+const char *
+failure_rule_name(size_t i)
+{
+    return i < FAILURE_NRULES ? failure_rules[i].name : NULL;
+}
+
+size_t
+failure_rule_match(const struct failure_evidence *ev)
+{
+    size_t i;
+
+    for (i = 0; i < FAILURE_NRULES - 1; i++) {
+        if (failure_rules[i].match(ev))
+            break;
+    }
+    return i;
+}
+
+enum failure_kind
+failure_classify(const struct failure_evidence *ev)
+{
+    return failure_rules[failure_rule_match(ev)].kind;
+}
+
+enum delivered
+failure_delivered_by_kind(enum failure_kind k)
+{
+    if ((unsigned)k >= FAILURE__COUNT)
+        return DELIVERED_UNKNOWN;
+    return failure_delivery_table[k];
+}
+
+/* libcurl proves the request did not completely leave: fewer body bytes
+ * sent than the body holds and not one response byte. A request libcurl
+ * may have re-sent on a fresh connection proves nothing about the first
+ * attempt, so it never counts. */
+static bool
+failure_evidence_not_sent(const struct failure_evidence *ev)
+{
+    if (ev == NULL || ev->resent || ev->body_bytes_expected <= 0)
+        return false;
+    return ev->body_bytes_sent < ev->body_bytes_expected &&
+        ev->response_bytes == 0;
+}
+
+enum delivered
+failure_delivered(enum failure_kind k, enum failure_site site,
+    const struct failure_evidence *ev, bool *by_evidence)
+{
+    enum delivered d = failure_delivered_by_kind(k);
+
+    if (by_evidence != NULL)
+        *by_evidence = false;
+    if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->peer_known_dead)
+        d = DELIVERED_NO;
+    /* A dial that failed mounted nothing, so no call was dispatched; only
+     * the two kinds minted from an answer keep their word. */
+    if (site == SITE_CONNECT && k != FAILURE_PROTOCOL &&
+        k != FAILURE_HTTP_STATUS)
+        d = DELIVERED_NO;
+    if (d == DELIVERED_UNKNOWN && failure_evidence_not_sent(ev)) {
+        d = DELIVERED_NO;
+        if (by_evidence != NULL)
+            *by_evidence = true;
+    }
+    return d;
+}
+
+void
+failure_make(struct failure *out, const struct failure_evidence *ev,
+    enum failure_site site, const char *detail)
+{
+    bool by_evidence = false;
+
+    memset(out, 0, sizeof(*out));
+    out->kind = failure_classify(ev);
+    out->site = site;
+    out->delivered = failure_delivered(out->kind, site, ev, &by_evidence);
+    out->evidence_no = by_evidence;
+    if (out->kind == FAILURE_HTTP_STATUS || out->kind == FAILURE_PROTOCOL)
+        out->http_status = ev->http_status;
+    if (by_evidence) {
+        snprintf(out->detail, sizeof(out->detail),
+            "%s; not sent: %lld of %lld body bytes left, no answer",
+            detail != NULL ? detail : "",
+            (long long)ev->body_bytes_sent,
+            (long long)ev->body_bytes_expected);
+    } else if (detail != NULL) {
+        snprintf(out->detail, sizeof(out->detail), "%s", detail);
+    }
+}

@@ -1,0 +1,133 @@
+/*
+ * The fleet owns the servers, the libcurl multi glue and the subscriber
+ * list. Servers emit into fleet_emit, which fans out; nothing here knows
+ * how events are shown.
+ */
+#include "engine/fleet.h"
+
+#include <stdlib.h>
+
+#include "engine/curlev.h"
+#include "engine/http.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+struct fleet_sub {
+    event_cb cb;
+    void    *arg;
+};
+
+struct fleet {
+    struct ev_loop      *loop;
+    const struct config *cfg;
+    struct curlev       *curl;
+    struct server_env    env;
+    struct server      **servers;
+    size_t               nservers;
+    struct fleet_sub    *subs;
+    size_t               nsubs;
+};
+
+static void
+fleet_emit(void *arg, const struct event *e)
+{
+    struct fleet *f = arg;
+
+    for (size_t i = 0; i < f->nsubs; i++)
+        f->subs[i].cb(f->subs[i].arg, e);
+}
+
+struct fleet *
+fleet_new(struct ev_loop *loop, const struct config *cfg,
+    const struct fleet_options *opt, char **cause)
+{
+    struct fleet *f = xcalloc(1, sizeof(*f));
+
+    f->loop = loop;
+    f->cfg = cfg;
+    /* One cached connection per server (PERF-NOTES: fewer and pings
+     * reconnect), plus room for the GET streams. */
+    f->curl = curlev_new(loop, (long)cfg->nservers * 2 + 8);
+    if (f->curl == NULL) {
+        *cause = xstrdup("cannot start libcurl's multi interface");
+        free(f);
+        return NULL;
+    }
+    f->env.loop = loop;
+    f->env.curl = f->curl;
+    f->env.emit = fleet_emit;
+    f->env.emit_arg = f;
+    if (opt != NULL) {
+        f->env.no_streams = opt->no_streams;
+        f->env.no_pings = opt->no_pings;
+        f->env.no_redial = opt->no_redial;
+        f->env.timeout_ms = opt->timeout_ms;
+        f->env.open_deadline_ms = opt->open_deadline_ms;
+        f->env.log = opt->log;
+    }
+    f->nservers = cfg->nservers;
+    f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));
+    for (size_t i = 0; i < f->nservers; i++)
+        f->servers[i] = server_new(&f->env, &cfg->servers[i]);
+    return f;
+}
+
+void
+fleet_free(struct fleet *f)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < f->nservers; i++)
+        server_free(f->servers[i]);
+    free(f->servers);
+    curlev_free(f->curl);
+    free(f->subs);
+    free(f);
+}
+
+void
+fleet_subscribe(struct fleet *f, event_cb cb, void *arg)
+{
+    f->subs = xrealloc(f->subs, (f->nsubs + 1) * sizeof(*f->subs));
+    f->subs[f->nsubs].cb = cb;
+    f->subs[f->nsubs].arg = arg;
+    f->nsubs++;
+}
+
+void
+fleet_start(struct fleet *f)
+{
+    for (size_t i = 0; i < f->nservers; i++)
+        server_start(f->servers[i]);
+}
+
+void
+fleet_stop(struct fleet *f)
+{
+    for (size_t i = 0; i < f->nservers; i++)
+        server_stop(f->servers[i]);
+}
+
+size_t
+fleet_size(const struct fleet *f)
+{
+    return f->nservers;
+}
+
+struct server *
+fleet_server(const struct fleet *f, size_t i)
+{
+    return i < f->nservers ? f->servers[i] : NULL;
+}
+
+const struct config *
+fleet_config(const struct fleet *f)
+{
+    return f->cfg;
+}
+
+struct ev_loop *
+fleet_loop(const struct fleet *f)
+{
+    return f->loop;
+}

@@ -1,0 +1,303 @@
+/*
+ * JSON-RPC 2.0 over cJSON. What comes from a server is untrusted: every
+ * accessor checks types, and nothing here prints. Ids mcptop sends are
+ * integers, so a response only matches when its id is that integer.
+ */
+#include "engine/jsonrpc.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xmalloc.h"
+
+struct jsonrpc_msg {
+    cJSON            *root;
+    enum jsonrpc_kind kind;
+};
+
+static void
+jsonrpc_set_cause(char **cause, const char *what)
+{
+    if (cause != NULL)
+        *cause = xstrdup(what);
+}
+
+struct jsonrpc_msg *
+jsonrpc_parse(const char *text, size_t len, char **cause)
+{
+    cJSON              *root;
+    const cJSON        *v, *id;
+    struct jsonrpc_msg *m;
+    enum jsonrpc_kind   kind;
+
+    root = cJSON_ParseWithLength(text, len);
+    if (root == NULL) {
+        jsonrpc_set_cause(cause, "not JSON");
+        return NULL;
+    }
+    if (!cJSON_IsObject(root)) {
+        jsonrpc_set_cause(cause, "JSON but not an object");
+        goto out_free;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0) {
+        jsonrpc_set_cause(cause, "not JSON-RPC 2.0 (no \"jsonrpc\": \"2.0\")");
+        goto out_free;
+    }
+    id = cJSON_GetObjectItemCaseSensitive(root, "id");
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "method"))) {
+        kind = (id == NULL) ? JSONRPC_NOTIFICATION : JSONRPC_REQUEST;
+    } else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root,
+        "error"))) {
+        kind = JSONRPC_ERROR;
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "result") != NULL &&
+        id != NULL) {
+        kind = JSONRPC_RESULT;
+    } else {
+        jsonrpc_set_cause(cause,
+            "JSON-RPC object with neither method, result nor error");
+        goto out_free;
+    }
+    m = xmalloc(sizeof(*m));
+    m->root = root;
+    m->kind = kind;
+    return m;
+out_free:
+    cJSON_Delete(root);
+    return NULL;
+}
+
+void
+jsonrpc_free(struct jsonrpc_msg *m)
+{
+    if (m == NULL)
+        return;
+    cJSON_Delete(m->root);
+    free(m);
+}
+
+enum jsonrpc_kind
+jsonrpc_kind(const struct jsonrpc_msg *m)
+{
+    return m->kind;
+}
+
+bool
+jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    double       d;
+
+    if (!cJSON_IsNumber(v))
+        return false;
+    d = v->valuedouble;
+    return d == floor(d) && (int64_t)d == id;
+}
+
+bool
+jsonrpc_id_is_null(const struct jsonrpc_msg *m)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+
+    return v == NULL || cJSON_IsNull(v);
+}
+
+const char *
+jsonrpc_method(const struct jsonrpc_msg *m)
+{
+    if (m->kind != JSONRPC_REQUEST && m->kind != JSONRPC_NOTIFICATION)
+        return NULL;
+    return jsonrpc_get_string(m, "method");
+}
+
+long
+jsonrpc_error_code(const struct jsonrpc_msg *m)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(m->root, "error");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+
+    if (!cJSON_IsNumber(c))
+        return 0;
+    if (c->valuedouble > 2147483647.0 || c->valuedouble < -2147483648.0)
+        return 0;
+    return (long)c->valuedouble;
+}
+
+const char *
+jsonrpc_error_message(const struct jsonrpc_msg *m)
+{
+    return jsonrpc_get_string(m, "error.message");
+}
+
+/* Walk a dotted path of object members. */
+static const cJSON *
+jsonrpc_walk(const struct jsonrpc_msg *m, const char *path)
+{
+    const cJSON *cur = m->root;
+    char         name[128];
+    const char  *p = path;
+
+    while (cur != NULL && *p != '\0') {
+        const char *dot = strchr(p, '.');
+        size_t      n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+
+        if (n >= sizeof(name) || !cJSON_IsObject(cur))
+            return NULL;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        cur = cJSON_GetObjectItemCaseSensitive(cur, name);
+        p += n;
+        if (*p == '.')
+            p++;
+    }
+    return cur;
+}
+
+const char *
+jsonrpc_get_string(const struct jsonrpc_msg *m, const char *path)
+{
+    const cJSON *v = jsonrpc_walk(m, path);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+bool
+jsonrpc_get_bool(const struct jsonrpc_msg *m, const char *path, bool *out)
+{
+    const cJSON *v = jsonrpc_walk(m, path);
+
+    if (!cJSON_IsBool(v))
+        return false;
+    *out = cJSON_IsTrue(v);
+    return true;
+}
+
+bool
+jsonrpc_has(const struct jsonrpc_msg *m, const char *path)
+{
+    return jsonrpc_walk(m, path) != NULL;
+}
+
+long
+jsonrpc_array_len(const struct jsonrpc_msg *m, const char *path)
+{
+    const cJSON *v = jsonrpc_walk(m, path);
+
+    return cJSON_IsArray(v) ? (long)cJSON_GetArraySize(v) : -1;
+}
+
+const char *
+jsonrpc_array_string(const struct jsonrpc_msg *m, const char *path, long i,
+    const char *member)
+{
+    const cJSON *a = jsonrpc_walk(m, path);
+    const cJSON *e;
+
+    if (!cJSON_IsArray(a) || i < 0)
+        return NULL;
+    e = cJSON_GetArrayItem(a, (int)i);
+    if (member != NULL)
+        e = cJSON_IsObject(e) ?
+            cJSON_GetObjectItemCaseSensitive(e, member) : NULL;
+    return cJSON_IsString(e) ? e->valuestring : NULL;
+}
+
+size_t
+jsonrpc_object_keys(const struct jsonrpc_msg *m, const char *path,
+    const char **names, size_t max)
+{
+    const cJSON *o = jsonrpc_walk(m, path);
+    const cJSON *c;
+    size_t       n = 0;
+
+    if (!cJSON_IsObject(o))
+        return 0;
+    cJSON_ArrayForEach(c, o) {
+        if (n == max)
+            break;
+        if (c->string != NULL)
+            names[n++] = c->string;
+    }
+    return n;
+}
+
+/* Print compactly and free the tree. */
+static char *
+jsonrpc_print(cJSON *root, size_t *len_out)
+{
+    char *text = cJSON_PrintUnformatted(root);
+
+    cJSON_Delete(root);
+    if (text == NULL) {
+        text = xstrdup("{}");
+    }
+    if (len_out != NULL)
+        *len_out = strlen(text);
+    return text;
+}
+
+static cJSON *
+jsonrpc_head(const char *method)
+{
+    cJSON *root = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(root, "jsonrpc", "2.0");
+    if (method != NULL)
+        cJSON_AddStringToObject(root, "method", method);
+    return root;
+}
+
+char *
+jsonrpc_build_initialize(int64_t id, const char *protocol_version,
+    const char *client_name, const char *client_version, size_t *len_out)
+{
+    cJSON *root = jsonrpc_head("initialize");
+    cJSON *params, *info;
+
+    cJSON_AddNumberToObject(root, "id", (double)id);
+    params = cJSON_AddObjectToObject(root, "params");
+    cJSON_AddStringToObject(params, "protocolVersion", protocol_version);
+    /* No client capabilities: a monitor takes no sampling, elicitation or
+     * roots requests from the servers it watches. */
+    cJSON_AddObjectToObject(params, "capabilities");
+    info = cJSON_AddObjectToObject(params, "clientInfo");
+    cJSON_AddStringToObject(info, "name", client_name);
+    cJSON_AddStringToObject(info, "version", client_version);
+    return jsonrpc_print(root, len_out);
+}
+
+char *
+jsonrpc_build_request(int64_t id, const char *method, const char *cursor,
+    size_t *len_out)
+{
+    cJSON *root = jsonrpc_head(method);
+
+    cJSON_AddNumberToObject(root, "id", (double)id);
+    if (cursor != NULL) {
+        cJSON *params = cJSON_AddObjectToObject(root, "params");
+
+        cJSON_AddStringToObject(params, "cursor", cursor);
+    }
+    return jsonrpc_print(root, len_out);
+}
+
+char *
+jsonrpc_build_notification(const char *method, size_t *len_out)
+{
+    return jsonrpc_print(jsonrpc_head(method), len_out);
+}
+
+char *
+jsonrpc_build_cancelled(int64_t request_id, const char *reason,
+    size_t *len_out)
+{
+    cJSON *root = jsonrpc_head("notifications/cancelled");
+    cJSON *params = cJSON_AddObjectToObject(root, "params");
+
+    cJSON_AddNumberToObject(params, "requestId", (double)request_id);
+    if (reason != NULL)
+        cJSON_AddStringToObject(params, "reason", reason);
+    return jsonrpc_print(root, len_out);
+}

@@ -1,0 +1,1652 @@
+/*
+ * One MCP server and the lifecycle mcptop runs with it over Streamable HTTP
+ * (MCP 2025-03-26 .. 2025-11-25, basic/lifecycle and basic/transports).
+ *
+ * The dial is one exchange: initialize (offering the newest revision, with
+ * neither Mcp-Session-Id nor MCP-Protocol-Version), then
+ * notifications/initialized, then tools/list to the last page, all within
+ * the open deadline. After it: a ping at the interval, a re-list after a
+ * list_changed notice, the GET stream when the server offers
+ * tools.listChanged. Every exchange ends in exactly one outcome, which goes
+ * through liveness_of into the record and out as an event.
+ *
+ * What this file must never do: take a session id from anything but a 2xx
+ * answer to initialize; send MCP-Protocol-Version on initialize; call the
+ * multi interface from inside a libcurl callback (transfers are stopped by
+ * returning non-zero from the message callback, and follow-up work is
+ * scheduled on the kick timer); read a clock other than libev's.
+ */
+#include "engine/server.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/http.h"
+#include "engine/jsonrpc.h"
+#include "util/clock.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define SERVER_MAX_PAGES        1000    /* a cursor that never ends */
+#define SERVER_MAX_TOOLS        100000
+#define SERVER_BACKOFF_BASE_S   1.0
+#define SERVER_BACKOFF_CAP_S    60.0
+#define SERVER_STREAM_RECONNECTS_PER_MIN 10
+#define SERVER_STREAM_IDLE_MIN_S 60.0
+
+enum server_op {
+    OP_INITIALIZE,
+    OP_INITIALIZED,
+    OP_LIST,
+    OP_PING,
+    OP_STREAM,
+    OP_NOTIFY,          /* fire-and-forget: cancelled, answers to server */
+};
+
+/* One HTTP request in flight. */
+struct server_xch {
+    struct server      *s;
+    struct server_xch  *next;
+    enum server_op      op;
+    int64_t             id;             /* -1 for notifications */
+    struct http_xfer   *xfer;
+    ev_timer            timer;          /* per-request timeout / idle */
+    ev_tstamp           started;
+    bool                carried_session;
+    bool                in_dial;
+    struct jsonrpc_msg *answer;         /* the response with our id */
+    bool                stream_open;    /* OP_STREAM: 2xx headers seen */
+};
+
+struct server {
+    const struct server_env    *env;
+    const struct config_server *decl;
+    enum server_state           state;
+    char                       *target;
+
+    /* the session */
+    char                       *session_id;
+    char                       *protocol_version;
+    char                       *peer_name;
+    char                       *peer_version;
+    bool                        has_tools_cap;
+    bool                        tools_list_changed;
+    int64_t                     next_id;
+
+    /* the dial */
+    ev_tstamp                   dial_started;
+    ev_timer                    open_timer;
+    bool                        dialed_once;
+    bool                        redial_after_expiry;
+    unsigned                    failed_dials;   /* in a row, for backoff */
+    long                        retry_after_s;
+
+    /* listing (the dial's or a re-list) */
+    char                      **tool_names;
+    long                        ntools;         /* -1: never listed */
+    char                      **list_acc;       /* pages so far */
+    long                        list_n;
+    int                         list_pages;
+    bool                        list_in_dial;
+    ev_tstamp                   list_started;
+    bool                        relist_wanted;
+
+    /* the GET stream */
+    bool                        stream_none;    /* 405: the server has none */
+    char                       *last_event_id;
+    int64_t                     stream_retry_ms;
+    ev_tstamp                   stream_window;
+    unsigned                    stream_reconnects;
+    ev_timer                    stream_timer;
+
+    /* timers */
+    ev_timer                    tick;           /* next ping or next dial */
+    ev_timer                    kick;           /* deferred work */
+
+    struct server_xch          *xchs;
+
+    /* record */
+    struct liveness             liveness;
+    unsigned long               streak;
+    struct failure              last_failure;
+    bool                        has_failure;
+    const char                 *last_failure_op;
+    double                      rtt_ms;
+    bool                        last_ping_ok;
+    bool                        pinged;
+    unsigned long               pings_done;
+    unsigned long               expiries;
+    unsigned long               dials;
+    struct server_exchange      history[SERVER_HISTORY];
+    size_t                      hist_start, hist_len;
+};
+
+static void server_dial(struct server *s);
+static void server_send_list(struct server *s, const char *cursor);
+static void server_stream_open(struct server *s);
+static void server_schedule_dial(struct server *s);
+static void server_kick(struct server *s);
+
+static const char *const server_state_names[SERVER__COUNT] = {
+    [SERVER_IDLE] = "idle",
+    [SERVER_DIALING] = "dialing",
+    [SERVER_READY] = "ready",
+    [SERVER_BACKOFF] = "backoff",
+    [SERVER_INVALID] = "invalid",
+    [SERVER_UNSUPPORTED] = "unsupported",
+    [SERVER_STOPPED] = "stopped",
+};
+
+const char *
+server_state_name(enum server_state st)
+{
+    if ((unsigned)st >= SERVER__COUNT)
+        return "?";
+    return server_state_names[st];
+}
+
+static bool
+server_version_spoken(const char *v)
+{
+    return v != NULL && (strcmp(v, "2025-11-25") == 0 ||
+        strcmp(v, "2025-06-18") == 0 || strcmp(v, "2025-03-26") == 0);
+}
+
+static ev_tstamp
+server_now(const struct server *s)
+{
+    ev_now_update(s->env->loop);
+    return ev_now(s->env->loop);
+}
+
+static long
+server_timeout_ms(const struct server *s)
+{
+    return s->env->timeout_ms > 0 ? s->env->timeout_ms : s->decl->timeout_ms;
+}
+
+static long
+server_open_deadline_ms(const struct server *s)
+{
+    return s->env->open_deadline_ms > 0 ? s->env->open_deadline_ms :
+        s->decl->open_deadline_ms;
+}
+
+static void
+server_emit(struct server *s, struct event *e)
+{
+    e->server = s;
+    if (e->ts == 0)
+        e->ts = clock_wall_ms();
+    if (s->env->emit != NULL)
+        s->env->emit(s->env->emit_arg, e);
+}
+
+static void
+server_set_state(struct server *s, enum server_state st)
+{
+    struct event e = { .type = EVENT_STATE };
+
+    if (s->state == st)
+        return;
+    s->state = st;
+    server_emit(s, &e);
+}
+
+static void
+server_log(struct server *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The debug log: methods, statuses, timings, kinds; never a header value,
+ * a session id or an expanded secret. */
+static void
+server_log(struct server *s, const char *fmt, ...)
+{
+    va_list ap;
+    char    ts[40];
+
+    if (s->env->log == NULL)
+        return;
+    clock_format_iso(clock_wall_ms(), ts, sizeof(ts));
+    fprintf(s->env->log, "%s %s: ", ts, s->decl->name);
+    va_start(ap, fmt);
+    vfprintf(s->env->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', s->env->log);
+    fflush(s->env->log);
+}
+
+/*
+ * Every exchange ends here, exactly once: the outcome goes into the history,
+ * through liveness_of into the record, and out as events.
+ */
+static void
+server_outcome(struct server *s, const char *op, const struct failure *f,
+    double ms)
+{
+    struct outcome         o = f == NULL ? outcome_completed() :
+        outcome_failed(f->kind);
+    struct liveness        l = liveness_of(o, clock_wall_ms());
+    struct server_exchange *h;
+    struct event           e = { .type = EVENT_EXCHANGE };
+    bool                   changed;
+
+    if (s->hist_len < SERVER_HISTORY) {
+        h = &s->history[(s->hist_start + s->hist_len) % SERVER_HISTORY];
+        s->hist_len++;
+    } else {
+        h = &s->history[s->hist_start];
+        s->hist_start = (s->hist_start + 1) % SERVER_HISTORY;
+    }
+    h->ts = l.present ? l.observed_at : clock_wall_ms();
+    h->op = op;
+    h->completed = f == NULL;
+    h->kind = f != NULL ? f->kind : FAILURE_UNKNOWN;
+    h->delivered = f != NULL ? f->delivered : DELIVERED_YES;
+    h->http_status = f != NULL ? f->http_status : 0;
+    h->ms = ms;
+
+    if (f != NULL) {
+        s->last_failure = *f;
+        s->has_failure = true;
+        s->last_failure_op = op;
+        server_log(s, "%s failed: %s delivered=%s status=%ld site=%s "
+            "%.1f ms: %s", op, failure_kind_name(f->kind),
+            delivered_name(f->delivered), f->http_status,
+            failure_site_name(f->site), ms, f->detail);
+    } else {
+        server_log(s, "%s completed in %.1f ms", op, ms);
+    }
+
+    e.op = op;
+    e.completed = f == NULL;
+    e.failure = f;
+    e.ms = ms;
+    server_emit(s, &e);
+
+    if (!l.present)
+        return;
+    changed = !s->liveness.present || s->liveness.state != l.state ||
+        s->liveness.has_error_code != l.has_error_code ||
+        (l.has_error_code && s->liveness.error_code != l.error_code);
+    if (s->liveness.present && s->liveness.state == l.state)
+        s->streak++;
+    else
+        s->streak = 1;
+    s->liveness = l;
+    if (changed) {
+        struct event le = { .type = EVENT_LIVENESS, .liveness = &s->liveness };
+
+        server_emit(s, &le);
+    }
+}
+
+/* Build and record a failure from evidence. */
+static void
+server_fail(struct server *s, const char *op, struct failure_evidence *ev,
+    enum failure_site site, double ms, const char *detail)
+{
+    struct failure f;
+
+    failure_make(&f, ev, site, detail);
+    server_outcome(s, op, &f, ms);
+}
+
+/* --- exchanges in flight ----------------------------------------------- */
+
+static struct server_xch *
+server_xch_new(struct server *s, enum server_op op, int64_t id)
+{
+    struct server_xch *x = xcalloc(1, sizeof(*x));
+
+    x->s = s;
+    x->op = op;
+    x->id = id;
+    x->started = server_now(s);
+    x->next = s->xchs;
+    s->xchs = x;
+    return x;
+}
+
+/* Unlink and free; stops its timer; aborts the transfer if still running. */
+static void
+server_xch_free(struct server_xch *x, struct failure_evidence *ev_out)
+{
+    struct server      *s = x->s;
+    struct server_xch **pp;
+
+    for (pp = &s->xchs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == x) {
+            *pp = x->next;
+            break;
+        }
+    }
+    ev_timer_stop(s->env->loop, &x->timer);
+    if (x->xfer != NULL)
+        http_xfer_abort(x->xfer, ev_out);
+    jsonrpc_free(x->answer);
+    free(x);
+}
+
+static struct server_xch *
+server_find_op(const struct server *s, enum server_op op)
+{
+    for (struct server_xch *x = s->xchs; x != NULL; x = x->next) {
+        if (x->op == op)
+            return x;
+    }
+    return NULL;
+}
+
+static double
+server_elapsed_ms(const struct server *s, ev_tstamp since)
+{
+    double ms = (server_now(s) - since) * 1000.0;
+
+    return ms < 0 ? 0 : ms;
+}
+
+static const char *
+server_op_name(enum server_op op)
+{
+    switch (op) {
+    case OP_INITIALIZE:
+        return "initialize";
+    case OP_INITIALIZED:
+        return "notifications/initialized";
+    case OP_LIST:
+        return "tools/list";
+    case OP_PING:
+        return "ping";
+    case OP_STREAM:
+        return "stream";
+    default:
+        return "notification";
+    }
+}
+
+/* Answer a request the server sent us on a stream: ping gets {}, anything
+ * else "method not found" (a monitor declares no client capabilities). */
+static void server_answer_peer(struct server *s, const struct jsonrpc_msg *m);
+
+/* Handle a notification or request from the server. Runs inside a libcurl
+ * callback: only set flags and kick. */
+static void
+server_peer_message(struct server *s, struct jsonrpc_msg *m)
+{
+    const char *method = jsonrpc_method(m);
+
+    if (method == NULL)
+        return;
+    if (jsonrpc_kind(m) == JSONRPC_REQUEST) {
+        server_answer_peer(s, m);
+        return;
+    }
+    if (strcmp(method, "notifications/tools/list_changed") == 0) {
+        server_log(s, "notice: tools list changed");
+        s->relist_wanted = true;
+        server_kick(s);
+    }
+}
+
+/* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
+ * (we have our answer). */
+static int
+server_xfer_message_cb(void *arg, struct http_xfer *hx, const char *type,
+    const char *data, size_t len)
+{
+    struct server_xch  *x = arg;
+    struct jsonrpc_msg *m;
+
+    (void)hx;
+    if (strcmp(type, "message") != 0 || len == 0)
+        return 0;
+    m = jsonrpc_parse(data, len, NULL);
+    if (m == NULL)
+        return 0;
+    if (x->id >= 0 && (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, x->id)) {
+        jsonrpc_free(x->answer);
+        x->answer = m;
+        return 1;
+    }
+    server_peer_message(x->s, m);
+    jsonrpc_free(m);
+    return 0;
+}
+
+/* http_callbacks.on_headers: for the GET stream, an open stream is the
+ * exchange's completed outcome. */
+static int
+server_xfer_headers_cb(void *arg, struct http_xfer *hx, long status,
+    const char *content_type)
+{
+    struct server_xch *x = arg;
+
+    (void)hx;
+    (void)content_type;
+    if (x->op == OP_STREAM && status >= 200 && status < 300) {
+        x->stream_open = true;
+        x->s->stream_reconnects = 0;
+        server_kick(x->s);
+    }
+    return 0;
+}
+
+static void server_xfer_done_cb(void *arg, struct http_xfer *hx,
+    const struct http_result *r);
+
+static const struct http_callbacks server_http_cb = {
+    .on_headers = server_xfer_headers_cb,
+    .on_message = server_xfer_message_cb,
+    .on_done = server_xfer_done_cb,
+};
+
+static void server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w,
+    int revents);
+
+/* Start one HTTP request for x. Returns false (x freed, failure recorded
+ * by the caller) when the transfer cannot start. */
+static bool
+server_post(struct server *s, struct server_xch *x, enum http_method method,
+    const char *body, size_t body_len, long timeout_ms, char **cause)
+{
+    struct http_request rq = {
+        .method = method,
+        .url = s->decl->url,
+        .body = body,
+        .body_len = body_len,
+        .headers = s->decl->headers,
+        .nheaders = s->decl->nheaders,
+        .max_bytes = s->decl->max_message_bytes,
+        .ca_file = s->decl->ca_file,
+        .tls_insecure = s->decl->tls_insecure,
+        .maybe_resent = s->pings_done > 0 || s->dialed_once,
+    };
+
+    if (x->op != OP_INITIALIZE) {
+        rq.session_id = s->session_id;
+        rq.protocol_version = s->protocol_version;
+        x->carried_session = s->session_id != NULL;
+    }
+    if (x->op == OP_STREAM)
+        rq.last_event_id = s->last_event_id;
+    x->xfer = http_start(s->env->curl, &rq, &server_http_cb, x, cause);
+    if (x->xfer == NULL)
+        return false;
+    if (timeout_ms > 0) {
+        ev_timer_init(&x->timer, server_xch_timeout_cb, timeout_ms / 1000.0,
+            0.);
+        x->timer.data = x;
+        ev_timer_start(s->env->loop, &x->timer);
+    }
+    server_log(s, "%s %s id=%lld", http_method_name(method),
+        server_op_name(x->op), (long long)x->id);
+    return true;
+}
+
+/* Fire-and-forget POST of a notification or an answer. */
+static void
+server_notify(struct server *s, char *body, size_t len)
+{
+    struct server_xch *x = server_xch_new(s, OP_NOTIFY, -1);
+    char              *cause = NULL;
+
+    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
+        &cause)) {
+        server_log(s, "notification not sent: %s", cause);
+        free(cause);
+        server_xch_free(x, NULL);
+    }
+    free(body);
+}
+
+static void
+server_answer_peer(struct server *s, const struct jsonrpc_msg *m)
+{
+    (void)m;
+    /* Answering needs the request's id verbatim; a monitor does not take
+     * server requests, so it only logs them. Servers time them out. */
+    server_log(s, "server sent a request (%s); mcptop takes none",
+        jsonrpc_method(m));
+}
+
+/* --- ending the dial ---------------------------------------------------- */
+
+static void
+server_free_tools(char **names, long n)
+{
+    for (long i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void
+server_drop_session(struct server *s)
+{
+    free(s->session_id);
+    s->session_id = NULL;
+    free(s->last_event_id);
+    s->last_event_id = NULL;
+    s->stream_none = false;
+    ev_timer_stop(s->env->loop, &s->stream_timer);
+    /* Everything that belonged to the session goes with it. */
+    for (struct server_xch *x = s->xchs, *n; x != NULL; x = n) {
+        n = x->next;
+        server_xch_free(x, NULL);
+    }
+}
+
+static void
+server_schedule_ping(struct server *s)
+{
+    double iv = s->decl->ping_interval_ms / 1000.0;
+
+    ev_timer_stop(s->env->loop, &s->tick);
+    if (s->env->no_pings || s->state != SERVER_READY)
+        return;
+    ev_timer_set(&s->tick, iv, 0.);
+    ev_timer_start(s->env->loop, &s->tick);
+}
+
+/* The dial failed: record its one outcome and plan the next dial. */
+static void
+server_dial_failed(struct server *s, struct failure_evidence *ev,
+    const char *detail)
+{
+    double ms = server_elapsed_ms(s, s->dial_started);
+
+    ev_timer_stop(s->env->loop, &s->open_timer);
+    server_drop_session(s);
+    server_free_tools(s->list_acc, s->list_n);
+    s->list_acc = NULL;
+    s->list_n = 0;
+    s->dialed_once = true;
+    s->failed_dials++;
+    s->last_ping_ok = false;
+    server_fail(s, "dial", ev, SITE_CONNECT, ms, detail);
+    if (s->state == SERVER_STOPPED)
+        return;
+    if (s->env->no_redial) {
+        server_set_state(s, SERVER_BACKOFF);
+        return;
+    }
+    server_set_state(s, SERVER_BACKOFF);
+    server_schedule_dial(s);
+}
+
+static void
+server_dial_completed(struct server *s)
+{
+    double ms = server_elapsed_ms(s, s->dial_started);
+
+    ev_timer_stop(s->env->loop, &s->open_timer);
+    s->dialed_once = true;
+    s->failed_dials = 0;
+    s->retry_after_s = -1;
+    s->rtt_ms = ms;
+    s->last_ping_ok = true;
+    server_set_state(s, SERVER_READY);
+    server_outcome(s, "dial", NULL, ms);
+    server_schedule_ping(s);
+    if (!s->env->no_streams && s->tools_list_changed && !s->stream_none)
+        server_stream_open(s);
+}
+
+/* ev_timer: the open deadline passed. */
+static void
+server_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server          *s = w->data;
+    struct failure_evidence ev = { .timer = TIMER_OPEN };
+    struct server_xch      *x;
+    char                    detail[128];
+
+    (void)loop;
+    (void)revents;
+    /* The evidence of how far the step in flight got. */
+    for (x = s->xchs; x != NULL; x = x->next) {
+        if (x->in_dial)
+            break;
+    }
+    snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
+        server_open_deadline_ms(s), x != NULL ? " during " : "",
+        x != NULL ? server_op_name(x->op) : "");
+    if (x != NULL) {
+        server_xch_free(x, &ev);
+        ev.timer = TIMER_OPEN;
+        ev.net = NET_OK;
+    }
+    server_dial_failed(s, &ev, detail);
+}
+
+/* ev_timer: a request's own timeout. */
+static void
+server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server_xch      *x = w->data;
+    struct server          *s = x->s;
+    struct failure_evidence ev = { 0 };
+    enum server_op          op = x->op;
+    int64_t                 id = x->id;
+    double                  ms = server_elapsed_ms(s, x->started);
+    char                    detail[128];
+
+    (void)loop;
+    (void)revents;
+    server_xch_free(x, &ev);
+    ev.timer = TIMER_REQUEST;
+    ev.net = NET_OK;
+    snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
+        "(request timeout)", server_op_name(op), server_timeout_ms(s));
+    /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
+    if (id >= 0 && op != OP_INITIALIZE && s->session_id != NULL) {
+        size_t len;
+        char  *body = jsonrpc_build_cancelled(id, "timeout", &len);
+
+        server_notify(s, body, len);
+    }
+    switch (op) {
+    case OP_INITIALIZE:
+    case OP_INITIALIZED:
+        server_dial_failed(s, &ev, detail);
+        break;
+    case OP_LIST:
+        if (s->list_in_dial) {
+            server_dial_failed(s, &ev, detail);
+        } else {
+            server_free_tools(s->list_acc, s->list_n);
+            s->list_acc = NULL;
+            s->list_n = 0;
+            server_fail(s, "tools/list", &ev, SITE_REQUEST, ms, detail);
+        }
+        break;
+    case OP_PING:
+        s->last_ping_ok = false;
+        s->pings_done++;
+        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        server_schedule_ping(s);
+        break;
+    default:
+        break;
+    }
+}
+
+/* --- reading answers ---------------------------------------------------- */
+
+/* A JSON body: parse it and keep the answer with our id, handing anything
+ * else (notifications) on. */
+static void
+server_read_json_body(struct server_xch *x, const struct http_result *r,
+    struct failure_evidence *ev, char *detail, size_t dsz)
+{
+    char               *cause = NULL;
+    struct jsonrpc_msg *m;
+
+    if (r->body_len == 0) {
+        ev->no_matching_response = true;
+        snprintf(detail, dsz, "empty %ld answer", r->status);
+        return;
+    }
+    m = jsonrpc_parse(r->body, r->body_len, &cause);
+    if (m == NULL) {
+        ev->body_unparsable = true;
+        snprintf(detail, dsz, "answer body is %s", cause);
+        free(cause);
+        return;
+    }
+    if ((jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, x->id)) {
+        x->answer = m;
+        return;
+    }
+    if (jsonrpc_kind(m) == JSONRPC_ERROR && jsonrpc_id_is_null(m)) {
+        ev->rpc_error = true;
+        ev->rpc_error_id_null = true;
+        ev->rpc_error_code = jsonrpc_error_code(m);
+    }
+    ev->no_matching_response = true;
+    snprintf(detail, dsz, "no JSON-RPC response with id %lld",
+        (long long)x->id);
+    jsonrpc_free(m);
+}
+
+/* Explain a non-2xx answer: the status, an auth challenge, a JSON-RPC
+ * error body (its code and sanitized message), supported versions. */
+static void
+server_status_detail(const struct http_result *r, struct failure_evidence *ev,
+    int64_t id, char *detail, size_t dsz)
+{
+    struct jsonrpc_msg *m = NULL;
+    char                msg[96] = "";
+    char                versions[96] = "";
+    size_t              off = 0;
+
+    if (r->body_len > 0 && r->ev.content_json)
+        m = jsonrpc_parse(r->body, r->body_len, NULL);
+    if (m != NULL && jsonrpc_kind(m) == JSONRPC_ERROR) {
+        const char *em = jsonrpc_error_message(m);
+        long        n = jsonrpc_array_len(m, "error.data.supported");
+
+        ev->rpc_error = true;
+        ev->rpc_error_code = jsonrpc_error_code(m);
+        ev->rpc_error_id_null = !(id >= 0 && jsonrpc_id_is(m, id));
+        if (em != NULL)
+            str_sanitize(msg, sizeof(msg), em, strlen(em));
+        for (long i = 0; i < n && i < 6; i++) {
+            const char *v = jsonrpc_array_string(m, "error.data.supported",
+                i, NULL);
+            char        clean[24];
+
+            if (v == NULL)
+                continue;
+            str_sanitize(clean, sizeof(clean), v, strlen(v));
+            off += (size_t)snprintf(versions + off, sizeof(versions) - off,
+                "%s%s", off ? ", " : "", clean);
+            if (off >= sizeof(versions))
+                break;
+        }
+    }
+    off = (size_t)snprintf(detail, dsz, "HTTP %ld", r->status);
+    if ((r->status == 401 || r->status == 403) && off < dsz)
+        off += (size_t)snprintf(detail + off, dsz - off,
+            r->auth_scheme != NULL ? "; auth needed (%s)" : "; auth needed%s",
+            r->auth_scheme != NULL ? r->auth_scheme : "");
+    if (ev->rpc_error && off < dsz)
+        off += (size_t)snprintf(detail + off, dsz - off,
+            "; JSON-RPC error %ld%s%s", ev->rpc_error_code,
+            msg[0] ? ": " : "", msg);
+    if (versions[0] != '\0' && off < dsz)
+        off += (size_t)snprintf(detail + off, dsz - off,
+            "; server supports %s", versions);
+    if (r->retry_after_s >= 0 && off < dsz)
+        snprintf(detail + off, dsz - off, "; Retry-After %ld s",
+            r->retry_after_s);
+    if (!ev->rpc_error && r->body_len > 0 && off < dsz &&
+        r->content_type != NULL && strncmp(r->content_type, "text/html",
+        9) == 0)
+        snprintf(detail + off, dsz - off, "; an HTML page");
+    jsonrpc_free(m);
+}
+
+/* Describe a transport failure from its evidence. */
+static void
+server_net_detail(const struct http_result *r, char *detail, size_t dsz)
+{
+    static const char *const phases[] = {
+        [PHASE_NONE] = "start", [PHASE_RESOLVE] = "resolve",
+        [PHASE_CONNECT] = "connect", [PHASE_TLS] = "tls",
+        [PHASE_SENT] = "request sent", [PHASE_RESPONSE] = "response",
+    };
+    char err[120] = "";
+
+    if (r->error_text != NULL)
+        str_sanitize(err, sizeof(err), r->error_text, strlen(r->error_text));
+    snprintf(detail, dsz, "%s%s(phase %s, errno %d, %lld/%lld body bytes "
+        "sent%s)", err, err[0] ? " " : "", phases[r->ev.phase],
+        r->ev.os_errno, (long long)r->ev.body_bytes_sent,
+        (long long)r->ev.body_bytes_expected,
+        r->ev.resent ? ", may have been re-sent" : "");
+}
+
+/*
+ * Turn a finished POST into evidence: NULL failure when x->answer holds a
+ * result for our id. Returns true when the exchange failed (ev/detail set).
+ */
+static bool
+server_judge(struct server_xch *x, const struct http_result *r,
+    struct failure_evidence *ev, char *detail, size_t dsz)
+{
+    *ev = r->ev;
+    detail[0] = '\0';
+    if (x->answer != NULL && jsonrpc_kind(x->answer) == JSONRPC_RESULT)
+        return false;
+    if (x->answer != NULL) {
+        /* A JSON-RPC error with our id: the server answered. */
+        const char *em = jsonrpc_error_message(x->answer);
+        char        msg[160] = "";
+
+        if (em != NULL)
+            str_sanitize(msg, sizeof(msg), em, strlen(em));
+        ev->rpc_error = true;
+        ev->rpc_error_code = jsonrpc_error_code(x->answer);
+        snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s", ev->rpc_error_code,
+            msg[0] ? ": " : "", msg,
+            r->status >= 300 ? " (behind a non-2xx status)" : "");
+        if (r->status < 200 || r->status >= 300)
+            ev->http_status = r->status;
+        return true;
+    }
+    if (!r->completed && !r->stopped && r->ev.net != NET_OK) {
+        server_net_detail(r, detail, dsz);
+        return true;
+    }
+    if (r->status < 200 || r->status >= 300) {
+        server_status_detail(r, ev, x->id, detail, dsz);
+        return true;
+    }
+    if (ev->too_large) {
+        snprintf(detail, dsz, "answer exceeds the message size limit "
+            "(%zu bytes)", x->s->decl->max_message_bytes);
+        return true;
+    }
+    if (ev->content_sse) {
+        if (ev->sse_no_lines)
+            snprintf(detail, dsz, "text/event-stream body with no SSE "
+                "line in it");
+        else {
+            ev->stream_ended = true;
+            snprintf(detail, dsz, "SSE stream ended before the answer "
+                "to id %lld", (long long)x->id);
+        }
+        return true;
+    }
+    if (ev->content_json) {
+        server_read_json_body(x, r, ev, detail, dsz);
+        if (x->answer == NULL)
+            return true;
+        return server_judge(x, r, ev, detail, dsz);
+    }
+    {
+        char ct[48] = "none";
+
+        if (r->content_type != NULL)
+            str_sanitize(ct, sizeof(ct), r->content_type,
+                strlen(r->content_type));
+        snprintf(detail, dsz, "HTTP %ld with content type %s, not an MCP "
+            "answer", r->status, ct);
+    }
+    return true;
+}
+
+/* --- the steps of the dial --------------------------------------------- */
+
+static void
+server_take_initialize(struct server *s, const struct jsonrpc_msg *m)
+{
+    const char *v;
+    bool        b = false;
+
+    free(s->protocol_version);
+    s->protocol_version = str_dup(jsonrpc_get_string(m,
+        "result.protocolVersion"));
+    free(s->peer_name);
+    v = jsonrpc_get_string(m, "result.serverInfo.name");
+    s->peer_name = v != NULL ? str_sanitized(v) : NULL;
+    free(s->peer_version);
+    v = jsonrpc_get_string(m, "result.serverInfo.version");
+    s->peer_version = v != NULL ? str_sanitized(v) : NULL;
+    s->has_tools_cap = jsonrpc_has(m, "result.capabilities.tools");
+    s->tools_list_changed = jsonrpc_get_bool(m,
+        "result.capabilities.tools.listChanged", &b) && b;
+}
+
+static void
+server_send_initialized(struct server *s)
+{
+    struct server_xch *x = server_xch_new(s, OP_INITIALIZED, -1);
+    size_t             len;
+    char              *body = jsonrpc_build_notification(
+        "notifications/initialized", &len);
+    char              *cause = NULL;
+
+    x->in_dial = true;
+    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
+        &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+    }
+    free(body);
+}
+
+static void
+server_on_initialize(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    const char             *v;
+
+    if (server_judge(x, r, &ev, detail, sizeof(detail))) {
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, detail);
+        return;
+    }
+    v = jsonrpc_get_string(x->answer, "result.protocolVersion");
+    if (!server_version_spoken(v)) {
+        char clean[40] = "none";
+
+        if (v != NULL)
+            str_sanitize(clean, sizeof(clean), v, strlen(v));
+        ev.bad_protocol_version = true;
+        snprintf(detail, sizeof(detail), "server chose protocol version "
+            "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26", clean);
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, detail);
+        return;
+    }
+    server_take_initialize(s, x->answer);
+    /* Only a 2xx answer to initialize issues a session. */
+    free(s->session_id);
+    s->session_id = str_dup(r->session_id);
+    if (r->session_id_invalid)
+        server_log(s, "ignored an Mcp-Session-Id that is not visible ASCII");
+    server_xch_free(x, NULL);
+    server_send_initialized(s);
+}
+
+static void
+server_begin_list(struct server *s, bool in_dial)
+{
+    server_free_tools(s->list_acc, s->list_n);
+    s->list_acc = NULL;
+    s->list_n = 0;
+    s->list_pages = 0;
+    s->list_in_dial = in_dial;
+    s->list_started = server_now(s);
+    server_send_list(s, NULL);
+}
+
+static void
+server_on_initialized(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev = r->ev;
+    char                    detail[256];
+
+    if (r->completed && r->status >= 200 && r->status < 300) {
+        server_xch_free(x, NULL);
+        if (s->has_tools_cap) {
+            server_begin_list(s, true);
+        } else {
+            server_free_tools(s->tool_names, s->ntools);
+            s->tool_names = NULL;
+            s->ntools = 0;
+            server_dial_completed(s);
+        }
+        return;
+    }
+    if (r->ev.net != NET_OK && !r->completed)
+        server_net_detail(r, detail, sizeof(detail));
+    else
+        server_status_detail(r, &ev, -1, detail, sizeof(detail));
+    server_xch_free(x, NULL);
+    server_dial_failed(s, &ev, detail);
+}
+
+static void
+server_send_list(struct server *s, const char *cursor)
+{
+    int64_t            id = s->next_id++;
+    struct server_xch *x = server_xch_new(s, OP_LIST, id);
+    size_t             len;
+    char              *body = jsonrpc_build_request(id, "tools/list", cursor,
+        &len);
+    char              *cause = NULL;
+
+    x->in_dial = s->list_in_dial;
+    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
+        &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        if (s->list_in_dial)
+            server_dial_failed(s, &ev, cause);
+        else
+            server_fail(s, "tools/list", &ev, SITE_REQUEST, 0, cause);
+        free(cause);
+    }
+    free(body);
+}
+
+/* Listing finished: swap in the new tool set. */
+static void
+server_list_finished(struct server *s)
+{
+    long old = s->ntools;
+    bool was_dial = s->list_in_dial;
+    bool same = old == s->list_n;
+
+    for (long i = 0; same && i < old; i++)
+        same = strcmp(s->tool_names[i], s->list_acc[i]) == 0;
+    server_free_tools(s->tool_names, s->ntools);
+    s->tool_names = s->list_acc;
+    s->ntools = s->list_n;
+    s->list_acc = NULL;
+    s->list_n = 0;
+    if (was_dial) {
+        server_dial_completed(s);
+    } else {
+        server_outcome(s, "tools/list", NULL,
+            server_elapsed_ms(s, s->list_started));
+    }
+    if (!same && old >= 0) {
+        struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = s->ntools };
+
+        server_emit(s, &e);
+    }
+}
+
+static void
+server_on_list(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    long                    n;
+    const char             *cursor;
+    char                   *next = NULL;
+
+    if (server_judge(x, r, &ev, detail, sizeof(detail))) {
+        bool dial = s->list_in_dial;
+
+        server_xch_free(x, NULL);
+        if (dial) {
+            server_dial_failed(s, &ev, detail);
+        } else {
+            server_free_tools(s->list_acc, s->list_n);
+            s->list_acc = NULL;
+            s->list_n = 0;
+            server_fail(s, "tools/list", &ev, SITE_REQUEST,
+                server_elapsed_ms(s, s->list_started), detail);
+        }
+        return;
+    }
+    n = jsonrpc_array_len(x->answer, "result.tools");
+    if (n < 0) {
+        struct failure_evidence bad = r->ev;
+        bool                    dial = s->list_in_dial;
+
+        bad.no_matching_response = true;
+        server_xch_free(x, NULL);
+        if (dial)
+            server_dial_failed(s, &bad, "tools/list result has no tools "
+                "array");
+        else
+            server_fail(s, "tools/list", &bad, SITE_REQUEST,
+                server_elapsed_ms(s, s->list_started),
+                "tools/list result has no tools array");
+        return;
+    }
+    for (long i = 0; i < n && s->list_n < SERVER_MAX_TOOLS; i++) {
+        const char *name = jsonrpc_array_string(x->answer, "result.tools", i,
+            "name");
+
+        s->list_acc = xrealloc(s->list_acc,
+            (size_t)(s->list_n + 1) * sizeof(*s->list_acc));
+        s->list_acc[s->list_n++] = str_sanitized(name != NULL ? name : "?");
+    }
+    cursor = jsonrpc_get_string(x->answer, "result.nextCursor");
+    if (cursor != NULL && cursor[0] != '\0')
+        next = xstrdup(cursor);
+    server_xch_free(x, NULL);
+    s->list_pages++;
+    if (next != NULL && s->list_pages < SERVER_MAX_PAGES) {
+        server_send_list(s, next);
+        free(next);
+        return;
+    }
+    if (next != NULL)
+        server_log(s, "tools/list stopped after %d pages", s->list_pages);
+    free(next);
+    server_list_finished(s);
+}
+
+/* --- ping ---------------------------------------------------------------- */
+
+static void
+server_on_ping(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    double                  ms = server_elapsed_ms(s, x->started);
+    bool                    carried = x->carried_session;
+
+    s->pings_done++;
+    if (!server_judge(x, r, &ev, detail, sizeof(detail))) {
+        server_xch_free(x, NULL);
+        s->rtt_ms = ms;
+        s->last_ping_ok = true;
+        server_outcome(s, "ping", NULL, ms);
+        server_schedule_ping(s);
+        return;
+    }
+    server_xch_free(x, NULL);
+    s->last_ping_ok = false;
+    if (r->status == 404 && carried) {
+        /* The session is gone (MCP basic/transports, session management):
+         * dial again, once; the fresh dial reports its own failure. */
+        strncat(detail, "; session expired", sizeof(detail) -
+            strlen(detail) - 1);
+        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        s->expiries++;
+        server_drop_session(s);
+        s->redial_after_expiry = true;
+        server_dial(s);
+        return;
+    }
+    if ((r->status == 429 || r->status == 503) && r->retry_after_s >= 0)
+        s->retry_after_s = r->retry_after_s;
+    server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+    server_schedule_ping(s);
+}
+
+bool
+server_ping_now(struct server *s)
+{
+    int64_t            id;
+    struct server_xch *x;
+    size_t             len;
+    char              *body, *cause = NULL;
+
+    if (s->state != SERVER_READY || server_find_op(s, OP_PING) != NULL)
+        return false;
+    id = s->next_id++;
+    x = server_xch_new(s, OP_PING, id);
+    body = jsonrpc_build_request(id, "ping", NULL, &len);
+    s->pinged = true;
+    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
+        &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_fail(s, "ping", &ev, SITE_REQUEST, 0, cause);
+        free(cause);
+        free(body);
+        return false;
+    }
+    free(body);
+    return true;
+}
+
+/* --- the GET stream ----------------------------------------------------- */
+
+static void
+server_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (s->state == SERVER_READY)
+        server_stream_open(s);
+}
+
+/* Plan a reconnect of the GET stream after `retry` (or a backoff), capped
+ * per minute so a server that keeps closing it is not hammered. */
+static void
+server_stream_later(struct server *s)
+{
+    ev_tstamp now = server_now(s);
+    double    delay;
+
+    if (now - s->stream_window > 60.0) {
+        s->stream_window = now;
+        s->stream_reconnects = 0;
+    }
+    if (++s->stream_reconnects > SERVER_STREAM_RECONNECTS_PER_MIN) {
+        delay = 60.0 - (now - s->stream_window);
+        if (delay < 1.0)
+            delay = 1.0;
+        server_log(s, "stream: reconnect cap reached; next in %.0f s",
+            delay);
+    } else if (s->stream_retry_ms >= 0) {
+        delay = s->stream_retry_ms / 1000.0;
+    } else {
+        delay = fmin(30.0, pow(1.5, (double)s->stream_reconnects - 1));
+    }
+    ev_timer_stop(s->env->loop, &s->stream_timer);
+    ev_timer_set(&s->stream_timer, delay, 0.);
+    ev_timer_start(s->env->loop, &s->stream_timer);
+}
+
+static void
+server_stream_open(struct server *s)
+{
+    struct server_xch *x;
+    char              *cause = NULL;
+    double             idle = fmax(SERVER_STREAM_IDLE_MIN_S,
+        4.0 * s->decl->ping_interval_ms / 1000.0);
+
+    if (s->stream_none || server_find_op(s, OP_STREAM) != NULL ||
+        s->session_id == NULL)
+        return;
+    x = server_xch_new(s, OP_STREAM, -1);
+    if (!server_post(s, x, HTTP_GET, NULL, 0, 0, &cause)) {
+        server_log(s, "stream not opened: %s", cause);
+        free(cause);
+        server_xch_free(x, NULL);
+        return;
+    }
+    /* The idle watchdog: a silent stream is re-opened, not failed. */
+    ev_timer_init(&x->timer, server_xch_timeout_cb, idle, 0.);
+    x->timer.data = x;
+}
+
+static void
+server_on_stream_done(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    double ms = server_elapsed_ms(s, x->started);
+    bool   was_open = x->stream_open;
+
+    if (r->last_event_id != NULL && r->last_event_id[0] != '\0') {
+        free(s->last_event_id);
+        s->last_event_id = xstrdup(r->last_event_id);
+    }
+    if (r->retry_ms >= 0)
+        s->stream_retry_ms = r->retry_ms;
+    server_xch_free(x, NULL);
+    if (r->status == 405) {
+        /* The server offers no stream: never ask again this session. */
+        s->stream_none = true;
+        server_log(s, "stream: 405, the server has no GET stream");
+        server_outcome(s, "stream", NULL, ms);
+        return;
+    }
+    if (was_open) {
+        /* A cleanly closed stream is not a failure; resume later. */
+        server_log(s, "stream closed after %.0f ms", ms);
+        server_stream_later(s);
+        return;
+    }
+    {
+        struct failure_evidence ev = r->ev;
+        char                    detail[256];
+
+        if (r->ev.net != NET_OK && !r->completed)
+            server_net_detail(r, detail, sizeof(detail));
+        else if (r->status >= 300 || r->status < 200)
+            server_status_detail(r, &ev, -1, detail, sizeof(detail));
+        else {
+            ev.no_matching_response = true;
+            snprintf(detail, sizeof(detail), "GET stream answered without "
+                "text/event-stream");
+        }
+        if (r->status == 404 && s->session_id != NULL) {
+            server_fail(s, "stream", &ev, SITE_REQUEST, ms, detail);
+            return;     /* the next ping finds the session gone */
+        }
+        server_fail(s, "stream", &ev, SITE_REQUEST, ms, detail);
+        server_stream_later(s);
+    }
+}
+
+/* --- dispatch ----------------------------------------------------------- */
+
+/* http_callbacks.on_done: route a finished transfer to its step. */
+static void
+server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r)
+{
+    struct server_xch *x = arg;
+    struct server     *s = x->s;
+
+    (void)hx;
+    x->xfer = NULL;         /* freed by http.c right after this returns */
+    ev_timer_stop(s->env->loop, &x->timer);
+    switch (x->op) {
+    case OP_INITIALIZE:
+        server_on_initialize(s, x, r);
+        break;
+    case OP_INITIALIZED:
+        server_on_initialized(s, x, r);
+        break;
+    case OP_LIST:
+        server_on_list(s, x, r);
+        break;
+    case OP_PING:
+        server_on_ping(s, x, r);
+        break;
+    case OP_STREAM:
+        server_on_stream_done(s, x, r);
+        break;
+    case OP_NOTIFY:
+        server_xch_free(x, NULL);
+        break;
+    }
+}
+
+/* ev_timer (0 s): work deferred out of libcurl callbacks. */
+static void
+server_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server     *s = w->data;
+    struct server_xch *st;
+
+    (void)loop;
+    (void)revents;
+    st = server_find_op(s, OP_STREAM);
+    if (st != NULL && st->stream_open && !ev_is_active(&st->timer)) {
+        /* The stream just opened: one completed outcome, then watch it. */
+        server_outcome(s, "stream", NULL, server_elapsed_ms(s, st->started));
+        ev_timer_start(s->env->loop, &st->timer);
+    } else if (st != NULL && st->stream_open) {
+        ev_timer_again(s->env->loop, &st->timer);
+    }
+    if (s->relist_wanted && s->state == SERVER_READY &&
+        server_find_op(s, OP_LIST) == NULL) {
+        s->relist_wanted = false;
+        server_begin_list(s, false);
+    }
+}
+
+static void
+server_kick(struct server *s)
+{
+    if (!ev_is_active(&s->kick)) {
+        ev_timer_set(&s->kick, 0., 0.);
+        ev_timer_start(s->env->loop, &s->kick);
+    }
+}
+
+/* --- dialing ------------------------------------------------------------ */
+
+static void
+server_dial(struct server *s)
+{
+    int64_t            id;
+    struct server_xch *x;
+    size_t             len;
+    char              *body, *cause = NULL;
+
+    if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED)
+        return;
+    ev_timer_stop(s->env->loop, &s->tick);
+    server_drop_session(s);
+    s->dials++;
+    s->dial_started = server_now(s);
+    server_set_state(s, SERVER_DIALING);
+    ev_timer_set(&s->open_timer, server_open_deadline_ms(s) / 1000.0, 0.);
+    ev_timer_start(s->env->loop, &s->open_timer);
+
+    id = s->next_id++;
+    x = server_xch_new(s, OP_INITIALIZE, id);
+    x->in_dial = true;
+    body = jsonrpc_build_initialize(id, MCP_PROTOCOL_LATEST, "mcptop",
+        MCPTOP_VERSION, &len);
+    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
+        &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+    }
+    free(body);
+}
+
+/* ev_timer: the next ping, or the next dial after a backoff. */
+static void
+server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (s->state == SERVER_READY) {
+        if (!server_ping_now(s))
+            server_schedule_ping(s);
+    } else if (s->state == SERVER_BACKOFF) {
+        server_dial(s);
+    }
+}
+
+/* Exponential backoff with jitter, capped; Retry-After wins when given. */
+static void
+server_schedule_dial(struct server *s)
+{
+    double delay;
+    double jitter = 0.8 + 0.4 * ((double)rand() / RAND_MAX);
+
+    if (s->redial_after_expiry && s->failed_dials == 1) {
+        /* The fresh dial after an expiry failed: report it, do not loop
+         * faster than the normal backoff. */
+        s->redial_after_expiry = false;
+    }
+    delay = SERVER_BACKOFF_BASE_S * pow(2.0, (double)(s->failed_dials - 1));
+    delay = fmin(delay, SERVER_BACKOFF_CAP_S) * jitter;
+    if (s->retry_after_s > 0)
+        delay = fmax(delay, fmin((double)s->retry_after_s, 3600.0));
+    ev_timer_stop(s->env->loop, &s->tick);
+    ev_timer_set(&s->tick, delay, 0.);
+    ev_timer_start(s->env->loop, &s->tick);
+    server_log(s, "next dial in %.1f s", delay);
+}
+
+/* --- public ------------------------------------------------------------- */
+
+struct server *
+server_new(const struct server_env *env, const struct config_server *decl)
+{
+    struct server *s = xcalloc(1, sizeof(*s));
+
+    s->env = env;
+    s->decl = decl;
+    s->state = SERVER_IDLE;
+    s->ntools = -1;
+    s->next_id = 1;
+    s->rtt_ms = -1;
+    s->retry_after_s = -1;
+    s->stream_retry_ms = -1;
+    if (decl->transport == CONFIG_HTTP) {
+        s->target = xstrdup(decl->url != NULL ? decl->url : "");
+    } else {
+        size_t n = strlen(decl->command != NULL ? decl->command : "") + 1;
+
+        for (size_t i = 0; i < decl->nargs; i++)
+            n += strlen(decl->args[i]) + 1;
+        s->target = xcalloc(1, n + 1);
+        strcat(s->target, decl->command != NULL ? decl->command : "");
+        for (size_t i = 0; i < decl->nargs; i++) {
+            strcat(s->target, " ");
+            strcat(s->target, decl->args[i]);
+        }
+    }
+    ev_timer_init(&s->open_timer, server_open_timeout_cb, 0., 0.);
+    s->open_timer.data = s;
+    ev_timer_init(&s->tick, server_tick_cb, 0., 0.);
+    s->tick.data = s;
+    ev_timer_init(&s->kick, server_kick_cb, 0., 0.);
+    s->kick.data = s;
+    ev_timer_init(&s->stream_timer, server_stream_retry_cb, 0., 0.);
+    s->stream_timer.data = s;
+    return s;
+}
+
+void
+server_start(struct server *s)
+{
+    if (s->decl->invalid != NULL) {
+        struct failure_evidence ev = { .config_invalid = true };
+
+        server_set_state(s, SERVER_INVALID);
+        server_fail(s, "dial", &ev, SITE_CONNECT, 0, s->decl->invalid);
+        return;
+    }
+    if (s->decl->transport != CONFIG_HTTP) {
+        server_set_state(s, SERVER_UNSUPPORTED);
+        return;
+    }
+    server_dial(s);
+}
+
+void
+server_redial(struct server *s)
+{
+    if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
+        s->state == SERVER_DIALING || s->state == SERVER_STOPPED)
+        return;
+    server_set_state(s, SERVER_BACKOFF);
+    server_dial(s);
+}
+
+void
+server_stop(struct server *s)
+{
+    struct ev_loop *loop = s->env->loop;
+
+    server_drop_session(s);
+    ev_timer_stop(loop, &s->open_timer);
+    ev_timer_stop(loop, &s->tick);
+    ev_timer_stop(loop, &s->kick);
+    ev_timer_stop(loop, &s->stream_timer);
+    if (s->state != SERVER_INVALID && s->state != SERVER_UNSUPPORTED)
+        server_set_state(s, SERVER_STOPPED);
+}
+
+void
+server_free(struct server *s)
+{
+    if (s == NULL)
+        return;
+    server_stop(s);
+    free(s->target);
+    free(s->session_id);
+    free(s->protocol_version);
+    free(s->peer_name);
+    free(s->peer_version);
+    free(s->last_event_id);
+    server_free_tools(s->tool_names, s->ntools);
+    server_free_tools(s->list_acc, s->list_n);
+    free(s);
+}
+
+const char *
+server_name(const struct server *s)
+{
+    return s->decl->name;
+}
+
+const struct config_server *
+server_decl(const struct server *s)
+{
+    return s->decl;
+}
+
+const char *
+server_transport_name(const struct server *s)
+{
+    return s->decl->transport == CONFIG_HTTP ? "http" : "stdio";
+}
+
+const char *
+server_target(const struct server *s)
+{
+    return s->target;
+}
+
+enum server_state
+server_state(const struct server *s)
+{
+    return s->state;
+}
+
+const struct liveness *
+server_liveness(const struct server *s)
+{
+    return &s->liveness;
+}
+
+const struct failure *
+server_last_failure(const struct server *s, const char **op)
+{
+    if (op != NULL)
+        *op = s->has_failure ? s->last_failure_op : NULL;
+    return s->has_failure ? &s->last_failure : NULL;
+}
+
+void
+server_session(const struct server *s, struct server_session_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->open = s->state == SERVER_READY;
+    if (s->session_id != NULL)
+        snprintf(out->id_prefix, sizeof(out->id_prefix), "%.8s",
+            s->session_id);
+    out->protocol_version = s->protocol_version;
+    out->server_name = s->peer_name;
+    out->server_version = s->peer_version;
+    out->tools_list_changed = s->tools_list_changed;
+}
+
+long
+server_tools(const struct server *s)
+{
+    return s->ntools;
+}
+
+const char *
+server_tool_name(const struct server *s, long i)
+{
+    return i >= 0 && i < s->ntools ? s->tool_names[i] : NULL;
+}
+
+double
+server_rtt_ms(const struct server *s)
+{
+    return s->rtt_ms;
+}
+
+bool
+server_ok(const struct server *s)
+{
+    return s->state == SERVER_READY && s->last_ping_ok;
+}
+
+bool
+server_dial_settled(const struct server *s)
+{
+    return s->dialed_once || s->state == SERVER_INVALID ||
+        s->state == SERVER_UNSUPPORTED;
+}
+
+bool
+server_ping_in_flight(const struct server *s)
+{
+    return server_find_op(s, OP_PING) != NULL;
+}
+
+unsigned long
+server_pings_done(const struct server *s)
+{
+    return s->pings_done;
+}
+
+const struct server_exchange *
+server_history(const struct server *s, size_t i)
+{
+    if (i >= s->hist_len)
+        return NULL;
+    return &s->history[(s->hist_start + i) % SERVER_HISTORY];
+}
+
+size_t
+server_history_len(const struct server *s)
+{
+    return s->hist_len;
+}
+
+unsigned long
+server_streak(const struct server *s)
+{
+    return s->streak;
+}
+
+unsigned long
+server_session_expiries(const struct server *s)
+{
+    return s->expiries;
+}
+
+unsigned long
+server_dials(const struct server *s)
+{
+    return s->dials;
+}

@@ -1,0 +1,74 @@
+/*
+ * mcptop: a terminal monitor for fleets of MCP servers. This file reads the
+ * command word and hands the rest of argv to the command; it owns process
+ * set-up (signals, the HTTP library) and nothing else.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/http.h"
+
+static void
+main_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: mcptop COMMAND [OPTIONS]\n"
+        "\n"
+        "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
+        "\n"
+        "Commands:\n"
+        "  check [-c FILE | URL] [--json] [--timeout MS]\n"
+        "                      dial every server once, ping, report, exit\n"
+        "  watch [-c FILE | URL]\n"
+        "                      monitor with no UI: JSON Lines on stdout\n"
+        "\n"
+        "  -h, --help          this help ('mcptop COMMAND --help' for more)\n"
+        "  -V, --version       version and library versions\n"
+        "\n"
+        "Exit status: 0 ok, 1 some server not ok, 2 usage or config error.\n");
+}
+
+static void
+main_version(void)
+{
+    printf("mcptop %s\n%s\n", MCPTOP_VERSION, http_library_version());
+}
+
+int
+main(int argc, char **argv)
+{
+    int rc;
+
+    /* A peer closing a socket or pipe must be an error code, not death. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        main_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        main_usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+        main_version();
+        return 0;
+    }
+    if (http_global_init() != 0) {
+        fprintf(stderr, "mcptop: cannot initialise libcurl\n");
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "check") == 0) {
+        rc = cli_check(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "watch") == 0) {
+        rc = cli_watch(argc - 1, argv + 1);
+    } else {
+        fprintf(stderr, "mcptop: unknown command '%s'\n", argv[1]);
+        main_usage(stderr);
+        rc = EXIT_USAGE;
+    }
+    http_global_cleanup();
+    return rc;
+}
