@@ -13,12 +13,15 @@
 #include "engine/liveness.h"
 
 struct server;
+struct ending;
 
 enum event_type {
     EVENT_EXCHANGE,         /* an exchange ended with one outcome */
     EVENT_LIVENESS,         /* a server's liveness state changed */
     EVENT_TOOLS_CHANGED,    /* a listing found a different tool set */
     EVENT_STATE,            /* a server's lifecycle state changed */
+    EVENT_ENDING,           /* an ending's outcome is known */
+    EVENT_SETTLED,          /* an ending's work has settled */
 };
 
 struct event {
@@ -34,6 +37,8 @@ struct event {
     const struct liveness *liveness;    /* borrowed */
     /* EVENT_TOOLS_CHANGED */
     long                 tools;
+    /* EVENT_ENDING, EVENT_SETTLED */
+    const struct ending *ending;        /* borrowed */
 };
 
 /* A subscriber. The event and what it points to are valid during the call

@@ -18,6 +18,7 @@
 #include "engine/config.h"
 #include "engine/event.h"
 #include "engine/failure.h"
+#include "engine/ending.h"
 #include "engine/liveness.h"
 
 struct curlev;
@@ -33,6 +34,7 @@ enum server_state {
     SERVER_BACKOFF,     /* the dial failed; waiting to dial again */
     SERVER_INVALID,     /* the declaration cannot be dialed */
     SERVER_UNSUPPORTED, /* transport not supported yet */
+    SERVER_ENDING,      /* an ending runs; not dialed until it settles */
     SERVER_STOPPED,     /* closed locally; dials no more */
     SERVER__COUNT
 };
@@ -78,6 +80,31 @@ void server_redial(struct server *s);
 bool server_ping_now(struct server *s);
 /* Close locally: abort transfers, stop timers, dial no more. */
 void server_stop(struct server *s);
+
+/*
+ * End the session by the procedure of DESIGN.md section 5 (DELETE over
+ * HTTP, the shutdown sequence over stdio, no_session when no id was ever
+ * issued). At most once per session: asking again while one is under way
+ * returns the same ending. After it settles the server dials again only
+ * if `redial` is true. Returns the ending (borrowed, valid while s lives),
+ * or NULL when there is nothing to end (invalid, unsupported, stopped).
+ */
+const struct ending *server_end(struct server *s, bool redial);
+/* The endings of this server, oldest first (at most SERVER_ENDINGS kept). */
+#define SERVER_ENDINGS 16
+size_t server_ending_count(const struct server *s);
+const struct ending *server_ending(const struct server *s, size_t i);
+/* True while an ending's work has not settled. */
+bool server_ending_busy(const struct server *s);
+/* Child pid for stdio servers (0 when none). */
+long server_pid(const struct server *s);
+/* stdio: the stderr ring (and stray stdout lines, prefixed), oldest
+ * first; sanitized. NULL past the end. */
+const char *server_stderr_line(const struct server *s, size_t i);
+size_t server_stderr_count(const struct server *s);
+/* Capability names the server declared (sanitized), for the detail pane. */
+size_t server_capabilities(const struct server *s, const char **names,
+    size_t max);
 
 const char *server_name(const struct server *s);
 const struct config_server *server_decl(const struct server *s);

@@ -137,6 +137,7 @@ static const char *const server_state_names[SERVER__COUNT] = {
     [SERVER_BACKOFF] = "backoff",
     [SERVER_INVALID] = "invalid",
     [SERVER_UNSUPPORTED] = "unsupported",
+    [SERVER_ENDING] = "ending",
     [SERVER_STOPPED] = "stopped",
 };
 
@@ -1649,4 +1650,67 @@ unsigned long
 server_dials(const struct server *s)
 {
     return s->dials;
+}
+
+/* --- endings (filled in by the endings work) ---------------------------- */
+
+const struct ending *
+server_end(struct server *s, bool redial)
+{
+    (void)s;
+    (void)redial;
+    return NULL;
+}
+
+size_t
+server_ending_count(const struct server *s)
+{
+    (void)s;
+    return 0;
+}
+
+const struct ending *
+server_ending(const struct server *s, size_t i)
+{
+    (void)s;
+    (void)i;
+    return NULL;
+}
+
+bool
+server_ending_busy(const struct server *s)
+{
+    (void)s;
+    return false;
+}
+
+long
+server_pid(const struct server *s)
+{
+    (void)s;
+    return 0;
+}
+
+const char *
+server_stderr_line(const struct server *s, size_t i)
+{
+    (void)s;
+    (void)i;
+    return NULL;
+}
+
+size_t
+server_stderr_count(const struct server *s)
+{
+    (void)s;
+    return 0;
+}
+
+size_t
+server_capabilities(const struct server *s, const char **names, size_t max)
+{
+    (void)s;
+    (void)names;
+    (void)max;
+    return 0;
 }
