@@ -23,6 +23,8 @@ main_usage(FILE *out)
         "                      dial every server once, ping, report, exit\n"
         "  watch [-c FILE | URL]\n"
         "                      monitor with no UI: JSON Lines on stdout\n"
+        "  end [-c FILE | URL] [--server NAME]... [--json] [--teardown MS]\n"
+        "                      dial, end each session, report outcomes\n"
         "\n"
         "  -h, --help          this help ('mcptop COMMAND --help' for more)\n"
         "  -V, --version       version and library versions\n"
@@ -64,6 +66,8 @@ main(int argc, char **argv)
         rc = cli_check(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "watch") == 0) {
         rc = cli_watch(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "end") == 0) {
+        rc = cli_end(argc - 1, argv + 1);
     } else {
         fprintf(stderr, "mcptop: unknown command '%s'\n", argv[1]);
         main_usage(stderr);

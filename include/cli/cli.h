@@ -6,6 +6,7 @@
 #ifndef MCPTOP_CLI_CLI_H
 #define MCPTOP_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "engine/config.h"
@@ -16,6 +17,7 @@
 
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
+int cli_end(int argc, char **argv);
 
 /* Options shared by commands. */
 struct cli_common {
@@ -39,7 +41,17 @@ int cli_is_url(const char *arg);
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);
 
+/*
+ * Run the loop until no ending of f is unsettled, for at most bound_ms of
+ * monotonic time, or until SIGINT/SIGTERM arrives again. Returns true when
+ * everything settled in time.
+ */
+bool cli_wait_endings(struct fleet *f, long bound_ms);
+
 struct cJSON;
+struct ending;
+/* The JSON record of one ending (`end --json`, `watch` lines). */
+struct cJSON *cli_json_ending(const struct ending *e);
 /* The JSON record of one server (the `check --json` element). Caller
  * frees with cJSON_Delete. */
 struct cJSON *cli_json_server(const struct server *s);

@@ -7,6 +7,7 @@
 #define MCPTOP_ENGINE_FLEET_H
 
 #include <ev.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -38,6 +39,14 @@ void fleet_subscribe(struct fleet *f, event_cb cb, void *arg);
 void fleet_start(struct fleet *f);
 /* Close every server locally (no remote ending). */
 void fleet_stop(struct fleet *f);
+
+/* End every server's session (server_end with redial false). Returns how
+ * many endings were started or already under way. */
+size_t fleet_end_all(struct fleet *f);
+/* True while any ending (or abandoned dial) has not settled. */
+bool fleet_endings_busy(const struct fleet *f);
+/* The largest teardown deadline of the fleet, ms. */
+long fleet_teardown_ms(const struct fleet *f);
 
 size_t fleet_size(const struct fleet *f);
 struct server *fleet_server(const struct fleet *f, size_t i);

@@ -94,6 +94,9 @@ struct http_xfer *http_start(struct curlev *ce, const struct http_request *rq,
  */
 void http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out);
 
+/* The evidence known so far of a running transfer, which goes on. */
+void http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out);
+
 /* Short name of a method ("POST"). */
 const char *http_method_name(enum http_method m);
 

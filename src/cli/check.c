@@ -293,6 +293,11 @@ cli_check(int argc, char **argv)
     }
     if (c.interrupted)
         rc = 130;
+    /* Leave no session behind on the servers. */
+    if (!c.interrupted) {
+        fleet_end_all(c.fleet);
+        cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
+    }
     fleet_free(c.fleet);
     config_free(cfg);
     cli_close_log(&common);

@@ -7,10 +7,12 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "engine/ending.h"
 #include "engine/failure.h"
 #include "engine/liveness.h"
 #include "engine/server.h"
@@ -170,5 +172,101 @@ cli_json_server(const struct server *s)
         cJSON_AddNumberToObject(o, "rtt_ms", (double)((long)(rtt * 10)) / 10);
     else
         cJSON_AddNullToObject(o, "rtt_ms");
+    return o;
+}
+
+struct cli_wait {
+    struct fleet *fleet;
+    bool          settled;
+};
+
+/* ev_prepare: before the loop blocks, see whether everything settled. */
+static void
+cli_wait_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct cli_wait *cw = w->data;
+
+    (void)revents;
+    if (!fleet_endings_busy(cw->fleet)) {
+        cw->settled = true;
+        ev_break(loop, EVBREAK_ONE);
+    }
+}
+
+static void
+cli_wait_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+cli_wait_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+bool
+cli_wait_endings(struct fleet *f, long bound_ms)
+{
+    struct ev_loop *loop = fleet_loop(f);
+    struct cli_wait cw = { .fleet = f };
+    ev_prepare      prep;
+    ev_timer        bound;
+    ev_signal       sigint, sigterm;
+
+    if (!fleet_endings_busy(f))
+        return true;
+    ev_prepare_init(&prep, cli_wait_prepare_cb);
+    prep.data = &cw;
+    ev_prepare_start(loop, &prep);
+    ev_timer_init(&bound, cli_wait_stop_cb, bound_ms / 1000.0, 0.);
+    ev_timer_start(loop, &bound);
+    ev_signal_init(&sigint, cli_wait_signal_cb, SIGINT);
+    ev_signal_start(loop, &sigint);
+    ev_signal_init(&sigterm, cli_wait_signal_cb, SIGTERM);
+    ev_signal_start(loop, &sigterm);
+    ev_run(loop, 0);
+    ev_prepare_stop(loop, &prep);
+    ev_timer_stop(loop, &bound);
+    ev_signal_stop(loop, &sigint);
+    ev_signal_stop(loop, &sigterm);
+    return cw.settled;
+}
+
+cJSON *
+cli_json_ending(const struct ending *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    char  *name = str_sanitized(server_name(e->server));
+
+    cJSON_AddStringToObject(o, "server", name);
+    free(name);
+    cJSON_AddStringToObject(o, "outcome", ending_outcome_name(e->outcome));
+    if (e->http_status != 0)
+        cJSON_AddNumberToObject(o, "http_status", (double)e->http_status);
+    if (e->has_failure) {
+        cJSON_AddStringToObject(o, "kind", failure_kind_name(e->kind));
+        cJSON_AddStringToObject(o, "delivered", delivered_name(e->delivered));
+    }
+    if (e->exit_code >= 0 && e->outcome == ENDING_EXITED)
+        cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
+    if (e->signal > 0)
+        cJSON_AddNumberToObject(o, "signal", e->signal);
+    cJSON_AddNumberToObject(o, "duration_ms",
+        (double)((long)(e->duration_ms * 10)) / 10);
+    if (e->settled)
+        cJSON_AddNumberToObject(o, "settled_ms",
+            (double)((long)(e->settled_ms * 10)) / 10);
+    else
+        cJSON_AddNullToObject(o, "settled_ms");
+    cJSON_AddBoolToObject(o, "half_open", e->half_open);
+    if (e->sessionless)
+        cJSON_AddBoolToObject(o, "sessionless", true);
+    if (e->detail[0] != '\0')
+        cJSON_AddStringToObject(o, "detail", e->detail);
     return o;
 }

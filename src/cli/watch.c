@@ -41,6 +41,9 @@ watch_usage(FILE *out)
         "  {\"ts\",\"event\":\"liveness\",\"server\",\"state\","
         "\"error_code\"?}\n"
         "  {\"ts\",\"event\":\"tools_changed\",\"server\",\"tools\"}\n"
+        "  {\"ts\",\"event\":\"ending\"|\"settled\",\"server\",\"outcome\",...}\n"
+        "On SIGINT/SIGTERM every session is ended (DELETE) before exit,\n"
+        "bounded by the teardown deadline plus 1 s; a second signal quits.\n"
         "Exit status: 0 after a signal, 2 usage or unreadable config.\n"
         "Config search without -c or URL: %s\n", config_discover_help());
 }
@@ -90,6 +93,22 @@ watch_event_cb(void *arg, const struct event *e)
             cJSON_AddStringToObject(o, "error_code",
                 failure_kind_name(e->liveness->error_code));
         break;
+    case EVENT_ENDING:
+    case EVENT_SETTLED: {
+        cJSON *eo = cli_json_ending(e->ending);
+        cJSON *it;
+
+        cJSON_AddStringToObject(o, "event",
+            e->type == EVENT_ENDING ? "ending" : "settled");
+        cJSON_ArrayForEach(it, eo) {
+            cJSON_AddItemReferenceToObject(o, it->string, it);
+        }
+        free(name);
+        text = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        cJSON_Delete(eo);
+        goto out_print;
+    }
     case EVENT_TOOLS_CHANGED:
         cJSON_AddStringToObject(o, "event", "tools_changed");
         cJSON_AddStringToObject(o, "server", name);
@@ -101,6 +120,7 @@ watch_event_cb(void *arg, const struct event *e)
     free(name);
     text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
+out_print:
     if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
@@ -188,6 +208,12 @@ cli_watch(int argc, char **argv)
     ev_run(loop, 0);
     ev_signal_stop(loop, &w.sigint);
     ev_signal_stop(loop, &w.sigterm);
+    /* Stopping ends every session first, bounded by the deadline plus a
+     * grace; a second signal cuts the wait short. */
+    if (!w.write_failed) {
+        fleet_end_all(w.fleet);
+        cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
+    }
     fleet_stop(w.fleet);
     fleet_free(w.fleet);
     config_free(cfg);

@@ -131,3 +131,37 @@ fleet_loop(const struct fleet *f)
 {
     return f->loop;
 }
+
+size_t
+fleet_end_all(struct fleet *f)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < f->nservers; i++) {
+        if (server_end(f->servers[i], false) != NULL)
+            n++;
+    }
+    return n;
+}
+
+bool
+fleet_endings_busy(const struct fleet *f)
+{
+    for (size_t i = 0; i < f->nservers; i++) {
+        if (server_ending_busy(f->servers[i]))
+            return true;
+    }
+    return false;
+}
+
+long
+fleet_teardown_ms(const struct fleet *f)
+{
+    long t = 0;
+
+    for (size_t i = 0; i < f->cfg->nservers; i++) {
+        if (f->cfg->servers[i].teardown_ms > t)
+            t = f->cfg->servers[i].teardown_ms;
+    }
+    return t > 0 ? t : CONFIG_DEFAULT_TEARDOWN_MS;
+}

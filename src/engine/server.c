@@ -44,7 +44,10 @@ enum server_op {
     OP_PING,
     OP_STREAM,
     OP_NOTIFY,          /* fire-and-forget: cancelled, answers to server */
+    OP_DELETE,          /* an ending's DELETE */
 };
+
+struct server_ending_run;
 
 /* One HTTP request in flight. */
 struct server_xch {
@@ -59,6 +62,22 @@ struct server_xch {
     bool                in_dial;
     struct jsonrpc_msg *answer;         /* the response with our id */
     bool                stream_open;    /* OP_STREAM: 2xx headers seen */
+    /* Outlives the session it was sent in: an initialize left to settle
+     * after its dial was abandoned, or an ending's DELETE. */
+    bool                detached;
+    struct server_ending_run *ending;   /* OP_DELETE */
+    char               *delete_id;      /* OP_DELETE / orphan: the id */
+};
+
+/* An ending in progress or done; `pub` is what getters hand out. */
+struct server_ending_run {
+    struct ending       pub;
+    struct server      *s;
+    ev_timer            deadline;
+    ev_tstamp           started;
+    struct server_xch  *del;            /* the DELETE in flight, or NULL */
+    bool                redial;         /* dial again once settled */
+    bool                in_use;
 };
 
 struct server {
@@ -107,6 +126,11 @@ struct server {
     ev_timer                    kick;           /* deferred work */
 
     struct server_xch          *xchs;
+
+    /* endings: a ring, newest last */
+    struct server_ending_run    endings[SERVER_ENDINGS];
+    size_t                      end_start, end_len;
+    struct server_ending_run   *ending;         /* the session's, if any */
 
     /* record */
     struct liveness             liveness;
@@ -329,6 +353,11 @@ server_xch_free(struct server_xch *x, struct failure_evidence *ev_out)
     if (x->xfer != NULL)
         http_xfer_abort(x->xfer, ev_out);
     jsonrpc_free(x->answer);
+    if (x->delete_id != NULL) {
+        /* A session id is a credential: wipe it. */
+        memset(x->delete_id, 0, strlen(x->delete_id));
+        free(x->delete_id);
+    }
     free(x);
 }
 
@@ -364,6 +393,8 @@ server_op_name(enum server_op op)
         return "ping";
     case OP_STREAM:
         return "stream";
+    case OP_DELETE:
+        return "delete";
     default:
         return "notification";
     }
@@ -537,7 +568,8 @@ server_drop_session(struct server *s)
     /* Everything that belonged to the session goes with it. */
     for (struct server_xch *x = s->xchs, *n; x != NULL; x = n) {
         n = x->next;
-        server_xch_free(x, NULL);
+        if (!x->detached)
+            server_xch_free(x, NULL);
     }
 }
 
@@ -616,11 +648,18 @@ server_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
         server_open_deadline_ms(s), x != NULL ? " during " : "",
         x != NULL ? server_op_name(x->op) : "");
-    if (x != NULL) {
+    if (x != NULL && x->op == OP_INITIALIZE && x->xfer != NULL) {
+        /* The operator is answered now, but the initialize is left to
+         * settle within its own timeout: a session id it brings late is
+         * ended as half-open (DESIGN.md section 5). */
+        http_xfer_peek(x->xfer, &ev);
+        x->detached = true;
+        x->in_dial = false;
+    } else if (x != NULL) {
         server_xch_free(x, &ev);
-        ev.timer = TIMER_OPEN;
-        ev.net = NET_OK;
     }
+    ev.timer = TIMER_OPEN;
+    ev.net = NET_OK;
     server_dial_failed(s, &ev, detail);
 }
 
@@ -638,6 +677,12 @@ server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    if (x->detached) {
+        server_log(s, "abandoned %s got no answer within %ld ms",
+            server_op_name(op), server_timeout_ms(s));
+        server_xch_free(x, NULL);
+        return;
+    }
     server_xch_free(x, &ev);
     ev.timer = TIMER_REQUEST;
     ev.net = NET_OK;
@@ -906,6 +951,9 @@ server_send_initialized(struct server *s)
     free(body);
 }
 
+static void server_half_open(struct server *s, struct server_xch *x,
+    const struct http_result *r);
+
 static void
 server_on_initialize(struct server *s, struct server_xch *x,
     const struct http_result *r)
@@ -914,6 +962,10 @@ server_on_initialize(struct server *s, struct server_xch *x,
     char                    detail[256];
     const char             *v;
 
+    if (x->detached) {
+        server_half_open(s, x, r);
+        return;
+    }
     if (server_judge(x, r, &ev, detail, sizeof(detail))) {
         server_xch_free(x, NULL);
         server_dial_failed(s, &ev, detail);
@@ -1282,6 +1334,9 @@ server_on_stream_done(struct server *s, struct server_xch *x,
 
 /* --- dispatch ----------------------------------------------------------- */
 
+static void server_on_delete(struct server *s, struct server_xch *x,
+    const struct http_result *r);
+
 /* http_callbacks.on_done: route a finished transfer to its step. */
 static void
 server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r)
@@ -1310,6 +1365,9 @@ server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r
         break;
     case OP_NOTIFY:
         server_xch_free(x, NULL);
+        break;
+    case OP_DELETE:
+        server_on_delete(s, x, r);
         break;
     }
 }
@@ -1357,7 +1415,8 @@ server_dial(struct server *s)
     size_t             len;
     char              *body, *cause = NULL;
 
-    if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED)
+    if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
+        s->state == SERVER_ENDING)
         return;
     ev_timer_stop(s->env->loop, &s->tick);
     server_drop_session(s);
@@ -1482,7 +1541,8 @@ void
 server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
-        s->state == SERVER_DIALING || s->state == SERVER_STOPPED)
+        s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
+        s->state == SERVER_ENDING)
         return;
     server_set_state(s, SERVER_BACKOFF);
     server_dial(s);
@@ -1494,6 +1554,13 @@ server_stop(struct server *s)
     struct ev_loop *loop = s->env->loop;
 
     server_drop_session(s);
+    /* Detached work too: abandoned initializes and DELETEs in flight. */
+    while (s->xchs != NULL)
+        server_xch_free(s->xchs, NULL);
+    for (size_t i = 0; i < SERVER_ENDINGS; i++) {
+        ev_timer_stop(loop, &s->endings[i].deadline);
+        s->endings[i].del = NULL;
+    }
     ev_timer_stop(loop, &s->open_timer);
     ev_timer_stop(loop, &s->tick);
     ev_timer_stop(loop, &s->kick);
@@ -1652,35 +1719,304 @@ server_dials(const struct server *s)
     return s->dials;
 }
 
-/* --- endings (filled in by the endings work) ---------------------------- */
+/* --- endings (DESIGN.md section 5) -------------------------------------- */
+
+static void
+server_ending_emit(struct server *s, struct server_ending_run *run,
+    enum event_type type)
+{
+    struct event e = { .type = type, .ending = &run->pub };
+
+    server_emit(s, &e);
+}
+
+/* A fresh slot in the ring; the oldest is reused when it is full. */
+static struct server_ending_run *
+server_ending_new(struct server *s, bool half_open)
+{
+    struct server_ending_run *run;
+
+    if (s->end_len < SERVER_ENDINGS) {
+        run = &s->endings[(s->end_start + s->end_len) % SERVER_ENDINGS];
+        s->end_len++;
+    } else {
+        run = &s->endings[s->end_start];
+        s->end_start = (s->end_start + 1) % SERVER_ENDINGS;
+        ev_timer_stop(s->env->loop, &run->deadline);
+        if (run->del != NULL)
+            server_xch_free(run->del, NULL);
+        if (s->ending == run)
+            s->ending = NULL;
+    }
+    memset(run, 0, sizeof(*run));
+    run->in_use = true;
+    run->s = s;
+    run->pub.server = s;
+    run->pub.outcome = ENDING_PENDING;
+    run->pub.exit_code = -1;
+    run->pub.half_open = half_open;
+    run->pub.started_at = clock_wall_ms();
+    run->started = server_now(s);
+    return run;
+}
+
+/* The outcome is known: stamp it and tell the operator. */
+static void
+server_ending_outcome(struct server *s, struct server_ending_run *run,
+    enum ending_outcome o, const char *detail)
+{
+    if (run->pub.outcome != ENDING_PENDING)
+        return;
+    run->pub.outcome = o;
+    run->pub.duration_ms = server_elapsed_ms(s, run->started);
+    if (detail != NULL)
+        snprintf(run->pub.detail, sizeof(run->pub.detail), "%s", detail);
+    ev_timer_stop(s->env->loop, &run->deadline);
+    server_log(s, "ending%s: %s in %.1f ms%s%s",
+        run->pub.half_open ? " (half-open)" : "", ending_outcome_name(o),
+        run->pub.duration_ms, detail != NULL ? ": " : "",
+        detail != NULL ? detail : "");
+    server_ending_emit(s, run, EVENT_ENDING);
+}
+
+/* The ending's work has settled: report it apart, then free the server
+ * for dialing (or keep it closed). */
+static void
+server_ending_settle(struct server *s, struct server_ending_run *run)
+{
+    if (run->pub.settled)
+        return;
+    run->pub.settled = true;
+    run->pub.settled_ms = server_elapsed_ms(s, run->started);
+    server_log(s, "ending settled after %.1f ms", run->pub.settled_ms);
+    server_ending_emit(s, run, EVENT_SETTLED);
+    if (run != s->ending || s->state != SERVER_ENDING)
+        return;
+    if (run->redial) {
+        server_set_state(s, SERVER_BACKOFF);
+        s->failed_dials = 0;
+        server_dial(s);
+    } else {
+        server_set_state(s, SERVER_STOPPED);
+    }
+}
+
+/* ev_timer: the teardown deadline. Whatever has not answered is aborted:
+ * the operator gets timed_out now. */
+static void
+server_ending_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server_ending_run *run = w->data;
+    struct server            *s = run->s;
+    struct failure_evidence   ev = { 0 };
+    char                      detail[160];
+
+    (void)loop;
+    (void)revents;
+    snprintf(detail, sizeof(detail), "no answer to DELETE within %ld ms; "
+        "aborted", s->decl->teardown_ms);
+    if (run->del != NULL) {
+        struct server_xch *x = run->del;
+        double             ms = server_elapsed_ms(s, x->started);
+        struct failure     f;
+
+        run->del = NULL;
+        server_xch_free(x, &ev);
+        ev.net = NET_OK;
+        ev.timer = TIMER_TEARDOWN;
+        failure_make(&f, &ev, SITE_REQUEST, detail);
+        run->pub.has_failure = true;
+        run->pub.kind = f.kind;
+        run->pub.delivered = f.delivered;
+        server_ending_outcome(s, run, ENDING_TIMED_OUT, detail);
+        server_outcome(s, "delete", &f, ms);
+    } else {
+        server_ending_outcome(s, run, ENDING_TIMED_OUT, detail);
+    }
+    /* The abort is synchronous: the transfer is gone, so it settles. */
+    server_ending_settle(s, run);
+}
+
+/* Send the DELETE that ends session `id` (taken: freed here). */
+static void
+server_send_delete(struct server *s, struct server_ending_run *run, char *id,
+    const char *protocol_version)
+{
+    struct server_xch  *x = server_xch_new(s, OP_DELETE, -1);
+    struct http_request rq = {
+        .method = HTTP_DELETE,
+        .url = s->decl->url,
+        .headers = s->decl->headers,
+        .nheaders = s->decl->nheaders,
+        .session_id = id,
+        .protocol_version = protocol_version,
+        .max_bytes = s->decl->max_message_bytes,
+        .ca_file = s->decl->ca_file,
+        .tls_insecure = s->decl->tls_insecure,
+        .maybe_resent = true,
+    };
+    char *cause = NULL;
+
+    x->detached = true;
+    x->ending = run;
+    x->delete_id = id;
+    ev_timer_init(&run->deadline, server_ending_deadline_cb,
+        s->decl->teardown_ms / 1000.0, 0.);
+    run->deadline.data = run;
+    ev_timer_start(s->env->loop, &run->deadline);
+    x->xfer = http_start(s->env->curl, &rq, &server_http_cb, x, &cause);
+    if (x->xfer == NULL) {
+        server_xch_free(x, NULL);
+        run->pub.has_failure = true;
+        run->pub.kind = FAILURE_UNKNOWN;
+        run->pub.delivered = DELIVERED_NO;
+        server_ending_outcome(s, run, ENDING_FAILED, cause);
+        free(cause);
+        server_ending_settle(s, run);
+        return;
+    }
+    run->del = x;
+    server_log(s, "DELETE session%s", run->pub.half_open ?
+        " (half-open)" : "");
+}
+
+static void
+server_on_delete(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct server_ending_run *run = x->ending;
+    double                    ms = server_elapsed_ms(s, x->started);
+    char                      detail[256];
+    enum ending_outcome       o;
+
+    run->del = NULL;
+    if (r->completed && r->status >= 200 && r->status < 300) {
+        server_xch_free(x, NULL);
+        server_ending_outcome(s, run, ENDING_TERMINATED, NULL);
+        server_outcome(s, "delete", NULL, ms);
+    } else {
+        struct failure_evidence ev = r->ev;
+        struct failure          f;
+
+        if (!r->completed && r->ev.net != NET_OK) {
+            server_net_detail(r, detail, sizeof(detail));
+            o = ENDING_FAILED;
+        } else {
+            server_status_detail(r, &ev, -1, detail, sizeof(detail));
+            o = r->status == 405 ? ENDING_NOT_ALLOWED :
+                r->status == 404 ? ENDING_ALREADY_GONE : ENDING_REJECTED;
+            run->pub.http_status = r->status;
+        }
+        server_xch_free(x, NULL);
+        failure_make(&f, &ev, SITE_REQUEST, detail);
+        if (o == ENDING_FAILED) {
+            run->pub.has_failure = true;
+            run->pub.kind = f.kind;
+            run->pub.delivered = f.delivered;
+        }
+        server_ending_outcome(s, run, o, detail);
+        server_outcome(s, "delete", &f, ms);
+    }
+    server_ending_settle(s, run);
+}
+
+/* A dial abandoned at its open deadline still got an answer: if it issued
+ * a session, end it by the same procedure, marked half-open. */
+static void
+server_half_open(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct server_ending_run *run;
+    char                     *id;
+    char                     *pv = NULL;
+
+    if (!(r->completed && r->status >= 200 && r->status < 300) ||
+        r->session_id == NULL) {
+        server_log(s, "abandoned initialize settled without a session");
+        server_xch_free(x, NULL);
+        return;
+    }
+    id = xstrdup(r->session_id);
+    if (x->answer != NULL)
+        pv = str_dup(jsonrpc_get_string(x->answer, "result.protocolVersion"));
+    server_xch_free(x, NULL);
+    run = server_ending_new(s, true);
+    snprintf(run->pub.detail, sizeof(run->pub.detail),
+        "session issued after the dial was abandoned");
+    server_send_delete(s, run, id,
+        server_version_spoken(pv) ? pv : NULL);
+    free(pv);
+}
 
 const struct ending *
 server_end(struct server *s, bool redial)
 {
-    (void)s;
-    (void)redial;
-    return NULL;
+    struct server_ending_run *run;
+    char                     *id;
+
+    if (s->ending != NULL && !s->ending->pub.settled)
+        return &s->ending->pub;
+    if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
+        s->state == SERVER_STOPPED || s->state == SERVER_IDLE)
+        return NULL;
+    run = server_ending_new(s, false);
+    run->redial = redial;
+    s->ending = run;
+    /* The id is dropped for good: nothing after this may send it. */
+    id = s->session_id;
+    s->session_id = NULL;
+    ev_timer_stop(s->env->loop, &s->tick);
+    ev_timer_stop(s->env->loop, &s->open_timer);
+    /* An initialize in flight may still issue a session: let it settle
+     * and end that one as half-open. */
+    for (struct server_xch *x = s->xchs; x != NULL; x = x->next) {
+        if (x->op == OP_INITIALIZE && x->in_dial) {
+            x->detached = true;
+            x->in_dial = false;
+        }
+    }
+    server_set_state(s, SERVER_ENDING);
+    /* The local close: everything of the session stops now. */
+    server_drop_session(s);
+    s->last_ping_ok = false;
+    if (id == NULL) {
+        server_ending_outcome(s, run, ENDING_NO_SESSION,
+            "no session id was issued; nothing sent");
+        server_ending_settle(s, run);
+        return &run->pub;
+    }
+    server_send_delete(s, run, id, s->protocol_version);
+    return &run->pub;
 }
 
 size_t
 server_ending_count(const struct server *s)
 {
-    (void)s;
-    return 0;
+    return s->end_len;
 }
 
 const struct ending *
 server_ending(const struct server *s, size_t i)
 {
-    (void)s;
-    (void)i;
-    return NULL;
+    if (i >= s->end_len)
+        return NULL;
+    return &s->endings[(s->end_start + i) % SERVER_ENDINGS].pub;
 }
 
 bool
 server_ending_busy(const struct server *s)
 {
-    (void)s;
+    for (size_t i = 0; i < s->end_len; i++) {
+        const struct ending *e = server_ending(s, i);
+
+        if (!e->settled)
+            return true;
+    }
+    /* An abandoned initialize may still bring a session to end. */
+    for (const struct server_xch *x = s->xchs; x != NULL; x = x->next) {
+        if (x->detached)
+            return true;
+    }
     return false;
 }
 

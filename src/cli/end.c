@@ -1,0 +1,322 @@
+/*
+ * `mcptop end`: dial the chosen servers, end each session by the procedure
+ * of DESIGN.md section 5, wait for every settlement (bounded by the
+ * teardown deadline plus a grace) and print one row or one JSON object per
+ * ending. Exit 0 when every outcome is one the operator can rest on.
+ */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/ending.h"
+#include "util/str.h"
+
+#define END_GRACE_MS 1000
+
+struct end_run {
+    struct fleet *fleet;
+    bool         *chosen;
+    bool         *asked;
+    ev_timer      step;
+    ev_timer      bound;
+    ev_signal     sigint, sigterm;
+    bool          interrupted;
+};
+
+static void
+end_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: mcptop end [-c FILE | URL] [--server NAME]... [--json] "
+        "[--teardown MS]\n"
+        "\n"
+        "Dial the chosen servers (all by default), end each session and\n"
+        "report each ending's outcome and, apart from it, its settlement.\n"
+        "\n"
+        "  -c, --config FILE  the fleet config\n"
+        "  URL                an http:// or https:// MCP endpoint\n"
+        "  -s, --server NAME  end this server (repeatable)\n"
+        "      --json         one JSON object per line, one per ending\n"
+        "      --teardown MS  the teardown deadline (default 3000)\n"
+        "      --log FILE     append a debug log of every exchange\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "Outcomes: terminated (DELETE 2xx), not_allowed (405), already_gone\n"
+        "(404), rejected (other status), failed (transport), timed_out,\n"
+        "no_session (no session id was issued; nothing sent), and for stdio\n"
+        "exited / signalled / killed.\n"
+        "Exit status: 0 when every outcome is terminated, not_allowed,\n"
+        "already_gone, exited or no_session; 1 otherwise; 2 usage.\n");
+}
+
+/* Once a chosen server's dial settled, end it (once). */
+static void
+end_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct end_run *r = w->data;
+    bool            all = true;
+
+    (void)revents;
+    for (size_t i = 0; i < fleet_size(r->fleet); i++) {
+        struct server *s = fleet_server(r->fleet, i);
+
+        if (!r->chosen[i] || r->asked[i])
+            continue;
+        if (!server_dial_settled(s)) {
+            all = false;
+            continue;
+        }
+        r->asked[i] = true;
+        server_end(s, false);
+    }
+    if (all && !fleet_endings_busy(r->fleet))
+        ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+end_event_cb(void *arg, const struct event *e)
+{
+    struct end_run *r = arg;
+
+    (void)e;
+    if (!ev_is_active(&r->step)) {
+        ev_timer_set(&r->step, 0., 0.);
+        ev_timer_start(fleet_loop(r->fleet), &r->step);
+    }
+}
+
+static void
+end_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+end_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct end_run *r = w->data;
+
+    (void)revents;
+    r->interrupted = true;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+end_print(struct end_run *r, bool json, int *rc)
+{
+    if (!json)
+        printf("%-20s %-13s %-5s %-17s %-9s %11s %10s %s\n", "SERVER",
+            "OUTCOME", "HTTP", "KIND", "DELIVERED", "DURATION_MS",
+            "SETTLED_MS", "HALF_OPEN");
+    for (size_t i = 0; i < fleet_size(r->fleet); i++) {
+        const struct server *s = fleet_server(r->fleet, i);
+
+        if (!r->chosen[i])
+            continue;
+        if (server_ending_count(s) == 0) {
+            /* Nothing could be ended: the declaration was not dialable. */
+            char *name = str_sanitized(server_name(s));
+
+            if (json)
+                printf("{\"server\":\"%s\",\"outcome\":null,\"detail\":"
+                    "\"not dialed (%s)\"}\n", name,
+                    server_state_name(server_state(s)));
+            else
+                printf("%-20.20s %-13s (not dialed: %s)\n", name, "-",
+                    server_state_name(server_state(s)));
+            free(name);
+            *rc = EXIT_NOT_OK;
+            continue;
+        }
+        for (size_t k = 0; k < server_ending_count(s); k++) {
+            const struct ending *e = server_ending(s, k);
+
+            if (!ending_outcome_ok(e->outcome))
+                *rc = EXIT_NOT_OK;
+            if (json) {
+                cJSON *o = cli_json_ending(e);
+                char  *text = cJSON_PrintUnformatted(o);
+
+                printf("%s\n", text);
+                free(text);
+                cJSON_Delete(o);
+            } else {
+                char *name = str_sanitized(server_name(s));
+                char  st[8] = "-", settled[16] = "settling";
+
+                if (e->http_status != 0)
+                    snprintf(st, sizeof(st), "%ld", e->http_status);
+                if (e->settled)
+                    snprintf(settled, sizeof(settled), "%.1f",
+                        e->settled_ms);
+                printf("%-20.20s %-13s %-5s %-17s %-9s %11.1f %10s %s\n",
+                    name, ending_outcome_name(e->outcome), st,
+                    e->has_failure ? failure_kind_name(e->kind) : "-",
+                    e->has_failure ? delivered_name(e->delivered) : "-",
+                    e->duration_ms, settled, e->half_open ? "yes" : "no");
+                if (e->detail[0] != '\0')
+                    printf("  %s\n", e->detail);
+                free(name);
+            }
+        }
+    }
+}
+
+int
+cli_end(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "server", required_argument, NULL, 's' },
+        { "json", no_argument, NULL, 'j' },
+        { "teardown", required_argument, NULL, 't' },
+        { "log", required_argument, NULL, 'l' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct cli_common    common = { 0 };
+    struct fleet_options opt = { .no_streams = true, .no_pings = true,
+        .no_redial = true };
+    struct end_run       r = { 0 };
+    struct config       *cfg = NULL;
+    struct ev_loop      *loop = EV_DEFAULT;
+    const char         **names = NULL;
+    size_t               nnames = 0;
+    bool                 json = false;
+    long                 teardown = -1, bound_ms = 0;
+    int                  ch, rc = 0;
+    char                *cause = NULL;
+
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "c:s:h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            common.config_path = optarg;
+            break;
+        case 's':
+            names = realloc(names, (nnames + 1) * sizeof(*names));
+            names[nnames++] = optarg;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 't':
+            teardown = cli_parse_ms(optarg);
+            if (teardown < 0) {
+                fprintf(stderr, "mcptop end: --teardown takes a positive "
+                    "number of milliseconds, not '%s'\n", optarg);
+                free(names);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'l':
+            common.log_path = optarg;
+            break;
+        case 'h':
+            end_usage(stdout);
+            free(names);
+            return 0;
+        default:
+            end_usage(stderr);
+            free(names);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
+            common.config_path != NULL) {
+            fprintf(stderr, "mcptop end: unexpected argument '%s' "
+                "(give -c FILE or one http(s):// URL)\n", argv[optind]);
+            free(names);
+            return EXIT_USAGE;
+        }
+        common.url = argv[optind];
+    }
+    rc = cli_load_config(&common, &cfg);
+    if (rc != 0) {
+        free(names);
+        return rc;
+    }
+    r.chosen = calloc(cfg->nservers + 1, sizeof(bool));
+    r.asked = calloc(cfg->nservers + 1, sizeof(bool));
+    for (size_t k = 0; k < nnames; k++) {
+        bool found = false;
+
+        for (size_t i = 0; i < cfg->nservers; i++) {
+            if (strcmp(cfg->servers[i].name, names[k]) == 0) {
+                r.chosen[i] = true;
+                found = true;
+            }
+        }
+        if (!found) {
+            fprintf(stderr, "mcptop end: no server named '%s' in %s\n",
+                names[k], cfg->origin);
+            rc = EXIT_USAGE;
+        }
+    }
+    free(names);
+    if (rc != 0)
+        goto out_cfg;
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        if (nnames == 0)
+            r.chosen[i] = true;
+        if (teardown > 0)
+            cfg->servers[i].teardown_ms = teardown;
+        if (r.chosen[i] && cfg->servers[i].open_deadline_ms +
+            cfg->servers[i].timeout_ms + cfg->servers[i].teardown_ms >
+            bound_ms)
+            bound_ms = cfg->servers[i].open_deadline_ms +
+                cfg->servers[i].timeout_ms + cfg->servers[i].teardown_ms;
+    }
+    rc = cli_open_log(&common);
+    if (rc != 0)
+        goto out_cfg;
+    opt.log = common.log;
+    r.fleet = fleet_new(loop, cfg, &opt, &cause);
+    if (r.fleet == NULL) {
+        fprintf(stderr, "mcptop: %s\n", cause);
+        free(cause);
+        rc = EXIT_USAGE;
+        goto out_log;
+    }
+    ev_timer_init(&r.step, end_step_cb, 0., 0.);
+    r.step.data = &r;
+    ev_timer_init(&r.bound, end_bound_cb,
+        (bound_ms + END_GRACE_MS) / 1000.0, 0.);
+    ev_timer_start(loop, &r.bound);
+    ev_signal_init(&r.sigint, end_signal_cb, SIGINT);
+    r.sigint.data = &r;
+    ev_signal_start(loop, &r.sigint);
+    ev_signal_init(&r.sigterm, end_signal_cb, SIGTERM);
+    r.sigterm.data = &r;
+    ev_signal_start(loop, &r.sigterm);
+    fleet_subscribe(r.fleet, end_event_cb, &r);
+    for (size_t i = 0; i < fleet_size(r.fleet); i++) {
+        if (r.chosen[i])
+            server_start(fleet_server(r.fleet, i));
+    }
+    ev_timer_start(loop, &r.step);
+    ev_run(loop, 0);
+    ev_timer_stop(loop, &r.step);
+    ev_timer_stop(loop, &r.bound);
+    ev_signal_stop(loop, &r.sigint);
+    ev_signal_stop(loop, &r.sigterm);
+    rc = 0;
+    end_print(&r, json, &rc);
+    if (r.interrupted)
+        rc = 130;
+    fleet_free(r.fleet);
+out_log:
+    cli_close_log(&common);
+out_cfg:
+    free(r.chosen);
+    free(r.asked);
+    config_free(cfg);
+    return rc;
+}
