@@ -102,6 +102,11 @@ long server_pid(const struct server *s);
  * first; sanitized. NULL past the end. */
 const char *server_stderr_line(const struct server *s, size_t i);
 size_t server_stderr_count(const struct server *s);
+/* stdio: how the last child ended. false when none was reaped yet; code
+ * is -1 when it was killed by a signal, sig 0 when it exited. */
+bool server_exit_status(const struct server *s, int *code, int *sig);
+/* stdio: non-JSON lines seen on stdout. */
+unsigned long server_stray_lines(const struct server *s);
 /* Capability names the server declared (sanitized), for the detail pane. */
 size_t server_capabilities(const struct server *s, const char **names,
     size_t max);

@@ -150,6 +150,22 @@ cli_json_server(const struct server *s)
     } else {
         cJSON_AddNullToObject(o, "session");
     }
+    if (server_decl(s)->transport == CONFIG_STDIO) {
+        int code, sig;
+
+        if (server_pid(s) > 0)
+            cJSON_AddNumberToObject(o, "pid", (double)server_pid(s));
+        if (server_exit_status(s, &code, &sig)) {
+            cJSON *eo = cJSON_AddObjectToObject(o, "exit");
+
+            if (sig > 0)
+                cJSON_AddNumberToObject(eo, "signal", sig);
+            else
+                cJSON_AddNumberToObject(eo, "code", code);
+        }
+        cJSON_AddNumberToObject(o, "stray_stdout_lines",
+            (double)server_stray_lines(s));
+    }
     if (tools >= 0)
         cJSON_AddNumberToObject(o, "tools", (double)tools);
     else

@@ -18,12 +18,15 @@
  */
 #include "engine/server.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/child.h"
 #include "engine/http.h"
 #include "engine/jsonrpc.h"
 #include "util/clock.h"
@@ -36,6 +39,9 @@
 #define SERVER_BACKOFF_CAP_S    60.0
 #define SERVER_STREAM_RECONNECTS_PER_MIN 10
 #define SERVER_STREAM_IDLE_MIN_S 60.0
+#define SERVER_STDERR_LINES     200
+#define SERVER_EOF_GRACE_S      0.25    /* wait this long after stdout EOF
+                                           for the exit status */
 
 enum server_op {
     OP_INITIALIZE,
@@ -66,6 +72,7 @@ struct server_xch {
      * after its dial was abandoned, or an ending's DELETE. */
     bool                detached;
     struct server_ending_run *ending;   /* OP_DELETE */
+    bool                dead;           /* stdio: the child was gone */
     char               *delete_id;      /* OP_DELETE / orphan: the id */
 };
 
@@ -78,6 +85,8 @@ struct server_ending_run {
     struct server_xch  *del;            /* the DELETE in flight, or NULL */
     bool                redial;         /* dial again once settled */
     bool                in_use;
+    int                 stage;          /* stdio: 0 stdin closed, 1 TERM,
+                                           2 KILL, 3 deadline */
 };
 
 struct server {
@@ -131,6 +140,18 @@ struct server {
     struct server_ending_run    endings[SERVER_ENDINGS];
     size_t                      end_start, end_len;
     struct server_ending_run   *ending;         /* the session's, if any */
+
+    /* stdio */
+    struct child               *child;
+    bool                        child_gone;     /* exited, or stdout shut */
+    bool                        child_reaped;
+    int                         exit_status;    /* waitpid status */
+    bool                        has_exit;
+    ev_timer                    eof_timer;
+    ev_timer                    reap_kick;
+    char                       *stderr_ring[SERVER_STDERR_LINES];
+    size_t                      err_start, err_len;
+    unsigned long               stray_lines;
 
     /* record */
     struct liveness             liveness;
@@ -480,8 +501,12 @@ static const struct http_callbacks server_http_cb = {
 static void server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w,
     int revents);
 
-/* Start one HTTP request for x. Returns false (x freed, failure recorded
- * by the caller) when the transfer cannot start. */
+static bool server_send_stdio(struct server *s, struct server_xch *x,
+    const char *body, size_t len, long timeout_ms);
+
+/* Start one request for x (an HTTP transfer, or a line to a child).
+ * Returns false (x freed, failure recorded by the caller) when it cannot
+ * start. */
 static bool
 server_post(struct server *s, struct server_xch *x, enum http_method method,
     const char *body, size_t body_len, long timeout_ms, char **cause)
@@ -499,6 +524,8 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
         .maybe_resent = s->pings_done > 0 || s->dialed_once,
     };
 
+    if (s->decl->transport == CONFIG_STDIO)
+        return server_send_stdio(s, x, body, body_len, timeout_ms);
     if (x->op != OP_INITIALIZE) {
         rq.session_id = s->session_id;
         rq.protocol_version = s->protocol_version;
@@ -599,6 +626,9 @@ server_dial_failed(struct server *s, struct failure_evidence *ev,
     s->list_n = 0;
     s->dialed_once = true;
     s->failed_dials++;
+    /* A child whose dial failed is not kept: the next dial spawns anew. */
+    if (s->child != NULL && !child_exited(s->child))
+        child_signal(s->child, SIGKILL);
     s->last_ping_ok = false;
     server_fail(s, "dial", ev, SITE_CONNECT, ms, detail);
     if (s->state == SERVER_STOPPED)
@@ -625,7 +655,8 @@ server_dial_completed(struct server *s)
     server_set_state(s, SERVER_READY);
     server_outcome(s, "dial", NULL, ms);
     server_schedule_ping(s);
-    if (!s->env->no_streams && s->tools_list_changed && !s->stream_none)
+    if (!s->env->no_streams && s->tools_list_changed && !s->stream_none &&
+        s->decl->transport == CONFIG_HTTP)
         server_stream_open(s);
 }
 
@@ -866,6 +897,11 @@ server_judge(struct server_xch *x, const struct http_result *r,
             ev->http_status = r->status;
         return true;
     }
+    if (ev->child_closed || ev->peer_known_dead || ev->spawn_error) {
+        snprintf(detail, dsz, "%s", r->error_text != NULL ?
+            r->error_text : "the child closed the connection");
+        return true;
+    }
     if (!r->completed && !r->stopped && r->ev.net != NET_OK) {
         server_net_detail(r, detail, dsz);
         return true;
@@ -1013,6 +1049,12 @@ server_on_initialized(struct server *s, struct server_xch *x,
     struct failure_evidence ev = r->ev;
     char                    detail[256];
 
+    if (ev.child_closed) {
+        snprintf(detail, sizeof(detail), "%s", r->error_text);
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, detail);
+        return;
+    }
     if (r->completed && r->status >= 200 && r->status < 300) {
         server_xch_free(x, NULL);
         if (s->has_tools_cap) {
@@ -1188,6 +1230,15 @@ server_on_ping(struct server *s, struct server_xch *x,
     if ((r->status == 429 || r->status == 503) && r->retry_after_s >= 0)
         s->retry_after_s = r->retry_after_s;
     server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+    if (s->decl->transport == CONFIG_STDIO && s->child_gone &&
+        s->state == SERVER_READY && !s->env->no_redial) {
+        /* The child is gone: dial again with the same backoff as HTTP. */
+        server_drop_session(s);
+        s->failed_dials = 1;
+        server_set_state(s, SERVER_BACKOFF);
+        server_schedule_dial(s);
+        return;
+    }
     server_schedule_ping(s);
 }
 
@@ -1337,15 +1388,11 @@ server_on_stream_done(struct server *s, struct server_xch *x,
 static void server_on_delete(struct server *s, struct server_xch *x,
     const struct http_result *r);
 
-/* http_callbacks.on_done: route a finished transfer to its step. */
+/* Route a finished exchange (either transport) to its step. */
 static void
-server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r)
+server_route(struct server *s, struct server_xch *x,
+    const struct http_result *r)
 {
-    struct server_xch *x = arg;
-    struct server     *s = x->s;
-
-    (void)hx;
-    x->xfer = NULL;         /* freed by http.c right after this returns */
     ev_timer_stop(s->env->loop, &x->timer);
     switch (x->op) {
     case OP_INITIALIZE:
@@ -1370,6 +1417,17 @@ server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r
         server_on_delete(s, x, r);
         break;
     }
+}
+
+/* http_callbacks.on_done: route a finished transfer to its step. */
+static void
+server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r)
+{
+    struct server_xch *x = arg;
+
+    (void)hx;
+    x->xfer = NULL;         /* freed by http.c right after this returns */
+    server_route(x->s, x, r);
 }
 
 /* ev_timer (0 s): work deferred out of libcurl callbacks. */
@@ -1405,7 +1463,421 @@ server_kick(struct server *s)
     }
 }
 
+/* --- stdio (MCP basic/transports, stdio) -------------------------------- */
+
+static void server_ending_outcome(struct server *s,
+    struct server_ending_run *run, enum ending_outcome o, const char *detail);
+static void server_ending_settle(struct server *s,
+    struct server_ending_run *run);
+
+static void
+server_stderr_push(struct server *s, const char *prefix, const char *line,
+    size_t len)
+{
+    char   clean[1100];
+    char **slot;
+
+    str_sanitize(clean, sizeof(clean), line, len);
+    if (s->err_len < SERVER_STDERR_LINES) {
+        slot = &s->stderr_ring[(s->err_start + s->err_len) %
+            SERVER_STDERR_LINES];
+        s->err_len++;
+    } else {
+        slot = &s->stderr_ring[s->err_start];
+        s->err_start = (s->err_start + 1) % SERVER_STDERR_LINES;
+    }
+    free(*slot);
+    *slot = str_printf("%s%s", prefix, clean);
+}
+
+/* Why the child is gone, for a failure's detail. */
+static void
+server_child_detail(const struct server *s, char *buf, size_t n)
+{
+    if (s->has_exit && WIFEXITED(s->exit_status))
+        snprintf(buf, n, "the child exited with status %d",
+            WEXITSTATUS(s->exit_status));
+    else if (s->has_exit && WIFSIGNALED(s->exit_status))
+        snprintf(buf, n, "the child was killed by signal %d",
+            WTERMSIG(s->exit_status));
+    else if (s->child != NULL && child_stdout_closed(s->child))
+        snprintf(buf, n, "the child closed its stdout");
+    else
+        snprintf(buf, n, "the child is gone");
+}
+
+/* Fail one stdio exchange with the evidence of a closed transport. */
+static void
+server_stdio_fail(struct server *s, struct server_xch *x, bool known_dead)
+{
+    struct http_result r = { 0 };
+    char               detail[128];
+
+    server_child_detail(s, detail, sizeof(detail));
+    r.ev.child_closed = true;
+    r.ev.peer_known_dead = known_dead;
+    r.error_text = detail;
+    r.status = 0;
+    server_route(s, x, &r);
+}
+
+/* Fail every request in flight: the child went away under them. */
+static void
+server_stdio_fail_all(struct server *s)
+{
+    struct server_xch *x;
+
+    /* Routing may free and add exchanges: restart from the head. */
+    for (;;) {
+        for (x = s->xchs; x != NULL; x = x->next) {
+            if (x->id >= 0 && x->op != OP_DELETE)
+                break;
+        }
+        if (x == NULL)
+            break;
+        server_stdio_fail(s, x, false);
+    }
+}
+
+/* ev_timer (0 s): a notification was queued, or a request could not be:
+ * finish it outside the caller. */
+static void
+server_stdio_sent_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server_xch *x = w->data;
+    struct server     *s = x->s;
+    struct http_result r = { 0 };
+
+    (void)loop;
+    (void)revents;
+    if (x->dead) {
+        /* A message to a child already known dead: nothing was sent. */
+        server_stdio_fail(s, x, true);
+        return;
+    }
+    r.completed = true;
+    r.status = 202;
+    server_route(s, x, &r);
+}
+
+static bool
+server_send_stdio(struct server *s, struct server_xch *x, const char *body,
+    size_t len, long timeout_ms)
+{
+    x->dead = s->child == NULL || s->child_gone ||
+        child_send(s->child, body, len) != 0;
+    if (x->dead || x->id < 0) {
+        /* Finish on the next loop turn, not inside the caller. */
+        ev_timer_init(&x->timer, server_stdio_sent_cb, 0., 0.);
+        x->timer.data = x;
+        ev_timer_start(s->env->loop, &x->timer);
+        return true;
+    }
+    if (timeout_ms > 0) {
+        ev_timer_init(&x->timer, server_xch_timeout_cb, timeout_ms / 1000.0,
+            0.);
+        x->timer.data = x;
+        ev_timer_start(s->env->loop, &x->timer);
+    }
+    server_log(s, "stdin %s id=%lld", server_op_name(x->op),
+        (long long)x->id);
+    return true;
+}
+
+/* child_callbacks.on_line: one message, or a stray line. */
+static void
+server_child_line_cb(void *arg, const char *line, size_t len)
+{
+    struct server      *s = arg;
+    struct jsonrpc_msg *m = jsonrpc_parse(line, len, NULL);
+    struct server_xch  *x;
+
+    if (m == NULL) {
+        /* A server that logs to stdout: counted and shown, not fatal. */
+        s->stray_lines++;
+        server_stderr_push(s, "stdout: ", line, len);
+        return;
+    }
+    if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
+        for (x = s->xchs; x != NULL; x = x->next) {
+            if (x->id >= 0 && jsonrpc_id_is(m, x->id))
+                break;
+        }
+        if (x != NULL) {
+            struct http_result r = { 0 };
+
+            x->answer = m;
+            r.completed = true;
+            r.status = 200;
+            r.ev.content_json = true;
+            server_route(s, x, &r);
+            return;
+        }
+        server_log(s, "stdout: a response to no request in flight");
+    } else {
+        server_peer_message(s, m);
+    }
+    jsonrpc_free(m);
+}
+
+/* child_callbacks.on_too_long: the oldest request fails; reading goes on
+ * at the next line. */
+static void
+server_child_too_long_cb(void *arg, size_t len)
+{
+    struct server      *s = arg;
+    struct server_xch  *x, *oldest = NULL;
+    struct http_result  r = { 0 };
+    char                detail[128];
+
+    for (x = s->xchs; x != NULL; x = x->next) {
+        if (x->id >= 0 && (oldest == NULL || x->id < oldest->id))
+            oldest = x;
+    }
+    server_stderr_push(s, "stdout: ", "(a line past the message size limit "
+        "was dropped)", 52);
+    if (oldest == NULL)
+        return;
+    snprintf(detail, sizeof(detail), "a stdout line of at least %zu bytes "
+        "exceeds the message size limit (%zu bytes)", len,
+        s->decl->max_message_bytes);
+    r.ev.too_large = true;
+    r.completed = true;
+    r.status = 200;
+    r.ev.content_json = true;
+    r.error_text = detail;
+    server_route(s, oldest, &r);
+}
+
+static void
+server_child_stderr_cb(void *arg, const char *line, size_t len)
+{
+    server_stderr_push(arg, "", line, len);
+}
+
+/* ev_timer: stdout closed a while ago and the child did not exit. */
+static void
+server_eof_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    server_stdio_fail_all(s);
+}
+
+/* child_callbacks.on_closed: stdout EOF. Wait briefly for the exit
+ * status, so the failure can name it. */
+static void
+server_child_closed_cb(void *arg)
+{
+    struct server *s = arg;
+
+    s->child_gone = true;
+    if (s->child != NULL && child_exited(s->child)) {
+        server_stdio_fail_all(s);
+        return;
+    }
+    ev_timer_stop(s->env->loop, &s->eof_timer);
+    ev_timer_set(&s->eof_timer, SERVER_EOF_GRACE_S, 0.);
+    ev_timer_start(s->env->loop, &s->eof_timer);
+}
+
+static void server_child_ending_reaped(struct server *s);
+
+/* ev_timer (0 s): free a reaped child outside its own callbacks. */
+static void
+server_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (s->child != NULL && child_exited(s->child)) {
+        child_free(s->child);
+        s->child = NULL;
+    }
+}
+
+/* child_callbacks.on_exit: reaped. */
+static void
+server_child_exit_cb(void *arg, int status)
+{
+    struct server *s = arg;
+
+    s->exit_status = status;
+    s->has_exit = true;
+    s->child_gone = true;
+    s->child_reaped = true;
+    server_log(s, "child %ld reaped (status 0x%x)",
+        s->child != NULL ? (long)child_pid(s->child) : 0L, status);
+    ev_timer_stop(s->env->loop, &s->eof_timer);
+    server_stdio_fail_all(s);
+    server_child_ending_reaped(s);
+    ev_timer_start(s->env->loop, &s->reap_kick);
+    if (s->state == SERVER_READY && !s->env->no_pings) {
+        /* Observe the loss now rather than at the next interval. */
+        ev_timer_stop(s->env->loop, &s->tick);
+        ev_timer_set(&s->tick, 0., 0.);
+        ev_timer_start(s->env->loop, &s->tick);
+    }
+}
+
+static const struct child_callbacks server_child_cb = {
+    .on_line = server_child_line_cb,
+    .on_too_long = server_child_too_long_cb,
+    .on_stderr = server_child_stderr_cb,
+    .on_closed = server_child_closed_cb,
+    .on_exit = server_child_exit_cb,
+};
+
+/* Start the child for a dial. 0, or -1 after the dial failed. */
+static int
+server_spawn(struct server *s)
+{
+    int   err = 0;
+    char *cause = NULL;
+
+    if (s->child != NULL) {
+        /* The old one is done with: kill and reap it now. */
+        ev_timer_stop(s->env->loop, &s->reap_kick);
+        child_free(s->child);
+        s->child = NULL;
+    }
+    s->child_gone = false;
+    s->child_reaped = false;
+    s->has_exit = false;
+    s->child = child_spawn(s->env->loop, s->decl, s->decl->max_message_bytes,
+        &server_child_cb, s, &err, &cause);
+    if (s->child == NULL) {
+        struct failure_evidence ev = { .spawn_error = true, .os_errno = err };
+
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+        return -1;
+    }
+    server_log(s, "spawned pid %ld", (long)child_pid(s->child));
+    return 0;
+}
+
+/* The stdio ending's outcome, from the step the shutdown sequence reached
+ * when the child was reaped. */
+static void
+server_child_ending_reaped(struct server *s)
+{
+    struct server_ending_run *run = s->ending;
+    enum ending_outcome       o;
+
+    if (run == NULL || run->pub.settled || s->state != SERVER_ENDING)
+        return;
+    if (WIFSIGNALED(s->exit_status))
+        run->pub.signal = WTERMSIG(s->exit_status);
+    if (WIFEXITED(s->exit_status))
+        run->pub.exit_code = WEXITSTATUS(s->exit_status);
+    o = run->stage >= 2 ? ENDING_KILLED :
+        run->stage == 1 ? ENDING_SIGNALLED : ENDING_EXITED;
+    server_ending_outcome(s, run, o, o == ENDING_EXITED ?
+        "the child exited after stdin closed" : o == ENDING_SIGNALLED ?
+        "the child needed SIGTERM" : "the child needed SIGKILL");
+    server_ending_settle(s, run);
+}
+
+/* ev_timer: the next step of the MCP stdio shutdown sequence: stdin was
+ * closed; then SIGTERM to the group; then SIGKILL; then the deadline. */
+static void
+server_child_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server_ending_run *run = w->data;
+    struct server            *s = run->s;
+    double                    third = s->decl->teardown_ms / 3000.0;
+
+    (void)revents;
+    if (s->child == NULL || child_exited(s->child))
+        return;
+    run->stage++;
+    if (run->stage == 1) {
+        server_log(s, "shutdown: SIGTERM");
+        child_signal(s->child, SIGTERM);
+    } else if (run->stage == 2) {
+        server_log(s, "shutdown: SIGKILL");
+        child_signal(s->child, SIGKILL);
+    } else {
+        /* The deadline: the operator is answered; the reaping settles
+         * the ending when it comes. */
+        server_ending_outcome(s, run, ENDING_KILLED,
+            "the child needed SIGKILL and is not reaped yet");
+        return;
+    }
+    ev_timer_set(w, third, 0.);
+    ev_timer_start(loop, w);
+}
+
+/* End a stdio server: the shutdown sequence, bounded by the deadline. */
+static void
+server_end_child(struct server *s, struct server_ending_run *run)
+{
+    if (s->child == NULL || child_exited(s->child)) {
+        if (s->child != NULL && s->has_exit) {
+            run->pub.exit_code = WIFEXITED(s->exit_status) ?
+                WEXITSTATUS(s->exit_status) : -1;
+            server_ending_outcome(s, run, ENDING_EXITED,
+                "the child had already exited");
+        } else {
+            server_ending_outcome(s, run, ENDING_NO_SESSION,
+                "no child is running; nothing to end");
+        }
+        server_ending_settle(s, run);
+        return;
+    }
+    server_log(s, "shutdown: closing stdin");
+    child_close_stdin(s->child);
+    run->stage = 0;
+    ev_timer_init(&run->deadline, server_child_step_cb,
+        s->decl->teardown_ms / 3000.0, 0.);
+    run->deadline.data = run;
+    ev_timer_start(s->env->loop, &run->deadline);
+}
+
+long
+server_pid(const struct server *s)
+{
+    return s->child != NULL && !child_exited(s->child) ?
+        (long)child_pid(s->child) : 0;
+}
+
+const char *
+server_stderr_line(const struct server *s, size_t i)
+{
+    if (i >= s->err_len)
+        return NULL;
+    return s->stderr_ring[(s->err_start + i) % SERVER_STDERR_LINES];
+}
+
+size_t
+server_stderr_count(const struct server *s)
+{
+    return s->err_len;
+}
+
+bool
+server_exit_status(const struct server *s, int *code, int *sig)
+{
+    if (!s->has_exit)
+        return false;
+    *code = WIFEXITED(s->exit_status) ? WEXITSTATUS(s->exit_status) : -1;
+    *sig = WIFSIGNALED(s->exit_status) ? WTERMSIG(s->exit_status) : 0;
+    return true;
+}
+
+unsigned long
+server_stray_lines(const struct server *s)
+{
+    return s->stray_lines;
+}
+
 /* --- dialing ------------------------------------------------------------ */
+
+static int server_spawn(struct server *s);
 
 static void
 server_dial(struct server *s)
@@ -1425,6 +1897,8 @@ server_dial(struct server *s)
     server_set_state(s, SERVER_DIALING);
     ev_timer_set(&s->open_timer, server_open_deadline_ms(s) / 1000.0, 0.);
     ev_timer_start(s->env->loop, &s->open_timer);
+    if (s->decl->transport == CONFIG_STDIO && server_spawn(s) != 0)
+        return;
 
     id = s->next_id++;
     x = server_xch_new(s, OP_INITIALIZE, id);
@@ -1482,6 +1956,9 @@ server_schedule_dial(struct server *s)
 
 /* --- public ------------------------------------------------------------- */
 
+static void server_eof_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void server_reap_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
 struct server *
 server_new(const struct server_env *env, const struct config_server *decl)
 {
@@ -1517,6 +1994,10 @@ server_new(const struct server_env *env, const struct config_server *decl)
     s->kick.data = s;
     ev_timer_init(&s->stream_timer, server_stream_retry_cb, 0., 0.);
     s->stream_timer.data = s;
+    ev_timer_init(&s->eof_timer, server_eof_cb, SERVER_EOF_GRACE_S, 0.);
+    s->eof_timer.data = s;
+    ev_timer_init(&s->reap_kick, server_reap_cb, 0., 0.);
+    s->reap_kick.data = s;
     return s;
 }
 
@@ -1528,10 +2009,6 @@ server_start(struct server *s)
 
         server_set_state(s, SERVER_INVALID);
         server_fail(s, "dial", &ev, SITE_CONNECT, 0, s->decl->invalid);
-        return;
-    }
-    if (s->decl->transport != CONFIG_HTTP) {
-        server_set_state(s, SERVER_UNSUPPORTED);
         return;
     }
     server_dial(s);
@@ -1561,6 +2038,11 @@ server_stop(struct server *s)
         ev_timer_stop(loop, &s->endings[i].deadline);
         s->endings[i].del = NULL;
     }
+    ev_timer_stop(loop, &s->eof_timer);
+    ev_timer_stop(loop, &s->reap_kick);
+    /* Never leave a child behind: a running one is killed and reaped. */
+    child_free(s->child);
+    s->child = NULL;
     ev_timer_stop(loop, &s->open_timer);
     ev_timer_stop(loop, &s->tick);
     ev_timer_stop(loop, &s->kick);
@@ -1583,6 +2065,8 @@ server_free(struct server *s)
     free(s->last_event_id);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
+    for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
+        free(s->stderr_ring[i]);
     free(s);
 }
 
@@ -1948,6 +2432,8 @@ server_half_open(struct server *s, struct server_xch *x,
     free(pv);
 }
 
+static void server_end_child(struct server *s, struct server_ending_run *run);
+
 const struct ending *
 server_end(struct server *s, bool redial)
 {
@@ -1979,6 +2465,11 @@ server_end(struct server *s, bool redial)
     /* The local close: everything of the session stops now. */
     server_drop_session(s);
     s->last_ping_ok = false;
+    if (s->decl->transport == CONFIG_STDIO) {
+        free(id);
+        server_end_child(s, run);
+        return &run->pub;
+    }
     if (id == NULL) {
         server_ending_outcome(s, run, ENDING_NO_SESSION,
             "no session id was issued; nothing sent");
@@ -2018,28 +2509,6 @@ server_ending_busy(const struct server *s)
             return true;
     }
     return false;
-}
-
-long
-server_pid(const struct server *s)
-{
-    (void)s;
-    return 0;
-}
-
-const char *
-server_stderr_line(const struct server *s, size_t i)
-{
-    (void)s;
-    (void)i;
-    return NULL;
-}
-
-size_t
-server_stderr_count(const struct server *s)
-{
-    (void)s;
-    return 0;
 }
 
 size_t

@@ -1,0 +1,63 @@
+/*
+ * The stdio transport's process half (MCP basic/transports, stdio): a
+ * server started as a child with argv (no shell), in its own process
+ * group, stdin/stdout as non-blocking pipes carrying newline-delimited
+ * JSON-RPC, stderr read line by line, its exit watched with ev_child.
+ */
+#ifndef MCPTOP_ENGINE_CHILD_H
+#define MCPTOP_ENGINE_CHILD_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "engine/config.h"
+
+struct child;
+
+struct child_callbacks {
+    /* One complete stdout line (without its newline or a trailing CR). */
+    void (*on_line)(void *arg, const char *line, size_t len);
+    /* A stdout line passed max_bytes; the reader skips to the next one. */
+    void (*on_too_long)(void *arg, size_t len);
+    /* One stderr line (cut at 1 KiB). */
+    void (*on_stderr)(void *arg, const char *line, size_t len);
+    /* stdout reached EOF. */
+    void (*on_closed)(void *arg);
+    /* The child was reaped; status as from waitpid. */
+    void (*on_exit)(void *arg, int status);
+};
+
+/*
+ * Start decl's command. NULL when it cannot start: *err is the errno
+ * (ENOENT, EACCES, ...) and *cause a message (caller frees). The command is
+ * found on mcptop's PATH; its environment is mcptop's plus decl->env.
+ * Callbacks run from the loop (never from inside child_send). The loop must
+ * be the default loop (ev_child).
+ */
+struct child *child_spawn(struct ev_loop *loop,
+    const struct config_server *decl, size_t max_bytes,
+    const struct child_callbacks *cb, void *arg, int *err, char **cause);
+
+/* Queue msg plus a newline for stdin. -1 (errno EPIPE) when stdin is
+ * closed or the child is gone; nothing is queued then. */
+int child_send(struct child *c, const char *msg, size_t len);
+/* Close stdin (after flushing what is queued): the first step of the MCP
+ * shutdown sequence. */
+void child_close_stdin(struct child *c);
+/* Send sig to the child's process group. */
+void child_signal(struct child *c, int sig);
+pid_t child_pid(const struct child *c);
+bool child_exited(const struct child *c);
+bool child_stdout_closed(const struct child *c);
+/* Bytes waiting to be written to stdin. */
+size_t child_pending_bytes(const struct child *c);
+/*
+ * Free. A child still running is killed (SIGKILL to its group) and reaped
+ * here, so none is left behind. NULL does nothing. Never call from inside
+ * one of c's own callbacks.
+ */
+void child_free(struct child *c);
+
+#endif
