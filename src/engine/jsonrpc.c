@@ -6,6 +6,7 @@
 #include "engine/jsonrpc.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,9 @@ jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
     if (!cJSON_IsNumber(v))
         return false;
     d = v->valuedouble;
+    /* Range first: converting an out-of-range double is undefined. */
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return false;
     return d == floor(d) && (int64_t)d == id;
 }
 
@@ -195,7 +199,7 @@ jsonrpc_array_string(const struct jsonrpc_msg *m, const char *path, long i,
     const cJSON *a = jsonrpc_walk(m, path);
     const cJSON *e;
 
-    if (!cJSON_IsArray(a) || i < 0)
+    if (!cJSON_IsArray(a) || i < 0 || i > INT_MAX)
         return NULL;
     e = cJSON_GetArrayItem(a, (int)i);
     if (member != NULL)

@@ -1,0 +1,1076 @@
+/*
+ * Tests for the failure classifier and the delivery verdict (DESIGN.md
+ * sections 2 and 3): every rule of the ordered table with evidence that
+ * hits it, the order between rules where evidence matches two, the
+ * delivery table for every kind, the site rule, the evidence rule,
+ * failure_make and the kind names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/failure.h"
+
+/* DESIGN.md section 3, site `request`, written out by hand. */
+static const enum delivered expected_delivery[FAILURE__COUNT] = {
+    [FAILURE_CONNECT_REFUSED]   = DELIVERED_NO,
+    [FAILURE_CONNECTION_FAILED] = DELIVERED_UNKNOWN,
+    [FAILURE_CONNECTION_CLOSED] = DELIVERED_UNKNOWN,
+    [FAILURE_HTTP_STATUS]       = DELIVERED_UNKNOWN,
+    [FAILURE_NOT_MCP_RESPONSE]  = DELIVERED_UNKNOWN,
+    [FAILURE_SPAWN_FAILED]      = DELIVERED_NO,
+    [FAILURE_TIMEOUT]           = DELIVERED_UNKNOWN,
+    [FAILURE_PROTOCOL]          = DELIVERED_YES,
+    [FAILURE_INVALID_CONFIG]    = DELIVERED_NO,
+    [FAILURE_UNKNOWN]           = DELIVERED_UNKNOWN,
+};
+
+/* The kind names of DESIGN.md section 2, in enum order. */
+static const char *const expected_names[FAILURE__COUNT] = {
+    [FAILURE_CONNECT_REFUSED]   = "connect_refused",
+    [FAILURE_CONNECTION_FAILED] = "connection_failed",
+    [FAILURE_CONNECTION_CLOSED] = "connection_closed",
+    [FAILURE_HTTP_STATUS]       = "http_status",
+    [FAILURE_NOT_MCP_RESPONSE]  = "not_mcp_response",
+    [FAILURE_SPAWN_FAILED]      = "spawn_failed",
+    [FAILURE_TIMEOUT]           = "timeout",
+    [FAILURE_PROTOCOL]          = "protocol",
+    [FAILURE_INVALID_CONFIG]    = "invalid_config",
+    [FAILURE_UNKNOWN]           = "unknown",
+};
+
+/* The rule table as the classifier must order it: index -> kind. */
+enum {
+    R_CONFIG,
+    R_SPAWN,
+    R_REFUSED,
+    R_TIMEOUT,
+    R_RPC_ERROR,
+    R_CLOSED,
+    R_TRANSPORT,
+    R_STATUS,
+    R_VERSION,
+    R_NOT_MCP,
+    R_OTHER_NET,
+    R_ANY,
+    R__COUNT
+};
+
+static const enum failure_kind expected_rule_kind[R__COUNT] = {
+    [R_CONFIG]    = FAILURE_INVALID_CONFIG,
+    [R_SPAWN]     = FAILURE_SPAWN_FAILED,
+    [R_REFUSED]   = FAILURE_CONNECT_REFUSED,
+    [R_TIMEOUT]   = FAILURE_TIMEOUT,
+    [R_RPC_ERROR] = FAILURE_PROTOCOL,
+    [R_CLOSED]    = FAILURE_CONNECTION_CLOSED,
+    [R_TRANSPORT] = FAILURE_CONNECTION_FAILED,
+    [R_STATUS]    = FAILURE_HTTP_STATUS,
+    [R_VERSION]   = FAILURE_PROTOCOL,
+    [R_NOT_MCP]   = FAILURE_NOT_MCP_RESPONSE,
+    [R_OTHER_NET] = FAILURE_UNKNOWN,
+    [R_ANY]       = FAILURE_UNKNOWN,
+};
+
+/* Evidence `ev` must hit rule `rule` and be classified as its kind. */
+static void
+expect_rule(const struct failure_evidence *ev, size_t rule, const char *what)
+{
+    size_t            got = failure_rule_match(ev);
+    enum failure_kind k = failure_classify(ev);
+
+    if (got != rule || k != expected_rule_kind[rule]) {
+        print_error("%s: rule %zu (%s) kind %s, expected rule %zu (%s) "
+            "kind %s\n", what, got,
+            failure_rule_name(got) != NULL ? failure_rule_name(got) : "?",
+            failure_kind_name(k), rule,
+            failure_rule_name(rule) != NULL ? failure_rule_name(rule) : "?",
+            failure_kind_name(expected_rule_kind[rule]));
+    }
+    assert_int_equal(got, rule);
+    assert_int_equal(k, expected_rule_kind[rule]);
+}
+
+/* Evidence `ev` must be classified as `kind`. */
+static void
+expect_kind(const struct failure_evidence *ev, enum failure_kind kind,
+    const char *what)
+{
+    enum failure_kind k = failure_classify(ev);
+
+    if (k != kind) {
+        print_error("%s: got %s, expected %s\n", what, failure_kind_name(k),
+            failure_kind_name(kind));
+    }
+    assert_int_equal(k, kind);
+}
+
+/* The table has the expected length, its names, and an end. */
+static void
+test_rule_table_shape(void **state)
+{
+    size_t i, j;
+    size_t n = failure_rule_count();
+
+    (void)state;
+    assert_int_equal(n, R__COUNT);
+    for (i = 0; i < n; i++) {
+        const char *name = failure_rule_name(i);
+
+        assert_non_null(name);
+        assert_true(strlen(name) > 0);
+        for (j = 0; j < i; j++)
+            assert_string_not_equal(name, failure_rule_name(j));
+    }
+    assert_null(failure_rule_name(n));
+    assert_null(failure_rule_name(n + 100));
+}
+
+/* Rule 0: the declaration cannot be dialed. */
+static void
+test_rule_config(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.config_invalid = true;
+    expect_rule(&ev, R_CONFIG, "config_invalid");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_URL_MALFORMAT;
+    expect_rule(&ev, R_CONFIG, "NET_URL_MALFORMAT");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_UNSUPPORTED;
+    ev.phase = PHASE_NONE;
+    expect_rule(&ev, R_CONFIG, "NET_UNSUPPORTED");
+}
+
+/* Rule 1: a stdio command could not start. */
+static void
+test_rule_spawn(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.spawn_error = true;
+    ev.os_errno = ENOENT;
+    expect_rule(&ev, R_SPAWN, "spawn ENOENT");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.spawn_error = true;
+    ev.os_errno = EACCES;
+    expect_rule(&ev, R_SPAWN, "spawn EACCES");
+}
+
+/* Rule 2: the connection was never made, including a timer that fired
+ * before it was. */
+static void
+test_rule_refused(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_RESOLVE;
+    ev.phase = PHASE_RESOLVE;
+    expect_rule(&ev, R_REFUSED, "NET_RESOLVE");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_CONNECT;
+    ev.phase = PHASE_CONNECT;
+    ev.os_errno = ECONNREFUSED;
+    expect_rule(&ev, R_REFUSED, "NET_CONNECT");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_TIMEDOUT;
+    ev.phase = PHASE_CONNECT;
+    expect_rule(&ev, R_REFUSED, "connect timeout (library)");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_TIMEDOUT;
+    ev.phase = PHASE_RESOLVE;
+    expect_rule(&ev, R_REFUSED, "resolve timeout (library)");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_REQUEST;
+    ev.phase = PHASE_CONNECT;
+    expect_rule(&ev, R_REFUSED, "request timer during connect");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_OPEN;
+    ev.phase = PHASE_RESOLVE;
+    expect_rule(&ev, R_REFUSED, "open deadline during resolve");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_IDLE;
+    ev.phase = PHASE_CONNECT;
+    expect_rule(&ev, R_REFUSED, "idle timer during connect");
+}
+
+/* Rule 3: a timer fired after the connection was made. */
+static void
+test_rule_timeout(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_REQUEST;
+    ev.phase = PHASE_SENT;
+    ev.body_bytes_expected = 50;
+    ev.body_bytes_sent = 50;
+    expect_rule(&ev, R_TIMEOUT, "request timer after send");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_IDLE;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 10;
+    expect_rule(&ev, R_TIMEOUT, "idle timer on a stream");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_OPEN;
+    ev.phase = PHASE_NONE;
+    expect_rule(&ev, R_TIMEOUT, "open deadline, nothing in flight");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_TIMEDOUT;
+    ev.phase = PHASE_SENT;
+    expect_rule(&ev, R_TIMEOUT, "library timer after send");
+
+    /* The teardown deadline is an ending's, never a refused connect. */
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_TEARDOWN;
+    ev.phase = PHASE_CONNECT;
+    expect_rule(&ev, R_TIMEOUT, "teardown timer during connect");
+}
+
+/* Rule 4: a JSON-RPC error carrying our id. */
+static void
+test_rule_rpc_error(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 80;
+    ev.rpc_error = true;
+    ev.rpc_error_code = -32601;
+    expect_rule(&ev, R_RPC_ERROR, "json-rpc error on 200");
+
+    /* Over stdio: no HTTP status at all. */
+    memset(&ev, 0, sizeof(ev));
+    ev.rpc_error = true;
+    ev.rpc_error_code = -32602;
+    expect_rule(&ev, R_RPC_ERROR, "json-rpc error over stdio");
+}
+
+/* Rule 5: the transport closed. */
+static void
+test_rule_closed(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.child_closed = true;
+    expect_rule(&ev, R_CLOSED, "child closed");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.peer_known_dead = true;
+    expect_rule(&ev, R_CLOSED, "peer known dead");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 120;
+    ev.stream_ended = true;
+    expect_rule(&ev, R_CLOSED, "SSE stream ended early");
+}
+
+/* Rule 6: any other transport error. */
+static void
+test_rule_transport(void **state)
+{
+    static const enum net_error nets[] = {
+        NET_SEND, NET_RECV, NET_GOT_NOTHING, NET_PARTIAL, NET_TLS,
+        NET_TLS_VERIFY, NET_HTTP2,
+    };
+    struct failure_evidence ev;
+    size_t                  i;
+    char                    what[64];
+
+    (void)state;
+    for (i = 0; i < sizeof(nets) / sizeof(nets[0]); i++) {
+        memset(&ev, 0, sizeof(ev));
+        ev.net = nets[i];
+        ev.phase = PHASE_SENT;
+        snprintf(what, sizeof(what), "net error %d", (int)nets[i]);
+        expect_rule(&ev, R_TRANSPORT, what);
+    }
+}
+
+/* Rule 7: an HTTP status instead of an MCP response. */
+static void
+test_rule_status(void **state)
+{
+    static const long statuses[] = { 400, 401, 404, 429, 500, 502, 503, 504,
+        300, 302, 101, 199 };
+    struct failure_evidence ev;
+    size_t                  i;
+    char                    what[64];
+
+    (void)state;
+    for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+        memset(&ev, 0, sizeof(ev));
+        ev.http_status = statuses[i];
+        ev.phase = PHASE_RESPONSE;
+        ev.response_bytes = 40;
+        snprintf(what, sizeof(what), "status %ld", statuses[i]);
+        expect_rule(&ev, R_STATUS, what);
+    }
+}
+
+/* Rule 8: initialize answered a version we do not speak. */
+static void
+test_rule_version(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 200;
+    ev.bad_protocol_version = true;
+    expect_rule(&ev, R_VERSION, "bad protocol version");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.bad_protocol_version = true;
+    expect_rule(&ev, R_VERSION, "bad protocol version over stdio");
+}
+
+/* Rule 9: the answer is not MCP. */
+static void
+test_rule_not_mcp(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.too_large = true;
+    expect_rule(&ev, R_NOT_MCP, "too large (stdio)");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.too_large = true;
+    expect_rule(&ev, R_NOT_MCP, "too large (http)");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.sse_no_lines = true;
+    expect_rule(&ev, R_NOT_MCP, "SSE with no SSE line");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.body_unparsable = true;
+    expect_rule(&ev, R_NOT_MCP, "unparsable JSON");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.no_matching_response = true;
+    expect_rule(&ev, R_NOT_MCP, "no response with our id");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 300;
+    expect_rule(&ev, R_NOT_MCP, "2xx text/html");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 204;
+    expect_rule(&ev, R_NOT_MCP, "204 with no content type");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 299;
+    expect_rule(&ev, R_NOT_MCP, "299 with no content type");
+}
+
+/* Rule 10: a transport result no earlier rule names. */
+static void
+test_rule_other_net(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_OTHER;
+    expect_rule(&ev, R_OTHER_NET, "NET_OTHER");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_ABORTED;
+    ev.phase = PHASE_SENT;
+    expect_rule(&ev, R_OTHER_NET, "NET_ABORTED");
+}
+
+/* Rule 11: the last rule matches everything. */
+static void
+test_rule_any(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    expect_rule(&ev, R_ANY, "empty evidence");
+
+    /* A 2xx JSON answer with nothing wrong in the evidence. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 100;
+    expect_rule(&ev, R_ANY, "2xx json, nothing else");
+
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    expect_rule(&ev, R_ANY, "2xx sse, nothing else");
+}
+
+/* config_invalid wins over every other piece of evidence. */
+static void
+test_order_config_first(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.config_invalid = true;
+    ev.spawn_error = true;
+    ev.net = NET_CONNECT;
+    ev.phase = PHASE_CONNECT;
+    ev.timer = TIMER_REQUEST;
+    ev.http_status = 500;
+    ev.rpc_error = true;
+    ev.child_closed = true;
+    ev.stream_ended = true;
+    ev.too_large = true;
+    ev.bad_protocol_version = true;
+    expect_rule(&ev, R_CONFIG, "config_invalid with everything");
+
+    /* A malformed URL beats the connect error a library may add. */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_URL_MALFORMAT;
+    ev.timer = TIMER_OPEN;
+    ev.phase = PHASE_RESOLVE;
+    expect_rule(&ev, R_CONFIG, "malformed url with a timer");
+
+    /* A spawn error beats the child's closed pipes. */
+    memset(&ev, 0, sizeof(ev));
+    ev.spawn_error = true;
+    ev.child_closed = true;
+    ev.os_errno = ENOENT;
+    expect_rule(&ev, R_SPAWN, "spawn error and closed child");
+}
+
+/* A JSON-RPC error behind a non-2xx status: our id makes it protocol, a
+ * null or missing id leaves it http_status. The status is kept both ways. */
+static void
+test_order_rpc_error_behind_status(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 500;
+    ev.content_json = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 90;
+    ev.rpc_error = true;
+    ev.rpc_error_code = -32603;
+    expect_rule(&ev, R_RPC_ERROR, "our id behind 500");
+    failure_make(&f, &ev, SITE_REQUEST, "rpc error");
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.http_status, 500);
+    assert_int_equal(f.delivered, DELIVERED_YES);
+
+    ev.rpc_error_id_null = true;
+    expect_rule(&ev, R_STATUS, "null id behind 500");
+    failure_make(&f, &ev, SITE_REQUEST, "rpc error, null id");
+    assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
+    assert_int_equal(f.http_status, 500);
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+
+    /* Same with a gateway status. */
+    ev.http_status = 502;
+    expect_kind(&ev, FAILURE_HTTP_STATUS, "null id behind 502");
+    ev.rpc_error_id_null = false;
+    expect_kind(&ev, FAILURE_PROTOCOL, "our id behind 502");
+
+    /* A non-2xx status beats a body that is not MCP. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 502;
+    ev.body_unparsable = true;
+    expect_kind(&ev, FAILURE_HTTP_STATUS, "502 unparsable body");
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 503;
+    ev.response_bytes = 500;
+    ev.phase = PHASE_RESPONSE;
+    expect_kind(&ev, FAILURE_HTTP_STATUS, "503 text/html");
+}
+
+/* A timer before the connection is made is a refused connect; after the
+ * request was sent it is a timeout. */
+static void
+test_order_timer_phase(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.timer = TIMER_REQUEST;
+    ev.phase = PHASE_CONNECT;
+    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "timer in connect");
+    ev.phase = PHASE_RESOLVE;
+    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "timer in resolve");
+    ev.phase = PHASE_SENT;
+    expect_kind(&ev, FAILURE_TIMEOUT, "timer after send");
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 1;
+    expect_kind(&ev, FAILURE_TIMEOUT, "timer after a response byte");
+
+    /* NET_RESOLVE/NET_CONNECT are refused whatever timer is set. */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_CONNECT;
+    ev.timer = TIMER_REQUEST;
+    ev.phase = PHASE_SENT;
+    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "connect error and timer");
+
+    /* A timer beats the transport error its abort may leave. */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_RECV;
+    ev.timer = TIMER_IDLE;
+    ev.phase = PHASE_RESPONSE;
+    expect_kind(&ev, FAILURE_TIMEOUT, "idle timer and recv error");
+}
+
+/* SSE: no line at all is not MCP; a good stream that ended early is a
+ * closed connection. */
+static void
+test_order_sse(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 60;
+    ev.sse_no_lines = true;
+    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "raw JSON in an SSE body");
+
+    ev.sse_no_lines = false;
+    ev.stream_ended = true;
+    expect_kind(&ev, FAILURE_CONNECTION_CLOSED, "stream ended early");
+}
+
+/* The remaining readings the brief names, each against its neighbours. */
+static void
+test_order_misc(void **state)
+{
+    struct failure_evidence ev;
+
+    (void)state;
+    /* 2xx text/html */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 512;
+    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "200 text/html");
+
+    /* too_large, even with an MCP content type */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.too_large = true;
+    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "too large SSE");
+
+    /* bad_protocol_version is protocol, even with a 2xx json body */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.bad_protocol_version = true;
+    expect_kind(&ev, FAILURE_PROTOCOL, "bad protocol version");
+
+    /* NET_OTHER and empty evidence are unknown */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_OTHER;
+    expect_kind(&ev, FAILURE_UNKNOWN, "NET_OTHER");
+    memset(&ev, 0, sizeof(ev));
+    expect_kind(&ev, FAILURE_UNKNOWN, "empty");
+    assert_int_equal(failure_rule_match(&ev), failure_rule_count() - 1);
+
+    /* A stdio child that closed beats a transport error reading. */
+    memset(&ev, 0, sizeof(ev));
+    ev.child_closed = true;
+    ev.net = NET_RECV;
+    expect_kind(&ev, FAILURE_CONNECTION_CLOSED, "child closed and recv");
+
+    /* A transport error beats a status seen before it. */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_PARTIAL;
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.phase = PHASE_RESPONSE;
+    expect_kind(&ev, FAILURE_CONNECTION_FAILED, "partial 200");
+}
+
+/* The delivery table for every kind at site request, exactly as
+ * DESIGN.md section 3. */
+static void
+test_delivery_table(void **state)
+{
+    struct failure_evidence ev;
+    int                     k;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    for (k = 0; k < FAILURE__COUNT; k++) {
+        bool by_evidence = true;
+
+        if (failure_delivered_by_kind(k) != expected_delivery[k])
+            print_error("kind %s: table says %s, DESIGN.md says %s\n",
+                failure_kind_name(k),
+                delivered_name(failure_delivered_by_kind(k)),
+                delivered_name(expected_delivery[k]));
+        assert_int_equal(failure_delivered_by_kind(k), expected_delivery[k]);
+        assert_int_equal(failure_delivered(k, SITE_REQUEST, &ev,
+            &by_evidence), expected_delivery[k]);
+        assert_false(by_evidence);
+        assert_int_equal(failure_delivered(k, SITE_REQUEST, NULL, NULL),
+            expected_delivery[k]);
+    }
+    /* Out of range: unknown, never a guess. */
+    assert_int_equal(failure_delivered_by_kind(FAILURE__COUNT),
+        DELIVERED_UNKNOWN);
+    assert_int_equal(failure_delivered_by_kind((enum failure_kind)-1),
+        DELIVERED_UNKNOWN);
+}
+
+/* At the dial, everything is no except protocol (yes) and http_status
+ * (unknown). */
+static void
+test_delivery_site_connect(void **state)
+{
+    struct failure_evidence ev;
+    int                     k;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    for (k = 0; k < FAILURE__COUNT; k++) {
+        enum delivered want = DELIVERED_NO;
+        bool           by_evidence = true;
+
+        if (k == FAILURE_PROTOCOL)
+            want = DELIVERED_YES;
+        else if (k == FAILURE_HTTP_STATUS)
+            want = DELIVERED_UNKNOWN;
+        if (failure_delivered(k, SITE_CONNECT, &ev, &by_evidence) != want)
+            print_error("kind %s at connect: expected %s\n",
+                failure_kind_name(k), delivered_name(want));
+        assert_int_equal(failure_delivered(k, SITE_CONNECT, &ev,
+            &by_evidence), want);
+        assert_false(by_evidence);
+        assert_int_equal(failure_delivered(k, SITE_CONNECT, NULL, NULL),
+            want);
+    }
+}
+
+/* connection_closed on a server already known dead, nothing sent: no. */
+static void
+test_delivery_peer_known_dead(void **state)
+{
+    struct failure_evidence ev;
+    bool                    by_evidence = true;
+    struct failure          f;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.peer_known_dead = true;
+    assert_int_equal(failure_delivered(FAILURE_CONNECTION_CLOSED,
+        SITE_REQUEST, &ev, &by_evidence), DELIVERED_NO);
+    assert_false(by_evidence);
+
+    failure_make(&f, &ev, SITE_REQUEST, "child already dead");
+    assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
+    assert_int_equal(f.delivered, DELIVERED_NO);
+    assert_false(f.evidence_no);
+    assert_string_equal(f.detail, "child already dead");
+
+    /* Without it, a closed child leaves delivery unknown. */
+    memset(&ev, 0, sizeof(ev));
+    ev.child_closed = true;
+    failure_make(&f, &ev, SITE_REQUEST, "child exited");
+    assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+    assert_false(f.evidence_no);
+}
+
+/* Evidence that the body did not completely leave and nothing came back. */
+static void
+not_sent(struct failure_evidence *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->phase = PHASE_SENT;
+    ev->body_bytes_expected = 1000;
+    ev->body_bytes_sent = 300;
+    ev->response_bytes = 0;
+}
+
+/* unknown becomes no by evidence, and only then. */
+static void
+test_delivery_evidence_rule(void **state)
+{
+    struct failure_evidence ev;
+    bool                    by_evidence;
+    int                     k;
+
+    (void)state;
+    /* Every kind the table leaves unknown becomes no; the others keep
+     * their word and the flag stays clear. */
+    not_sent(&ev);
+    for (k = 0; k < FAILURE__COUNT; k++) {
+        enum delivered d;
+
+        by_evidence = false;
+        d = failure_delivered(k, SITE_REQUEST, &ev, &by_evidence);
+        if (expected_delivery[k] == DELIVERED_UNKNOWN) {
+            assert_int_equal(d, DELIVERED_NO);
+            assert_true(by_evidence);
+        } else {
+            assert_int_equal(d, expected_delivery[k]);
+            assert_false(by_evidence);
+        }
+    }
+    /* by_evidence may be NULL. */
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_REQUEST, &ev,
+        NULL), DELIVERED_NO);
+
+    /* Never turns yes into no. */
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, SITE_REQUEST, &ev,
+        &by_evidence), DELIVERED_YES);
+    assert_false(by_evidence);
+    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, SITE_CONNECT, &ev,
+        &by_evidence), DELIVERED_YES);
+    assert_false(by_evidence);
+
+    /* At connect http_status is unknown, so the evidence decides. */
+    by_evidence = false;
+    assert_int_equal(failure_delivered(FAILURE_HTTP_STATUS, SITE_CONNECT,
+        &ev, &by_evidence), DELIVERED_NO);
+    assert_true(by_evidence);
+
+    /* A kind already no at connect is not credited to the evidence. */
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_CONNECT, &ev,
+        &by_evidence), DELIVERED_NO);
+    assert_false(by_evidence);
+
+    /* Not when libcurl may have re-sent the request. */
+    not_sent(&ev);
+    ev.resent = true;
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
+        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+    assert_false(by_evidence);
+
+    /* Not when a response byte came back. */
+    not_sent(&ev);
+    ev.response_bytes = 1;
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
+        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+    assert_false(by_evidence);
+
+    /* Not when the whole body left. */
+    not_sent(&ev);
+    ev.body_bytes_sent = ev.body_bytes_expected;
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_REQUEST, &ev,
+        &by_evidence), DELIVERED_UNKNOWN);
+    assert_false(by_evidence);
+
+    /* Not when nothing was expected (no body length known). */
+    memset(&ev, 0, sizeof(ev));
+    by_evidence = true;
+    assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
+        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+    assert_false(by_evidence);
+
+    /* One byte short is enough. */
+    not_sent(&ev);
+    ev.body_bytes_sent = ev.body_bytes_expected - 1;
+    by_evidence = false;
+    assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
+        SITE_REQUEST, &ev, &by_evidence), DELIVERED_NO);
+    assert_true(by_evidence);
+
+    /* Nothing sent at all is also not sent. */
+    not_sent(&ev);
+    ev.body_bytes_sent = 0;
+    by_evidence = false;
+    assert_int_equal(failure_delivered(FAILURE_UNKNOWN, SITE_REQUEST, &ev,
+        &by_evidence), DELIVERED_NO);
+    assert_true(by_evidence);
+}
+
+/* failure_make: kind, site, verdict and a copied, truncated detail. */
+static void
+test_make_basic(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+    char                    longtext[600];
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_CONNECT;
+    ev.phase = PHASE_CONNECT;
+    ev.os_errno = ECONNREFUSED;
+    memset(&f, 0xa5, sizeof(f));
+    failure_make(&f, &ev, SITE_REQUEST, "connection refused by 127.0.0.1");
+    assert_int_equal(f.kind, FAILURE_CONNECT_REFUSED);
+    assert_int_equal(f.site, SITE_REQUEST);
+    assert_int_equal(f.delivered, DELIVERED_NO);
+    assert_int_equal(f.http_status, 0);
+    assert_false(f.evidence_no);
+    assert_string_equal(f.detail, "connection refused by 127.0.0.1");
+
+    /* A NULL detail leaves an empty string. */
+    memset(&f, 0xa5, sizeof(f));
+    failure_make(&f, &ev, SITE_CONNECT, NULL);
+    assert_int_equal(f.site, SITE_CONNECT);
+    assert_string_equal(f.detail, "");
+
+    /* The detail is copied: changing the source does not change it. */
+    {
+        char src[] = "original text";
+
+        failure_make(&f, &ev, SITE_REQUEST, src);
+        src[0] = 'X';
+        assert_string_equal(f.detail, "original text");
+    }
+
+    /* A long detail is truncated to the buffer, NUL-terminated. */
+    memset(longtext, 'd', sizeof(longtext) - 1);
+    longtext[sizeof(longtext) - 1] = '\0';
+    memset(&f, 0xa5, sizeof(f));
+    failure_make(&f, &ev, SITE_REQUEST, longtext);
+    assert_int_equal(strlen(f.detail), sizeof(f.detail) - 1);
+    assert_memory_equal(f.detail, longtext, sizeof(f.detail) - 1);
+}
+
+/* http_status is kept for http_status and protocol, and only for them. */
+static void
+test_make_http_status(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 502;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 150;
+    failure_make(&f, &ev, SITE_REQUEST, "bad gateway");
+    assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
+    assert_int_equal(f.http_status, 502);
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+
+    failure_make(&f, &ev, SITE_CONNECT, "bad gateway");
+    assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
+    assert_int_equal(f.http_status, 502);
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+
+    /* protocol on a 200 keeps the 200. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.rpc_error = true;
+    failure_make(&f, &ev, SITE_CONNECT, "rpc error");
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.http_status, 200);
+    assert_int_equal(f.delivered, DELIVERED_YES);
+
+    /* not_mcp_response on a 200 does not keep it. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.response_bytes = 10;
+    failure_make(&f, &ev, SITE_REQUEST, "text/html");
+    assert_int_equal(f.kind, FAILURE_NOT_MCP_RESPONSE);
+    assert_int_equal(f.http_status, 0);
+
+    /* Nor does a transport error cut after the status line. */
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_PARTIAL;
+    ev.http_status = 200;
+    ev.content_json = true;
+    ev.response_bytes = 10;
+    failure_make(&f, &ev, SITE_REQUEST, "partial");
+    assert_int_equal(f.kind, FAILURE_CONNECTION_FAILED);
+    assert_int_equal(f.http_status, 0);
+
+    /* Nor a closed stream. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.stream_ended = true;
+    failure_make(&f, &ev, SITE_REQUEST, "ended");
+    assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
+    assert_int_equal(f.http_status, 0);
+}
+
+/* The evidence flag and the detail that says why. */
+static void
+test_make_evidence_no(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    not_sent(&ev);
+    ev.net = NET_SEND;
+    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    assert_int_equal(f.kind, FAILURE_CONNECTION_FAILED);
+    assert_int_equal(f.delivered, DELIVERED_NO);
+    assert_true(f.evidence_no);
+    /* The caller's detail first, then why. */
+    assert_memory_equal(f.detail, "send failed", strlen("send failed"));
+    assert_non_null(strstr(f.detail, "not sent"));
+    assert_non_null(strstr(f.detail, "300"));
+    assert_non_null(strstr(f.detail, "1000"));
+
+    /* With no detail of the caller's, the why is still there. */
+    failure_make(&f, &ev, SITE_REQUEST, NULL);
+    assert_true(f.evidence_no);
+    assert_non_null(strstr(f.detail, "not sent"));
+
+    /* Same transport error with the body gone: unknown, no flag, the
+     * detail exactly the caller's. */
+    ev.body_bytes_sent = ev.body_bytes_expected;
+    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+    assert_false(f.evidence_no);
+    assert_string_equal(f.detail, "send failed");
+
+    /* Re-sent: no flag. */
+    not_sent(&ev);
+    ev.net = NET_SEND;
+    ev.resent = true;
+    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+    assert_false(f.evidence_no);
+    assert_string_equal(f.detail, "send failed");
+
+    /* At connect the verdict is no by the site rule, not by evidence. */
+    not_sent(&ev);
+    ev.net = NET_SEND;
+    failure_make(&f, &ev, SITE_CONNECT, "send failed");
+    assert_int_equal(f.delivered, DELIVERED_NO);
+    assert_false(f.evidence_no);
+    assert_string_equal(f.detail, "send failed");
+
+    /* A long caller detail still leaves a terminated buffer. */
+    {
+        char longtext[400];
+
+        memset(longtext, 'x', sizeof(longtext) - 1);
+        longtext[sizeof(longtext) - 1] = '\0';
+        not_sent(&ev);
+        ev.net = NET_SEND;
+        failure_make(&f, &ev, SITE_REQUEST, longtext);
+        assert_true(f.evidence_no);
+        assert_int_equal(strlen(f.detail), sizeof(f.detail) - 1);
+    }
+}
+
+/* Kind names round trip; unknown names are -1. */
+static void
+test_kind_names(void **state)
+{
+    int k;
+
+    (void)state;
+    for (k = 0; k < FAILURE__COUNT; k++) {
+        assert_string_equal(failure_kind_name(k), expected_names[k]);
+        assert_int_equal(failure_kind_from_name(expected_names[k]), k);
+        assert_int_equal(failure_kind_from_name(failure_kind_name(k)), k);
+    }
+    assert_string_equal(failure_kind_name(FAILURE__COUNT), "?");
+    assert_string_equal(failure_kind_name((enum failure_kind)-1), "?");
+    assert_int_equal(failure_kind_from_name("bogus"), -1);
+    assert_int_equal(failure_kind_from_name(""), -1);
+    assert_int_equal(failure_kind_from_name("Timeout"), -1);
+    assert_int_equal(failure_kind_from_name("timeout "), -1);
+    assert_int_equal(failure_kind_from_name("?"), -1);
+
+    assert_string_equal(delivered_name(DELIVERED_NO), "no");
+    assert_string_equal(delivered_name(DELIVERED_UNKNOWN), "unknown");
+    assert_string_equal(delivered_name(DELIVERED_YES), "yes");
+    assert_string_equal(failure_site_name(SITE_CONNECT), "connect");
+    assert_string_equal(failure_site_name(SITE_REQUEST), "request");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rule_table_shape),
+        cmocka_unit_test(test_rule_config),
+        cmocka_unit_test(test_rule_spawn),
+        cmocka_unit_test(test_rule_refused),
+        cmocka_unit_test(test_rule_timeout),
+        cmocka_unit_test(test_rule_rpc_error),
+        cmocka_unit_test(test_rule_closed),
+        cmocka_unit_test(test_rule_transport),
+        cmocka_unit_test(test_rule_status),
+        cmocka_unit_test(test_rule_version),
+        cmocka_unit_test(test_rule_not_mcp),
+        cmocka_unit_test(test_rule_other_net),
+        cmocka_unit_test(test_rule_any),
+        cmocka_unit_test(test_order_config_first),
+        cmocka_unit_test(test_order_rpc_error_behind_status),
+        cmocka_unit_test(test_order_timer_phase),
+        cmocka_unit_test(test_order_sse),
+        cmocka_unit_test(test_order_misc),
+        cmocka_unit_test(test_delivery_table),
+        cmocka_unit_test(test_delivery_site_connect),
+        cmocka_unit_test(test_delivery_peer_known_dead),
+        cmocka_unit_test(test_delivery_evidence_rule),
+        cmocka_unit_test(test_make_basic),
+        cmocka_unit_test(test_make_http_status),
+        cmocka_unit_test(test_make_evidence_no),
+        cmocka_unit_test(test_kind_names),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
