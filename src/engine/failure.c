@@ -286,7 +286,12 @@ failure_make(struct failure *out, const struct failure_evidence *ev,
     out->site = site;
     out->delivered = failure_delivered(out->kind, site, ev, &by_evidence);
     out->evidence_no = by_evidence;
-    if (out->kind == FAILURE_HTTP_STATUS || out->kind == FAILURE_PROTOCOL)
+    /* The status rides with http_status, and with protocol only when the
+     * JSON-RPC error came behind a non-2xx status. */
+    if (out->kind == FAILURE_HTTP_STATUS)
+        out->http_status = ev->http_status;
+    else if (out->kind == FAILURE_PROTOCOL && (ev->http_status < 200 ||
+        ev->http_status >= 300))
         out->http_status = ev->http_status;
     if (by_evidence) {
         snprintf(out->detail, sizeof(out->detail),

@@ -426,7 +426,7 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     struct http_result *r)
 {
     curl_off_t connect_t = 0, app_t = 0, up = 0, total = 0;
-    long       os_errno = 0, nconn = 0;
+    long       os_errno = 0, nconn = 0, req_size = 0;
 
     memset(r, 0, sizeof(*r));
     curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_t);
@@ -435,6 +435,7 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total);
     curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
     curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &nconn);
+    curl_easy_getinfo(x->easy, CURLINFO_REQUEST_SIZE, &req_size);
 
     r->ev.net = ended ? http_net_error(code) : NET_OK;
     if (x->stopped && r->ev.net == NET_ABORTED)
@@ -442,8 +443,13 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     if (x->too_large && r->ev.net == NET_ABORTED)
         r->ev.net = NET_OK;
     r->ev.os_errno = (int)os_errno;
+    /* A reused keep-alive connection reports a connect time of 0, so how
+     * far the attempt got is read from what was written, not from the
+     * connect timing. */
     if (x->response_bytes > 0)
         r->ev.phase = PHASE_RESPONSE;
+    else if (req_size > 0 || up > 0)
+        r->ev.phase = PHASE_SENT;
     else if (connect_t == 0 && r->ev.net == NET_RESOLVE)
         r->ev.phase = PHASE_RESOLVE;
     else if (connect_t == 0)

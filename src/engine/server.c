@@ -109,6 +109,7 @@ struct server {
     ev_timer                    open_timer;
     bool                        dialed_once;
     bool                        redial_after_expiry;
+    bool                        redialed_for_400;
     unsigned                    failed_dials;   /* in a row, for backoff */
     long                        retry_after_s;
 
@@ -686,6 +687,9 @@ server_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         http_xfer_peek(x->xfer, &ev);
         x->detached = true;
         x->in_dial = false;
+        ev_timer_stop(s->env->loop, &x->timer);
+        ev_timer_set(&x->timer, server_timeout_ms(s) / 1000.0, 0.);
+        ev_timer_start(s->env->loop, &x->timer);
     } else if (x != NULL) {
         server_xch_free(x, &ev);
     }
@@ -893,8 +897,9 @@ server_judge(struct server_xch *x, const struct http_result *r,
         snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s", ev->rpc_error_code,
             msg[0] ? ": " : "", msg,
             r->status >= 300 ? " (behind a non-2xx status)" : "");
-        if (r->status < 200 || r->status >= 300)
-            ev->http_status = r->status;
+        /* The status rides along only when it was not a 2xx. */
+        ev->http_status = (r->status < 200 || r->status >= 300) ?
+            r->status : 0;
         return true;
     }
     if (ev->child_closed || ev->peer_known_dead || ev->spawn_error) {
@@ -1209,13 +1214,28 @@ server_on_ping(struct server *s, struct server_xch *x,
         server_xch_free(x, NULL);
         s->rtt_ms = ms;
         s->last_ping_ok = true;
+        s->redialed_for_400 = false;
         server_outcome(s, "ping", NULL, ms);
         server_schedule_ping(s);
         return;
     }
     server_xch_free(x, NULL);
     s->last_ping_ok = false;
-    if (r->status == 404 && carried) {
+    if (carried && r->status == 400 && !s->redialed_for_400 &&
+        !s->env->no_redial && failure_classify(&ev) == FAILURE_HTTP_STATUS) {
+        /* Not the spec's 404, but what the TypeScript SDK's servers answer
+         * for a session id they do not know (after a restart): dial again,
+         * once, until a ping completes on the new session. */
+        s->redialed_for_400 = true;
+        strncat(detail, "; session not known to the server",
+            sizeof(detail) - strlen(detail) - 1);
+        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        s->expiries++;
+        server_drop_session(s);
+        server_dial(s);
+        return;
+    }
+    if (r->status == 404 && carried && !s->env->no_redial) {
         /* The session is gone (MCP basic/transports, session management):
          * dial again, once; the fresh dial reports its own failure. */
         strncat(detail, "; session expired", sizeof(detail) -
@@ -1230,6 +1250,17 @@ server_on_ping(struct server *s, struct server_xch *x,
     if ((r->status == 429 || r->status == 503) && r->retry_after_s >= 0)
         s->retry_after_s = r->retry_after_s;
     server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+    if (s->decl->transport == CONFIG_HTTP && !s->env->no_redial &&
+        s->state == SERVER_READY &&
+        failure_classify(&ev) == FAILURE_CONNECT_REFUSED) {
+        /* Nothing listens any more: the process behind the session died,
+         * and its sessions with it. Dial again with the usual backoff. */
+        server_drop_session(s);
+        s->failed_dials = 1;
+        server_set_state(s, SERVER_BACKOFF);
+        server_schedule_dial(s);
+        return;
+    }
     if (s->decl->transport == CONFIG_STDIO && s->child_gone &&
         s->state == SERVER_READY && !s->env->no_redial) {
         /* The child is gone: dial again with the same backoff as HTTP. */

@@ -911,15 +911,22 @@ test_make_http_status(void **state)
     assert_int_equal(f.http_status, 502);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
 
-    /* protocol on a 200 keeps the 200. */
+    /* protocol on a 200 carries no status: it rides only behind a
+     * non-2xx answer. */
     memset(&ev, 0, sizeof(ev));
     ev.http_status = 200;
     ev.content_json = true;
     ev.rpc_error = true;
     failure_make(&f, &ev, SITE_CONNECT, "rpc error");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
-    assert_int_equal(f.http_status, 200);
+    assert_int_equal(f.http_status, 0);
     assert_int_equal(f.delivered, DELIVERED_YES);
+
+    /* behind a 400 it keeps the 400. */
+    ev.http_status = 400;
+    failure_make(&f, &ev, SITE_REQUEST, "rpc error");
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.http_status, 400);
 
     /* not_mcp_response on a 200 does not keep it. */
     memset(&ev, 0, sizeof(ev));
