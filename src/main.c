@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "engine/http.h"
+#include "ui/tui.h"
 
 static void
 main_usage(FILE *out)
@@ -45,16 +46,13 @@ main(int argc, char **argv)
 
     /* A peer closing a socket or pipe must be an error code, not death. */
     signal(SIGPIPE, SIG_IGN);
-    if (argc < 2) {
-        main_usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
         main_usage(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+    if (argc >= 2 && (strcmp(argv[1], "-V") == 0 ||
+        strcmp(argv[1], "--version") == 0)) {
         main_version();
         return 0;
     }
@@ -62,7 +60,11 @@ main(int argc, char **argv)
         fprintf(stderr, "mcptop: cannot initialise libcurl\n");
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "check") == 0) {
+    if (argc < 2 || argv[1][0] == '-' || cli_is_url(argv[1])) {
+        rc = tui_main(argc, argv);
+    } else if (strcmp(argv[1], "tui") == 0) {
+        rc = tui_main(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "check") == 0) {
         rc = cli_check(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "watch") == 0) {
         rc = cli_watch(argc - 1, argv + 1);

@@ -24,6 +24,7 @@ struct fleet_options {
     long  timeout_ms;       /* override every server's, when > 0 */
     long  open_deadline_ms; /* likewise */
     FILE *log;              /* debug log, or NULL; borrowed */
+    bool  test_keep_id;     /* see server_test_repeat_delete */
 };
 
 /* New fleet over cfg (borrowed: must outlive the fleet) on loop. NULL with

@@ -51,6 +51,9 @@ struct server_env {
     long            timeout_ms;     /* overrides when > 0 */
     long            open_deadline_ms;
     FILE           *log;            /* debug log of exchanges, or NULL */
+    bool            test_keep_id;   /* test hook: keep an ended session's id
+                                       so server_test_repeat_delete can
+                                       send it once more */
 };
 
 /* One exchange in the history ring. */
@@ -90,6 +93,12 @@ void server_stop(struct server *s);
  * or NULL when there is nothing to end (invalid, unsupported, stopped).
  */
 const struct ending *server_end(struct server *s, bool redial);
+/*
+ * Test hook (MCPTOP_TEST_REPEAT_DELETE in `mcptop end`): send the last
+ * ended session's DELETE once more, as a new ending, to show what the
+ * server says of an id it no longer knows. NULL when no id was kept.
+ */
+const struct ending *server_test_repeat_delete(struct server *s);
 /* The endings of this server, oldest first (at most SERVER_ENDINGS kept). */
 #define SERVER_ENDINGS 16
 size_t server_ending_count(const struct server *s);

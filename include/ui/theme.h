@@ -2,7 +2,7 @@
  * Colour roles and themes. A role names what a piece of text means
  * (reachable, header, selection...); a theme maps each role to a
  * foreground, a background and attributes. Themes are JSON files
- * (themes/*.json); the dark theme is also built in, so the UI works with no
+ * (themes/NAME.json); the dark theme is also built in, so the UI works with no
  * theme file at all. This module parses and finds themes; it never talks to
  * the terminal (screen.c turns a theme into curses pairs).
  */

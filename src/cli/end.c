@@ -49,6 +49,8 @@ end_usage(FILE *out)
         "(404), rejected (other status), failed (transport), timed_out,\n"
         "no_session (no session id was issued; nothing sent), and for stdio\n"
         "exited / signalled / killed.\n"
+        "Test hook: MCPTOP_TEST_REPEAT_DELETE=1 sends each ended session's\n"
+        "DELETE once more and reports it as a second ending.\n"
         "Exit status: 0 when every outcome is terminated, not_allowed,\n"
         "already_gone, exited or no_session; 1 otherwise; 2 usage.\n");
 }
@@ -278,6 +280,7 @@ cli_end(int argc, char **argv)
     if (rc != 0)
         goto out_cfg;
     opt.log = common.log;
+    opt.test_keep_id = getenv("MCPTOP_TEST_REPEAT_DELETE") != NULL;
     r.fleet = fleet_new(loop, cfg, &opt, &cause);
     if (r.fleet == NULL) {
         fprintf(stderr, "mcptop: %s\n", cause);
@@ -303,6 +306,12 @@ cli_end(int argc, char **argv)
     }
     ev_timer_start(loop, &r.step);
     ev_run(loop, 0);
+    if (opt.test_keep_id && !r.interrupted) {
+        /* Test hook: DELETE each ended session once more. */
+        for (size_t i = 0; i < fleet_size(r.fleet); i++)
+            server_test_repeat_delete(fleet_server(r.fleet, i));
+        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
+    }
     ev_timer_stop(loop, &r.step);
     ev_timer_stop(loop, &r.bound);
     ev_signal_stop(loop, &r.sigint);

@@ -64,6 +64,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
         f->env.timeout_ms = opt->timeout_ms;
         f->env.open_deadline_ms = opt->open_deadline_ms;
         f->env.log = opt->log;
+        f->env.test_keep_id = opt->test_keep_id;
     }
     f->nservers = cfg->nservers;
     f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));

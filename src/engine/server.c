@@ -110,6 +110,7 @@ struct server {
     bool                        dialed_once;
     bool                        redial_after_expiry;
     bool                        redialed_for_400;
+    char                       *test_id;        /* test hook only */
     unsigned                    failed_dials;   /* in a row, for backoff */
     long                        retry_after_s;
 
@@ -2094,6 +2095,7 @@ server_free(struct server *s)
     free(s->peer_name);
     free(s->peer_version);
     free(s->last_event_id);
+    free(s->test_id);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
@@ -2507,6 +2509,26 @@ server_end(struct server *s, bool redial)
         server_ending_settle(s, run);
         return &run->pub;
     }
+    if (s->env->test_keep_id) {
+        free(s->test_id);
+        s->test_id = xstrdup(id);
+    }
+    server_send_delete(s, run, id, s->protocol_version);
+    return &run->pub;
+}
+
+const struct ending *
+server_test_repeat_delete(struct server *s)
+{
+    struct server_ending_run *run;
+    char                     *id = s->test_id;
+
+    if (id == NULL || server_ending_busy(s))
+        return NULL;
+    s->test_id = NULL;
+    run = server_ending_new(s, false);
+    snprintf(run->pub.detail, sizeof(run->pub.detail),
+        "test hook: the same session's DELETE sent again");
     server_send_delete(s, run, id, s->protocol_version);
     return &run->pub;
 }

@@ -1,0 +1,188 @@
+/*
+ * The TUI's shared state and the contract between its parts: the key
+ * table maps keys to actions, each view (view_*.c) draws into screen lines
+ * and handles the actions that concern it, and tui.c owns the loop
+ * watchers, the prompt and the quit sequence. Nothing here includes curses:
+ * screen.c and keys.c are the only files that do.
+ */
+#ifndef MCPTOP_UI_UI_H
+#define MCPTOP_UI_UI_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/fleet.h"
+#include "ui/line.h"
+#include "ui/model.h"
+#include "ui/theme.h"
+
+#define UI_ACTIONS(X)                                               \
+    X(NONE,        "")                                              \
+    X(UP,          "move up")                                       \
+    X(DOWN,        "move down")                                     \
+    X(PAGE_UP,     "page up")                                       \
+    X(PAGE_DOWN,   "page down")                                     \
+    X(HOME,        "first row")                                     \
+    X(END,         "last row")                                      \
+    X(DETAIL,      "toggle the detail pane")                        \
+    X(DETAIL_DOWN, "scroll the detail pane down")                   \
+    X(DETAIL_UP,   "scroll the detail pane up")                     \
+    X(FILTER,      "filter by name, tag, transport or failure kind") \
+    X(CANCEL,      "clear the filter / close a pane")               \
+    X(SORT,        "cycle the sort: name, liveness, last failure, "  \
+                   "round trip, age")                               \
+    X(MARK,        "mark / unmark the selected server")             \
+    X(END_ONE,     "end the selected server's session (asks y/n)")  \
+    X(END_MARKED,  "end every marked server's session (asks y/n)")  \
+    X(REDIAL,      "redial the selected server now")                \
+    X(PING,        "ping the selected server now")                  \
+    X(ENDINGS,     "show / hide the endings pane")                  \
+    X(THEME,       "cycle the colour theme")                        \
+    X(HELP,        "this help")                                     \
+    X(QUIT,        "quit: end open sessions first (again: at once)") \
+    X(MOUSE,       "click selects a row")                           \
+    X(RESIZE,      "")
+
+enum ui_action {
+#define X(id, text) UI_ACT_##id,
+    UI_ACTIONS(X)
+#undef X
+    UI_ACT__COUNT
+};
+
+/* One key binding: the key (a curses key code or a character), its label
+ * for the help, and its action. */
+struct ui_binding {
+    int            key;
+    const char    *label;
+    enum ui_action action;
+};
+
+enum ui_mode {
+    UI_MODE_TABLE,
+    UI_MODE_ENDINGS,
+    UI_MODE_HELP,
+};
+
+enum ui_prompt {
+    UI_PROMPT_NONE,
+    UI_PROMPT_FILTER,
+    UI_PROMPT_END_ONE,
+    UI_PROMPT_END_MARKED,
+};
+
+/* The glyphs in use: UTF-8 or plain ASCII, picked from the locale. */
+struct ui_glyphs {
+    const char *live[LIVENESS__COUNT];
+    const char *absent;
+    const char *strip[LIVENESS__COUNT];
+    const char *strip_absent;
+    const char *mark;
+    const char *cursor;
+    const char *sep;
+    const char *hline;
+    const char *ending;
+};
+
+struct ui {
+    struct ev_loop      *loop;
+    struct fleet        *fleet;
+    const struct config *cfg;
+    struct model         model;
+    /* look */
+    struct theme         theme;
+    char               **themes;
+    size_t               nthemes;
+    size_t               theme_i;
+    bool                 color;         /* colours in use (not NO_COLOR) */
+    bool                 utf8;
+    struct ui_glyphs     g;
+    int                  rows, cols;
+    /* what is shown */
+    enum ui_mode         mode;
+    enum ui_mode         back;          /* mode under the help */
+    bool                 detail;
+    int                  detail_scroll;
+    int                  endings_scroll;
+    int                  help_scroll;
+    int                  table_y;       /* first table row on screen */
+    int                  table_rows;    /* rows shown; 0 when hidden */
+    /* prompt and messages */
+    enum ui_prompt       prompt;
+    char                 input[128];
+    size_t               confirm_server;
+    char                 message[256];
+    enum ui_role         message_role;
+    /* quitting */
+    bool                 quitting;
+    size_t               quit_total;    /* endings started by q */
+    /* redraw */
+    bool                 dirty;
+    bool                 model_stale;   /* engine events since rebuild */
+    ev_tstamp            last_draw;
+    ev_tstamp            last_rebuild;
+    ev_tstamp            rebuild_gap;
+    bool                 up;            /* curses is up */
+    int                  exit_code;
+    /* watchers */
+    ev_io                input_w;
+    ev_signal            winch_w, int_w, term_w, hup_w;
+    ev_prepare           prepare_w;
+    ev_timer             frame_w, age_w, quit_w;
+};
+
+/* keys.c: the action bound to key, UI_ACT_NONE if none. */
+enum ui_action keys_action(int key);
+/* The binding table, for the help view; *n entries. */
+const struct ui_binding *keys_table(size_t *n);
+const char *keys_action_help(enum ui_action a);
+/* Keys the line editor of the filter prompt reads. */
+bool keys_is_enter(int key);
+bool keys_is_backspace(int key);
+
+/* tui.c: a message on the status line (until the next key). */
+void ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* tui.c: ask for a redraw (drawn by the prepare watcher, rate-limited). */
+void ui_dirty(struct ui *ui);
+
+/* Views: each draws `rows` screen rows from row y, and handles the
+ * actions that concern it (true when it did). */
+void view_header_draw(struct ui *ui, int y, int rows);
+void view_status_draw(struct ui *ui, int y);
+void view_table_draw(struct ui *ui, int y, int rows);
+bool view_table_key(struct ui *ui, enum ui_action a);
+void view_detail_draw(struct ui *ui, int y, int rows);
+bool view_detail_key(struct ui *ui, enum ui_action a);
+void view_endings_draw(struct ui *ui, int y, int rows);
+bool view_endings_key(struct ui *ui, enum ui_action a);
+void view_help_draw(struct ui *ui, int y, int rows);
+bool view_help_key(struct ui *ui, enum ui_action a);
+
+/* fmt.c: small formatters shared by the views. */
+void fmt_age(char *buf, size_t n, int64_t ms);
+void fmt_clock(char *buf, size_t n, int64_t epoch_ms, bool millis);
+enum ui_role fmt_live_role(const struct liveness *l);
+enum ui_role fmt_delivered_role(enum delivered d);
+/* The liveness word with its glyph: "● reachable", "— absent"... */
+void fmt_liveness(const struct ui *ui, char *buf, size_t n,
+    const struct liveness *l);
+/* The HTTP status cell: "502", "401 auth", "" for none. */
+void fmt_http(char *buf, size_t n, long status);
+/* A server's name, sanitized into buf. */
+void fmt_name(char *buf, size_t n, const struct server *s);
+/* One ending as a line: time, [server,] outcome, status or exit,
+ * duration, settlement, notes. */
+void fmt_ending(const struct ui *ui, struct ui_line *l,
+    const struct ending *e, bool with_server);
+
+/* A scrolling text pane: lines past `skip` are drawn from row y, at most
+ * `rows` of them; n counts every line offered (for clamping the scroll). */
+struct ui_out {
+    struct ui *ui;
+    int        y, rows, skip, n;
+};
+void ui_out_line(struct ui_out *o, const struct ui_line *l);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * The detail pane of the selected server: target, server name and
+ * version, capabilities, tools, the last exchanges, stderr lines and this
+ * server's endings. Scrolls with J/K. Only the lines in view are drawn.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/server.h"
+#include "ui/screen.h"
+#include "ui/ui.h"
+#include "util/str.h"
+
+/* "label      value" */
+static void
+detail_kv(struct ui_out *o, struct ui_line *l, const char *label,
+    enum ui_role role, const char *value)
+{
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_cell(l, ROLE_HEADER, label, 11, false, o->ui->utf8);
+    ui_line_add(l, role, value);
+    ui_out_line(o, l);
+}
+
+static void
+detail_title(struct ui_out *o, struct ui_line *l, const char *title)
+{
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_add(l, ROLE_HEADER, title);
+    ui_out_line(o, l);
+}
+
+static void
+detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    struct server_session_info si;
+    const struct liveness     *live = server_liveness(s);
+    const struct failure      *f;
+    const char                *op = NULL;
+    char                       buf[512], age[32], tbuf[32];
+
+    server_session(s, &si);
+    snprintf(buf, sizeof(buf), "%s %s %s", si.server_name != NULL ?
+        si.server_name : "-", si.server_version != NULL ?
+        si.server_version : "", si.tools_list_changed ?
+        "(tools list_changed)" : "");
+    detail_kv(o, l, "server", ROLE_NORMAL, buf);
+    snprintf(buf, sizeof(buf), "%s  protocol %s  session %s",
+        server_state_name(server_state(s)),
+        si.protocol_version != NULL ? si.protocol_version : "-",
+        si.open ? (si.id_prefix[0] != '\0' ? si.id_prefix : "open (no id)") :
+        "none");
+    if (server_pid(s) > 0)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  pid %ld",
+            server_pid(s));
+    detail_kv(o, l, "state", ROLE_NORMAL, buf);
+    snprintf(buf, sizeof(buf), "dials %lu  session expiries %lu  pings %lu",
+        server_dials(s), server_session_expiries(s), server_pings_done(s));
+    detail_kv(o, l, "counters", ROLE_DIM, buf);
+    if (live->present) {
+        fmt_age(age, sizeof(age), o->ui->model.now_ms - live->observed_at);
+        fmt_clock(tbuf, sizeof(tbuf), live->observed_at, false);
+        snprintf(buf, sizeof(buf), "%s %s  observed %s (%s ago)  streak %lu",
+            o->ui->g.live[live->state], liveness_state_name(live->state),
+            tbuf, age, server_streak(s));
+    } else {
+        snprintf(buf, sizeof(buf), "%s absent: no observation",
+            o->ui->g.absent);
+    }
+    detail_kv(o, l, "liveness", fmt_live_role(live), buf);
+    f = server_last_failure(s, &op);
+    if (f != NULL) {
+        char http[32], detail[300];
+
+        fmt_http(http, sizeof(http), f->http_status);
+        str_sanitize(detail, sizeof(detail), f->detail, strlen(f->detail));
+        snprintf(buf, sizeof(buf), "%s  delivered %s%s  %s %s  site %s  %s",
+            failure_kind_name(f->kind), delivered_name(f->delivered),
+            f->evidence_no ? " (by evidence)" : "", op != NULL ? op : "",
+            http, failure_site_name(f->site), detail);
+        detail_kv(o, l, "last fail", ROLE_WARNING, buf);
+    }
+}
+
+static void
+detail_lists(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    const char *caps[32];
+    size_t      ncaps = server_capabilities(s, caps, 32);
+    long        tools = server_tools(s);
+    char        buf[160];
+
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_cell(l, ROLE_HEADER, "capability", 11, false, o->ui->utf8);
+    if (ncaps == 0)
+        ui_line_add(l, ROLE_DIM, "-");
+    for (size_t i = 0; i < ncaps; i++) {
+        str_sanitize(buf, sizeof(buf), caps[i], strlen(caps[i]));
+        ui_line_addf(l, ROLE_NORMAL, "%s%s", i > 0 ? ", " : "", buf);
+    }
+    ui_out_line(o, l);
+    snprintf(buf, sizeof(buf), "tools (%ld)", tools < 0 ? 0 : tools);
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_cell(l, ROLE_HEADER, tools >= 0 ? buf : "tools", 11, false,
+        o->ui->utf8);
+    if (tools < 0)
+        ui_line_add(l, ROLE_DIM, "no complete listing yet");
+    /* Tool names wrap onto as many lines as they need. */
+    for (long i = 0; i < tools; i++) {
+        const char *name = server_tool_name(s, i);
+        int         w;
+
+        if (name == NULL)
+            break;
+        str_sanitize(buf, sizeof(buf), name, strlen(name));
+        w = ui_text_cols(buf, strlen(buf)) + 2;
+        if (l->cols > 11 && l->cols + w > o->ui->cols) {
+            ui_out_line(o, l);
+            ui_line_reset(l, ROLE_NORMAL);
+            ui_line_pad(l, ROLE_NORMAL, 11);
+        }
+        ui_line_addf(l, ROLE_NORMAL, "%s%s", buf, i + 1 < tools ? ", " : "");
+    }
+    ui_out_line(o, l);
+}
+
+static void
+detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    size_t len = server_history_len(s);
+    char   buf[64], http[32];
+
+    snprintf(buf, sizeof(buf), "exchanges (last %zu, newest first)", len);
+    detail_title(o, l, buf);
+    for (size_t k = len; k > 0; k--) {
+        const struct server_exchange *x = server_history(s, k - 1);
+        enum liveness_state           st;
+        enum ui_role                  role = ROLE_REACHABLE;
+
+        if (x == NULL)
+            continue;
+        ui_line_reset(l, ROLE_NORMAL);
+        fmt_clock(buf, sizeof(buf), x->ts, true);
+        ui_line_addf(l, ROLE_DIM, "  %s ", buf);
+        ui_line_cell(l, ROLE_NORMAL, x->op != NULL ? x->op : "?", 14, false,
+            o->ui->utf8);
+        ui_line_add(l, ROLE_NORMAL, " ");
+        if (!x->completed) {
+            if (liveness_state_of_kind(x->kind, &st))
+                role = st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
+                    st == LIVENESS_UNKNOWN ? ROLE_UNKNOWN : ROLE_REACHABLE;
+            else
+                role = ROLE_ABSENT;
+        }
+        ui_line_cell(l, role, x->completed ? "completed" : "failed", 9, false,
+            o->ui->utf8);
+        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_cell(l, role, x->completed ? "" : failure_kind_name(x->kind),
+            17, false, o->ui->utf8);
+        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_cell(l, fmt_delivered_role(x->delivered), x->completed ? "" :
+            delivered_name(x->delivered), 7, false, o->ui->utf8);
+        fmt_http(http, sizeof(http), x->http_status);
+        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_cell(l, ROLE_NORMAL, http, 8, false, o->ui->utf8);
+        ui_line_addf(l, ROLE_NORMAL, " %8.1f ms", x->ms);
+        ui_out_line(o, l);
+    }
+}
+
+static void
+detail_tail(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    size_t n = server_stderr_count(s), ne = server_ending_count(s);
+    char   buf[512];
+
+    snprintf(buf, sizeof(buf), "stderr (%zu lines)", n);
+    detail_title(o, l, buf);
+    for (size_t i = 0; i < n; i++) {
+        const char *line = server_stderr_line(s, i);
+
+        if (line == NULL)
+            break;
+        str_sanitize(buf, sizeof(buf), line, strlen(line));
+        ui_line_reset(l, ROLE_NORMAL);
+        ui_line_addf(l, ROLE_DIM, "  %s", buf);
+        ui_out_line(o, l);
+    }
+    snprintf(buf, sizeof(buf), "endings (%zu)", ne);
+    detail_title(o, l, buf);
+    for (size_t i = ne; i > 0; i--) {
+        const struct ending *e = server_ending(s, i - 1);
+
+        if (e == NULL)
+            continue;
+        fmt_ending(o->ui, l, e, false);
+        ui_out_line(o, l);
+    }
+}
+
+void
+view_detail_draw(struct ui *ui, int y, int rows)
+{
+    struct ui_out        o = { .ui = ui, .y = y + 1, .rows = rows - 1 };
+    struct ui_line       l;
+    const struct server *s;
+    char                 name[128], target[512];
+    const char          *t;
+
+    if (rows <= 0)
+        return;
+    ui_line_reset(&l, ROLE_BORDER);
+    if (ui->model.sel == MODEL_NONE || ui->model.nvis == 0) {
+        ui_line_addf(&l, ROLE_BORDER, "%s%s no server selected ",
+            ui->g.hline, ui->g.hline);
+        screen_line(y, &l, ui->cols, false);
+        return;
+    }
+    s = fleet_server(ui->fleet, ui->model.sel);
+    fmt_name(name, sizeof(name), s);
+    ui_line_addf(&l, ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
+    ui_line_add(&l, ROLE_HEADER, name);
+    ui_line_add(&l, ROLE_BORDER, " ");
+    while (l.cols < ui->cols && l.len + 4 < sizeof(l.text))
+        ui_line_add(&l, ROLE_BORDER, ui->g.hline);
+    screen_line(y, &l, ui->cols, false);
+    if (ui->detail_scroll < 0)
+        ui->detail_scroll = 0;
+    o.skip = ui->detail_scroll;
+    t = server_target(s);
+    str_sanitize(target, sizeof(target), t, strlen(t));
+    snprintf(name, sizeof(name), "%s ", server_transport_name(s));
+    ui_line_reset(&l, ROLE_NORMAL);
+    ui_line_cell(&l, ROLE_HEADER, "target", 11, false, ui->utf8);
+    ui_line_add(&l, ROLE_DIM, name);
+    ui_line_add(&l, ROLE_NORMAL, target);
+    ui_out_line(&o, &l);
+    detail_session(&o, &l, s);
+    detail_lists(&o, &l, s);
+    detail_history(&o, &l, s);
+    detail_tail(&o, &l, s);
+    /* Keep the scroll within the text. */
+    if (o.n - ui->detail_scroll < o.rows && ui->detail_scroll > 0) {
+        int max = o.n - o.rows;
+
+        ui->detail_scroll = max > 0 ? max : 0;
+        ui_dirty(ui);
+    }
+}
+
+bool
+view_detail_key(struct ui *ui, enum ui_action a)
+{
+    switch (a) {
+    case UI_ACT_DETAIL_DOWN:
+        ui->detail_scroll += 3;
+        return true;
+    case UI_ACT_DETAIL_UP:
+        ui->detail_scroll = ui->detail_scroll > 3 ? ui->detail_scroll - 3 : 0;
+        return true;
+    default:
+        return false;
+    }
+}
