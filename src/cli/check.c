@@ -133,9 +133,10 @@ check_print_table(struct check *c)
             kind = "stdio: not yet supported";
         else if (f != NULL)
             kind = failure_kind_name(f->kind);
+        /* "—" is one column but three bytes: pad it by hand. */
         printf("%-20.20s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", name,
             server_transport_name(s),
-            l->present ? liveness_state_name(l->state) : "—", kind,
+            l->present ? liveness_state_name(l->state) : "—          ", kind,
             f != NULL ? delivered_name(f->delivered) : "-", st, tools, rtt);
         if (f != NULL && f->detail[0] != '\0')
             printf("  %s: %s\n", failure_site_name(f->site), f->detail);

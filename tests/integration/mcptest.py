@@ -1,0 +1,695 @@
+"""mcptest: a small stdlib-only helper for mcptop's integration tests.
+
+What it gives a test file:
+  - free_port(), wait_port(), wait_port_closed(): loopback ports, bounded waits
+  - Everything / everything_http(): server-everything in Streamable HTTP mode on
+    127.0.0.1:PORT, endpoint /mcp, in its own process group; stop() / kill()
+  - run_mcptop(args, timeout): run the binary ($MCPTOP_BIN), bounded
+  - Watch: a running `mcptop watch`, its JSON Lines read on a thread
+  - write_config() / write_file(): temp files, removed at exit
+  - count_tools(url): the independent tool count, via count_tools.mjs and the
+    official SDK client
+  - Reporter: cases, checks, and the closing "N passed, N failed" line
+
+Environment:
+  MCPTOP_BIN        path of the mcptop binary (default: <repo>/build/mcptop)
+  MCPTOP_TESTS_DIR  the tests/ directory (default: the parent of this file's dir)
+  MCPTEST_VERBOSE   1 to echo every command run
+
+Every wait is bounded. Every process started here runs in its own process
+group, is killed at exit (atexit and SIGINT/SIGTERM/SIGHUP handlers), and, where
+util-linux's setpriv exists, gets SIGKILL if this Python process dies (so even
+a ctest timeout leaves nothing behind). Servers bind 127.0.0.1 only.
+"""
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import queue
+import traceback
+from pathlib import Path
+
+LOOPBACK = "127.0.0.1"
+
+_HERE = Path(__file__).resolve().parent
+TESTS_DIR = Path(os.environ.get("MCPTOP_TESTS_DIR") or _HERE.parent).resolve()
+REPO_DIR = TESTS_DIR.parent
+MCPTOP_BIN = os.environ.get("MCPTOP_BIN") or str(REPO_DIR / "build" / "mcptop")
+NODE_MODULES = TESTS_DIR / "node_modules"
+EVERYTHING_JS = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+COUNT_TOOLS_MJS = TESTS_DIR / "integration" / "count_tools.mjs"
+VERBOSE = os.environ.get("MCPTEST_VERBOSE") == "1"
+
+_SETPRIV = shutil.which("setpriv")
+_NODE = shutil.which("node")
+
+
+class SetupError(RuntimeError):
+    """The test environment is not usable (missing binary, server will not start)."""
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# --------------------------------------------------------------------------
+# process bookkeeping and cleanup
+
+_procs = set()  # live subprocess.Popen objects we started
+_procs_lock = threading.Lock()
+_tmpdir = None
+_cleaned = False
+
+
+def _register(p):
+    with _procs_lock:
+        _procs.add(p)
+
+
+def _unregister(p):
+    with _procs_lock:
+        _procs.discard(p)
+
+
+def _signal_group(p, sig):
+    """Send sig to p's process group (p leads its own group); ignore if gone."""
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            p.send_signal(sig)
+        except (ProcessLookupError, OSError):
+            pass
+
+
+def terminate(p, grace=5.0):
+    """SIGTERM p's group, wait at most grace seconds, then SIGKILL. Returns rc."""
+    if p.poll() is None:
+        _signal_group(p, signal.SIGTERM)
+        try:
+            p.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # whatever is left in the group (grandchildren) goes too
+    _signal_group(p, signal.SIGKILL)
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    _unregister(p)
+    return p.returncode
+
+
+def cleanup_all():
+    """Kill every process started here and remove the temp dir. Idempotent."""
+    global _cleaned
+    if _cleaned:
+        return
+    _cleaned = True
+    with _procs_lock:
+        procs = list(_procs)
+    for p in procs:
+        _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + 3
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.05, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for p in procs:
+        _signal_group(p, signal.SIGKILL)
+        try:
+            p.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+    if _tmpdir is not None:
+        shutil.rmtree(_tmpdir, ignore_errors=True)
+
+
+def _on_signal(signum, frame):
+    try:
+        sys.stderr.write("mcptest: got signal %d, cleaning up\n" % signum)
+    except Exception:
+        pass
+    cleanup_all()
+    os._exit(128 + signum)
+
+
+atexit.register(cleanup_all)
+if threading.current_thread() is threading.main_thread():
+    for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(_sig, _on_signal)
+
+
+def tmpdir():
+    """This run's private temp directory (removed at exit)."""
+    global _tmpdir
+    if _tmpdir is None:
+        _tmpdir = Path(tempfile.mkdtemp(prefix="mcptest-"))
+    return _tmpdir
+
+
+def spawn(argv, env=None, stdout=None, stderr=None, stdin=subprocess.DEVNULL, cwd=None):
+    """Start argv in a new session/process group, tied to our life, registered for cleanup."""
+    argv = [str(a) for a in argv]
+    full = argv
+    if _SETPRIV:
+        # SIGKILL the child if this process dies without running its cleanup
+        full = [_SETPRIV, "--pdeathsig", "KILL", "--"] + argv
+    if VERBOSE:
+        log("mcptest: spawn %s" % " ".join(argv))
+    p = subprocess.Popen(full, env=env, stdout=stdout, stderr=stderr, stdin=stdin,
+                         cwd=cwd, start_new_session=True)
+    _register(p)
+    return p
+
+
+# --------------------------------------------------------------------------
+# ports
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def port_open(port, host=LOOPBACK):
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_port(port, timeout=20.0, proc=None, host=LOOPBACK):
+    """Wait until host:port accepts TCP connections. False on timeout or if proc exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_open(port, host):
+            return True
+        if proc is not None and proc.poll() is not None:
+            return False
+        time.sleep(0.1)
+    return False
+
+
+def wait_port_closed(port, timeout=10.0, host=LOOPBACK):
+    """Wait until host:port refuses connections. False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not port_open(port, host):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --------------------------------------------------------------------------
+# server-everything
+
+# Preloaded into node: (1) a listen() given a port but no host binds 127.0.0.1
+# (server-everything calls app.listen(PORT), which would bind every interface);
+# (2) a watchdog that exits when the parent that started it is gone.
+_PRELOAD_JS = r"""
+"use strict";
+const net = require("node:net");
+const HOST = process.env.MCPTEST_LISTEN_HOST || "127.0.0.1";
+const origListen = net.Server.prototype.listen;
+net.Server.prototype.listen = function listen(...args) {
+  const a0 = args[0];
+  if (typeof a0 === "number" || (typeof a0 === "string" && /^\d+$/.test(a0))) {
+    if (args.length === 1 || typeof args[1] === "function") args.splice(1, 0, HOST);
+  } else if (a0 && typeof a0 === "object" && !Array.isArray(a0) &&
+             a0.port !== undefined && a0.host === undefined && a0.path === undefined) {
+    args[0] = Object.assign({}, a0, { host: HOST });
+  }
+  return origListen.apply(this, args);
+};
+const parent = Number(process.env.MCPTEST_PARENT_PID || 0);
+if (parent > 0) {
+  setInterval(() => {
+    try { process.kill(parent, 0); } catch (e) { process.exit(1); }
+  }, 1000).unref();
+}
+"""
+
+
+def _preload_path():
+    p = tmpdir() / "mcptest-preload.cjs"
+    if not p.exists():
+        p.write_text(_PRELOAD_JS)
+    return p
+
+
+def require_node_modules():
+    if not _NODE:
+        raise SetupError("node is not on PATH: run scripts/install-deps.sh")
+    if not EVERYTHING_JS.exists():
+        raise SetupError("%s is missing: run scripts/install-deps.sh (npm ci in tests/)" % EVERYTHING_JS)
+
+
+def everything_stdio_argv():
+    """[command, args...] that runs server-everything over stdio (for a config's command/args)."""
+    require_node_modules()
+    return [_NODE, str(EVERYTHING_JS), "stdio"]
+
+
+class Everything:
+    """server-everything over Streamable HTTP on 127.0.0.1:port, endpoint /mcp."""
+
+    def __init__(self, port=None):
+        self.port = port or free_port()
+        self.proc = None
+        self.log_path = None
+        self._starts = 0
+
+    @property
+    def url(self):
+        return "http://%s:%d/mcp" % (LOOPBACK, self.port)
+
+    def output(self):
+        """Everything the server printed (stdout and stderr, all starts)."""
+        if self.log_path and self.log_path.exists():
+            return self.log_path.read_text(errors="replace")
+        return ""
+
+    def start(self, timeout=20.0):
+        require_node_modules()
+        if self.proc is not None and self.proc.poll() is None:
+            raise SetupError("server-everything already running on port %d" % self.port)
+        self._starts += 1
+        self.log_path = tmpdir() / ("everything-%d.log" % self.port)
+        env = dict(os.environ)
+        env["PORT"] = str(self.port)
+        env["MCPTEST_PARENT_PID"] = str(os.getpid())
+        env.pop("NODE_OPTIONS", None)
+        with open(self.log_path, "ab") as out:
+            out.write(b"--- start %d on port %d ---\n" % (self._starts, self.port))
+            out.flush()
+            self.proc = spawn([_NODE, "--require", _preload_path(), EVERYTHING_JS, "streamableHttp"],
+                              env=env, stdout=out, stderr=subprocess.STDOUT, cwd=str(TESTS_DIR))
+        if not wait_port(self.port, timeout=timeout, proc=self.proc):
+            rc = self.proc.poll()
+            terminate(self.proc)
+            raise SetupError("server-everything did not accept connections on %s:%d within %.0fs "
+                             "(exit code %s); its output:\n%s"
+                             % (LOOPBACK, self.port, timeout, rc, self.output()))
+        return self
+
+    def stop(self, grace=5.0):
+        """SIGTERM the group, wait at most grace seconds, SIGKILL; wait until the port refuses."""
+        if self.proc is not None:
+            terminate(self.proc, grace=grace)
+            self.proc = None
+        wait_port_closed(self.port, timeout=10.0)
+
+    def kill(self):
+        """Abrupt death: SIGKILL, no chance to close anything."""
+        if self.proc is not None:
+            _signal_group(self.proc, signal.SIGKILL)
+            terminate(self.proc, grace=0.1)
+            self.proc = None
+        wait_port_closed(self.port, timeout=10.0)
+
+    def restart(self, timeout=20.0):
+        self.stop()
+        return self.start(timeout=timeout)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def __enter__(self):
+        if not self.running():
+            self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def everything_http(port=None, timeout=20.0):
+    """Start server-everything (Streamable HTTP) and return it; use as a context manager."""
+    return Everything(port).start(timeout=timeout)
+
+
+def count_tools(url, capabilities=None, timeout=20.0):
+    """The oracle: {"tools","names","protocol_version","server_name","server_version"} from the SDK client."""
+    require_node_modules()
+    argv = [_NODE, COUNT_TOOLS_MJS, url, "--timeout", str(int(timeout * 1000))]
+    if capabilities is not None:
+        argv += ["--capabilities", json.dumps(capabilities)]
+    r = run(argv, timeout=timeout + 5, cwd=str(TESTS_DIR))
+    if r.rc != 0:
+        raise SetupError("count_tools.mjs failed (rc %s):\n%s\n%s" % (r.rc, r.stdout, r.stderr))
+    return json.loads(r.stdout)
+
+
+# --------------------------------------------------------------------------
+# running mcptop
+
+
+class Result:
+    def __init__(self, argv, rc, stdout, stderr, timed_out, elapsed):
+        self.argv = argv
+        self.rc = rc  # None when it timed out; negative -N when killed by signal N
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+        self.elapsed = elapsed
+        self._json = None
+        self.json_error = None
+
+    def json(self):
+        """stdout parsed as one JSON document, or None (json_error says why)."""
+        if self._json is None and self.json_error is None:
+            try:
+                self._json = json.loads(self.stdout)
+            except ValueError as e:
+                self.json_error = "stdout is not JSON (%s)" % e
+        return self._json
+
+    def crashed(self):
+        """A reason string if this run crashed or hung, else None."""
+        if self.timed_out:
+            return "timed out after %.1fs" % self.elapsed
+        if self.rc is None or self.rc < 0 or self.rc >= 128:
+            return "died: exit code %s" % self.rc
+        for marker in ("Sanitizer", "runtime error:", "Segmentation fault", "core dumped"):
+            if marker in self.stderr:
+                return "stderr contains %r" % marker
+        return None
+
+    def describe(self):
+        return ("$ %s\nexit code: %s%s (%.2fs)\n--- stdout ---\n%s\n--- stderr ---\n%s"
+                % (" ".join(self.argv), self.rc, " (TIMED OUT)" if self.timed_out else "",
+                   self.elapsed, _clip(self.stdout), _clip(self.stderr)))
+
+
+def _clip(s, n=4000):
+    return s if len(s) <= n else s[:n] + "\n... (%d more characters)" % (len(s) - n)
+
+
+def run(argv, timeout=30.0, env=None, input=None, cwd=None):
+    """Run argv to completion within timeout; on timeout kill its group. Returns Result."""
+    argv = [str(a) for a in argv]
+    start = time.monotonic()
+    p = spawn(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+              stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, cwd=cwd)
+    timed_out = False
+    try:
+        out, err = p.communicate(input=input.encode() if isinstance(input, str) else input,
+                                 timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _signal_group(p, signal.SIGKILL)
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            out, err = b"", b""
+    _unregister(p)
+    rc = None if timed_out else p.returncode
+    return Result(argv, rc, out.decode(errors="replace"), err.decode(errors="replace"),
+                  timed_out, time.monotonic() - start)
+
+
+def mcptop_env(extra=None):
+    env = dict(os.environ)
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    env.setdefault("TERM", "dumb")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def require_mcptop():
+    if not os.path.isfile(MCPTOP_BIN) or not os.access(MCPTOP_BIN, os.X_OK):
+        raise SetupError("mcptop binary not found or not executable: %s (set MCPTOP_BIN)" % MCPTOP_BIN)
+
+
+def run_mcptop(args, timeout=30.0, env=None, input=None):
+    """Run `mcptop ARGS...` bounded by timeout (seconds). Returns Result."""
+    require_mcptop()
+    return run([MCPTOP_BIN] + list(args), timeout=timeout, env=mcptop_env(env), input=input)
+
+
+class Watch:
+    """A running `mcptop watch ...`: stdout read line by line on a thread, as JSON."""
+
+    def __init__(self, args, env=None):
+        require_mcptop()
+        self.argv = [MCPTOP_BIN] + [str(a) for a in args]
+        self.err_path = tmpdir() / ("watch-stderr-%d-%d.log" % (os.getpid(), id(self)))
+        self.events = []      # every parsed JSON line, in order
+        self.bad_lines = []   # lines that were not JSON objects
+        self._q = queue.Queue()
+        with open(self.err_path, "wb") as err:
+            self.proc = spawn(self.argv, env=mcptop_env(env), stdout=subprocess.PIPE, stderr=err)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for raw in iter(self.proc.stdout.readline, b""):
+            line = raw.decode(errors="replace").strip()
+            if not line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                ev = None
+            if not isinstance(ev, dict):
+                self.bad_lines.append(line)
+                continue
+            self.events.append(ev)
+            self._q.put(ev)
+        self._q.put(None)  # EOF
+
+    def wait_for(self, pred, deadline):
+        """Next event (from now on) for which pred(ev) is true, or None at the
+        monotonic deadline or at EOF. Events not matching are skipped (but kept in .events)."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                ev = self._q.get(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                continue
+            if ev is None:
+                self._q.put(None)  # stay at EOF for later callers
+                return None
+            try:
+                if pred(ev):
+                    return ev
+            except Exception:
+                pass
+
+    def stderr(self):
+        try:
+            return self.err_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def wait_exit(self, timeout):
+        """Exit code, or None if it did not exit within timeout."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self):
+        rc = terminate(self.proc, grace=2.0)
+        self._reader.join(timeout=5)
+        return rc
+
+    def describe(self, first=15, last=25):
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=0.5)  # stdout at EOF: let the exit be reaped
+            except subprocess.TimeoutExpired:
+                pass
+        n = len(self.events)
+        if n <= first + last:
+            shown = self.events
+            head = "all %d events" % n
+        else:
+            shown = self.events[:first] + [{"...": "%d events left out" % (n - first - last)}] + self.events[-last:]
+            head = "first %d and last %d of %d events" % (first, last, n)
+        evs = "\n".join(json.dumps(e) for e in shown)
+        return ("$ %s\nexit code: %s\n--- %s ---\n%s\n--- non-JSON lines: %d ---\n%s"
+                "\n--- stderr ---\n%s"
+                % (" ".join(self.argv), self.proc.poll(), head, evs, len(self.bad_lines),
+                   _clip("\n".join(self.bad_lines[:20])), _clip(self.stderr())))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# --------------------------------------------------------------------------
+# files
+
+
+_file_seq = 0
+
+
+def write_file(text, suffix=".json"):
+    """Write text (str or bytes) to a new temp file; return its path (str)."""
+    global _file_seq
+    _file_seq += 1
+    path = tmpdir() / ("file-%d%s" % (_file_seq, suffix))
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return str(path)
+
+
+def write_config(servers, mcptop=None, key="mcpServers"):
+    """A config file {"mcpServers": servers, "mcptop": mcptop}; return its path.
+    servers maps name -> declaration (any JSON value, to test bad entries)."""
+    doc = {key: servers}
+    if mcptop is not None:
+        doc["mcptop"] = mcptop
+    return write_file(json.dumps(doc, indent=2))
+
+
+def project_version():
+    """The VERSION in the top-level CMakeLists.txt project() call, or None."""
+    import re
+    try:
+        text = (REPO_DIR / "CMakeLists.txt").read_text()
+    except OSError:
+        return None
+    m = re.search(r"project\s*\(\s*\w+\s+VERSION\s+([0-9][0-9.]*)", text)
+    return m.group(1) if m else None
+
+
+# --------------------------------------------------------------------------
+# assertions and reporting
+
+
+class CaseFailed(AssertionError):
+    pass
+
+
+def dig(obj, *path):
+    """obj[path[0]][path[1]]... or the sentinel MISSING where a step is absent."""
+    for k in path:
+        if isinstance(obj, dict) and isinstance(k, str) and k in obj:
+            obj = obj[k]
+        elif isinstance(obj, list) and isinstance(k, int) and -len(obj) <= k < len(obj):
+            obj = obj[k]
+        else:
+            return MISSING
+    return obj
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
+class Case:
+    """Checks inside one test case. A failed check is recorded and the case goes on;
+    fatal() / require() stop the case."""
+
+    def __init__(self, name):
+        self.name = name
+        self.failures = []
+        self.context = []  # extra text printed when the case fails
+
+    def check(self, cond, msg):
+        if not cond:
+            self.failures.append(msg)
+        return bool(cond)
+
+    def eq(self, actual, expected, what):
+        return self.check(actual == expected, "%s: expected %r, got %r" % (what, expected, actual))
+
+    def is_in(self, actual, allowed, what):
+        return self.check(actual in allowed, "%s: expected one of %r, got %r" % (what, allowed, actual))
+
+    def require(self, cond, msg):
+        if not cond:
+            self.failures.append(msg)
+            raise CaseFailed(msg)
+
+    def fatal(self, msg):
+        self.require(False, msg)
+
+    def no_crash(self, result, what="mcptop"):
+        why = result.crashed()
+        return self.check(why is None, "%s crashed or hung: %s" % (what, why))
+
+    def attach(self, text):
+        self.context.append(text)
+
+
+class Reporter:
+    """Runs cases; the last line printed by finish() is 'N passed, N failed'."""
+
+    def __init__(self, title):
+        self.title = title
+        self.passed = 0
+        self.failed = 0
+        log("== %s" % title)
+
+    def run(self, name, fn, *args, **kw):
+        c = Case(name)
+        start = time.monotonic()
+        try:
+            fn(c, *args, **kw)
+        except CaseFailed:
+            pass
+        except SetupError as e:
+            c.failures.append("setup: %s" % e)
+        except Exception:
+            c.failures.append("exception:\n" + traceback.format_exc())
+        elapsed = time.monotonic() - start
+        if c.failures:
+            self.failed += 1
+            log("FAIL %s (%.1fs)" % (name, elapsed))
+            for f in c.failures:
+                log("  - " + f.replace("\n", "\n    "))
+            for t in c.context:
+                log("  " + t.replace("\n", "\n  "))
+        else:
+            self.passed += 1
+            log("PASS %s (%.1fs)" % (name, elapsed))
+        return not c.failures
+
+    def finish(self):
+        """Clean up, print the closing line and exit (1 on any failure)."""
+        cleanup_all()
+        sys.stdout.flush()
+        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
+        sys.exit(1 if self.failed or not self.passed else 0)
+
+
+def case(reporter):
+    """Decorator: @case(rep) def name(c): ... runs the case at once."""
+    def deco(fn):
+        reporter.run(fn.__name__, fn)
+        return fn
+    return deco
