@@ -36,8 +36,11 @@ void fleet_free(struct fleet *f);
 
 /* Add a subscriber; every event goes to every subscriber in order. */
 void fleet_subscribe(struct fleet *f, event_cb cb, void *arg);
-/* Start dialing every server. */
+/* Start dialing every server, at most 50 first dials in flight at once. */
 void fleet_start(struct fleet *f);
+/* The same for the servers whose chosen[i] is true (chosen has
+ * fleet_size entries; NULL means all). */
+void fleet_start_some(struct fleet *f, const bool *chosen);
 /* Close every server locally (no remote ending). */
 void fleet_stop(struct fleet *f);
 

@@ -120,6 +120,10 @@ unsigned long server_stray_lines(const struct server *s);
 size_t server_capabilities(const struct server *s, const char **names,
     size_t max);
 
+/* An opaque pointer for the owner (a command's per-server record). */
+void server_set_data(struct server *s, void *data);
+void *server_data(const struct server *s);
+
 const char *server_name(const struct server *s);
 const struct config_server *server_decl(const struct server *s);
 /* "http" or "stdio". */

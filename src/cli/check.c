@@ -6,6 +6,8 @@
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,12 +17,37 @@
 #include "engine/http.h"
 #include "util/str.h"
 
+/* One server's ping round trips. */
+struct check_rtts {
+    double *ms;
+    size_t  n;
+};
+
+/* CPU, wall time and peak RSS of one phase. */
+struct check_phase {
+    double cpu_us;
+    double wall_ms;
+    long   max_rss_kib;
+};
+
+enum check_step { CHECK_DIAL, CHECK_PINGS, CHECK_DONE };
+
 struct check {
-    struct fleet *fleet;
-    ev_timer      step;         /* deferred: ping servers that dialed */
-    ev_timer      bound;        /* the whole check's deadline */
-    ev_signal     sigint, sigterm;
-    bool          interrupted;
+    struct fleet       *fleet;
+    ev_timer            step;       /* deferred: the next step */
+    ev_timer            bound;      /* the whole check's deadline */
+    ev_signal           sigint, sigterm;
+    bool                interrupted;
+    enum check_step     at;
+    long                rounds;     /* --pings R */
+    long                round;
+    struct check_rtts  *rtts;
+    /* --stats */
+    struct rusage       ru_mark;
+    ev_tstamp           wall_mark;
+    struct check_phase  dial, pings, endings;
+    double             *round_ms;
+    ev_tstamp           round_start;
 };
 
 static void
@@ -28,7 +55,7 @@ check_usage(FILE *out)
 {
     fprintf(out,
         "Usage: mcptop check [-c FILE | URL] [--json] [--timeout MS] "
-        "[--log FILE]\n"
+        "[--pings R] [--stats] [--log FILE]\n"
         "\n"
         "Dial every configured MCP server once, ping each that dialed, and\n"
         "report liveness, the last failure's kind and delivery verdict.\n"
@@ -38,6 +65,10 @@ check_usage(FILE *out)
         "one-server fleet\n"
         "      --json         one JSON object instead of a table\n"
         "      --timeout MS   request timeout and open deadline, ms\n"
+        "      --pings R      ping every server R times, in rounds (default 1);\n"
+        "                     report min / median / p99 round trip\n"
+        "      --stats        add CPU time, wall time and peak RSS per phase\n"
+        "                     (dial, pings, endings)\n"
         "      --log FILE     append a debug log of every exchange\n"
         "  -h, --help         this help\n"
         "\n"
@@ -46,20 +77,52 @@ check_usage(FILE *out)
         "Config search without -c or URL: %s\n", config_discover_help());
 }
 
-/* True when every server has its one observation. */
+/* Close a phase: CPU and wall time since the last mark, peak RSS. */
+static void
+check_mark(struct check *c, struct check_phase *ph)
+{
+    struct rusage ru;
+    ev_tstamp     now;
+
+    getrusage(RUSAGE_SELF, &ru);
+    ev_now_update(fleet_loop(c->fleet));
+    now = ev_now(fleet_loop(c->fleet));
+    if (ph != NULL) {
+        ph->cpu_us = (double)(ru.ru_utime.tv_sec - c->ru_mark.ru_utime.tv_sec)
+            * 1e6 + (double)(ru.ru_utime.tv_usec - c->ru_mark.ru_utime.tv_usec)
+            + (double)(ru.ru_stime.tv_sec - c->ru_mark.ru_stime.tv_sec) * 1e6
+            + (double)(ru.ru_stime.tv_usec - c->ru_mark.ru_stime.tv_usec);
+        ph->wall_ms = (now - c->wall_mark) * 1000.0;
+        ph->max_rss_kib = ru.ru_maxrss;
+    }
+    c->ru_mark = ru;
+    c->wall_mark = now;
+}
+
+/* Start ping round c->round + 1 on every server with a session. */
 static bool
-check_finished(struct check *c)
+check_start_round(struct check *c)
+{
+    size_t sent = 0;
+
+    c->round++;
+    ev_now_update(fleet_loop(c->fleet));
+    c->round_start = ev_now(fleet_loop(c->fleet));
+    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
+        if (server_ping_now(fleet_server(c->fleet, i)))
+            sent++;
+    }
+    return sent > 0;
+}
+
+static bool
+check_pings_in_flight(struct check *c)
 {
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        struct server *s = fleet_server(c->fleet, i);
-
-        if (!server_dial_settled(s))
-            return false;
-        if (server_state(s) == SERVER_READY &&
-            (server_pings_done(s) == 0 || server_ping_in_flight(s)))
-            return false;
+        if (server_ping_in_flight(fleet_server(c->fleet, i)))
+            return true;
     }
-    return true;
+    return false;
 }
 
 static void
@@ -68,15 +131,29 @@ check_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct check *c = w->data;
 
     (void)revents;
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        struct server *s = fleet_server(c->fleet, i);
-
-        if (server_state(s) == SERVER_READY && server_pings_done(s) == 0 &&
-            !server_ping_in_flight(s))
-            server_ping_now(s);
+    if (c->at == CHECK_DONE)
+        return;         /* events of the endings that follow */
+    if (c->at == CHECK_DIAL) {
+        for (size_t i = 0; i < fleet_size(c->fleet); i++) {
+            if (!server_dial_settled(fleet_server(c->fleet, i)))
+                return;
+        }
+        check_mark(c, &c->dial);
+        c->at = CHECK_PINGS;
+        if (!check_start_round(c))
+            c->at = CHECK_DONE;
+    } else if (c->at == CHECK_PINGS) {
+        if (check_pings_in_flight(c))
+            return;
+        ev_now_update(loop);
+        c->round_ms[c->round - 1] = (ev_now(loop) - c->round_start) * 1000.0;
+        if (c->round >= c->rounds || !check_start_round(c))
+            c->at = CHECK_DONE;
     }
-    if (check_finished(c))
+    if (c->at == CHECK_DONE) {
+        check_mark(c, &c->pings);
         ev_break(loop, EVBREAK_ONE);
+    }
 }
 
 /* event_cb: any event may finish a server; look on the next turn. */
@@ -85,7 +162,13 @@ check_event_cb(void *arg, const struct event *e)
 {
     struct check *c = arg;
 
-    (void)e;
+    if (e->type == EVENT_EXCHANGE && e->completed && e->op != NULL &&
+        strcmp(e->op, "ping") == 0) {
+        struct check_rtts *r = server_data(e->server);
+
+        if (r != NULL && r->n < (size_t)c->rounds)
+            r->ms[r->n++] = e->ms;
+    }
     if (!ev_is_active(&c->step)) {
         ev_timer_set(&c->step, 0., 0.);
         ev_timer_start(fleet_loop(c->fleet), &c->step);
@@ -144,20 +227,80 @@ check_print_table(struct check *c)
     }
 }
 
-static void
-check_print_json(struct check *c)
+static int
+check_cmp_double(const void *a, const void *b)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(root, "servers");
-    cJSON *sum;
-    long   counts[LIVENESS__COUNT] = { 0 }, absent = 0;
-    char  *text;
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* min / median / p99 of a server's pings (sorts r in place). false when
+ * none completed. */
+static bool
+check_ping_stats(struct check_rtts *r, double *min, double *med, double *p99)
+{
+    size_t k;
+
+    if (r == NULL || r->n == 0)
+        return false;
+    qsort(r->ms, r->n, sizeof(double), check_cmp_double);
+    *min = r->ms[0];
+    *med = r->n % 2 ? r->ms[r->n / 2] :
+        (r->ms[r->n / 2 - 1] + r->ms[r->n / 2]) / 2;
+    k = (size_t)ceil(0.99 * (double)r->n);
+    *p99 = r->ms[k > 0 ? k - 1 : 0];
+    return true;
+}
+
+static double
+check_round1(double v)
+{
+    return floor(v * 10.0 + 0.5) / 10.0;
+}
+
+static void
+check_json_pings(cJSON *o, struct check_rtts *r, long rounds)
+{
+    double min, med, p99;
+    cJSON *po;
+
+    if (!check_ping_stats(r, &min, &med, &p99)) {
+        cJSON_AddNullToObject(o, "pings");
+        return;
+    }
+    po = cJSON_AddObjectToObject(o, "pings");
+    cJSON_AddNumberToObject(po, "count", (double)r->n);
+    cJSON_AddNumberToObject(po, "asked", (double)rounds);
+    cJSON_AddNumberToObject(po, "min_ms", check_round1(min));
+    cJSON_AddNumberToObject(po, "median_ms", check_round1(med));
+    cJSON_AddNumberToObject(po, "p99_ms", check_round1(p99));
+}
+
+/* Every server's record, before the endings change anything. */
+static cJSON *
+check_build_json(struct check *c, bool with_pings)
+{
+    cJSON             *root = cJSON_CreateObject();
+    cJSON             *arr = cJSON_AddArrayToObject(root, "servers");
+    cJSON             *sum;
+    long               counts[LIVENESS__COUNT] = { 0 }, absent = 0;
+    struct check_rtts  all = { 0 };
 
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
         const struct server   *s = fleet_server(c->fleet, i);
         const struct liveness *l = server_liveness(s);
+        cJSON                 *o = cli_json_server(s);
 
-        cJSON_AddItemToArray(arr, cli_json_server(s));
+        if (with_pings) {
+            struct check_rtts *r = server_data(s);
+
+            all.ms = realloc(all.ms, (all.n + r->n + 1) * sizeof(double));
+            memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
+            all.n += r->n;
+            check_json_pings(o, r, c->rounds);
+        }
+        cJSON_AddItemToArray(arr, o);
         if (l->present)
             counts[l->state]++;
         else
@@ -170,10 +313,69 @@ check_print_json(struct check *c)
         (double)counts[LIVENESS_UNREACHABLE]);
     cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
     cJSON_AddNumberToObject(sum, "absent", (double)absent);
-    text = cJSON_PrintUnformatted(root);
-    printf("%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    if (with_pings)
+        check_json_pings(sum, &all, c->rounds * (long)fleet_size(c->fleet));
+    free(all.ms);
+    return root;
+}
+
+static void
+check_json_phase(cJSON *o, const char *name, const struct check_phase *ph)
+{
+    cJSON *p = cJSON_AddObjectToObject(o, name);
+
+    cJSON_AddNumberToObject(p, "cpu_us", floor(ph->cpu_us));
+    cJSON_AddNumberToObject(p, "wall_ms", check_round1(ph->wall_ms));
+    cJSON_AddNumberToObject(p, "max_rss_kib", (double)ph->max_rss_kib);
+}
+
+static void
+check_json_stats(struct check *c, cJSON *root)
+{
+    cJSON *st = cJSON_AddObjectToObject(root, "stats");
+    cJSON *rounds;
+
+    cJSON_AddNumberToObject(st, "servers", (double)fleet_size(c->fleet));
+    check_json_phase(st, "dial", &c->dial);
+    check_json_phase(st, "pings", &c->pings);
+    check_json_phase(st, "endings", &c->endings);
+    rounds = cJSON_AddArrayToObject(st, "ping_round_ms");
+    for (long i = 0; i < c->round && i < c->rounds; i++)
+        cJSON_AddItemToArray(rounds,
+            cJSON_CreateNumber(check_round1(c->round_ms[i])));
+}
+
+static void
+check_print_pings_table(struct check *c)
+{
+    printf("\n%-20s %6s %8s %9s %8s\n", "PINGS", "COUNT", "MIN_MS",
+        "MEDIAN_MS", "P99_MS");
+    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
+        const struct server *s = fleet_server(c->fleet, i);
+        struct check_rtts   *r = server_data(s);
+        double               min, med, p99;
+        char                *name = str_sanitized(server_name(s));
+
+        if (check_ping_stats(r, &min, &med, &p99))
+            printf("%-20.20s %6zu %8.1f %9.1f %8.1f\n", name, r->n, min,
+                med, p99);
+        else
+            printf("%-20.20s %6d %8s %9s %8s\n", name, 0, "-", "-", "-");
+        free(name);
+    }
+}
+
+static void
+check_print_stats_table(struct check *c)
+{
+    const struct check_phase *ph[] = { &c->dial, &c->pings, &c->endings };
+    const char *names[] = { "dial", "pings", "endings" };
+
+    printf("\n%-8s %12s %10s %12s\n", "PHASE", "CPU_US", "WALL_MS",
+        "MAX_RSS_KIB");
+    for (size_t i = 0; i < 3; i++)
+        printf("%-8s %12.0f %10.1f %12ld\n", names[i], ph[i]->cpu_us,
+            ph[i]->wall_ms, ph[i]->max_rss_kib);
 }
 
 int
@@ -183,6 +385,8 @@ cli_check(int argc, char **argv)
         { "config", required_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
         { "timeout", required_argument, NULL, 't' },
+        { "pings", required_argument, NULL, 'p' },
+        { "stats", no_argument, NULL, 's' },
         { "log", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -190,7 +394,9 @@ cli_check(int argc, char **argv)
     struct cli_common    common = { 0 };
     struct fleet_options opt = { .no_streams = true, .no_pings = true,
         .no_redial = true };
-    struct check         c = { 0 };
+    struct check         c = { .rounds = 1 };
+    bool                 stats = false, with_pings = false;
+    cJSON               *doc = NULL;
     struct config       *cfg = NULL;
     struct ev_loop      *loop = EV_DEFAULT;
     bool                 json = false;
@@ -214,6 +420,18 @@ cli_check(int argc, char **argv)
                     "number of milliseconds, not '%s'\n", optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case 'p':
+            c.rounds = cli_parse_ms(optarg);
+            if (c.rounds < 0 || c.rounds > 100000) {
+                fprintf(stderr, "mcptop check: --pings takes a count from 1 "
+                    "to 100000, not '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            with_pings = true;
+            break;
+        case 's':
+            stats = true;
             break;
         case 'l':
             common.log_path = optarg;
@@ -261,8 +479,14 @@ cli_check(int argc, char **argv)
         long t = timeout > 0 ? timeout : d->timeout_ms;
         long o = timeout > 0 ? timeout : d->open_deadline_ms;
 
-        if (o + t > bound_ms)
-            bound_ms = o + t;
+        if (o + t * c.rounds > bound_ms)
+            bound_ms = o + t * c.rounds;
+    }
+    c.rtts = calloc(cfg->nservers + 1, sizeof(*c.rtts));
+    c.round_ms = calloc((size_t)c.rounds, sizeof(double));
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        c.rtts[i].ms = calloc((size_t)c.rounds, sizeof(double));
+        server_set_data(fleet_server(c.fleet, i), &c.rtts[i]);
     }
     ev_timer_init(&c.step, check_step_cb, 0., 0.);
     c.step.data = &c;
@@ -275,30 +499,57 @@ cli_check(int argc, char **argv)
     c.sigterm.data = &c;
     ev_signal_start(loop, &c.sigterm);
     fleet_subscribe(c.fleet, check_event_cb, &c);
+    check_mark(&c, NULL);
+    c.at = CHECK_DIAL;
     fleet_start(c.fleet);
-    if (!check_finished(&c))
-        ev_run(loop, 0);
+    ev_timer_start(loop, &c.step);
+    ev_run(loop, 0);
+    if (c.at != CHECK_DONE)
+        check_mark(&c, c.at == CHECK_DIAL ? &c.dial : &c.pings);
     ev_timer_stop(loop, &c.step);
     ev_timer_stop(loop, &c.bound);
     ev_signal_stop(loop, &c.sigint);
     ev_signal_stop(loop, &c.sigterm);
 
-    if (json)
-        check_print_json(&c);
-    else
-        check_print_table(&c);
+    /* The report is taken before the endings, which are exchanges too. */
     rc = 0;
     for (size_t i = 0; i < fleet_size(c.fleet); i++) {
         if (!server_ok(fleet_server(c.fleet, i)))
             rc = EXIT_NOT_OK;
     }
+    if (json) {
+        doc = check_build_json(&c, with_pings);
+    } else {
+        check_print_table(&c);
+        if (with_pings)
+            check_print_pings_table(&c);
+        fflush(stdout);
+    }
     if (c.interrupted)
         rc = 130;
     /* Leave no session behind on the servers. */
+    check_mark(&c, NULL);
     if (!c.interrupted) {
         fleet_end_all(c.fleet);
         cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
     }
+    check_mark(&c, &c.endings);
+    if (json) {
+        char *text;
+
+        if (stats)
+            check_json_stats(&c, doc);
+        text = cJSON_PrintUnformatted(doc);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(doc);
+    } else if (stats) {
+        check_print_stats_table(&c);
+    }
+    for (size_t i = 0; i < cfg->nservers; i++)
+        free(c.rtts[i].ms);
+    free(c.rtts);
+    free(c.round_ms);
     fleet_free(c.fleet);
     config_free(cfg);
     cli_close_log(&common);

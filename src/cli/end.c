@@ -300,10 +300,7 @@ cli_end(int argc, char **argv)
     r.sigterm.data = &r;
     ev_signal_start(loop, &r.sigterm);
     fleet_subscribe(r.fleet, end_event_cb, &r);
-    for (size_t i = 0; i < fleet_size(r.fleet); i++) {
-        if (r.chosen[i])
-            server_start(fleet_server(r.fleet, i));
-    }
+    fleet_start_some(r.fleet, r.chosen);
     ev_timer_start(loop, &r.step);
     ev_run(loop, 0);
     if (opt.test_keep_id && !r.interrupted) {

@@ -6,6 +6,7 @@
 #include "engine/fleet.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/curlev.h"
 #include "engine/http.h"
@@ -26,7 +27,18 @@ struct fleet {
     size_t               nservers;
     struct fleet_sub    *subs;
     size_t               nsubs;
+    /* first dials, at most FLEET_MAX_DIALS at once */
+    bool                *to_start;
+    size_t               next_start;
+    size_t               dialing;
+    bool                 starting;
 };
+
+/* Dials in flight at once on start-up: kinder to the servers, and glibc
+ * keeps far less of the burst (PERF-NOTES: 5 vs 17 KiB per session). */
+#define FLEET_MAX_DIALS 50
+
+static void fleet_start_more(struct fleet *f);
 
 static void
 fleet_emit(void *arg, const struct event *e)
@@ -35,6 +47,30 @@ fleet_emit(void *arg, const struct event *e)
 
     for (size_t i = 0; i < f->nsubs; i++)
         f->subs[i].cb(f->subs[i].arg, e);
+    if (e->type == EVENT_EXCHANGE && f->dialing > 0 && e->op != NULL &&
+        strcmp(e->op, "dial") == 0 && server_dials(e->server) <= 1) {
+        /* A first dial settled: let the next one go. */
+        f->dialing--;
+        fleet_start_more(f);
+    }
+}
+
+static void
+fleet_start_more(struct fleet *f)
+{
+    /* server_start may settle at once (and re-enter through fleet_emit). */
+    if (f->starting)
+        return;
+    f->starting = true;
+    while (f->dialing < FLEET_MAX_DIALS && f->next_start < f->nservers) {
+        size_t i = f->next_start++;
+
+        if (f->to_start != NULL && !f->to_start[i])
+            continue;
+        f->dialing++;
+        server_start(f->servers[i]);
+    }
+    f->starting = false;
 }
 
 struct fleet *
@@ -83,6 +119,7 @@ fleet_free(struct fleet *f)
     free(f->servers);
     curlev_free(f->curl);
     free(f->subs);
+    free(f->to_start);
     free(f);
 }
 
@@ -98,8 +135,21 @@ fleet_subscribe(struct fleet *f, event_cb cb, void *arg)
 void
 fleet_start(struct fleet *f)
 {
-    for (size_t i = 0; i < f->nservers; i++)
-        server_start(f->servers[i]);
+    fleet_start_some(f, NULL);
+}
+
+void
+fleet_start_some(struct fleet *f, const bool *chosen)
+{
+    free(f->to_start);
+    f->to_start = NULL;
+    if (chosen != NULL) {
+        f->to_start = xcalloc(f->nservers ? f->nservers : 1, sizeof(bool));
+        for (size_t i = 0; i < f->nservers; i++)
+            f->to_start[i] = chosen[i];
+    }
+    f->next_start = 0;
+    fleet_start_more(f);
 }
 
 void

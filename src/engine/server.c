@@ -111,6 +111,7 @@ struct server {
     bool                        redial_after_expiry;
     bool                        redialed_for_400;
     char                       *test_id;        /* test hook only */
+    void                       *data;           /* the owner's */
     unsigned                    failed_dials;   /* in a row, for backoff */
     long                        retry_after_s;
 
@@ -2101,6 +2102,18 @@ server_free(struct server *s)
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
         free(s->stderr_ring[i]);
     free(s);
+}
+
+void
+server_set_data(struct server *s, void *data)
+{
+    s->data = data;
+}
+
+void *
+server_data(const struct server *s)
+{
+    return s->data;
 }
 
 const char *
