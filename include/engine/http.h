@@ -36,6 +36,8 @@ struct http_request {
     const char             *session_id;     /* Mcp-Session-Id, or NULL */
     const char             *protocol_version;/* MCP-Protocol-Version or NULL */
     const char             *last_event_id;  /* GET resumption, or NULL */
+    const char             *mcp_method;     /* Mcp-Method (2026-07-28) */
+    bool                    no_cache;       /* Cache-Control: no-cache */
     size_t                  max_bytes;      /* one message / body bound */
     const char             *ca_file;
     bool                    tls_insecure;

@@ -60,6 +60,17 @@ const char *jsonrpc_array_string(const struct jsonrpc_msg *m,
 size_t jsonrpc_object_keys(const struct jsonrpc_msg *m, const char *path,
     const char **names, size_t max);
 
+/* Like jsonrpc_get_string, with the path given as separate member names
+ * (for keys that contain dots, such as "io.modelcontextprotocol/..."),
+ * ended by NULL. */
+const char *jsonrpc_get_stringv(const struct jsonrpc_msg *m, ...);
+/* Does the string array at path hold s? */
+bool jsonrpc_array_has(const struct jsonrpc_msg *m, const char *path,
+    const char *s);
+/* A number at path; false when absent or not a number. */
+bool jsonrpc_get_number(const struct jsonrpc_msg *m, const char *path,
+    double *out);
+
 /*
  * Builders. Each returns a compact JSON text, caller frees; *len_out
  * (may be NULL) gets its length. Strings are escaped; params_json, when
@@ -72,6 +83,17 @@ char *jsonrpc_build_request(int64_t id, const char *method,
     const char *cursor, size_t *len_out);
 char *jsonrpc_build_notification(const char *method, size_t *len_out);
 char *jsonrpc_build_cancelled(int64_t request_id, const char *reason,
+    size_t *len_out);
+/*
+ * A request of the 2026-07-28 revision: params carry `_meta` with
+ * io.modelcontextprotocol/protocolVersion, clientCapabilities ({}) and
+ * clientInfo (MCP 2026-07-28 basic/index, per-request protocol fields),
+ * plus an optional cursor and, for subscriptions/listen, the
+ * {"notifications": {"toolsListChanged": true}} filter.
+ */
+char *jsonrpc_build_modern(int64_t id, const char *method,
+    const char *protocol_version, const char *client_name,
+    const char *client_version, const char *cursor, bool listen_tools,
     size_t *len_out);
 
 #endif

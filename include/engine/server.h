@@ -24,8 +24,21 @@
 struct curlev;
 struct server;
 
-/* Protocol revisions of the legacy era mcptop speaks over Streamable HTTP. */
+/* The newest legacy-era revision mcptop offers in initialize. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
+/* The modern, sessionless revision (DESIGN.md section 6). */
+#define MCP_PROTOCOL_MODERN "2026-07-28"
+
+/* What a server turned out to speak. */
+enum server_era {
+    ERA_NONE,           /* not known yet (no verdict) */
+    ERA_MODERN,         /* 2026-07-28: server/discover, no session */
+    ERA_LEGACY,         /* 2025-03-26 .. 2025-11-25: initialize, sessions */
+    ERA_LEGACY_SSE,     /* 2024-11-05 HTTP+SSE transport */
+};
+
+/* "modern" / "legacy" / "legacy_sse"; NULL for ERA_NONE. */
+const char *server_era_name(enum server_era e);
 
 enum server_state {
     SERVER_IDLE,        /* not dialed yet */
@@ -131,6 +144,11 @@ const char *server_transport_name(const struct server *s);
 /* The URL, or the command line. Borrowed. */
 const char *server_target(const struct server *s);
 enum server_state server_state(const struct server *s);
+/* The era verdict (ERA_NONE until a dial told). */
+enum server_era server_era(const struct server *s);
+/* True when ending this server would end a session on the server (a
+ * legacy session id is held, or a stdio child runs). */
+bool server_has_session(const struct server *s);
 const char *server_state_name(enum server_state st);
 /* Borrowed; valid until the next event on this server. */
 const struct liveness *server_liveness(const struct server *s);

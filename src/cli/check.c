@@ -163,7 +163,7 @@ check_event_cb(void *arg, const struct event *e)
     struct check *c = arg;
 
     if (e->type == EVENT_EXCHANGE && e->completed && e->op != NULL &&
-        strcmp(e->op, "ping") == 0) {
+        (strcmp(e->op, "ping") == 0 || strcmp(e->op, "discover") == 0)) {
         struct check_rtts *r = server_data(e->server);
 
         if (r != NULL && r->n < (size_t)c->rounds)

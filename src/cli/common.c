@@ -128,6 +128,10 @@ cli_json_server(const struct server *s)
     cJSON_AddStringToObject(o, "target", server_target(s));
     cJSON_AddBoolToObject(o, "ok", server_ok(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
+    if (server_era_name(server_era(s)) != NULL)
+        cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));
+    else
+        cJSON_AddNullToObject(o, "era");
     cli_json_liveness(o, server_liveness(s));
     server_session(s, &si);
     if (si.open) {

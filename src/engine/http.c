@@ -369,6 +369,10 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         http_add_header(x, "MCP-Protocol-Version", rq->protocol_version);
     if (rq->last_event_id != NULL && rq->last_event_id[0] != '\0')
         http_add_header(x, "Last-Event-ID", rq->last_event_id);
+    if (rq->mcp_method != NULL)
+        http_add_header(x, "Mcp-Method", rq->mcp_method);
+    if (rq->no_cache)
+        http_add_header(x, "Cache-Control", "no-cache");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,5 +304,77 @@ jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     cJSON_AddNumberToObject(params, "requestId", (double)request_id);
     if (reason != NULL)
         cJSON_AddStringToObject(params, "reason", reason);
+    return jsonrpc_print(root, len_out);
+}
+
+const char *
+jsonrpc_get_stringv(const struct jsonrpc_msg *m, ...)
+{
+    const cJSON *cur = m->root;
+    const char  *name;
+    va_list      ap;
+
+    va_start(ap, m);
+    while (cur != NULL && (name = va_arg(ap, const char *)) != NULL)
+        cur = cJSON_IsObject(cur) ?
+            cJSON_GetObjectItemCaseSensitive(cur, name) : NULL;
+    va_end(ap);
+    return cJSON_IsString(cur) ? cur->valuestring : NULL;
+}
+
+bool
+jsonrpc_array_has(const struct jsonrpc_msg *m, const char *path,
+    const char *s)
+{
+    const cJSON *a = jsonrpc_walk(m, path);
+    const cJSON *e;
+
+    if (!cJSON_IsArray(a))
+        return false;
+    cJSON_ArrayForEach(e, a) {
+        if (cJSON_IsString(e) && strcmp(e->valuestring, s) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool
+jsonrpc_get_number(const struct jsonrpc_msg *m, const char *path,
+    double *out)
+{
+    const cJSON *v = jsonrpc_walk(m, path);
+
+    if (!cJSON_IsNumber(v))
+        return false;
+    *out = v->valuedouble;
+    return true;
+}
+
+char *
+jsonrpc_build_modern(int64_t id, const char *method,
+    const char *protocol_version, const char *client_name,
+    const char *client_version, const char *cursor, bool listen_tools,
+    size_t *len_out)
+{
+    cJSON *root = jsonrpc_head(method);
+    cJSON *params, *meta, *info;
+
+    cJSON_AddNumberToObject(root, "id", (double)id);
+    params = cJSON_AddObjectToObject(root, "params");
+    if (cursor != NULL)
+        cJSON_AddStringToObject(params, "cursor", cursor);
+    if (listen_tools) {
+        cJSON *n = cJSON_AddObjectToObject(params, "notifications");
+
+        cJSON_AddTrueToObject(n, "toolsListChanged");
+    }
+    meta = cJSON_AddObjectToObject(params, "_meta");
+    cJSON_AddStringToObject(meta, "io.modelcontextprotocol/protocolVersion",
+        protocol_version);
+    /* No optional capabilities: a monitor takes no requests. */
+    cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
+    info = cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientInfo");
+    cJSON_AddStringToObject(info, "name", client_name);
+    cJSON_AddStringToObject(info, "version", client_version);
     return jsonrpc_print(root, len_out);
 }

@@ -51,6 +51,8 @@ enum server_op {
     OP_STREAM,
     OP_NOTIFY,          /* fire-and-forget: cancelled, answers to server */
     OP_DELETE,          /* an ending's DELETE */
+    OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
+    OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
 };
 
 struct server_ending_run;
@@ -73,6 +75,7 @@ struct server_xch {
     bool                detached;
     struct server_ending_run *ending;   /* OP_DELETE */
     bool                dead;           /* stdio: the child was gone */
+    const char         *method;         /* JSON-RPC method (static) */
     char               *delete_id;      /* OP_DELETE / orphan: the id */
 };
 
@@ -94,6 +97,16 @@ struct server {
     const struct config_server *decl;
     enum server_state           state;
     char                       *target;
+
+    /* the era (DESIGN.md section 6): what the server turned out to speak,
+     * remembered for this server's endpoint or process until it stops
+     * working */
+    enum server_era             era;
+    bool                        probe_retried;
+    char                       *cache_scope;    /* discover's cacheScope */
+    double                      list_ttl_ms;    /* -1: no hint */
+    ev_tstamp                   listed_at;
+    unsigned long               listen_drops;
 
     /* the session */
     char                       *session_id;
@@ -419,6 +432,10 @@ server_op_name(enum server_op op)
         return "stream";
     case OP_DELETE:
         return "delete";
+    case OP_DISCOVER:
+        return "server/discover";
+    case OP_LISTEN:
+        return "subscriptions/listen";
     default:
         return "notification";
     }
@@ -484,7 +501,8 @@ server_xfer_headers_cb(void *arg, struct http_xfer *hx, long status,
 
     (void)hx;
     (void)content_type;
-    if (x->op == OP_STREAM && status >= 200 && status < 300) {
+    if ((x->op == OP_STREAM || x->op == OP_LISTEN) && status >= 200 &&
+        status < 300) {
         x->stream_open = true;
         x->s->stream_reconnects = 0;
         server_kick(x->s);
@@ -506,6 +524,26 @@ static void server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w,
 
 static bool server_send_stdio(struct server *s, struct server_xch *x,
     const char *body, size_t len, long timeout_ms);
+
+/* Does this exchange go out in the 2026-07-28 shape? */
+static bool
+server_speaks_modern(const struct server *s, const struct server_xch *x)
+{
+    if (x->op == OP_DISCOVER || x->op == OP_LISTEN)
+        return true;
+    if (x->op == OP_NOTIFY)
+        return false;
+    return s->era == ERA_MODERN && x->op != OP_INITIALIZE &&
+        x->op != OP_INITIALIZED && x->op != OP_DELETE;
+}
+
+/* The name of the liveness exchange: ping, or server/discover when the
+ * revision has no ping. */
+static const char *
+server_ping_op(const struct server *s)
+{
+    return s->era == ERA_MODERN ? "discover" : "ping";
+}
 
 /* Start one request for x (an HTTP transfer, or a line to a child).
  * Returns false (x freed, failure recorded by the caller) when it cannot
@@ -529,7 +567,13 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
 
     if (s->decl->transport == CONFIG_STDIO)
         return server_send_stdio(s, x, body, body_len, timeout_ms);
-    if (x->op != OP_INITIALIZE) {
+    if (server_speaks_modern(s, x)) {
+        /* 2026-07-28: no session; the version and the method ride on
+         * every POST as headers too (basic/transports/streamable-http). */
+        rq.protocol_version = MCP_PROTOCOL_MODERN;
+        rq.mcp_method = x->method;
+        rq.no_cache = x->op == OP_PING || x->op == OP_DISCOVER;
+    } else if (x->op != OP_INITIALIZE) {
         rq.session_id = s->session_id;
         rq.protocol_version = s->protocol_version;
         x->carried_session = s->session_id != NULL;
@@ -644,6 +688,8 @@ server_dial_failed(struct server *s, struct failure_evidence *ev,
     server_schedule_dial(s);
 }
 
+static void server_listen(struct server *s);
+
 static void
 server_dial_completed(struct server *s)
 {
@@ -658,8 +704,11 @@ server_dial_completed(struct server *s)
     server_set_state(s, SERVER_READY);
     server_outcome(s, "dial", NULL, ms);
     server_schedule_ping(s);
-    if (!s->env->no_streams && s->tools_list_changed && !s->stream_none &&
-        s->decl->transport == CONFIG_HTTP)
+    if (s->env->no_streams || !s->tools_list_changed)
+        return;
+    if (s->era == ERA_MODERN)
+        server_listen(s);
+    else if (!s->stream_none && s->decl->transport == CONFIG_HTTP)
         server_stream_open(s);
 }
 
@@ -700,6 +749,8 @@ server_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     server_dial_failed(s, &ev, detail);
 }
 
+static void server_fallback_legacy(struct server *s, const char *why);
+
 /* ev_timer: a request's own timeout. */
 static void
 server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -726,13 +777,23 @@ server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
         "(request timeout)", server_op_name(op), server_timeout_ms(s));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
-    if (id >= 0 && op != OP_INITIALIZE && s->session_id != NULL) {
+    if (id >= 0 && op != OP_INITIALIZE && (s->session_id != NULL ||
+        (s->decl->transport == CONFIG_STDIO && s->era == ERA_MODERN))) {
         size_t len;
         char  *body = jsonrpc_build_cancelled(id, "timeout", &len);
 
         server_notify(s, body, len);
     }
     switch (op) {
+    case OP_DISCOVER:
+        if (s->decl->transport == CONFIG_STDIO &&
+            s->decl->era == CONFIG_ERA_AUTO) {
+            /* stdio: no answer to the probe means a legacy server. */
+            server_fallback_legacy(s, "no answer to server/discover");
+            break;
+        }
+        server_dial_failed(s, &ev, detail);
+        break;
     case OP_INITIALIZE:
     case OP_INITIALIZED:
         server_dial_failed(s, &ev, detail);
@@ -750,7 +811,7 @@ server_xch_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     case OP_PING:
         s->last_ping_ok = false;
         s->pings_done++;
-        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        server_fail(s, server_ping_op(s), &ev, SITE_REQUEST, ms, detail);
         server_schedule_ping(s);
         break;
     default:
@@ -875,6 +936,22 @@ server_net_detail(const struct http_result *r, char *detail, size_t dsz)
         r->ev.resent ? ", may have been re-sent" : "");
 }
 
+/* What the 2026-07-28 error codes mean (basic/index, error codes). */
+static const char *
+server_rpc_code_meaning(long code)
+{
+    switch (code) {
+    case -32020:
+        return " (header mismatch)";
+    case -32021:
+        return " (missing required client capability)";
+    case -32022:
+        return " (unsupported protocol version)";
+    default:
+        return "";
+    }
+}
+
 /*
  * Turn a finished POST into evidence: NULL failure when x->answer holds a
  * result for our id. Returns true when the exchange failed (ev/detail set).
@@ -885,8 +962,19 @@ server_judge(struct server_xch *x, const struct http_result *r,
 {
     *ev = r->ev;
     detail[0] = '\0';
-    if (x->answer != NULL && jsonrpc_kind(x->answer) == JSONRPC_RESULT)
-        return false;
+    if (x->answer != NULL && jsonrpc_kind(x->answer) == JSONRPC_RESULT) {
+        const char *rt = jsonrpc_get_string(x->answer, "result.resultType");
+        char        clean[32];
+
+        /* Absent means complete (a legacy server). */
+        if (rt == NULL || strcmp(rt, "complete") == 0)
+            return false;
+        str_sanitize(clean, sizeof(clean), rt, strlen(rt));
+        ev->no_matching_response = true;
+        snprintf(detail, dsz, "result with resultType \"%s\" where a "
+            "complete result was expected", clean);
+        return true;
+    }
     if (x->answer != NULL) {
         /* A JSON-RPC error with our id: the server answered. */
         const char *em = jsonrpc_error_message(x->answer);
@@ -896,7 +984,8 @@ server_judge(struct server_xch *x, const struct http_result *r,
             str_sanitize(msg, sizeof(msg), em, strlen(em));
         ev->rpc_error = true;
         ev->rpc_error_code = jsonrpc_error_code(x->answer);
-        snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s", ev->rpc_error_code,
+        snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s%s",
+            ev->rpc_error_code, server_rpc_code_meaning(ev->rpc_error_code),
             msg[0] ? ": " : "", msg,
             r->status >= 300 ? " (behind a non-2xx status)" : "");
         /* The status rides along only when it was not a 2xx. */
@@ -1088,10 +1177,15 @@ server_send_list(struct server *s, const char *cursor)
     int64_t            id = s->next_id++;
     struct server_xch *x = server_xch_new(s, OP_LIST, id);
     size_t             len;
-    char              *body = jsonrpc_build_request(id, "tools/list", cursor,
-        &len);
+    char              *body;
     char              *cause = NULL;
 
+    x->method = "tools/list";
+    if (s->era == ERA_MODERN)
+        body = jsonrpc_build_modern(id, x->method, MCP_PROTOCOL_MODERN,
+            "mcptop", MCPTOP_VERSION, cursor, false, &len);
+    else
+        body = jsonrpc_build_request(id, "tools/list", cursor, &len);
     x->in_dial = s->list_in_dial;
     if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
         &cause)) {
@@ -1111,6 +1205,7 @@ server_send_list(struct server *s, const char *cursor)
 static void
 server_list_finished(struct server *s)
 {
+    s->listed_at = server_now(s);
     long old = s->ntools;
     bool was_dial = s->list_in_dial;
     bool same = old == s->list_n;
@@ -1184,6 +1279,21 @@ server_on_list(struct server *s, struct server_xch *x,
             (size_t)(s->list_n + 1) * sizeof(*s->list_acc));
         s->list_acc[s->list_n++] = str_sanitized(name != NULL ? name : "?");
     }
+    {
+        double ttl;
+
+        /* Each page has its own freshness; the listing is as fresh as its
+         * stalest page (2026-07-28 server/utilities/caching). */
+        if (jsonrpc_get_number(x->answer, "result.ttlMs", &ttl)) {
+            if (ttl < 0)
+                ttl = 0;
+            if (s->list_pages == 0 || s->list_ttl_ms < 0 ||
+                ttl < s->list_ttl_ms)
+                s->list_ttl_ms = ttl;
+        } else if (s->list_pages == 0) {
+            s->list_ttl_ms = -1;
+        }
+    }
     cursor = jsonrpc_get_string(x->answer, "result.nextCursor");
     if (cursor != NULL && cursor[0] != '\0')
         next = xstrdup(cursor);
@@ -1217,7 +1327,7 @@ server_on_ping(struct server *s, struct server_xch *x,
         s->rtt_ms = ms;
         s->last_ping_ok = true;
         s->redialed_for_400 = false;
-        server_outcome(s, "ping", NULL, ms);
+        server_outcome(s, server_ping_op(s), NULL, ms);
         server_schedule_ping(s);
         return;
     }
@@ -1231,7 +1341,7 @@ server_on_ping(struct server *s, struct server_xch *x,
         s->redialed_for_400 = true;
         strncat(detail, "; session not known to the server",
             sizeof(detail) - strlen(detail) - 1);
-        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        server_fail(s, server_ping_op(s), &ev, SITE_REQUEST, ms, detail);
         s->expiries++;
         server_drop_session(s);
         server_dial(s);
@@ -1242,7 +1352,7 @@ server_on_ping(struct server *s, struct server_xch *x,
          * dial again, once; the fresh dial reports its own failure. */
         strncat(detail, "; session expired", sizeof(detail) -
             strlen(detail) - 1);
-        server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+        server_fail(s, server_ping_op(s), &ev, SITE_REQUEST, ms, detail);
         s->expiries++;
         server_drop_session(s);
         s->redial_after_expiry = true;
@@ -1251,7 +1361,17 @@ server_on_ping(struct server *s, struct server_xch *x,
     }
     if ((r->status == 429 || r->status == 503) && r->retry_after_s >= 0)
         s->retry_after_s = r->retry_after_s;
-    server_fail(s, "ping", &ev, SITE_REQUEST, ms, detail);
+    server_fail(s, server_ping_op(s), &ev, SITE_REQUEST, ms, detail);
+    if (s->era == ERA_MODERN && s->decl->era == CONFIG_ERA_AUTO &&
+        !s->env->no_redial && (r->status == 400 || r->status == 404 ||
+        r->status == 405) && failure_classify(&ev) == FAILURE_HTTP_STATUS) {
+        /* The remembered era stopped working: probe again. */
+        server_log(s, "era: modern stopped working; probing again");
+        s->era = ERA_NONE;
+        server_drop_session(s);
+        server_dial(s);
+        return;
+    }
     if (s->decl->transport == CONFIG_HTTP && !s->env->no_redial &&
         s->state == SERVER_READY &&
         failure_classify(&ev) == FAILURE_CONNECT_REFUSED) {
@@ -1287,14 +1407,23 @@ server_ping_now(struct server *s)
         return false;
     id = s->next_id++;
     x = server_xch_new(s, OP_PING, id);
-    body = jsonrpc_build_request(id, "ping", NULL, &len);
+    if (s->era == ERA_MODERN) {
+        /* No ping in 2026-07-28: server/discover is the cheapest request
+         * every server must answer. */
+        x->method = "server/discover";
+        body = jsonrpc_build_modern(id, x->method, MCP_PROTOCOL_MODERN,
+            "mcptop", MCPTOP_VERSION, NULL, false, &len);
+    } else {
+        x->method = "ping";
+        body = jsonrpc_build_request(id, "ping", NULL, &len);
+    }
     s->pinged = true;
     if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
         &cause)) {
         struct failure_evidence ev = { .net = NET_OTHER };
 
         server_xch_free(x, NULL);
-        server_fail(s, "ping", &ev, SITE_REQUEST, 0, cause);
+        server_fail(s, server_ping_op(s), &ev, SITE_REQUEST, 0, cause);
         free(cause);
         free(body);
         return false;
@@ -1312,7 +1441,9 @@ server_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (s->state == SERVER_READY)
+    if (s->state == SERVER_READY && s->era == ERA_MODERN)
+        server_listen(s);
+    else if (s->state == SERVER_READY)
         server_stream_open(s);
 }
 
@@ -1421,6 +1552,13 @@ server_on_stream_done(struct server *s, struct server_xch *x,
 static void server_on_delete(struct server *s, struct server_xch *x,
     const struct http_result *r);
 
+static void server_on_discover(struct server *s, struct server_xch *x,
+    const struct http_result *r);
+static void server_send_initialize(struct server *s);
+static void server_stream_later(struct server *s);
+static void server_on_listen_done(struct server *s, struct server_xch *x,
+    const struct http_result *r);
+
 /* Route a finished exchange (either transport) to its step. */
 static void
 server_route(struct server *s, struct server_xch *x,
@@ -1449,6 +1587,12 @@ server_route(struct server *s, struct server_xch *x,
     case OP_DELETE:
         server_on_delete(s, x, r);
         break;
+    case OP_DISCOVER:
+        server_on_discover(s, x, r);
+        break;
+    case OP_LISTEN:
+        server_on_listen_done(s, x, r);
+        break;
     }
 }
 
@@ -1473,9 +1617,13 @@ server_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     st = server_find_op(s, OP_STREAM);
-    if (st != NULL && st->stream_open && !ev_is_active(&st->timer)) {
+    if (st == NULL)
+        st = server_find_op(s, OP_LISTEN);
+    if (st != NULL && st->stream_open && !ev_is_active(&st->timer) &&
+        s->decl->transport == CONFIG_HTTP) {
         /* The stream just opened: one completed outcome, then watch it. */
-        server_outcome(s, "stream", NULL, server_elapsed_ms(s, st->started));
+        server_outcome(s, st->op == OP_STREAM ? "stream" : "listen", NULL,
+            server_elapsed_ms(s, st->started));
         ev_timer_start(s->env->loop, &st->timer);
     } else if (st != NULL && st->stream_open) {
         ev_timer_again(s->env->loop, &st->timer);
@@ -1803,6 +1951,12 @@ server_child_ending_reaped(struct server *s)
 
     if (run == NULL || run->pub.settled || s->state != SERVER_ENDING)
         return;
+    if (run->pub.outcome != ENDING_PENDING) {
+        /* The outcome was given by the deadline (or sessionless): the
+         * reaping is the settlement. */
+        server_ending_settle(s, run);
+        return;
+    }
     if (WIFSIGNALED(s->exit_status))
         run->pub.signal = WTERMSIG(s->exit_status);
     if (WIFEXITED(s->exit_status))
@@ -1908,18 +2062,279 @@ server_stray_lines(const struct server *s)
     return s->stray_lines;
 }
 
-/* --- dialing ------------------------------------------------------------ */
 
-static int server_spawn(struct server *s);
+/* --- eras (MCP 2026-07-28 basic/versioning, compatibility) -------------- */
+
+const char *
+server_era_name(enum server_era e)
+{
+    switch (e) {
+    case ERA_MODERN:
+        return "modern";
+    case ERA_LEGACY:
+        return "legacy";
+    case ERA_LEGACY_SSE:
+        return "legacy_sse";
+    default:
+        return NULL;
+    }
+}
 
 static void
-server_dial(struct server *s)
+server_send_discover(struct server *s)
+{
+    int64_t            id = s->next_id++;
+    struct server_xch *x = server_xch_new(s, OP_DISCOVER, id);
+    size_t             len;
+    char              *body, *cause = NULL;
+    long               timeout = server_timeout_ms(s);
+
+    x->method = "server/discover";
+    x->in_dial = true;
+    body = jsonrpc_build_modern(id, x->method, MCP_PROTOCOL_MODERN, "mcptop",
+        MCPTOP_VERSION, NULL, false, &len);
+    /* Over stdio a legacy server may simply never answer the probe: wait
+     * a bounded part of the request timeout, then fall back. */
+    if (s->decl->transport == CONFIG_STDIO && s->decl->era == CONFIG_ERA_AUTO)
+        timeout = timeout / 2 < 3000 ? timeout / 2 : 3000;
+    if (!server_post(s, x, HTTP_POST, body, len, timeout, &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+    }
+    free(body);
+}
+
+/* The probe says legacy: initialize as a 2025 client does. */
+static void
+server_fallback_legacy(struct server *s, const char *why)
+{
+    server_log(s, "era: legacy (%s)", why);
+    s->era = ERA_LEGACY;
+    if (s->decl->transport == CONFIG_STDIO && (s->child == NULL ||
+        s->child_gone)) {
+        /* The child went away on the probe: a fresh one for initialize. */
+        if (server_spawn(s) != 0)
+            return;
+    }
+    server_send_initialize(s);
+}
+
+static void
+server_take_discover(struct server *s, const struct jsonrpc_msg *m)
+{
+    const char *v;
+    bool        b = false;
+
+    free(s->protocol_version);
+    s->protocol_version = xstrdup(MCP_PROTOCOL_MODERN);
+    free(s->peer_name);
+    v = jsonrpc_get_stringv(m, "result", "_meta",
+        "io.modelcontextprotocol/serverInfo", "name", (char *)NULL);
+    s->peer_name = v != NULL ? str_sanitized(v) : NULL;
+    free(s->peer_version);
+    v = jsonrpc_get_stringv(m, "result", "_meta",
+        "io.modelcontextprotocol/serverInfo", "version", (char *)NULL);
+    s->peer_version = v != NULL ? str_sanitized(v) : NULL;
+    s->has_tools_cap = jsonrpc_has(m, "result.capabilities.tools");
+    s->tools_list_changed = jsonrpc_get_bool(m,
+        "result.capabilities.tools.listChanged", &b) && b;
+    free(s->cache_scope);
+    v = jsonrpc_get_string(m, "result.cacheScope");
+    s->cache_scope = v != NULL ? str_sanitized(v) : NULL;
+}
+
+/* Is this JSON-RPC error one only a 2026-07-28 server sends? */
+static bool
+server_modern_error(long code)
+{
+    return code == -32020 || code == -32021 || code == -32022;
+}
+
+static void
+server_on_discover(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    bool                    auto_era = s->decl->era == CONFIG_ERA_AUTO;
+    bool                    failed;
+
+    failed = server_judge(x, r, &ev, detail, sizeof(detail));
+    if (!failed) {
+        if (jsonrpc_array_len(x->answer, "result.supportedVersions") >= 0 &&
+            !jsonrpc_array_has(x->answer, "result.supportedVersions",
+            MCP_PROTOCOL_MODERN)) {
+            server_xch_free(x, NULL);
+            if (auto_era) {
+                server_fallback_legacy(s, "discover lists no version we "
+                    "speak");
+                return;
+            }
+            ev.bad_protocol_version = true;
+            server_dial_failed(s, &ev, "server/discover lists no version "
+                "mcptop speaks (it speaks 2026-07-28)");
+            return;
+        }
+        s->era = ERA_MODERN;
+        server_take_discover(s, x->answer);
+        server_xch_free(x, NULL);
+        server_log(s, "era: modern (%s)", MCP_PROTOCOL_MODERN);
+        if (s->has_tools_cap) {
+            server_begin_list(s, true);
+        } else {
+            server_free_tools(s->tool_names, s->ntools);
+            s->tool_names = NULL;
+            s->ntools = 0;
+            server_dial_completed(s);
+        }
+        return;
+    }
+    if (x->answer != NULL && ev.rpc_error) {
+        /* The server answered the probe with a JSON-RPC error. */
+        long code = jsonrpc_error_code(x->answer);
+
+        if (code == -32022 && jsonrpc_array_has(x->answer,
+            "error.data.supported", MCP_PROTOCOL_MODERN) &&
+            !s->probe_retried) {
+            server_xch_free(x, NULL);
+            s->probe_retried = true;
+            server_log(s, "era: -32022 names %s; probing once more",
+                MCP_PROTOCOL_MODERN);
+            server_send_discover(s);
+            return;
+        }
+        if (code == -32022 && auto_era) {
+            server_xch_free(x, NULL);
+            server_fallback_legacy(s, "-32022 lists only legacy versions");
+            return;
+        }
+        if (server_modern_error(code) || !auto_era) {
+            /* A recognised modern error: the request is wrong, not the
+             * era; report it (MCP 2026-07-28 basic/transports). */
+            if (server_modern_error(code))
+                s->era = ERA_MODERN;
+            server_xch_free(x, NULL);
+            server_dial_failed(s, &ev, detail);
+            return;
+        }
+        server_xch_free(x, NULL);
+        server_fallback_legacy(s, "non-modern JSON-RPC error to discover");
+        return;
+    }
+    server_xch_free(x, NULL);
+    if (!auto_era) {
+        server_dial_failed(s, &ev, detail);
+        return;
+    }
+    if (s->decl->transport == CONFIG_STDIO && (ev.child_closed ||
+        ev.peer_known_dead)) {
+        server_fallback_legacy(s, "the child exited on server/discover");
+        return;
+    }
+    /* A 4xx that is not a modern error means a legacy server; 401/403,
+     * 429, 5xx, transport failures and timeouts are failures, never an
+     * era verdict. */
+    if (r->status >= 400 && r->status < 500 && r->status != 401 &&
+        r->status != 403 && r->status != 429 &&
+        !(ev.rpc_error && server_modern_error(ev.rpc_error_code))) {
+        server_fallback_legacy(s, "4xx to server/discover");
+        return;
+    }
+    server_dial_failed(s, &ev, detail);
+}
+
+/* subscriptions/listen for tools list changes: a long-lived request whose
+ * answer is a stream of notifications (basic/patterns/subscriptions). */
+static void
+server_listen(struct server *s)
 {
     int64_t            id;
     struct server_xch *x;
     size_t             len;
     char              *body, *cause = NULL;
 
+    if (server_find_op(s, OP_LISTEN) != NULL || s->state != SERVER_READY)
+        return;
+    id = s->next_id++;
+    x = server_xch_new(s, OP_LISTEN, id);
+    x->method = "subscriptions/listen";
+    body = jsonrpc_build_modern(id, x->method, MCP_PROTOCOL_MODERN, "mcptop",
+        MCPTOP_VERSION, NULL, true, &len);
+    if (!server_post(s, x, HTTP_POST, body, len, 0, &cause)) {
+        server_log(s, "listen not sent: %s", cause);
+        free(cause);
+        server_xch_free(x, NULL);
+    } else if (s->decl->transport == CONFIG_HTTP) {
+        /* The idle watchdog: a silent listen is re-opened, not failed. */
+        double idle = fmax(SERVER_STREAM_IDLE_MIN_S,
+            4.0 * s->decl->ping_interval_ms / 1000.0);
+
+        ev_timer_init(&x->timer, server_xch_timeout_cb, idle, 0.);
+        x->timer.data = x;
+    }
+    free(body);
+}
+
+static void
+server_on_listen_done(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    bool graceful = x->answer != NULL &&
+        jsonrpc_kind(x->answer) == JSONRPC_RESULT;
+    bool was_open = x->stream_open;
+
+    server_xch_free(x, NULL);
+    if (s->state != SERVER_READY)
+        return;
+    if (!graceful) {
+        /* A close without the listen's result: an unexpected disconnect. */
+        s->listen_drops++;
+        server_log(s, "listen closed unexpectedly (%lu so far)%s",
+            s->listen_drops, was_open ? "" : " before it opened");
+        if (!was_open && (r->status >= 300 || (!r->completed &&
+            r->ev.net != NET_OK))) {
+            struct failure_evidence ev = r->ev;
+            char                    detail[256];
+
+            if (r->ev.net != NET_OK && !r->completed)
+                server_net_detail(r, detail, sizeof(detail));
+            else
+                server_status_detail(r, &ev, -1, detail,
+                    sizeof(detail));
+            server_fail(s, "listen", &ev, SITE_REQUEST, 0, detail);
+        }
+    }
+    /* Resubscribe later, with the stream's backoff and cap. */
+    s->stream_retry_ms = -1;
+    server_stream_later(s);
+}
+
+enum server_era
+server_era(const struct server *s)
+{
+    return s->era;
+}
+
+bool
+server_has_session(const struct server *s)
+{
+    if (s->decl->transport == CONFIG_STDIO)
+        return s->child != NULL && !child_exited(s->child);
+    return s->session_id != NULL;
+}
+
+/* --- dialing ------------------------------------------------------------ */
+
+static int server_spawn(struct server *s);
+static void server_send_discover(struct server *s);
+static void server_send_initialize(struct server *s);
+
+static void
+server_dial(struct server *s)
+{
     if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
         s->state == SERVER_ENDING)
         return;
@@ -1932,9 +2347,27 @@ server_dial(struct server *s)
     ev_timer_start(s->env->loop, &s->open_timer);
     if (s->decl->transport == CONFIG_STDIO && server_spawn(s) != 0)
         return;
+    s->probe_retried = false;
+    if (s->decl->era == CONFIG_ERA_MODERN || (s->decl->era ==
+        CONFIG_ERA_AUTO && s->era != ERA_LEGACY && s->era != ERA_LEGACY_SSE)) {
+        /* 2026-07-28 compatibility rules: probe with server/discover. */
+        server_send_discover(s);
+        return;
+    }
+    server_send_initialize(s);
+}
+
+static void
+server_send_initialize(struct server *s)
+{
+    int64_t            id;
+    struct server_xch *x;
+    size_t             len;
+    char              *body, *cause = NULL;
 
     id = s->next_id++;
     x = server_xch_new(s, OP_INITIALIZE, id);
+    x->method = "initialize";
     x->in_dial = true;
     body = jsonrpc_build_initialize(id, MCP_PROTOCOL_LATEST, "mcptop",
         MCPTOP_VERSION, &len);
@@ -1958,6 +2391,12 @@ server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     if (s->state == SERVER_READY) {
+        if (s->list_ttl_ms > 0 && server_now(s) - s->listed_at >
+            s->list_ttl_ms / 1000.0) {
+            /* The listing's ttlMs ran out: list again. */
+            s->relist_wanted = true;
+            server_kick(s);
+        }
         if (!server_ping_now(s))
             server_schedule_ping(s);
     } else if (s->state == SERVER_BACKOFF) {
@@ -2005,6 +2444,7 @@ server_new(const struct server_env *env, const struct config_server *decl)
     s->rtt_ms = -1;
     s->retry_after_s = -1;
     s->stream_retry_ms = -1;
+    s->list_ttl_ms = -1;
     if (decl->transport == CONFIG_HTTP) {
         s->target = xstrdup(decl->url != NULL ? decl->url : "");
     } else {
@@ -2097,6 +2537,7 @@ server_free(struct server *s)
     free(s->peer_version);
     free(s->last_event_id);
     free(s->test_id);
+    free(s->cache_scope);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
@@ -2508,9 +2949,41 @@ server_end(struct server *s, bool redial)
         }
     }
     server_set_state(s, SERVER_ENDING);
-    /* The local close: everything of the session stops now. */
+    if (s->era == ERA_MODERN && s->decl->transport == CONFIG_STDIO &&
+        s->child != NULL && !s->child_gone) {
+        /* stdio has no stream to close: cancel what is in flight (the
+         * listen among it) before stdin closes (basic/patterns/
+         * cancellation). */
+        for (struct server_xch *x = s->xchs; x != NULL; x = x->next) {
+            size_t len;
+            char  *body;
+
+            if (x->id < 0 || x->detached)
+                continue;
+            body = jsonrpc_build_cancelled(x->id, "ending", &len);
+            child_send(s->child, body, len);
+            free(body);
+        }
+    }
+    /* The local close: everything of the session stops now (closing a
+     * response stream is the cancellation over 2026-07-28 HTTP). */
     server_drop_session(s);
     s->last_ping_ok = false;
+    if (s->era == ERA_MODERN) {
+        /* Nothing to end on the server: no session exists. */
+        run->pub.sessionless = true;
+        free(id);
+        server_ending_outcome(s, run, ENDING_NO_SESSION,
+            "sessionless (2026-07-28): nothing to end on the server");
+        if (s->decl->transport == CONFIG_STDIO && s->child != NULL &&
+            !child_exited(s->child)) {
+            /* Settles when the child is reaped. */
+            server_end_child(s, run);
+            return &run->pub;
+        }
+        server_ending_settle(s, run);
+        return &run->pub;
+    }
     if (s->decl->transport == CONFIG_STDIO) {
         free(id);
         server_end_child(s, run);
