@@ -99,6 +99,10 @@ void http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out);
 /* The evidence known so far of a running transfer, which goes on. */
 void http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out);
 
+/* ref (absolute, or relative as in an HTTP+SSE `endpoint` event) resolved
+ * against base. Caller frees; NULL when either cannot be parsed. */
+char *http_resolve_url(const char *base, const char *ref);
+
 /* Short name of a method ("POST"). */
 const char *http_method_name(enum http_method m);
 

@@ -536,3 +536,21 @@ http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out)
     http_fill_result(x, CURLE_OK, false, &r);
     *ev_out = r.ev;
 }
+
+char *
+http_resolve_url(const char *base, const char *ref)
+{
+    CURLU *u = curl_url();
+    char  *out = NULL, *res = NULL;
+
+    if (u == NULL)
+        return NULL;
+    if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_URL, ref, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK) {
+        res = xstrdup(out);
+        curl_free(out);
+    }
+    curl_url_cleanup(u);
+    return res;
+}

@@ -53,6 +53,7 @@ enum server_op {
     OP_DELETE,          /* an ending's DELETE */
     OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
     OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
+    OP_SSE,             /* 2024-11-05: the GET stream carrying answers */
 };
 
 struct server_ending_run;
@@ -76,6 +77,10 @@ struct server_xch {
     struct server_ending_run *ending;   /* OP_DELETE */
     bool                dead;           /* stdio: the child was gone */
     const char         *method;         /* JSON-RPC method (static) */
+    bool                posted;         /* HTTP+SSE: POST accepted, the
+                                           answer comes on the stream */
+    bool                sse_answered;   /* HTTP+SSE: answer arrived */
+    bool                doomed;         /* to be failed by fail_all */
     char               *delete_id;      /* OP_DELETE / orphan: the id */
 };
 
@@ -107,6 +112,10 @@ struct server {
     double                      list_ttl_ms;    /* -1: no hint */
     ev_tstamp                   listed_at;
     unsigned long               listen_drops;
+    char                       *sse_endpoint;   /* 2024-11-05 POST URL */
+    bool                        sse_tried;
+    struct failure_evidence     sse_fallback_ev;    /* initialize's failure */
+    char                        sse_fallback_detail[256];
 
     /* the session */
     char                       *session_id;
@@ -436,6 +445,8 @@ server_op_name(enum server_op op)
         return "server/discover";
     case OP_LISTEN:
         return "subscriptions/listen";
+    case OP_SSE:
+        return "sse stream";
     default:
         return "notification";
     }
@@ -465,6 +476,9 @@ server_peer_message(struct server *s, struct jsonrpc_msg *m)
     }
 }
 
+static int server_sse_event(struct server *s, const char *type,
+    const char *data, size_t len);
+
 /* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
  * (we have our answer). */
 static int
@@ -475,6 +489,8 @@ server_xfer_message_cb(void *arg, struct http_xfer *hx, const char *type,
     struct jsonrpc_msg *m;
 
     (void)hx;
+    if (x->op == OP_SSE)
+        return server_sse_event(x->s, type, data, len);
     if (strcmp(type, "message") != 0 || len == 0)
         return 0;
     m = jsonrpc_parse(data, len, NULL);
@@ -567,7 +583,12 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
 
     if (s->decl->transport == CONFIG_STDIO)
         return server_send_stdio(s, x, body, body_len, timeout_ms);
-    if (server_speaks_modern(s, x)) {
+    if (s->era == ERA_LEGACY_SSE && x->op != OP_SSE && x->op != OP_DELETE &&
+        s->sse_endpoint != NULL)
+        rq.url = s->sse_endpoint;
+    if (x->op == OP_SSE) {
+        /* The 2024-11-05 stream: a plain GET, no MCP headers. */
+    } else if (server_speaks_modern(s, x)) {
         /* 2026-07-28: no session; the version and the method ride on
          * every POST as headers too (basic/transports/streamable-http). */
         rq.protocol_version = MCP_PROTOCOL_MODERN;
@@ -1085,6 +1106,7 @@ server_send_initialized(struct server *s)
 
 static void server_half_open(struct server *s, struct server_xch *x,
     const struct http_result *r);
+static void server_sse_open(struct server *s);
 
 static void
 server_on_initialize(struct server *s, struct server_xch *x,
@@ -1100,6 +1122,19 @@ server_on_initialize(struct server *s, struct server_xch *x,
     }
     if (server_judge(x, r, &ev, detail, sizeof(detail))) {
         server_xch_free(x, NULL);
+        if (s->decl->transport == CONFIG_HTTP &&
+            s->decl->era == CONFIG_ERA_AUTO && s->era != ERA_LEGACY_SSE &&
+            !s->sse_tried && (r->status == 400 || r->status == 404 ||
+            r->status == 405) && !(ev.rpc_error && !ev.rpc_error_id_null)) {
+            /* Neither era's POST works here: try the 2024-11-05 HTTP+SSE
+             * transport (GET, then the `endpoint` event). */
+            s->sse_tried = true;
+            s->sse_fallback_ev = ev;
+            memcpy(s->sse_fallback_detail, detail,
+                sizeof(s->sse_fallback_detail));
+            server_sse_open(s);
+            return;
+        }
         server_dial_failed(s, &ev, detail);
         return;
     }
@@ -1558,6 +1593,8 @@ static void server_send_initialize(struct server *s);
 static void server_stream_later(struct server *s);
 static void server_on_listen_done(struct server *s, struct server_xch *x,
     const struct http_result *r);
+static void server_on_sse_done(struct server *s, struct server_xch *x,
+    const struct http_result *r);
 
 /* Route a finished exchange (either transport) to its step. */
 static void
@@ -1593,6 +1630,9 @@ server_route(struct server *s, struct server_xch *x,
     case OP_LISTEN:
         server_on_listen_done(s, x, r);
         break;
+    case OP_SSE:
+        server_on_sse_done(s, x, r);
+        break;
     }
 }
 
@@ -1604,8 +1644,28 @@ server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r
 
     (void)hx;
     x->xfer = NULL;         /* freed by http.c right after this returns */
+    if (x->s->era == ERA_LEGACY_SSE && x->id >= 0 && x->op != OP_SSE &&
+        r->completed && r->status >= 200 && r->status < 300 &&
+        !x->sse_answered) {
+        /* HTTP+SSE: the POST was accepted; the answer comes on the GET
+         * stream, within this request's own timeout. */
+        x->posted = true;
+        return;
+    }
+    if (x->sse_answered) {
+        /* The answer already came on the stream: that is the result. */
+        struct http_result ok = { 0 };
+
+        ok.completed = true;
+        ok.status = 200;
+        ok.ev.content_json = true;
+        server_route(x->s, x, &ok);
+        return;
+    }
     server_route(x->s, x, r);
 }
+
+static void server_sse_kick(struct server *s);
 
 /* ev_timer (0 s): work deferred out of libcurl callbacks. */
 static void
@@ -1628,6 +1688,8 @@ server_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
     } else if (st != NULL && st->stream_open) {
         ev_timer_again(s->env->loop, &st->timer);
     }
+    if (s->era == ERA_LEGACY_SSE)
+        server_sse_kick(s);
     if (s->relist_wanted && s->state == SERVER_READY &&
         server_find_op(s, OP_LIST) == NULL) {
         s->relist_wanted = false;
@@ -1708,14 +1770,18 @@ server_stdio_fail_all(struct server *s)
 {
     struct server_xch *x;
 
-    /* Routing may free and add exchanges: restart from the head. */
+    /* Only those in flight now: routing may free some and start new
+     * ones (a fallback dial to a fresh child), which are not lost. */
+    for (x = s->xchs; x != NULL; x = x->next)
+        x->doomed = x->id >= 0 && x->op != OP_DELETE;
     for (;;) {
         for (x = s->xchs; x != NULL; x = x->next) {
-            if (x->id >= 0 && x->op != OP_DELETE)
+            if (x->doomed)
                 break;
         }
         if (x == NULL)
             break;
+        x->doomed = false;
         server_stdio_fail(s, x, false);
     }
 }
@@ -1815,8 +1881,12 @@ server_child_too_long_cb(void *arg, size_t len)
         if (x->id >= 0 && (oldest == NULL || x->id < oldest->id))
             oldest = x;
     }
-    server_stderr_push(s, "stdout: ", "(a line past the message size limit "
-        "was dropped)", 52);
+    {
+        static const char note[] = "(a line past the message size limit "
+            "was dropped)";
+
+        server_stderr_push(s, "stdout: ", note, sizeof(note) - 1);
+    }
     if (oldest == NULL)
         return;
     snprintf(detail, sizeof(detail), "a stdout line of at least %zu bytes "
@@ -2142,6 +2212,7 @@ server_take_discover(struct server *s, const struct jsonrpc_msg *m)
     s->tools_list_changed = jsonrpc_get_bool(m,
         "result.capabilities.tools.listChanged", &b) && b;
     free(s->cache_scope);
+    free(s->sse_endpoint);
     v = jsonrpc_get_string(m, "result.cacheScope");
     s->cache_scope = v != NULL ? str_sanitized(v) : NULL;
 }
@@ -2163,9 +2234,23 @@ server_on_discover(struct server *s, struct server_xch *x,
     bool                    failed;
 
     failed = server_judge(x, r, &ev, detail, sizeof(detail));
+    if (!failed && jsonrpc_array_len(x->answer,
+        "result.supportedVersions") < 0) {
+        /* Not a DiscoverResult (supportedVersions is required): a server
+         * that answers any method with a result, not a modern one. */
+        server_xch_free(x, NULL);
+        if (auto_era) {
+            server_fallback_legacy(s, "discover answered without "
+                "supportedVersions");
+            return;
+        }
+        ev.no_matching_response = true;
+        server_dial_failed(s, &ev, "server/discover answered without "
+            "supportedVersions: not a DiscoverResult");
+        return;
+    }
     if (!failed) {
-        if (jsonrpc_array_len(x->answer, "result.supportedVersions") >= 0 &&
-            !jsonrpc_array_has(x->answer, "result.supportedVersions",
+        if (!jsonrpc_array_has(x->answer, "result.supportedVersions",
             MCP_PROTOCOL_MODERN)) {
             server_xch_free(x, NULL);
             if (auto_era) {
@@ -2326,6 +2411,174 @@ server_has_session(const struct server *s)
     return s->session_id != NULL;
 }
 
+
+/* --- the 2024-11-05 HTTP+SSE transport ---------------------------------- */
+
+/* GET the stream; its first event names the endpoint for POSTs. */
+static void
+server_sse_open(struct server *s)
+{
+    struct server_xch *x = server_xch_new(s, OP_SSE, -1);
+    char              *cause = NULL;
+
+    s->era = ERA_LEGACY_SSE;
+    free(s->sse_endpoint);
+    s->sse_endpoint = NULL;
+    x->in_dial = true;
+    if (!server_post(s, x, HTTP_GET, NULL, 0, 0, &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+        return;
+    }
+    server_log(s, "era: trying the 2024-11-05 HTTP+SSE transport");
+}
+
+/* One event on the HTTP+SSE stream. Runs inside a libcurl callback: only
+ * record and kick. */
+static int
+server_sse_event(struct server *s, const char *type, const char *data,
+    size_t len)
+{
+    struct jsonrpc_msg *m;
+    struct server_xch  *x;
+
+    if (strcmp(type, "endpoint") == 0) {
+        char *ref = str_ndup(data, len);
+
+        free(s->sse_endpoint);
+        s->sse_endpoint = http_resolve_url(s->decl->url, ref);
+        free(ref);
+        server_kick(s);
+        return 0;
+    }
+    if (strcmp(type, "message") != 0 || len == 0)
+        return 0;
+    m = jsonrpc_parse(data, len, NULL);
+    if (m == NULL)
+        return 0;
+    if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
+        for (x = s->xchs; x != NULL; x = x->next) {
+            if (x->id >= 0 && x->op != OP_SSE && jsonrpc_id_is(m, x->id))
+                break;
+        }
+        if (x != NULL && !x->sse_answered) {
+            jsonrpc_free(x->answer);
+            x->answer = m;
+            x->sse_answered = true;
+            server_kick(s);
+            return 0;
+        }
+    } else {
+        server_peer_message(s, m);
+    }
+    jsonrpc_free(m);
+    return 0;
+}
+
+/* Deferred HTTP+SSE work: start the dial once the endpoint is known, and
+ * finish exchanges whose answers came on the stream. */
+static void
+server_sse_kick(struct server *s)
+{
+    struct server_xch *x;
+
+    if (s->state == SERVER_DIALING && s->sse_endpoint != NULL &&
+        server_find_op(s, OP_INITIALIZE) == NULL &&
+        server_find_op(s, OP_INITIALIZED) == NULL &&
+        server_find_op(s, OP_LIST) == NULL && s->protocol_version == NULL) {
+        server_send_initialize(s);
+        return;
+    }
+    for (;;) {
+        for (x = s->xchs; x != NULL; x = x->next) {
+            if (x->sse_answered && x->xfer == NULL)
+                break;
+        }
+        if (x == NULL)
+            break;
+        {
+            struct http_result ok = { 0 };
+
+            ok.completed = true;
+            ok.status = 200;
+            ok.ev.content_json = true;
+            server_route(s, x, &ok);
+        }
+    }
+}
+
+/* The HTTP+SSE stream ended: the session went with it. */
+static void
+server_on_sse_done(struct server *s, struct server_xch *x,
+    const struct http_result *r)
+{
+    struct failure_evidence ev = r->ev;
+    char                    detail[256];
+    bool                    in_dial = s->state == SERVER_DIALING;
+    bool                    opened = x->stream_open;
+
+    server_xch_free(x, NULL);
+    if (r->ev.net != NET_OK && !r->completed)
+        server_net_detail(r, detail, sizeof(detail));
+    else if (r->status < 200 || r->status >= 300)
+        server_status_detail(r, &ev, -1, detail, sizeof(detail));
+    else {
+        ev.stream_ended = opened;
+        ev.no_matching_response = !opened;
+        snprintf(detail, sizeof(detail), "the HTTP+SSE stream ended");
+    }
+    if (in_dial) {
+        if (s->era == ERA_LEGACY_SSE && s->decl->era == CONFIG_ERA_AUTO &&
+            s->sse_endpoint == NULL && !opened) {
+            /* No HTTP+SSE stream here either: what initialize got is the
+             * failure to report, not the GET's. */
+            char both[256];
+            int  n;
+
+            s->era = ERA_LEGACY;
+            n = snprintf(both, sizeof(both), "%.180s", s->sse_fallback_detail);
+            snprintf(both + n, sizeof(both) - (size_t)n,
+                "; no HTTP+SSE stream either (GET: %.40s)", detail);
+            ev = s->sse_fallback_ev;
+            server_dial_failed(s, &ev, both);
+            return;
+        }
+        server_dial_failed(s, &ev, detail);
+        return;
+    }
+    if (s->state != SERVER_READY)
+        return;
+    /* Requests waiting for answers on it are lost. */
+    for (;;) {
+        struct server_xch *p;
+
+        for (p = s->xchs; p != NULL; p = p->next) {
+            if (p->posted && !p->sse_answered)
+                break;
+        }
+        if (p == NULL)
+            break;
+        {
+            struct http_result lost = { 0 };
+
+            lost.ev.stream_ended = true;
+            lost.error_text = "the HTTP+SSE stream ended before the answer";
+            lost.ev.child_closed = false;
+            lost.status = 200;
+            lost.ev.content_sse = true;
+            server_route(s, p, &lost);
+        }
+    }
+    server_fail(s, "sse stream", &ev, SITE_REQUEST, 0, detail);
+    server_drop_session(s);
+    s->failed_dials = 1;
+    server_set_state(s, SERVER_BACKOFF);
+    server_schedule_dial(s);
+}
+
 /* --- dialing ------------------------------------------------------------ */
 
 static int server_spawn(struct server *s);
@@ -2352,6 +2605,10 @@ server_dial(struct server *s)
         CONFIG_ERA_AUTO && s->era != ERA_LEGACY && s->era != ERA_LEGACY_SSE)) {
         /* 2026-07-28 compatibility rules: probe with server/discover. */
         server_send_discover(s);
+        return;
+    }
+    if (s->era == ERA_LEGACY_SSE && s->decl->transport == CONFIG_HTTP) {
+        server_sse_open(s);
         return;
     }
     server_send_initialize(s);

@@ -6,6 +6,7 @@
 // Modes: healthy, banner, hang-after-init, close-stdout, ignore-sigterm,
 // ignore-stdin-eof, flood-stderr, big-line, exit-at-once.
 import { argv, stdin, stdout, stderr, exit } from 'node:process';
+import { closeSync } from 'node:fs';
 
 const mode = (argv.find((a) => a.startsWith('--mode=')) || '--mode=healthy').slice(7);
 let initialized = false;
@@ -25,7 +26,14 @@ function answer(req) {
     return;
   }
   if (mode === 'hang-after-init') return;
-  if (mode === 'close-stdout' && req.method === 'ping') { stdout.end(); return; }
+  if (mode === 'close-stdout' && req.method === 'ping') {
+    // stdout.end() alone leaves fd 1 open in Node (process.stdout is never
+    // really closed), so close the descriptor itself once what was written
+    // has been flushed: the reader then sees EOF while this process lives.
+    stdout.write('', () => { try { closeSync(1); } catch { /* already closed */ } });
+    stdout.end();
+    return;
+  }
   if (mode === 'big-line' && req.method === 'ping') {
     // One line of 20 MB, then a normal life afterwards.
     stdout.write('{"jsonrpc":"2.0","id":' + req.id + ',"result":{"pad":"' +
