@@ -6,8 +6,9 @@
 #define MCPTOP_UI_TUI_H
 
 /* Run the TUI. argv[0] is the command word (or the program); the options
- * follow. Returns the exit code: 0 after q or a signal, 2 on usage or
- * config errors (printed to stderr before the screen is taken). */
+ * follow. Returns the exit code: 0 after q, SIGINT, SIGTERM or SIGHUP; 2
+ * on usage or config errors (printed to stderr before the screen is
+ * taken). */
 int tui_main(int argc, char **argv);
 
 #endif

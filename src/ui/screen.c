@@ -8,6 +8,7 @@
 
 #include <curses.h>
 #include <stdlib.h>
+#include <term.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -18,10 +19,19 @@ static attr_t screen_sel[ROLE__COUNT];
 int
 screen_init(void)
 {
+    const char *cup;
+
     if (screen_up)
         return 0;
     if (newterm(NULL, stdout, stdin) == NULL)
         return -1;
+    /* A terminal that cannot move the cursor (TERM=dumb) cannot show a
+     * table: give it back untouched. */
+    cup = tigetstr("cup");
+    if (cup == NULL || cup == (const char *)-1) {
+        endwin();
+        return -1;
+    }
     screen_up = true;
     cbreak();
     noecho();
@@ -174,6 +184,9 @@ screen_theme(const struct theme *t, bool colour)
         if (bold)
             screen_sel[r] |= A_BOLD;
     }
+    /* Cleared cells take the normal role's colours (a theme with its own
+     * background paints the whole screen). */
+    bkgdset(' ' | (screen_attr[ROLE_NORMAL] & A_COLOR));
 }
 
 void

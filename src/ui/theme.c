@@ -250,6 +250,11 @@ theme_parse(struct theme *t, const char *text, const char *origin,
             free(key);
             goto out;
         }
+        /* A role the file names is the file's alone: colours it leaves
+         * out are the terminal's, attributes it leaves out are none. */
+        t->style[i].fg = THEME_DEFAULT;
+        t->style[i].bg = THEME_DEFAULT;
+        t->style[i].attrs = 0;
         if (theme_style_from_json(r, &t->style[i], &why) != 0) {
             *cause = str_printf("%s: role \"%s\": %s", origin,
                 theme_role_names[i], why);

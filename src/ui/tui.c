@@ -313,22 +313,30 @@ tui_end(struct ui *ui, const size_t *idx, size_t n)
             unavailable++;
     }
     ui->model.dirty = true;
-    if (n == 1 && started == 1)
+    if (n == 1 && started == 1) {
         ui_message(ui, ROLE_NORMAL, "ending the session of %s (e: endings)",
             name);
-    else if (n == 1 && unavailable == 1)
+    } else if (n == 1 && unavailable == 1) {
         ui_message(ui, ROLE_WARNING, "%s: ending not available yet", name);
-    else if (n == 1)
+    } else if (n == 1) {
         ui_message(ui, ROLE_WARNING, "%s: nothing to end (%s)", name,
             server_state_name(server_state(fleet_server(ui->fleet,
             idx[0]))));
-    else if (unavailable > 0 && started == 0)
+    } else if (unavailable > 0 && started == 0) {
         ui_message(ui, ROLE_WARNING, "ending not available yet (%zu "
-            "servers, %zu with nothing to end)", unavailable, nothing);
-    else
-        ui_message(ui, ROLE_NORMAL, "ending %zu sessions; %zu with nothing "
-            "to end; %zu not available (e: endings)", started, nothing,
-            unavailable);
+            "servers)", unavailable);
+    } else {
+        char more[128] = "";
+
+        if (nothing > 0)
+            snprintf(more, sizeof(more), "; %zu with nothing to end",
+                nothing);
+        if (unavailable > 0)
+            snprintf(more + strlen(more), sizeof(more) - strlen(more),
+                "; %zu not available yet", unavailable);
+        ui_message(ui, ROLE_NORMAL, "ending %zu sessions%s (e: endings)",
+            started, more);
+    }
 }
 
 static void
@@ -559,14 +567,20 @@ tui_winch_cb(struct ev_loop *loop, ev_signal *w, int revents)
     ui_dirty(ui);
 }
 
-/* ev_signal SIGINT/SIGTERM/SIGHUP: leave now; the terminal is restored after
- * the loop. */
+/* ev_signal SIGINT/SIGTERM: like q (end the sessions, bounded; a second
+ * signal leaves at once). SIGHUP: the terminal is gone, leave now. The
+ * terminal is restored after the loop either way. */
 static void
 tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
-    (void)w;
+    struct ui *ui = w->data;
+
     (void)revents;
-    ev_break(loop, EVBREAK_ONE);
+    if (w->signum == SIGHUP) {
+        ev_break(loop, EVBREAK_ONE);
+        return;
+    }
+    tui_quit(ui);
 }
 
 /* Load --theme (or dark) before the screen is taken. */
@@ -603,10 +617,13 @@ tui_watchers_start(struct ui *ui)
     ui->winch_w.data = ui;
     ev_signal_start(ui->loop, &ui->winch_w);
     ev_signal_init(&ui->int_w, tui_signal_cb, SIGINT);
+    ui->int_w.data = ui;
     ev_signal_start(ui->loop, &ui->int_w);
     ev_signal_init(&ui->term_w, tui_signal_cb, SIGTERM);
+    ui->term_w.data = ui;
     ev_signal_start(ui->loop, &ui->term_w);
     ev_signal_init(&ui->hup_w, tui_signal_cb, SIGHUP);
+    ui->hup_w.data = ui;
     ev_signal_start(ui->loop, &ui->hup_w);
     ev_prepare_init(&ui->prepare_w, tui_prepare_cb);
     ui->prepare_w.data = ui;
@@ -694,14 +711,15 @@ tui_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "mcptop: the TUI needs a terminal on stdin and "
-            "stdout (for scripts: 'mcptop watch' or 'mcptop check')\n");
-        return EXIT_USAGE;
-    }
     rc = cli_load_config(&common, &cfg);
     if (rc != 0)
         return rc;
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "mcptop: the TUI needs a terminal on stdin and "
+            "stdout (for scripts: 'mcptop watch' or 'mcptop check')\n");
+        config_free(cfg);
+        return EXIT_USAGE;
+    }
     rc = cli_open_log(&common);
     if (rc != 0) {
         config_free(cfg);
@@ -734,9 +752,12 @@ tui_main(int argc, char **argv)
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
     model_init(&ui->model, ui->fleet);
+    /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
+    atexit(screen_fini);
     if (screen_init() != 0) {
-        fprintf(stderr, "mcptop: cannot start the terminal UI (TERM=%s)\n",
+        fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
+            "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
             getenv("TERM") != NULL ? getenv("TERM") : "");
         rc = EXIT_USAGE;
         goto out_fleet;

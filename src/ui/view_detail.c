@@ -48,11 +48,14 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     snprintf(buf, sizeof(buf), "%s  protocol %s  session %s",
         server_state_name(server_state(s)),
         si.protocol_version != NULL ? si.protocol_version : "-",
-        si.open ? (si.id_prefix[0] != '\0' ? si.id_prefix : "open (no id)") :
-        "none");
+        si.open ? (si.id_prefix[0] != '\0' ? si.id_prefix :
+        "open (no session id)") : "none");
     if (server_pid(s) > 0)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  pid %ld",
             server_pid(s));
+    if (server_era_name(server_era(s)) != NULL)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  era %s",
+            server_era_name(server_era(s)));
     detail_kv(o, l, "state", ROLE_NORMAL, buf);
     snprintf(buf, sizeof(buf), "dials %lu  session expiries %lu  pings %lu",
         server_dials(s), server_session_expiries(s), server_pings_done(s));
@@ -206,6 +209,7 @@ view_detail_draw(struct ui *ui, int y, int rows)
     const struct server *s;
     char                 name[128], target[512];
     const char          *t;
+    const struct config_server *d;
 
     if (rows <= 0)
         return;
@@ -227,8 +231,21 @@ view_detail_draw(struct ui *ui, int y, int rows)
     if (ui->detail_scroll < 0)
         ui->detail_scroll = 0;
     o.skip = ui->detail_scroll;
-    t = server_target(s);
-    str_sanitize(target, sizeof(target), t, strlen(t));
+    d = server_decl(s);
+    if (d != NULL && d->transport == CONFIG_STDIO) {
+        /* server_target joins the args after ${VAR} expansion, and an
+         * expanded value is a secret: show the command and count the
+         * args instead. */
+        t = d->command != NULL ? d->command : "";
+        str_sanitize(target, sizeof(target) - 128, t, strlen(t));
+        if (d->nargs > 0)
+            snprintf(target + strlen(target), 128, " (+%zu arg%s, not "
+                "shown: they may hold expanded secrets)", d->nargs,
+                d->nargs == 1 ? "" : "s");
+    } else {
+        t = server_target(s);
+        str_sanitize(target, sizeof(target), t, strlen(t));
+    }
     snprintf(name, sizeof(name), "%s ", server_transport_name(s));
     ui_line_reset(&l, ROLE_NORMAL);
     ui_line_cell(&l, ROLE_HEADER, "target", 11, false, ui->utf8);

@@ -87,9 +87,12 @@ frame_incidents(struct ui *ui, struct ui_line *l)
         if (k == FAILURE_HTTP_STATUS && c->nhttp > 0) {
             ui_line_add(l, ROLE_UNKNOWN, "http_status");
             for (size_t h = 0; h < c->nhttp; h++) {
-                ui_line_addf(l, ROLE_UNKNOWN, " %ld %s%zu",
-                    c->http_status[h], ui->utf8 ? "\xc3\x97" : "x",
-                    c->http_n[h]);
+                long st = c->http_status[h];
+
+                ui_line_addf(l, (st == 401 || st == 403) ? ROLE_WARNING :
+                    ROLE_UNKNOWN, " %ld%s %s%zu", st,
+                    (st == 401 || st == 403) ? " auth" : "",
+                    ui->utf8 ? "\xc3\x97" : "x", c->http_n[h]);
                 shown += c->http_n[h];
             }
             if (shown < c->kind[k])
@@ -137,7 +140,7 @@ frame_keys(struct ui *ui, struct ui_line *l)
 {
     switch (ui->mode) {
     case UI_MODE_HELP:
-        ui_line_add(l, ROLE_DIM, "any key: back");
+        ui_line_add(l, ROLE_DIM, "Up/Down scroll  any other key: back");
         return;
     case UI_MODE_ENDINGS:
         ui_line_add(l, ROLE_DIM, "e/Esc back  Up/Down scroll  ? help  "

@@ -59,11 +59,13 @@ struct table_layout {
     int  width[COL__COUNT];
 };
 
-/* Choose the columns that fit in cols, then widen name and history. */
-static void
-table_layout(struct table_layout *lay, int cols)
+/* Choose the columns that fit in cols with the name `name_w` wide, then
+ * widen name and history. Returns the least important priority dropped
+ * (or a large number when none was). */
+static int
+table_fit(struct table_layout *lay, int cols, int name_w)
 {
-    int used = 0, spare;
+    int used = 0, spare, dropped = 1 << 20;
 
     memset(lay, 0, sizeof(*lay));
     for (int prio = 0; prio <= 11; prio++) {
@@ -72,33 +74,53 @@ table_layout(struct table_layout *lay, int cols)
 
             if (table_cols[c].prio != prio)
                 continue;
-            w = table_cols[c].width + (used > 0 ? 1 : 0);
-            if (used + w > cols)
+            w = c == COL_NAME ? name_w : table_cols[c].width;
+            if (used + w + (used > 0 ? 1 : 0) > cols) {
+                if (prio < dropped)
+                    dropped = prio;
                 continue;
+            }
             lay->on[c] = true;
-            lay->width[c] = table_cols[c].width;
-            used += w;
+            lay->width[c] = w;
+            used += w + (used > 0 ? 1 : 0);
         }
     }
     spare = cols - used;
+    /* Spare room: the history strip first, then the other columns. */
+    if (lay->on[COL_HISTORY] && spare > 0) {
+        int grow = table_cols[COL_HISTORY].max - lay->width[COL_HISTORY];
+
+        grow = grow > spare ? spare : grow;
+        lay->width[COL_HISTORY] += grow;
+        spare -= grow;
+    }
     for (int c = 0; c < COL__COUNT && spare > 0; c++) {
         int grow;
 
         if (!lay->on[c] || c == COL_HISTORY)
             continue;
         grow = table_cols[c].max - lay->width[c];
-        if (c == COL_NAME)
-            grow = grow > spare ? spare : grow;
-        else
-            grow = grow > spare / 4 ? spare / 4 : grow;
+        if (grow <= 0)
+            continue;
+        grow = grow > spare ? spare : grow;
         lay->width[c] += grow;
         spare -= grow;
     }
-    if (lay->on[COL_HISTORY] && spare > 0) {
-        int grow = table_cols[COL_HISTORY].max - lay->width[COL_HISTORY];
+    return dropped;
+}
 
-        lay->width[COL_HISTORY] += grow > spare ? spare : grow;
-    }
+/* The layout: the names as wide as the longest (up to 20) when that costs
+ * only the least useful columns (tools, streak, protocol), else as narrow
+ * as needed. */
+static void
+table_layout(struct table_layout *lay, int cols, int longest)
+{
+    int want = longest < table_cols[COL_NAME].width ?
+        table_cols[COL_NAME].width : longest > 20 ? 20 : longest;
+
+    if (want > table_cols[COL_NAME].width && table_fit(lay, cols, want) >= 9)
+        return;
+    table_fit(lay, cols, table_cols[COL_NAME].width);
 }
 
 /* One cell, with its separator. */
@@ -193,6 +215,8 @@ table_row(const struct ui *ui, struct ui_line *l,
             snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
         else if (si.open)
             snprintf(buf, sizeof(buf), "open");
+        else if (server_era(s) == ERA_MODERN)
+            snprintf(buf, sizeof(buf), "modern");
         else
             snprintf(buf, sizeof(buf), "-");
         table_cell(ui, l, lay, COL_SESSION, si.open ? ROLE_NORMAL : ROLE_DIM,
@@ -227,6 +251,31 @@ table_row(const struct ui *ui, struct ui_line *l,
     table_strip(ui, l, lay, s);
 }
 
+/* The widest name among the rows that will be shown. */
+static int
+table_longest_name(const struct ui *ui, size_t rows)
+{
+    const struct model *m = &ui->model;
+    int                 longest = 0;
+    size_t              top = m->top;
+
+    /* The window the rows will use (model_scroll runs after the layout). */
+    if (m->sel_pos >= top + rows)
+        top = m->sel_pos - rows + 1;
+    if (m->sel_pos < top)
+        top = m->sel_pos;
+    for (size_t p = top; p < m->nvis && p < top + rows; p++) {
+        char name[128];
+        int  w;
+
+        fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->order[p]));
+        w = ui_text_cols(name, strlen(name));
+        if (w > longest)
+            longest = w;
+    }
+    return longest;
+}
+
 void
 view_table_draw(struct ui *ui, int y, int rows)
 {
@@ -238,7 +287,7 @@ view_table_draw(struct ui *ui, int y, int rows)
     ui->table_rows = rows > 1 ? rows - 1 : 0;
     if (rows <= 0)
         return;
-    table_layout(&lay, ui->cols);
+    table_layout(&lay, ui->cols, table_longest_name(ui, (size_t)rows));
     ui_line_reset(&l, ROLE_HEADER);
     for (int c = 0; c < COL__COUNT; c++)
         table_cell(ui, &l, &lay, (enum table_col)c, ROLE_HEADER,

@@ -1,0 +1,595 @@
+#!/usr/bin/env python3
+"""The TUI, driven in tmux at a fixed size (after tmux's own regress/ tests).
+
+Fixture fleet: server-everything live, a refused port, an invalid URL, with
+ping_interval_s 1. Each case runs mcptop in its own tmux server on a private
+socket (-L, -f /dev/null) and reads the screen with capture-pane. Every wait
+polls the pane with a deadline.
+
+Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_tui.py
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+
+rep = mcptest.Reporter("TUI in tmux (server-everything, a refused port, an invalid URL)")
+
+COLS, ROWS = 120, 30
+START_WAIT = 20.0       # first screen with all three rows settled
+KEY_WAIT = 5.0          # a key's effect on the screen
+PING_INTERVAL_S = 1
+KILL_BOUND = PING_INTERVAL_S + 5.0   # kill -> row unreachable
+QUIT_BOUND = 3.0 + 1.0 + 4.0         # teardown + grace + slack
+SEL = "\u25b8"          # the selection glyph in a UTF-8 locale
+
+_seq = 0
+_sockets = []
+
+
+def tmux_bin():
+    t = shutil.which("tmux")
+    if not t:
+        raise mcptest.SetupError("tmux is not installed")
+    return t
+
+
+class Tui:
+    """mcptop running in a detached tmux session on a private socket."""
+
+    def __init__(self, args, env=None, cols=COLS, rows=ROWS):
+        global _seq
+        mcptest.require_mcptop()
+        _seq += 1
+        self.sock = "mcptop-tui-%d-%d" % (os.getpid(), _seq)
+        _sockets.append(self.sock)
+        self.env = dict(os.environ)
+        self.env.pop("TMUX", None)
+        self.env.pop("NO_COLOR", None)
+        self.env.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color"})
+        self.env.update(env or {})
+        argv = [mcptest.MCPTOP_BIN] + [str(a) for a in args]
+        # After mcptop: its exit code on the screen, then linger so the pane
+        # (and the exit code) can be read.
+        inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
+        envargs = []
+        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            if k in self.env:
+                envargs += ["-e", "%s=%s" % (k, self.env[k])]
+        self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
+                  "sh", "-c", inner)
+        self.shell_pid = int(self.tmux("display-message", "-p", "#{pane_pid}").strip())
+
+    def tmux(self, *args, check=True):
+        r = subprocess.run([tmux_bin(), "-L", self.sock, "-f", "/dev/null"] + list(args),
+                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=10)
+        if check and r.returncode != 0:
+            raise mcptest.SetupError("tmux %s failed: %s" % (" ".join(args), r.stderr.decode()))
+        return r.stdout.decode(errors="replace")
+
+    def screen(self, escapes=False):
+        args = ["capture-pane", "-p"] + (["-e"] if escapes else [])
+        return self.tmux(*args, check=False)
+
+    def lines(self):
+        return self.screen().split("\n")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", *keys)
+
+    def literal(self, text):
+        self.tmux("send-keys", "-l", text)
+
+    def resize(self, cols, rows):
+        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def fmt(self, f):
+        return self.tmux("display-message", "-p", f, check=False).strip()
+
+    def wait(self, pred, timeout=KEY_WAIT):
+        """Poll the screen until pred(text) is true; the last text and whether it held."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while True:
+            text = self.screen()
+            try:
+                if pred(text):
+                    return text, True
+            except Exception:
+                pass
+            if time.monotonic() >= deadline:
+                return text, False
+            time.sleep(0.1)
+
+    def mcptop_pids(self):
+        """mcptop processes under the pane's shell."""
+        pids = []
+        try:
+            with open("/proc/%d/task/%d/children" % (self.shell_pid, self.shell_pid)) as f:
+                kids = [int(p) for p in f.read().split()]
+        except OSError:
+            return pids
+        for p in kids:
+            try:
+                with open("/proc/%d/cmdline" % p, "rb") as f:
+                    cmd = f.read().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if os.path.basename(cmd) == "mcptop":
+                pids.append(p)
+        return pids
+
+    def close(self, c=None):
+        """Quit mcptop with q (a second q if it lingers) and check, when c is
+        given, that it exited 0 (a sanitizer report makes it non-zero); then
+        kill whatever is left and the tmux server."""
+        if self.mcptop_pids():
+            self.keys("q")
+            text, ok = self.wait(lambda s: "__EXIT=" in s, QUIT_BOUND)
+            if not ok:
+                self.keys("q")
+                text, ok = self.wait(lambda s: "__EXIT=" in s, 2.0)
+            if c is not None:
+                if not c.check(ok and "__EXIT=0__" in text, "mcptop quits with exit code 0"):
+                    c.attach("--- screen at quit ---\n" + text)
+        for p in self.mcptop_pids():
+            try:
+                os.kill(p, 9)
+            except OSError:
+                pass
+        self.tmux("kill-server", check=False)
+
+
+def _kill_all_sockets():
+    t = shutil.which("tmux")
+    sockdir = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", "tmux-%d" % os.getuid())
+    for s in _sockets:
+        if t:
+            subprocess.run([t, "-L", s, "-f", "/dev/null", "kill-server"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            os.unlink(os.path.join(sockdir, s))
+        except OSError:
+            pass
+
+
+import atexit  # noqa: E402
+import signal  # noqa: E402
+atexit.register(_kill_all_sockets)
+
+
+def _on_signal(signum, frame):
+    # mcptest's handler ends with os._exit (no atexit): kill the tmux
+    # servers (and the mcptop in them, by SIGHUP) first.
+    _kill_all_sockets()
+    mcptest._on_signal(signum, frame)
+
+
+for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(_sig, _on_signal)
+
+
+def row(text, name):
+    """The table row of server `name` (the first line whose NAME cell is name)."""
+    for line in text.split("\n"):
+        cells = line[3:].split()
+        if cells and cells[0] == name:
+            return line
+    return None
+
+
+def selected_name(text):
+    for line in text.split("\n"):
+        if line.startswith(SEL):
+            cells = line[len(SEL):].split()
+            return cells[0] if cells else None
+    return None
+
+
+def header_counts(text):
+    """{"reachable": n, "unreachable": n, "unknown": n, "absent": n} from the header."""
+    lines = text.split("\n")
+    out = {}
+    if len(lines) < 2:
+        return out
+    for word in ("reachable", "unreachable", "unknown", "absent"):
+        m = re.search(r"(?:^|\s)\S* ?%s (\d+)" % word, lines[1])
+        if m:
+            out[word] = int(m.group(1))
+    return out
+
+
+def settled(text):
+    c = header_counts(text)
+    r_ev, r_ref, r_bad = row(text, "everything"), row(text, "refused"), row(text, "broken")
+    return (c.get("reachable") == 1 and c.get("unreachable") == 1 and c.get("absent") == 1
+            and r_ev is not None and r_ref is not None and r_bad is not None
+            and "connect_refused" in r_ref and "reachable" in r_ev)
+
+
+def fixture(srv):
+    return mcptest.write_config({
+        "everything": {"url": srv.url, "tags": ["demo-tag"]},
+        "refused": {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port()},
+        "broken": {"url": "not a url"},
+    }, mcptop={"ping_interval_s": PING_INTERVAL_S})
+
+
+def start(c, srv, env=None):
+    t = Tui(["-c", fixture(srv)], env=env)
+    text, ok = t.wait(settled, START_WAIT)
+    if not ok:
+        c.attach("--- screen ---\n" + text)
+        t.close(c)
+        c.fatal("the three rows settle within %.0fs: everything reachable, refused "
+                "unreachable/connect_refused, broken absent" % START_WAIT)
+    return t, text
+
+
+SERVER = None
+
+
+def shared_server():
+    global SERVER
+    if SERVER is None or not SERVER.running():
+        SERVER = mcptest.everything_http()
+    return SERVER
+
+
+def case_rows_and_header(c):
+    t, text = start(c, shared_server())
+    try:
+        c.attach("--- screen ---\n" + text)
+        c.eq(header_counts(text), {"reachable": 1, "unreachable": 1, "unknown": 0, "absent": 1},
+             "header counts")
+        c.check("endings under way 0" in text.split("\n")[1], "endings under way 0 in the header")
+        inc = text.split("\n")[2]
+        c.check("connect_refused 1" in inc and "invalid_config 1" in inc,
+                "incident line counts connect_refused 1 and invalid_config 1: %r" % inc)
+        ev, ref, bad = row(text, "everything"), row(text, "refused"), row(text, "broken")
+        c.check(" http " in ev and "reachable" in ev and "2025-" in ev,
+                "everything: http, reachable, a protocol version: %r" % ev)
+        c.check(re.search(r"\b13\b", ev) is not None, "everything shows its 13 tools: %r" % ev)
+        c.check("unreachable" in ref and "connect_refused" in ref and " no " in ref,
+                "refused: unreachable, connect_refused, delivered no: %r" % ref)
+        c.check("\u2014" in bad and "invalid_config" in bad and "reachable" not in bad,
+                "broken: absent (an em dash), invalid_config: %r" % bad)
+        c.check("quit" in text.split("\n")[-2] or "quit" in text.rstrip("\n").split("\n")[-1],
+                "the status line names the keys")
+        esc = t.screen(escapes=True)
+        c.check(re.search(r"\x1b\[[0-9;]*3[0-7](;|m)", esc) is not None,
+                "colour escapes are used when NO_COLOR is unset (sanity for the NO_COLOR case)")
+    finally:
+        t.close(c)
+
+
+def case_help(c):
+    t, _ = start(c, shared_server())
+    try:
+        t.keys("?")
+        text, ok = t.wait(lambda s: "mcptop help" in s and "filter by name" in s)
+        c.check(ok, "? shows the help with the key table")
+        if ok:
+            for want in ("cycle the sort", "end the selected", "quit"):
+                c.check(want in text, "help mentions %r" % want)
+        t.keys("Escape")
+        text, ok = t.wait(lambda s: "mcptop help" not in s and row(s, "refused") is not None)
+        c.check(ok, "a key closes the help")
+    finally:
+        t.close(c)
+
+
+def case_filter(c):
+    t, _ = start(c, shared_server())
+    try:
+        def only(name):
+            def pred(s):
+                names = [n for n in ("everything", "refused", "broken") if row(s, n) is not None]
+                return names == [name]
+            return pred
+
+        for query, want in (("ref", "refused"), ("connect_", "refused"), ("demo-tag", "everything"),
+                            ("invalid_config", "broken")):
+            t.keys("/")
+            t.literal(query)
+            text, ok = t.wait(only(want))
+            if not c.check(ok, "/%s shows only %s" % (query, want)):
+                c.attach("--- screen after /%s ---\n%s" % (query, text))
+            t.keys("Enter")
+            t.keys("Escape")
+            text, ok = t.wait(lambda s: all(row(s, n) for n in ("everything", "refused", "broken")))
+            c.check(ok, "Esc clears the filter after /%s" % query)
+        t.keys("/")
+        t.literal("http")
+        text, ok = t.wait(lambda s: all(row(s, n) for n in ("everything", "refused", "broken")))
+        c.check(ok, "/http (a transport) keeps every row")
+        t.keys("Escape")
+    finally:
+        t.close(c)
+
+
+def case_resize_keeps_selection(c):
+    t, text = start(c, shared_server())
+    try:
+        # Rows sort by name: broken, everything, refused. Select refused.
+        t.keys("End")
+        text, ok = t.wait(lambda s: selected_name(s) == "refused")
+        c.require(ok, "End selects the last row (refused); selected: %r" % selected_name(text))
+        t.keys("Up")
+        text, ok = t.wait(lambda s: selected_name(s) == "everything")
+        c.require(ok, "Up selects everything")
+        t.resize(50, 12)
+        text, ok = t.wait(lambda s: len(s.split("\n")[0]) <= 50 and selected_name(s) == "everything")
+        if not c.check(ok, "at 50x12 the selection is still everything"):
+            c.attach("--- 50x12 ---\n" + text)
+        t.resize(30, 8)
+        text, ok = t.wait(lambda s: "needs 40x10" in s)
+        c.check(ok, "below 40x10 a one-line notice")
+        t.resize(COLS, ROWS)
+        text, ok = t.wait(lambda s: row(s, "refused") is not None and selected_name(s) == "everything")
+        if not c.check(ok, "back at %dx%d the selection is still everything" % (COLS, ROWS)):
+            c.attach("--- back ---\n" + text)
+        c.check(t.mcptop_pids() != [], "mcptop still runs after the resizes")
+    finally:
+        t.close(c)
+
+
+def case_mouse_click(c):
+    t, text = start(c, shared_server())
+    try:
+        lines = text.split("\n")
+        y = next((i for i, l in enumerate(lines) if row(l, "refused") == l), None)
+        c.require(y is not None, "the refused row is on screen")
+        # tmux's default TERM inside a pane is "screen", whose kmous is the
+        # X10 encoding: ESC [ M, button+32, column+33, row+33 (0-based).
+        press = [0x1b, 0x5b, 0x4d, 32 + 0, 33 + 10, 33 + y]
+        release = [0x1b, 0x5b, 0x4d, 32 + 3, 33 + 10, 33 + y]
+        t.tmux("send-keys", "-H", *["%02x" % b for b in press + release])
+        text, ok = t.wait(lambda s: selected_name(s) == "refused")
+        c.check(ok, "a click on the refused row selects it (selected: %r)" % selected_name(text))
+    finally:
+        t.close(c)
+
+
+def case_no_color(c):
+    t, text = start(c, shared_server(), env={"NO_COLOR": "1"})
+    try:
+        t.keys("Enter")     # the detail pane too
+        t.wait(lambda s: "exchanges" in s)
+        esc = t.screen(escapes=True)
+        bad = []
+        for m in re.finditer(r"\x1b\[([0-9;:]*)m", esc):
+            params = [p for p in re.split(r"[;:]", m.group(1)) if p != ""]
+            for p in params:
+                n = int(p)
+                if 30 <= n <= 49 or 90 <= n <= 107:
+                    if n not in (39, 49):   # "default colour" resets are not colour
+                        bad.append(m.group(0))
+        c.check(not bad, "no SGR colour codes under NO_COLOR (found %r)" % sorted(set(bad))[:5])
+        c.check(selected_name(t.screen()) is not None, "the selection shows as a glyph")
+    finally:
+        t.close(c)
+
+
+def case_kill_turns_unreachable(c):
+    srv = mcptest.everything_http()
+    t, text = start(c, srv)
+    try:
+        t0 = time.monotonic()
+        srv.kill()
+        text, ok = t.wait(lambda s: row(s, "everything") is not None and
+                          "unreachable" in row(s, "everything") and
+                          "connect_refused" in row(s, "everything") and
+                          " no " in row(s, "everything"), KILL_BOUND)
+        took = time.monotonic() - t0
+        if not c.check(ok, "after the kill, everything shows unreachable / connect_refused / no "
+                       "within %.0fs" % KILL_BOUND):
+            c.attach("--- screen ---\n" + text)
+        else:
+            c.attach("turned unreachable after %.1fs" % took)
+            c.eq(header_counts(text).get("unreachable"), 2, "header: unreachable 2")
+            c.check("connect_refused 2" in text.split("\n")[2], "incident line: connect_refused 2")
+    finally:
+        t.close(c)
+        srv.stop()
+
+
+def case_end_selected(c):
+    t, text = start(c, shared_server())
+    try:
+        t.keys("Home")
+        t.keys("Down")
+        text, ok = t.wait(lambda s: selected_name(s) == "everything")
+        c.require(ok, "everything selected")
+        t.keys("x")
+        text, ok = t.wait(lambda s: "(y/n)" in s)
+        c.require(ok, "x asks y/n")
+        t.keys("y")
+        text, ok = t.wait(lambda s: "ending not available yet" in s or "ending the session" in s)
+        c.require(ok, "x y answers on the status line")
+        if "ending not available yet" in text:
+            mcptest.log("SKIP end_selected: server_end returned NULL (endings not available in "
+                       "this engine)")
+            return
+        t.keys("e")
+        text, ok = t.wait(lambda s: "ENDINGS" in s and "terminated" in s and "settled" in s, 10.0)
+        if not c.check(ok, "the endings pane lists everything: terminated, settled"):
+            c.attach("--- screen ---\n" + text)
+        t.keys("e")
+        text, ok = t.wait(lambda s: row(s, "everything") is not None and
+                          "reachable" in row(s, "everything"), 10.0)
+        c.check(ok, "everything is dialed again after its ending (x redials)")
+    finally:
+        t.close(c)
+
+
+class SlowDelete:
+    """A minimal MCP endpoint (in this process, on a thread) whose DELETE
+    answers only after `delay` seconds: an ending that takes its time."""
+
+    def __init__(self, delay):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _send(self, code, body=b"", ctype=None):
+                self.send_response(code)
+                if ctype:
+                    self.send_header("Content-Type", ctype)
+                self.send_header("Mcp-Session-Id", "slowsession0123456789")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", 0))
+                msg = json.loads(self.rfile.read(n) or b"{}")
+                if "id" not in msg:
+                    return self._send(202)
+                m = msg.get("method")
+                if m == "initialize":
+                    res = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "slow", "version": "1"}}
+                elif m == "tools/list":
+                    res = {"tools": [{"name": "t1", "inputSchema": {"type": "object"}}]}
+                else:
+                    res = {}
+                body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}).encode()
+                self._send(200, body, "application/json")
+
+            def do_GET(self):
+                self._send(405)
+
+            def do_DELETE(self):
+                time.sleep(delay)
+                self._send(204)
+
+        self.httpd = ThreadingHTTPServer((mcptest.LOOPBACK, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def case_quit_progress_and_second_q(c):
+    slow = SlowDelete(delay=30)
+    cfg = mcptest.write_config({"slow": {"url": slow.url, "teardown_ms": 5000}},
+                               mcptop={"ping_interval_s": PING_INTERVAL_S})
+    t = Tui(["-c", cfg])
+    try:
+        text, ok = t.wait(lambda s: row(s, "slow") is not None and "reachable" in row(s, "slow"),
+                          START_WAIT)
+        c.require(ok, "the slow server is reachable")
+        t.keys("q")
+        text, ok = t.wait(lambda s: "quitting: ending 1 sessions" in s and "q again" in s)
+        if not c.check(ok, "q shows the progress line while the DELETE runs"):
+            c.attach("--- screen ---\n" + text)
+        c.check(row(text, "slow") is not None and "ending" in row(text, "slow"),
+                "the row shows it is ending: %r" % row(text, "slow"))
+        t0 = time.monotonic()
+        t.keys("q")
+        text, ok = t.wait(lambda s: "__EXIT=" in s, 2.0)
+        c.check(ok and "__EXIT=0__" in text, "a second q quits at once (exit 0)")
+        c.attach("second q took %.2fs" % (time.monotonic() - t0))
+    finally:
+        t.close(c)
+        slow.close()
+
+
+def case_sigterm_restores_terminal(c):
+    t, text = start(c, shared_server())
+    try:
+        pids = t.mcptop_pids()
+        c.require(pids, "mcptop runs under the pane")
+        os.kill(pids[0], signal.SIGTERM)
+        text, ok = t.wait(lambda s: "__EXIT=" in s, QUIT_BOUND)
+        c.check(ok and "__EXIT=0__" in text, "SIGTERM: mcptop ends its sessions and exits 0 "
+                "within %.0fs" % QUIT_BOUND)
+        c.eq(t.fmt("#{alternate_on}"), "0", "alternate screen left after SIGTERM")
+        c.eq(t.fmt("#{cursor_flag}"), "1", "cursor visible again after SIGTERM")
+    finally:
+        t.close(c)
+
+
+def case_quit_restores_terminal(c):
+    t, text = start(c, shared_server())
+    try:
+        pids = t.mcptop_pids()
+        c.require(pids, "mcptop runs under the pane")
+        c.eq(t.fmt("#{alternate_on}"), "1", "the TUI uses the alternate screen")
+        t0 = time.monotonic()
+        t.keys("q")
+        text, ok = t.wait(lambda s: "__EXIT=" in s, QUIT_BOUND)
+        if not c.check(ok, "q exits within %.0fs" % QUIT_BOUND):
+            c.attach("--- screen ---\n" + text)
+            return
+        c.attach("q took %.1fs" % (time.monotonic() - t0))
+        c.check("__EXIT=0__" in text, "exit code 0: %r" % re.findall(r"__EXIT=\d+__", text))
+        c.check("NAME" not in text and "incidents" not in text, "the table is gone from the terminal")
+        c.eq(t.fmt("#{alternate_on}"), "0", "alternate screen left")
+        c.eq(t.fmt("#{cursor_flag}"), "1", "cursor visible again")
+        c.eq(t.fmt("#{keypad_cursor_flag}"), "0", "cursor keys back in normal mode")
+        c.eq(t.fmt("#{mouse_any_flag}") + t.fmt("#{mouse_standard_flag}"), "00", "mouse reporting off")
+        alive = [p for p in pids if os.path.exists("/proc/%d" % p)]
+        c.check(not alive, "no mcptop process left (%r)" % alive)
+    finally:
+        t.close(c)
+
+
+def case_bad_theme(c):
+    bad = mcptest.write_file('{"roles": {"reachable": {"fg": "grean"}}}')
+    t = Tui(["-c", fixture(shared_server()), "--theme", bad])
+    try:
+        text, ok = t.wait(lambda s: "reachable" in s and "grean" in s, START_WAIT)
+        if not c.check(ok, "a broken theme names the role and the problem on the status line"):
+            c.attach("--- screen ---\n" + text)
+        c.check("theme dark" in text.split("\n")[0], "falls back to the dark theme")
+    finally:
+        t.close(c)
+
+
+def main():
+    try:
+        tmux_bin()
+        mcptest.require_mcptop()
+    except mcptest.SetupError as e:
+        print("setup: %s" % e)
+        print("0 passed, 1 failed")
+        sys.exit(1)
+    rep.run("rows and header counts", case_rows_and_header)
+    rep.run("? shows help", case_help)
+    rep.run("/ filters by name, failure kind, tag", case_filter)
+    rep.run("resize to 50x12 and back keeps the selection", case_resize_keeps_selection)
+    rep.run("mouse click selects a row", case_mouse_click)
+    rep.run("NO_COLOR: no colour escapes", case_no_color)
+    rep.run("killed server turns unreachable (connect_refused, no)", case_kill_turns_unreachable)
+    rep.run("x ends the selected session", case_end_selected)
+    rep.run("broken theme: clear error, dark fallback", case_bad_theme)
+    rep.run("q with a slow ending: progress line; a second q quits at once",
+            case_quit_progress_and_second_q)
+    rep.run("SIGTERM restores the terminal", case_sigterm_restores_terminal)
+    rep.run("q restores the terminal and exits 0", case_quit_restores_terminal)
+    _kill_all_sockets()
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
