@@ -15,12 +15,15 @@ static void
 main_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop COMMAND [OPTIONS]\n"
+        "Usage: mcptop [-c FILE | URL] [--theme NAME|FILE]   the TUI\n"
+        "       mcptop COMMAND [OPTIONS]\n"
         "\n"
         "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
         "\n"
         "Commands:\n"
-        "  check [-c FILE | URL] [--json] [--timeout MS]\n"
+        "  tui [-c FILE | URL] [--theme NAME|FILE] [--log FILE]\n"
+        "                      the full-screen monitor (the default)\n"
+        "  check [-c FILE | URL] [--json] [--timeout MS] [--pings R] [--stats]\n"
         "                      dial every server once, ping, report, exit\n"
         "  watch [-c FILE | URL]\n"
         "                      monitor with no UI: JSON Lines on stdout\n"
