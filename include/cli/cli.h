@@ -42,6 +42,28 @@ int cli_is_url(const char *arg);
 long cli_parse_ms(const char *s);
 
 /*
+ * The loop of a one-shot command (check, end): a deferred `step` that
+ * re-reads engine state after events, a bound on the whole run, and
+ * SIGINT/SIGTERM, each of which stops the loop.
+ */
+struct cli_run {
+    struct ev_loop *loop;
+    ev_timer        step;
+    ev_timer        bound;
+    ev_signal       sigint, sigterm;
+    bool            interrupted;
+};
+
+/* Arm r on loop: step(loop, &r->step, ...) runs with r->step.data = data
+ * whenever cli_run_kick asks; the loop stops after bound_ms. */
+void cli_run_init(struct cli_run *r, struct ev_loop *loop, long bound_ms,
+    void (*step)(struct ev_loop *, ev_timer *, int), void *data);
+/* Run step on the next loop turn (once, however often it is asked). */
+void cli_run_kick(struct cli_run *r);
+/* Stop every watcher of r. */
+void cli_run_done(struct cli_run *r);
+
+/*
  * Run the loop until no ending of f is unsettled, for at most bound_ms of
  * monotonic time, or until SIGINT/SIGTERM arrives again. Returns true when
  * everything settled in time.

@@ -34,10 +34,7 @@ enum check_step { CHECK_DIAL, CHECK_PINGS, CHECK_DONE };
 
 struct check {
     struct fleet       *fleet;
-    ev_timer            step;       /* deferred: the next step */
-    ev_timer            bound;      /* the whole check's deadline */
-    ev_signal           sigint, sigterm;
-    bool                interrupted;
+    struct cli_run      run;
     enum check_step     at;
     long                rounds;     /* --pings R */
     long                round;
@@ -169,28 +166,7 @@ check_event_cb(void *arg, const struct event *e)
         if (r != NULL && r->n < (size_t)c->rounds)
             r->ms[r->n++] = e->ms;
     }
-    if (!ev_is_active(&c->step)) {
-        ev_timer_set(&c->step, 0., 0.);
-        ev_timer_start(fleet_loop(c->fleet), &c->step);
-    }
-}
-
-static void
-check_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    (void)w;
-    (void)revents;
-    ev_break(loop, EVBREAK_ONE);
-}
-
-static void
-check_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-    struct check *c = w->data;
-
-    (void)revents;
-    c->interrupted = true;
-    ev_break(loop, EVBREAK_ONE);
+    cli_run_kick(&c->run);
 }
 
 static void
@@ -488,28 +464,16 @@ cli_check(int argc, char **argv)
         c.rtts[i].ms = calloc((size_t)c.rounds, sizeof(double));
         server_set_data(fleet_server(c.fleet, i), &c.rtts[i]);
     }
-    ev_timer_init(&c.step, check_step_cb, 0., 0.);
-    c.step.data = &c;
-    ev_timer_init(&c.bound, check_bound_cb, (bound_ms + 2000) / 1000.0, 0.);
-    ev_timer_start(loop, &c.bound);
-    ev_signal_init(&c.sigint, check_signal_cb, SIGINT);
-    c.sigint.data = &c;
-    ev_signal_start(loop, &c.sigint);
-    ev_signal_init(&c.sigterm, check_signal_cb, SIGTERM);
-    c.sigterm.data = &c;
-    ev_signal_start(loop, &c.sigterm);
+    cli_run_init(&c.run, loop, bound_ms + 2000, check_step_cb, &c);
     fleet_subscribe(c.fleet, check_event_cb, &c);
     check_mark(&c, NULL);
     c.at = CHECK_DIAL;
     fleet_start(c.fleet);
-    ev_timer_start(loop, &c.step);
+    cli_run_kick(&c.run);
     ev_run(loop, 0);
     if (c.at != CHECK_DONE)
         check_mark(&c, c.at == CHECK_DIAL ? &c.dial : &c.pings);
-    ev_timer_stop(loop, &c.step);
-    ev_timer_stop(loop, &c.bound);
-    ev_signal_stop(loop, &c.sigint);
-    ev_signal_stop(loop, &c.sigterm);
+    cli_run_done(&c.run);
 
     /* The report is taken before the endings, which are exchanges too. */
     rc = 0;
@@ -525,11 +489,11 @@ cli_check(int argc, char **argv)
             check_print_pings_table(&c);
         fflush(stdout);
     }
-    if (c.interrupted)
+    if (c.run.interrupted)
         rc = 130;
     /* Leave no session behind on the servers. */
     check_mark(&c, NULL);
-    if (!c.interrupted) {
+    if (!c.run.interrupted) {
         fleet_end_all(c.fleet);
         cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
     }

@@ -290,3 +290,57 @@ cli_json_ending(const struct ending *e)
         cJSON_AddStringToObject(o, "detail", e->detail);
     return o;
 }
+
+static void
+cli_run_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+cli_run_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct cli_run *r = w->data;
+
+    (void)revents;
+    r->interrupted = true;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+void
+cli_run_init(struct cli_run *r, struct ev_loop *loop, long bound_ms,
+    void (*step)(struct ev_loop *, ev_timer *, int), void *data)
+{
+    r->loop = loop;
+    r->interrupted = false;
+    ev_timer_init(&r->step, step, 0., 0.);
+    r->step.data = data;
+    ev_timer_init(&r->bound, cli_run_bound_cb, bound_ms / 1000.0, 0.);
+    ev_timer_start(loop, &r->bound);
+    ev_signal_init(&r->sigint, cli_run_signal_cb, SIGINT);
+    r->sigint.data = r;
+    ev_signal_start(loop, &r->sigint);
+    ev_signal_init(&r->sigterm, cli_run_signal_cb, SIGTERM);
+    r->sigterm.data = r;
+    ev_signal_start(loop, &r->sigterm);
+}
+
+void
+cli_run_kick(struct cli_run *r)
+{
+    if (!ev_is_active(&r->step)) {
+        ev_timer_set(&r->step, 0., 0.);
+        ev_timer_start(r->loop, &r->step);
+    }
+}
+
+void
+cli_run_done(struct cli_run *r)
+{
+    ev_timer_stop(r->loop, &r->step);
+    ev_timer_stop(r->loop, &r->bound);
+    ev_signal_stop(r->loop, &r->sigint);
+    ev_signal_stop(r->loop, &r->sigterm);
+}

@@ -21,10 +21,7 @@ struct end_run {
     struct fleet *fleet;
     bool         *chosen;
     bool         *asked;
-    ev_timer      step;
-    ev_timer      bound;
-    ev_signal     sigint, sigterm;
-    bool          interrupted;
+    struct cli_run run;
 };
 
 static void
@@ -85,28 +82,7 @@ end_event_cb(void *arg, const struct event *e)
     struct end_run *r = arg;
 
     (void)e;
-    if (!ev_is_active(&r->step)) {
-        ev_timer_set(&r->step, 0., 0.);
-        ev_timer_start(fleet_loop(r->fleet), &r->step);
-    }
-}
-
-static void
-end_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    (void)w;
-    (void)revents;
-    ev_break(loop, EVBREAK_ONE);
-}
-
-static void
-end_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-    struct end_run *r = w->data;
-
-    (void)revents;
-    r->interrupted = true;
-    ev_break(loop, EVBREAK_ONE);
+    cli_run_kick(&r->run);
 }
 
 static void
@@ -288,34 +264,21 @@ cli_end(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out_log;
     }
-    ev_timer_init(&r.step, end_step_cb, 0., 0.);
-    r.step.data = &r;
-    ev_timer_init(&r.bound, end_bound_cb,
-        (bound_ms + END_GRACE_MS) / 1000.0, 0.);
-    ev_timer_start(loop, &r.bound);
-    ev_signal_init(&r.sigint, end_signal_cb, SIGINT);
-    r.sigint.data = &r;
-    ev_signal_start(loop, &r.sigint);
-    ev_signal_init(&r.sigterm, end_signal_cb, SIGTERM);
-    r.sigterm.data = &r;
-    ev_signal_start(loop, &r.sigterm);
+    cli_run_init(&r.run, loop, bound_ms + END_GRACE_MS, end_step_cb, &r);
     fleet_subscribe(r.fleet, end_event_cb, &r);
     fleet_start_some(r.fleet, r.chosen);
-    ev_timer_start(loop, &r.step);
+    cli_run_kick(&r.run);
     ev_run(loop, 0);
-    if (opt.test_keep_id && !r.interrupted) {
+    if (opt.test_keep_id && !r.run.interrupted) {
         /* Test hook: DELETE each ended session once more. */
         for (size_t i = 0; i < fleet_size(r.fleet); i++)
             server_test_repeat_delete(fleet_server(r.fleet, i));
         cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
     }
-    ev_timer_stop(loop, &r.step);
-    ev_timer_stop(loop, &r.bound);
-    ev_signal_stop(loop, &r.sigint);
-    ev_signal_stop(loop, &r.sigterm);
+    cli_run_done(&r.run);
     rc = 0;
     end_print(&r, json, &rc);
-    if (r.interrupted)
+    if (r.run.interrupted)
         rc = 130;
     fleet_free(r.fleet);
 out_log:

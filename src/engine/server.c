@@ -40,6 +40,7 @@
 #define SERVER_STREAM_RECONNECTS_PER_MIN 10
 #define SERVER_STREAM_IDLE_MIN_S 60.0
 #define SERVER_STDERR_LINES     200
+#define SERVER_MAX_CAPS         16
 #define SERVER_EOF_GRACE_S      0.25    /* wait this long after stdout EOF
                                            for the exit status */
 
@@ -132,6 +133,8 @@ struct server {
     bool                        dialed_once;
     bool                        redial_after_expiry;
     bool                        redialed_for_400;
+    char                       *caps[SERVER_MAX_CAPS];
+    size_t                      ncaps;
     char                       *test_id;        /* test hook only */
     void                       *data;           /* the owner's */
     unsigned                    failed_dials;   /* in a row, for backoff */
@@ -1063,9 +1066,13 @@ server_judge(struct server_xch *x, const struct http_result *r,
 
 /* --- the steps of the dial --------------------------------------------- */
 
+static void server_take_capabilities(struct server *s,
+    const struct jsonrpc_msg *m);
+
 static void
 server_take_initialize(struct server *s, const struct jsonrpc_msg *m)
 {
+    server_take_capabilities(s, m);
     const char *v;
     bool        b = false;
 
@@ -2195,6 +2202,7 @@ server_fallback_legacy(struct server *s, const char *why)
 static void
 server_take_discover(struct server *s, const struct jsonrpc_msg *m)
 {
+    server_take_capabilities(s, m);
     const char *v;
     bool        b = false;
 
@@ -2799,6 +2807,8 @@ server_free(struct server *s)
     server_free_tools(s->list_acc, s->list_n);
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
         free(s->stderr_ring[i]);
+    for (size_t i = 0; i < s->ncaps; i++)
+        free(s->caps[i]);
     free(s);
 }
 
@@ -3310,8 +3320,24 @@ server_ending_busy(const struct server *s)
 size_t
 server_capabilities(const struct server *s, const char **names, size_t max)
 {
-    (void)s;
-    (void)names;
-    (void)max;
-    return 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->ncaps && n < max; i++)
+        names[n++] = s->caps[i];
+    return n;
+}
+
+/* Keep the capability names the server declared (sanitized copies). */
+static void
+server_take_capabilities(struct server *s, const struct jsonrpc_msg *m)
+{
+    const char *names[SERVER_MAX_CAPS];
+    size_t      n = jsonrpc_object_keys(m, "result.capabilities", names,
+        SERVER_MAX_CAPS);
+
+    for (size_t i = 0; i < s->ncaps; i++)
+        free(s->caps[i]);
+    for (size_t i = 0; i < n; i++)
+        s->caps[i] = str_sanitized(names[i]);
+    s->ncaps = n;
 }
