@@ -520,6 +520,10 @@ server_xfer_headers_cb(void *arg, struct http_xfer *hx, long status,
 
     (void)hx;
     (void)content_type;
+    if (x->op == OP_SSE && status >= 200 && status < 300) {
+        x->stream_open = true;
+        return 0;
+    }
     if ((x->op == OP_STREAM || x->op == OP_LISTEN) && status >= 200 &&
         status < 300) {
         x->stream_open = true;
@@ -1159,6 +1163,8 @@ server_on_initialize(struct server *s, struct server_xch *x,
         return;
     }
     server_take_initialize(s, x->answer);
+    if (s->era != ERA_LEGACY_SSE)
+        s->era = ERA_LEGACY;
     /* Only a 2xx answer to initialize issues a session. */
     free(s->session_id);
     s->session_id = str_dup(r->session_id);
@@ -2285,13 +2291,19 @@ server_on_discover(struct server *s, struct server_xch *x,
         }
         return;
     }
-    if (x->answer != NULL && ev.rpc_error) {
-        /* The server answered the probe with a JSON-RPC error. */
-        long code = jsonrpc_error_code(x->answer);
+    if (ev.rpc_error && !ev.rpc_error_id_null) {
+        /* The server answered the probe with a JSON-RPC error, in a 2xx
+         * body or behind a 4xx. */
+        long                code = ev.rpc_error_code;
+        struct jsonrpc_msg *body = x->answer != NULL ? NULL :
+            jsonrpc_parse(r->body, r->body_len, NULL);
+        const struct jsonrpc_msg *em = x->answer != NULL ? x->answer : body;
+        bool                names_modern = em != NULL &&
+            jsonrpc_array_has(em, "error.data.supported",
+            MCP_PROTOCOL_MODERN);
 
-        if (code == -32022 && jsonrpc_array_has(x->answer,
-            "error.data.supported", MCP_PROTOCOL_MODERN) &&
-            !s->probe_retried) {
+        jsonrpc_free(body);
+        if (code == -32022 && names_modern && !s->probe_retried) {
             server_xch_free(x, NULL);
             s->probe_retried = true;
             server_log(s, "era: -32022 names %s; probing once more",
@@ -2529,11 +2541,15 @@ server_on_sse_done(struct server *s, struct server_xch *x,
     bool                    opened = x->stream_open;
 
     server_xch_free(x, NULL);
-    if (r->ev.net != NET_OK && !r->completed)
+    if (r->ev.net != NET_OK && !r->completed) {
         server_net_detail(r, detail, sizeof(detail));
-    else if (r->status < 200 || r->status >= 300)
+        /* The session's own stream was cut: its transport closed. */
+        ev.stream_ended = opened && r->status >= 200 && r->status < 300;
+        if (ev.stream_ended)
+            ev.net = NET_OK;
+    } else if (r->status < 200 || r->status >= 300) {
         server_status_detail(r, &ev, -1, detail, sizeof(detail));
-    else {
+    } else {
         ev.stream_ended = opened;
         ev.no_matching_response = !opened;
         snprintf(detail, sizeof(detail), "the HTTP+SSE stream ended");

@@ -53,6 +53,43 @@
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
 //
+// Era probe endpoints (protocol revision 2026-07-28, "modern"):
+//   /probe/<case>?params
+//   The fault is armed for `server/discover` only (a POST whose body method or
+//   Mcp-Method header is server/discover). Except where a case says otherwise,
+//   everything else is the healthy 2025 endpoint above (initialize, sessions,
+//   ping, tools/list, GET 405, DELETE), so a client that falls back to
+//   initialize where it should not shows up as a dial that worked (era
+//   legacy) and in the counts (methods.initialize).
+//   discover      modern-only and correct: server/discover answers a
+//                 DiscoverResult (resultType complete, supportedVersions
+//                 ["2026-07-28"], capabilities {tools:{}}, ttlMs 60000,
+//                 cacheScope private, _meta serverInfo); tools/list with _meta
+//                 answers resultType complete + ttlMs + cacheScope (?tools=
+//                 ?page= apply); subscriptions/listen acknowledges with an
+//                 empty honored set and ends at once; other methods 404 -32601;
+//                 initialize (or any request without the _meta envelope)
+//                 400 -32022 {supported ["2026-07-28"]}; GET/DELETE 405.
+//                 Modern requests are checked like the SDK does: version not
+//                 served 400 -32022; a missing required _meta key 400 -32602;
+//                 MCP-Protocol-Version / Mcp-Method missing or unlike the
+//                 body 400 -32020.
+//   e32022modern  the first ?times=K (1) discovers per endpoint get 400 -32022
+//                 data {supported ["2026-07-28"], requested}; after that, as
+//                 `discover`
+//   e32022legacy  discover (any modern request) 400 -32022 data {supported
+//                 ["2025-06-18","2025-11-25"]}; initialize works (healthy)
+//   e32000        discover 400 -32000 "Bad Request: Server not initialized"
+//                 with id null (a 2025 SDK server); initialize works
+//   404           discover 404, empty body; initialize works
+//   405           discover 405, empty body; initialize works
+//   401           discover 401 + WWW-Authenticate; initialize works
+//   503           discover 503 + Retry-After; initialize works
+//   reset         discover: the connection is reset; initialize works
+//   hang          discover is never answered; initialize works
+//   Counts: the usual per-method counts, plus with_mcp_method and
+//   probe_rejections (modern requests refused by the checks above).
+//
 // Lab endpoints:
 //   GET  /_counts   JSON: per endpoint (path + query), HTTP methods, JSON-RPC
 //                   methods, faults fired, sessions issued/expired/deleted,
@@ -165,7 +202,7 @@ function countsFor(key) {
     c = { POST: 0, GET: 0, DELETE: 0, other_http: 0, methods: {}, with_session: {},
       with_protocol_version: {}, faults: 0, sessions_issued: 0, sessions_expired: 0,
       session_404s: 0, delete_with_session: 0, sessions_deleted: 0, list_changed_sent: 0, late_answers: 0,
-      resets: 0 };
+      resets: 0, with_mcp_method: {}, probe_rejections: 0 };
     counts.set(key, c);
   }
   return c;
@@ -179,7 +216,7 @@ function endpointFor(key) {
   let e = endpoints.get(key);
   if (!e) {
     e = { sessions: new Map(), toolsAdded: 0, firstSeen: Date.now(), expiredSoFar: 0,
-      listChangedArmed: false };
+      listChangedArmed: false, discovers: 0 };
     endpoints.set(key, e);
   }
   return e;
@@ -537,6 +574,165 @@ function handleGet(ctx) {
   }
 }
 
+// ---------------------------------------------------------------- era probes (2026-07-28)
+
+const MODERN_VERSION = "2026-07-28";
+const META_VERSION = "io.modelcontextprotocol/protocolVersion";
+const META_CAPS = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+const LAB_SERVER_INFO = { name: "faultlab", version: "0.1.0" };
+
+function isDiscover(req, msg) {
+  return (msg && typeof msg === "object" && msg.method === "server/discover") ||
+    req.headers["mcp-method"] === "server/discover";
+}
+
+// The request's _meta envelope, or undefined when it makes no modern claim.
+function envelopeOf(msg) {
+  const meta = msg && msg.params && typeof msg.params === "object" ? msg.params._meta : undefined;
+  if (!meta || typeof meta !== "object" || !(META_VERSION in meta)) return undefined;
+  return meta;
+}
+
+function discoverResult() {
+  return { resultType: "complete", supportedVersions: [MODERN_VERSION], capabilities: { tools: {} },
+    ttlMs: 60000, cacheScope: "private", _meta: { [META_SERVER_INFO]: LAB_SERVER_INFO } };
+}
+
+function probeReject(ctx, status, code, message, data) {
+  ctx.c.probe_rejections++;
+  const id = isRequest(ctx.msg) ? ctx.msg.id : null;
+  sendJson(ctx.res, status, rpcError(id, code, message, data));
+}
+
+function unsupportedVersion(ctx, supported) {
+  const meta = envelopeOf(ctx.msg);
+  const requested = meta ? meta[META_VERSION] : ctx.req.headers["mcp-protocol-version"];
+  const data = { supported };
+  if (typeof requested === "string") data.requested = requested;
+  probeReject(ctx, 400, -32022, typeof requested === "string"
+    ? `Unsupported protocol version: ${requested}`
+    : "Unsupported protocol version: the request did not name a protocol version", data);
+}
+
+// A correct modern-only server (what /probe/discover is, and what
+// /probe/e32022modern becomes after its rejections).
+function modernPost(ctx) {
+  const { req, res, msg } = ctx;
+  if (!isRequest(msg)) {
+    // notifications: accepted and dropped (the core protocol defines none on HTTP)
+    res.writeHead(202);
+    res.end();
+    return;
+  }
+  const meta = envelopeOf(msg);
+  if (!meta) return unsupportedVersion(ctx, [MODERN_VERSION]);
+  if (meta[META_VERSION] !== MODERN_VERSION) return unsupportedVersion(ctx, [MODERN_VERSION]);
+  if (!(META_CAPS in meta) || typeof meta[META_CAPS] !== "object" || meta[META_CAPS] === null) {
+    return probeReject(ctx, 400, -32602, `Invalid _meta envelope: ${META_CAPS}: missing`);
+  }
+  const hv = req.headers["mcp-protocol-version"];
+  if (hv !== meta[META_VERSION]) {
+    return probeReject(ctx, 400, -32020, hv === undefined
+      ? "Bad Request: the required MCP-Protocol-Version header is absent"
+      : `Bad Request: the MCP-Protocol-Version header names ${hv}, the body ${meta[META_VERSION]}`);
+  }
+  const hm = req.headers["mcp-method"];
+  if (hm !== msg.method) {
+    return probeReject(ctx, 400, -32020, hm === undefined
+      ? "Bad Request: the required Mcp-Method header is absent"
+      : `Bad Request: the Mcp-Method header names ${hm}, the body ${msg.method}`);
+  }
+  switch (msg.method) {
+  case "server/discover":
+    return sendJson(res, 200, rpcResult(msg.id, discoverResult()));
+  case "tools/list": {
+    const r = listPage(msg, ctx.p, ctx.ep);
+    return sendJson(res, 200, rpcResult(msg.id, { ...r, resultType: "complete", ttlMs: 60000,
+      cacheScope: "private", _meta: { [META_SERVER_INFO]: LAB_SERVER_INFO } }));
+  }
+  case "subscriptions/listen": {
+    // Nothing to offer (no listChanged): ack the empty honored set, then end.
+    const sub = { "io.modelcontextprotocol/subscriptionId": msg.id };
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    res.write(sseEvent({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged",
+      params: { notifications: {}, _meta: sub } }));
+    res.end(sseEvent(rpcResult(msg.id, { resultType: "complete",
+      _meta: { ...sub, [META_SERVER_INFO]: LAB_SERVER_INFO } })));
+    return;
+  }
+  default:
+    return sendJson(res, 404, rpcError(msg.id, -32601, "Method not found"));
+  }
+}
+
+// Each case: modernOnly (GET/DELETE 405, no 2025 serving) and what answers a
+// discover (return true when it answered; false lets the request go on).
+const PROBE_CASES = {
+  discover: { modernOnly: true, discover: () => false },
+  e32022modern: {
+    modernOnly: true,
+    discover: (ctx) => {
+      if (ctx.ep.discovers > ctx.p.num("times", 1)) return false;
+      ctx.c.faults++;
+      unsupportedVersion(ctx, [MODERN_VERSION]);
+      return true;
+    },
+  },
+  e32022legacy: {
+    modernOnly: false,
+    discover: (ctx) => {
+      ctx.c.faults++;
+      unsupportedVersion(ctx, ["2025-06-18", "2025-11-25"]);
+      return true;
+    },
+  },
+  e32000: {
+    modernOnly: false,
+    discover: (ctx) => {
+      ctx.c.faults++;
+      sendJson(ctx.res, 400, rpcError(null, -32000, "Bad Request: Server not initialized"));
+      return true;
+    },
+  },
+  404: { modernOnly: false, discover: (ctx) => emptyStatus(ctx, 404) },
+  405: { modernOnly: false, discover: (ctx) => emptyStatus(ctx, 405, { Allow: "GET, DELETE" }) },
+  401: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "auth401") },
+  503: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "busy503") },
+  reset: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "reset") },
+  hang: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "hang") },
+};
+
+function emptyStatus(ctx, status, headers = {}) {
+  ctx.c.faults++;
+  ctx.res.writeHead(status, { "Content-Length": 0, ...headers });
+  ctx.res.end();
+  return true;
+}
+
+function faultAnswers(ctx, fault) {
+  ctx.c.faults++;
+  MESSAGE_FAULTS[fault](ctx);
+  return true;
+}
+
+function probePost(ctx) {
+  const { req, msg, p, ep } = ctx;
+  const pc = PROBE_CASES[p.probe];
+  if (isDiscover(req, msg)) {
+    ep.discovers++;
+    if (pc.discover(ctx)) return;
+  }
+  if (pc.modernOnly) return modernPost(ctx);
+  // The 2025 healthy endpoint; a modern request other than discover gets what
+  // a 2025 server would (the e32022legacy case refuses it by version).
+  if (p.probe === "e32022legacy" && envelopeOf(msg) && msg.method !== "initialize") {
+    return unsupportedVersion(ctx, ["2025-06-18", "2025-11-25"]);
+  }
+  if (sessionGate(ctx)) return;
+  healthyPost(ctx);
+}
+
 // ---------------------------------------------------------------- routing
 
 function params(url) {
@@ -594,6 +790,11 @@ function params(url) {
     p.flap = { up: p.num("up_ms", 1200), down: p.num("down_ms", 1200) };
     p.name = "healthy";
     break;
+  case "probe":
+    p.probe = site;
+    p.name = "healthy";
+    p.site = "dial";
+    break;
   default:
     break;
   }
@@ -640,10 +841,20 @@ function handle(req, res) {
   if (!known || !SITES.has(p.site)) {
     return sendText(res, 404, "text/plain", `faultlab: no endpoint ${url.pathname}\n`);
   }
+  if (p.probe !== undefined && !Object.hasOwn(PROBE_CASES, p.probe)) {
+    return sendText(res, 404, "text/plain", `faultlab: no endpoint ${url.pathname}\n`);
+  }
   const c = countsFor(p.key);
   const ep = endpointFor(p.key);
   const ctx = { req, res, p, ep, c, msg: null };
 
+  if (p.probe !== undefined && PROBE_CASES[p.probe].modernOnly && req.method !== "POST") {
+    if (req.method === "GET") c.GET++;
+    else if (req.method === "DELETE") c.DELETE++;
+    else c.other_http++;
+    readBody(req, () => sendJson(res, 405, rpcError(null, -32000, "Method not allowed."), { Allow: "POST" }));
+    return;
+  }
   if (req.method === "GET") {
     c.GET++;
     readBody(req, () => handleGet(ctx));
@@ -674,6 +885,7 @@ function handle(req, res) {
     bump(c.methods, method);
     if (req.headers["mcp-session-id"] !== undefined) bump(c.with_session, method);
     if (req.headers["mcp-protocol-version"] !== undefined) bump(c.with_protocol_version, method);
+    if (req.headers["mcp-method"] !== undefined) bump(c.with_mcp_method, method);
     log(`${p.key}: POST ${method}${isRequest(msg) ? ` id=${JSON.stringify(msg.id)}` : ""}`);
 
     if (method === "(batch)") {
@@ -689,6 +901,7 @@ function handle(req, res) {
         "Not Acceptable: Accept must list application/json and text/event-stream"));
     }
 
+    if (p.probe !== undefined) return probePost(ctx);
     // The flapping endpoint resets every request during its down window.
     if (p.flap) {
       const t = (Date.now() - ep.firstSeen) % (p.flap.up + p.flap.down);

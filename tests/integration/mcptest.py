@@ -3,7 +3,8 @@
 What it gives a test file:
   - free_port(), wait_port(), wait_port_closed(): loopback ports, bounded waits
   - Everything / everything_http(): server-everything in Streamable HTTP mode on
-    127.0.0.1:PORT, endpoint /mcp, in its own process group; stop() / kill()
+    127.0.0.1:PORT, endpoint /mcp, in its own process group; stop() / kill();
+    everything_sse(): the same in `sse` mode (2024-11-05 HTTP+SSE, /sse)
   - run_mcptop(args, timeout): run the binary ($MCPTOP_BIN), bounded
   - Watch: a running `mcptop watch`, its JSON Lines read on a thread
   - write_config() / write_file(): temp files, removed at exit
@@ -264,9 +265,14 @@ def everything_stdio_argv():
 
 
 class Everything:
-    """server-everything over Streamable HTTP on 127.0.0.1:port, endpoint /mcp."""
+    """server-everything over Streamable HTTP on 127.0.0.1:port, endpoint /mcp;
+    with mode="sse", the 2024-11-05 HTTP+SSE transport instead (GET /sse gives
+    the stream, whose first event `endpoint` names /message?sessionId=...)."""
 
-    def __init__(self, port=None):
+    def __init__(self, port=None, mode="streamableHttp"):
+        if mode not in ("streamableHttp", "sse"):
+            raise ValueError("mode must be streamableHttp or sse, not %r" % (mode,))
+        self.mode = mode
         self.port = port or free_port()
         self.proc = None
         self.log_path = None
@@ -274,7 +280,7 @@ class Everything:
 
     @property
     def url(self):
-        return "http://%s:%d/mcp" % (LOOPBACK, self.port)
+        return "http://%s:%d/%s" % (LOOPBACK, self.port, "sse" if self.mode == "sse" else "mcp")
 
     def output(self):
         """Everything the server printed (stdout and stderr, all starts)."""
@@ -293,9 +299,9 @@ class Everything:
         env["MCPTEST_PARENT_PID"] = str(os.getpid())
         env.pop("NODE_OPTIONS", None)
         with open(self.log_path, "ab") as out:
-            out.write(b"--- start %d on port %d ---\n" % (self._starts, self.port))
+            out.write(b"--- start %d on port %d (%s) ---\n" % (self._starts, self.port, self.mode.encode()))
             out.flush()
-            self.proc = spawn([_NODE, "--require", _preload_path(), EVERYTHING_JS, "streamableHttp"],
+            self.proc = spawn([_NODE, "--require", _preload_path(), EVERYTHING_JS, self.mode],
                               env=env, stdout=out, stderr=subprocess.STDOUT, cwd=str(TESTS_DIR))
         if not wait_port(self.port, timeout=timeout, proc=self.proc):
             rc = self.proc.poll()
@@ -340,6 +346,11 @@ class Everything:
 def everything_http(port=None, timeout=20.0):
     """Start server-everything (Streamable HTTP) and return it; use as a context manager."""
     return Everything(port).start(timeout=timeout)
+
+
+def everything_sse(port=None, timeout=20.0):
+    """Start server-everything in `sse` mode (2024-11-05 HTTP+SSE, GET /sse) and return it."""
+    return Everything(port, mode="sse").start(timeout=timeout)
 
 
 def count_tools(url, capabilities=None, timeout=20.0):
