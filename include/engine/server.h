@@ -166,6 +166,7 @@ struct server_session_info {
     const char *server_name;        /* sanitized */
     const char *server_version;     /* sanitized */
     bool        tools_list_changed;
+    const char *cache_scope;        /* 2026-07-28 discover's, or NULL */
 };
 void server_session(const struct server *s, struct server_session_info *out);
 /* Tool count of the last complete listing, -1 when none. */

@@ -133,6 +133,12 @@ cli_json_server(const struct server *s)
     else
         cJSON_AddNullToObject(o, "era");
     cli_json_liveness(o, server_liveness(s));
+    if (server_decl(s)->tls_insecure) {
+        cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+
+        cJSON_AddItemToArray(w, cJSON_CreateString("tls_insecure: the "
+            "server's certificate is not verified"));
+    }
     server_session(s, &si);
     if (si.open) {
         cJSON *so = cJSON_AddObjectToObject(o, "session");
@@ -151,6 +157,13 @@ cli_json_server(const struct server *s)
             cJSON_AddStringToObject(so, "server_version", si.server_version);
         else
             cJSON_AddNullToObject(so, "server_version");
+        if (si.cache_scope != NULL) {
+            cJSON_AddStringToObject(so, "cache_scope", si.cache_scope);
+            if (strcmp(si.cache_scope, "public") == 0)
+                cJSON_AddStringToObject(so, "note", "server/discover is "
+                    "cacheable by shared caches (cacheScope public): an "
+                    "answer proves the endpoint answers, not the backend");
+        }
     } else {
         cJSON_AddNullToObject(o, "session");
     }

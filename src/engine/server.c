@@ -2896,6 +2896,7 @@ server_session(const struct server *s, struct server_session_info *out)
     out->server_name = s->peer_name;
     out->server_version = s->peer_version;
     out->tools_list_changed = s->tools_list_changed;
+    out->cache_scope = s->era == ERA_MODERN ? s->cache_scope : NULL;
 }
 
 long

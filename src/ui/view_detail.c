@@ -57,6 +57,13 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  era %s",
             server_era_name(server_era(s)));
     detail_kv(o, l, "state", ROLE_NORMAL, buf);
+    if (server_decl(s)->tls_insecure)
+        detail_kv(o, l, "warning", ROLE_WARNING, "tls_insecure: the server's "
+            "certificate is not verified");
+    if (si.cache_scope != NULL && strcmp(si.cache_scope, "public") == 0)
+        detail_kv(o, l, "note", ROLE_WARNING, "server/discover is cacheable "
+            "by shared caches: an answer proves the endpoint, not the "
+            "backend");
     snprintf(buf, sizeof(buf), "dials %lu  session expiries %lu  pings %lu",
         server_dials(s), server_session_expiries(s), server_pings_done(s));
     detail_kv(o, l, "counters", ROLE_DIM, buf);

@@ -213,6 +213,8 @@ table_row(const struct ui *ui, struct ui_line *l,
             snprintf(buf, sizeof(buf), "%s", si.id_prefix);
         else if (server_pid(s) > 0)
             snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
+        else if (si.open && server_era(s) == ERA_MODERN)
+            snprintf(buf, sizeof(buf), "sessionless");
         else if (si.open)
             snprintf(buf, sizeof(buf), "open");
         else if (server_era(s) == ERA_MODERN)
