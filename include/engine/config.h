@@ -53,6 +53,7 @@ struct config_server {
     /* stdio */
     char                 *command;
     char                **args;         /* expanded */
+    char                **args_shown;   /* as written: for display */
     size_t                nargs;
     struct config_kv     *env;          /* expanded; added to mcptop's env */
     size_t                nenv;

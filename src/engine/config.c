@@ -715,6 +715,7 @@ config_server_done(struct config_server *s)
     free(s->ca_file);
     free(s->command);
     config_strings_free(s->args, s->nargs);
+    config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
     config_kvs_free(s->env, s->nenv);
     free(s->cwd);
     config_strings_free(s->tags, s->ntags);
@@ -859,7 +860,12 @@ config_server_key(struct config *cfg, struct config_server *s,
         }
         s->command = xstrdup(v->valuestring);
     } else if (strcmp(key, "args") == 0) {
-        return config_strings(v, true, false, &s->args, &s->nargs, why);
+        size_t n;
+
+        if (config_strings(v, true, false, &s->args, &s->nargs, why) != 0)
+            return -1;
+        /* As written, ${VAR} unexpanded: the only form ever shown. */
+        return config_strings(v, false, false, &s->args_shown, &n, why);
     } else if (strcmp(key, "env") == 0) {
         return config_kvs(v, false, &s->env, &s->nenv, why);
     } else if (strcmp(key, "cwd") == 0) {

@@ -2731,13 +2731,17 @@ server_new(const struct server_env *env, const struct config_server *decl)
     } else {
         size_t n = strlen(decl->command != NULL ? decl->command : "") + 1;
 
+        /* The args as written: an expanded ${VAR} may be a secret. */
+        char **shown = decl->args_shown != NULL ? decl->args_shown :
+            decl->args;
+
         for (size_t i = 0; i < decl->nargs; i++)
-            n += strlen(decl->args[i]) + 1;
+            n += strlen(shown[i]) + 1;
         s->target = xcalloc(1, n + 1);
         strcat(s->target, decl->command != NULL ? decl->command : "");
         for (size_t i = 0; i < decl->nargs; i++) {
             strcat(s->target, " ");
-            strcat(s->target, decl->args[i]);
+            strcat(s->target, shown[i]);
         }
     }
     ev_timer_init(&s->open_timer, server_open_timeout_cb, 0., 0.);
