@@ -374,6 +374,10 @@ test_env_expansion(void **state)
     assert_int_equal(s->nargs, 3);
     assert_string_equal(s->args[0], "--token=" SECRET);
     assert_string_equal(s->args[2], "/opt/d/x");
+    /* The display form keeps the reference, never the value. */
+    assert_non_null(s->args_shown);
+    assert_null(strstr(s->args_shown[0], SECRET));
+    assert_non_null(strstr(s->args_shown[0], "${"));
     assert_string_equal(kv_get(s->env, s->nenv, "API_KEY"), SECRET);
     assert_string_equal(kv_get(s->env, s->nenv, "PLAIN"), "value");
 
