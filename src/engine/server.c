@@ -2226,7 +2226,6 @@ server_take_discover(struct server *s, const struct jsonrpc_msg *m)
     s->tools_list_changed = jsonrpc_get_bool(m,
         "result.capabilities.tools.listChanged", &b) && b;
     free(s->cache_scope);
-    free(s->sse_endpoint);
     v = jsonrpc_get_string(m, "result.cacheScope");
     s->cache_scope = v != NULL ? str_sanitized(v) : NULL;
 }
@@ -2823,6 +2822,7 @@ server_free(struct server *s)
     free(s->last_event_id);
     free(s->test_id);
     free(s->cache_scope);
+    free(s->sse_endpoint);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
