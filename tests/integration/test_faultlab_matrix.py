@@ -36,7 +36,7 @@ ROOMY = {"timeout_ms": 5000, "open_deadline_ms": 5000}
 # watch rows
 WATCH = {"timeout_ms": 1500, "open_deadline_ms": 1500, "ping_interval_s": 0.3}
 
-ENDINGS_SKIP = "needs `mcptop end` (the endings feature); the lab already serves it"
+ENDINGS_SKIP = "covered by tests/integration/test_end.py, which runs `mcptop end` against these lab endpoints"
 
 Row = namedtuple("Row", "name via target site kind delivered liveness status detail opts tools "
                         "saw ending skip")
