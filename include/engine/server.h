@@ -64,6 +64,8 @@ struct server_env {
     long            timeout_ms;     /* overrides when > 0 */
     long            open_deadline_ms;
     FILE           *log;            /* debug log of exchanges, or NULL */
+    unsigned long  *busy_total;     /* the fleet's count of busy work, or
+                                       NULL */
     bool            test_keep_id;   /* test hook: keep an ended session's id
                                        so server_test_repeat_delete can
                                        send it once more */

@@ -17,10 +17,12 @@
 #include "engine/http.h"
 #include "util/str.h"
 
-/* One server's ping round trips. */
+/* One server's ping round trips, and where it is in the check. */
 struct check_rtts {
     double *ms;
     size_t  n;
+    bool    dialed;         /* its dial's one outcome came */
+    bool    pinging;        /* a ping of this round is in flight */
 };
 
 /* CPU, wall time and peak RSS of one phase. */
@@ -39,6 +41,8 @@ struct check {
     long                rounds;     /* --pings R */
     long                round;
     struct check_rtts  *rtts;
+    size_t              dials_pending;  /* O(1) per event at 10,000 */
+    size_t              pings_pending;
     /* --stats */
     struct rusage       ru_mark;
     ev_tstamp           wall_mark;
@@ -106,20 +110,13 @@ check_start_round(struct check *c)
     ev_now_update(fleet_loop(c->fleet));
     c->round_start = ev_now(fleet_loop(c->fleet));
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        if (server_ping_now(fleet_server(c->fleet, i)))
+        if (server_ping_now(fleet_server(c->fleet, i))) {
+            c->rtts[i].pinging = true;
             sent++;
+        }
     }
+    c->pings_pending = sent;
     return sent > 0;
-}
-
-static bool
-check_pings_in_flight(struct check *c)
-{
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        if (server_ping_in_flight(fleet_server(c->fleet, i)))
-            return true;
-    }
-    return false;
 }
 
 static void
@@ -131,16 +128,14 @@ check_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
     if (c->at == CHECK_DONE)
         return;         /* events of the endings that follow */
     if (c->at == CHECK_DIAL) {
-        for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-            if (!server_dial_settled(fleet_server(c->fleet, i)))
-                return;
-        }
+        if (c->dials_pending > 0)
+            return;
         check_mark(c, &c->dial);
         c->at = CHECK_PINGS;
         if (!check_start_round(c))
             c->at = CHECK_DONE;
     } else if (c->at == CHECK_PINGS) {
-        if (check_pings_in_flight(c))
+        if (c->pings_pending > 0)
             return;
         ev_now_update(loop);
         c->round_ms[c->round - 1] = (ev_now(loop) - c->round_start) * 1000.0;
@@ -159,12 +154,19 @@ check_event_cb(void *arg, const struct event *e)
 {
     struct check *c = arg;
 
-    if (e->type == EVENT_EXCHANGE && e->completed && e->op != NULL &&
-        (strcmp(e->op, "ping") == 0 || strcmp(e->op, "discover") == 0)) {
+    if (e->type == EVENT_EXCHANGE && e->op != NULL) {
         struct check_rtts *r = server_data(e->server);
 
-        if (r != NULL && r->n < (size_t)c->rounds)
-            r->ms[r->n++] = e->ms;
+        if (r != NULL && !r->dialed && strcmp(e->op, "dial") == 0) {
+            r->dialed = true;
+            c->dials_pending--;
+        } else if (r != NULL && r->pinging && (strcmp(e->op, "ping") == 0 ||
+            strcmp(e->op, "discover") == 0)) {
+            r->pinging = false;
+            c->pings_pending--;
+            if (e->completed && r->n < (size_t)c->rounds)
+                r->ms[r->n++] = e->ms;
+        }
     }
     cli_run_kick(&c->run);
 }
@@ -459,6 +461,7 @@ cli_check(int argc, char **argv)
             bound_ms = o + t * c.rounds;
     }
     c.rtts = calloc(cfg->nservers + 1, sizeof(*c.rtts));
+    c.dials_pending = cfg->nservers;
     c.round_ms = calloc((size_t)c.rounds, sizeof(double));
     for (size_t i = 0; i < cfg->nservers; i++) {
         c.rtts[i].ms = calloc((size_t)c.rounds, sizeof(double));

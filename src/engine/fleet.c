@@ -32,6 +32,7 @@ struct fleet {
     size_t               next_start;
     size_t               dialing;
     bool                 starting;
+    unsigned long        busy;      /* unsettled endings, abandoned dials */
 };
 
 /* Dials in flight at once on start-up: kinder to the servers, and glibc
@@ -93,6 +94,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     f->env.curl = f->curl;
     f->env.emit = fleet_emit;
     f->env.emit_arg = f;
+    f->env.busy_total = &f->busy;
     if (opt != NULL) {
         f->env.no_streams = opt->no_streams;
         f->env.no_pings = opt->no_pings;
@@ -198,11 +200,7 @@ fleet_end_all(struct fleet *f)
 bool
 fleet_endings_busy(const struct fleet *f)
 {
-    for (size_t i = 0; i < f->nservers; i++) {
-        if (server_ending_busy(f->servers[i]))
-            return true;
-    }
-    return false;
+    return f->busy > 0;
 }
 
 long

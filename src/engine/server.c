@@ -82,6 +82,7 @@ struct server_xch {
                                            answer comes on the stream */
     bool                sse_answered;   /* HTTP+SSE: answer arrived */
     bool                doomed;         /* to be failed by fail_all */
+    bool                counted;        /* in the server's busy count */
     char               *delete_id;      /* OP_DELETE / orphan: the id */
 };
 
@@ -94,6 +95,7 @@ struct server_ending_run {
     struct server_xch  *del;            /* the DELETE in flight, or NULL */
     bool                redial;         /* dial again once settled */
     bool                in_use;
+    bool                counted;        /* in the server's busy count */
     int                 stage;          /* stdio: 0 stdin closed, 1 TERM,
                                            2 KILL, 3 deadline */
 };
@@ -137,6 +139,8 @@ struct server {
     size_t                      ncaps;
     char                       *test_id;        /* test hook only */
     void                       *data;           /* the owner's */
+    unsigned                    busy;           /* unsettled endings and
+                                                   abandoned dials */
     unsigned                    failed_dials;   /* in a row, for backoff */
     long                        retry_after_s;
 
@@ -369,6 +373,26 @@ server_fail(struct server *s, const char *op, struct failure_evidence *ev,
     server_outcome(s, op, &f, ms);
 }
 
+/* Count work that keeps the server "busy" (an unsettled ending, an
+ * abandoned initialize), here and in the fleet's total, so that asking
+ * costs nothing at 10,000 servers. */
+static void
+server_busy(struct server *s, bool *counted, bool on)
+{
+    if (*counted == on)
+        return;
+    *counted = on;
+    if (on) {
+        s->busy++;
+        if (s->env->busy_total != NULL)
+            (*s->env->busy_total)++;
+    } else {
+        s->busy--;
+        if (s->env->busy_total != NULL)
+            (*s->env->busy_total)--;
+    }
+}
+
 /* --- exchanges in flight ----------------------------------------------- */
 
 static struct server_xch *
@@ -399,6 +423,7 @@ server_xch_free(struct server_xch *x, struct failure_evidence *ev_out)
         }
     }
     ev_timer_stop(s->env->loop, &x->timer);
+    server_busy(s, &x->counted, false);
     if (x->xfer != NULL)
         http_xfer_abort(x->xfer, ev_out);
     jsonrpc_free(x->answer);
@@ -766,6 +791,7 @@ server_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         http_xfer_peek(x->xfer, &ev);
         x->detached = true;
         x->in_dial = false;
+        server_busy(s, &x->counted, true);
         ev_timer_stop(s->env->loop, &x->timer);
         ev_timer_set(&x->timer, server_timeout_ms(s) / 1000.0, 0.);
         ev_timer_start(s->env->loop, &x->timer);
@@ -2794,6 +2820,8 @@ server_stop(struct server *s)
     for (size_t i = 0; i < SERVER_ENDINGS; i++) {
         ev_timer_stop(loop, &s->endings[i].deadline);
         s->endings[i].del = NULL;
+        /* Stopped for good: nothing more will settle. */
+        server_busy(s, &s->endings[i].counted, false);
     }
     ev_timer_stop(loop, &s->eof_timer);
     ev_timer_stop(loop, &s->reap_kick);
@@ -3002,6 +3030,7 @@ server_ending_new(struct server *s, bool half_open)
         run = &s->endings[s->end_start];
         s->end_start = (s->end_start + 1) % SERVER_ENDINGS;
         ev_timer_stop(s->env->loop, &run->deadline);
+        server_busy(s, &run->counted, false);
         if (run->del != NULL)
             server_xch_free(run->del, NULL);
         if (s->ending == run)
@@ -3009,6 +3038,7 @@ server_ending_new(struct server *s, bool half_open)
     }
     memset(run, 0, sizeof(*run));
     run->in_use = true;
+    server_busy(s, &run->counted, true);
     run->s = s;
     run->pub.server = s;
     run->pub.outcome = ENDING_PENDING;
@@ -3047,6 +3077,7 @@ server_ending_settle(struct server *s, struct server_ending_run *run)
         return;
     run->pub.settled = true;
     run->pub.settled_ms = server_elapsed_ms(s, run->started);
+    server_busy(s, &run->counted, false);
     server_log(s, "ending settled after %.1f ms", run->pub.settled_ms);
     server_ending_emit(s, run, EVENT_SETTLED);
     if (run != s->ending || s->state != SERVER_ENDING)
@@ -3234,6 +3265,7 @@ server_end(struct server *s, bool redial)
         if (x->op == OP_INITIALIZE && x->in_dial) {
             x->detached = true;
             x->in_dial = false;
+            server_busy(s, &x->counted, true);
         }
     }
     server_set_state(s, SERVER_ENDING);
@@ -3324,18 +3356,7 @@ server_ending(const struct server *s, size_t i)
 bool
 server_ending_busy(const struct server *s)
 {
-    for (size_t i = 0; i < s->end_len; i++) {
-        const struct ending *e = server_ending(s, i);
-
-        if (!e->settled)
-            return true;
-    }
-    /* An abandoned initialize may still bring a session to end. */
-    for (const struct server_xch *x = s->xchs; x != NULL; x = x->next) {
-        if (x->detached)
-            return true;
-    }
-    return false;
+    return s->busy > 0;
 }
 
 size_t
