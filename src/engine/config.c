@@ -1297,8 +1297,11 @@ config_discover(void)
     char       *path = NULL;
 
     env = getenv("MCPTOP_CONFIG");
-    if (env != NULL && *env != '\0' && config_exists(env))
+    if (env != NULL && *env != '\0') {
+        /* Named explicitly: even a missing file is the answer, so that
+         * loading it reports the error instead of checking another. */
         return xstrdup(env);
+    }
     if (config_exists("./mcptop.json"))
         return xstrdup("./mcptop.json");
     env = getenv("XDG_CONFIG_HOME");

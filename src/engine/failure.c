@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/str.h"
+
 static const char *const failure_kind_names[FAILURE__COUNT] = {
 #define X(id, name) [FAILURE_##id] = name,
     FAILURE_KINDS(X)
@@ -302,4 +304,7 @@ failure_make(struct failure *out, const struct failure_evidence *ev,
     } else if (detail != NULL) {
         snprintf(out->detail, sizeof(out->detail), "%s", detail);
     }
+    /* Details quote servers and configs: keep them safe to print. */
+    str_sanitize(out->detail, sizeof(out->detail), out->detail,
+        strlen(out->detail));
 }

@@ -270,6 +270,13 @@ str_sanitize(char *dst, size_t dstsz, const char *src, size_t srclen)
             i = str_skip_c1(s, srclen, i + len, cp);
             continue;
         }
+        if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+            cp == 0x200e || cp == 0x200f || cp == 0x061c) {
+            /* Bidirectional overrides and marks: they reorder what the
+             * terminal shows around them (a name could read as another). */
+            i += len;
+            continue;
+        }
         if (len > room - out)
             break;                      /* never half a character */
         /* Byte by byte: out <= i, so this is safe even when dst == src. */

@@ -820,9 +820,11 @@ test_discover(void **state)
     assert_string_equal(found, "./mcptop.json");
     free(found);
 
+    /* Named explicitly, it is the answer even before it exists: loading
+     * it then says so, rather than quietly checking another fleet. */
     setenv("MCPTOP_CONFIG", explicit_path, 1);
     found = config_discover();
-    assert_string_equal(found, "./mcptop.json");  /* does not exist yet */
+    assert_string_equal(found, explicit_path);
     free(found);
     touch(explicit_path);
     found = config_discover();

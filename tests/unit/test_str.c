@@ -441,10 +441,25 @@ test_is_visible_ascii(void **state)
     assert_true(str_is_visible_ascii("~", 1));
 }
 
+/* Bidirectional overrides and marks are dropped: "abc\u202Edef" must not
+ * show as "abcfed". */
+static void
+test_sanitize_bidi(void **state)
+{
+    char out[64];
+
+    (void)state;
+    str_sanitize(out, sizeof(out), "abc\xe2\x80\xae" "def\xe2\x81\xa6x", 13);
+    assert_string_equal(out, "abcdefx");
+    str_sanitize(out, sizeof(out), "\xe2\x80\x8fok", 5);
+    assert_string_equal(out, "ok");
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sanitize_bidi),
         cmocka_unit_test(test_printf),
         cmocka_unit_test(test_dup),
         cmocka_unit_test(test_ndup),
