@@ -5,6 +5,7 @@
  * request timeout.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <sys/resource.h>
@@ -74,7 +75,8 @@ check_usage(FILE *out)
         "  -h, --help         this help\n"
         "\n"
         "Exit status: 0 every server ok (dialed, and its ping completed),\n"
-        "1 some server not ok, 2 usage or unreadable config.\n"
+        "1 some server not ok, 2 usage, unreadable config or unwritable\n"
+        "output, 130 interrupted (sessions are still ended first).\n"
         "Config search without -c or URL: %s\n", config_discover_help());
 }
 
@@ -356,6 +358,15 @@ check_print_stats_table(struct check *c)
             ph[i]->wall_ms, ph[i]->max_rss_kib);
 }
 
+/* Flush stdout; keep the first write error's errno in *werr. */
+static void
+check_flush(int *werr)
+{
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && *werr == 0)
+        *werr = errno != 0 ? errno : EIO;
+}
+
 int
 cli_check(int argc, char **argv)
 {
@@ -375,6 +386,7 @@ cli_check(int argc, char **argv)
     struct check         c = { .rounds = 1 };
     bool                 stats = false, with_pings = false;
     cJSON               *doc = NULL;
+    int                  werr = 0;
     struct config       *cfg = NULL;
     struct ev_loop      *loop = EV_DEFAULT;
     bool                 json = false;
@@ -490,16 +502,15 @@ cli_check(int argc, char **argv)
         check_print_table(&c);
         if (with_pings)
             check_print_pings_table(&c);
-        fflush(stdout);
+        check_flush(&werr);
     }
     if (c.run.interrupted)
         rc = 130;
-    /* Leave no session behind on the servers. */
+    /* Leave no session behind on the servers, interrupted or not (a
+     * second signal cuts the wait short). */
     check_mark(&c, NULL);
-    if (!c.run.interrupted) {
-        fleet_end_all(c.fleet);
-        cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
-    }
+    fleet_end_all(c.fleet);
+    cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
     check_mark(&c, &c.endings);
     if (json) {
         char *text;
@@ -512,6 +523,12 @@ cli_check(int argc, char **argv)
         cJSON_Delete(doc);
     } else if (stats) {
         check_print_stats_table(&c);
+    }
+    check_flush(&werr);
+    if (werr != 0) {
+        fprintf(stderr, "mcptop check: cannot write the report: %s\n",
+            strerror(werr));
+        rc = EXIT_USAGE;
     }
     for (size_t i = 0; i < cfg->nservers; i++)
         free(c.rtts[i].ms);

@@ -44,7 +44,9 @@ watch_usage(FILE *out)
         "  {\"ts\",\"event\":\"ending\"|\"settled\",\"server\",\"outcome\",...}\n"
         "On SIGINT/SIGTERM every session is ended (DELETE) before exit,\n"
         "bounded by the teardown deadline plus 1 s; a second signal quits.\n"
-        "Exit status: 0 after a signal, 2 usage or unreadable config.\n"
+        "Exit status: 0 after a signal, 1 when stdout could not be written\n"
+        "(the reader went away; noticed at the next line), 2 usage or\n"
+        "unreadable config.\n"
         "Config search without -c or URL: %s\n", config_discover_help());
 }
 
@@ -210,10 +212,8 @@ cli_watch(int argc, char **argv)
     ev_signal_stop(loop, &w.sigterm);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
-    if (!w.write_failed) {
-        fleet_end_all(w.fleet);
-        cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
-    }
+    fleet_end_all(w.fleet);
+    cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
     fleet_stop(w.fleet);
     fleet_free(w.fleet);
     config_free(cfg);

@@ -305,6 +305,13 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     int                        rc;
 
     *err = 0;
+    if (decl->cwd != NULL && access(decl->cwd, X_OK) != 0) {
+        /* Said apart: posix_spawn would blame the command. */
+        *err = errno;
+        *cause = str_printf("cannot start %s: working directory %s: %s",
+            decl->command, decl->cwd, strerror(errno));
+        return NULL;
+    }
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
         pipe2(errp, O_CLOEXEC) != 0) {
         *err = errno;

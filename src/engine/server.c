@@ -139,6 +139,7 @@ struct server {
     size_t                      ncaps;
     char                       *test_id;        /* test hook only */
     void                       *data;           /* the owner's */
+    char                       *log_name;       /* sanitized name */
     unsigned                    busy;           /* unsettled endings and
                                                    abandoned dials */
     unsigned                    failed_dials;   /* in a row, for backoff */
@@ -289,7 +290,7 @@ server_log(struct server *s, const char *fmt, ...)
     if (s->env->log == NULL)
         return;
     clock_format_iso(clock_wall_ms(), ts, sizeof(ts));
-    fprintf(s->env->log, "%s %s: ", ts, s->decl->name);
+    fprintf(s->env->log, "%s %s: ", ts, s->log_name);
     va_start(ap, fmt);
     vfprintf(s->env->log, fmt, ap);
     va_end(ap);
@@ -2751,6 +2752,7 @@ server_new(const struct server_env *env, const struct config_server *decl)
     s->retry_after_s = -1;
     s->stream_retry_ms = -1;
     s->list_ttl_ms = -1;
+    s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     if (decl->transport == CONFIG_HTTP) {
         s->target = xstrdup(decl->url != NULL ? decl->url : "");
     } else {
@@ -2851,6 +2853,7 @@ server_free(struct server *s)
     free(s->test_id);
     free(s->cache_scope);
     free(s->sse_endpoint);
+    free(s->log_name);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
     for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
@@ -3181,6 +3184,7 @@ server_on_delete(struct server *s, struct server_xch *x,
 
     run->del = NULL;
     if (r->completed && r->status >= 200 && r->status < 300) {
+        run->pub.http_status = r->status;
         server_xch_free(x, NULL);
         server_ending_outcome(s, run, ENDING_TERMINATED, NULL);
         server_outcome(s, "delete", NULL, ms);
@@ -3310,8 +3314,16 @@ server_end(struct server *s, bool redial)
         return &run->pub;
     }
     if (id == NULL) {
-        server_ending_outcome(s, run, ENDING_NO_SESSION,
-            "no session id was issued; nothing sent");
+        char why[160];
+
+        if (s->has_failure && strcmp(s->last_failure_op, "dial") == 0)
+            snprintf(why, sizeof(why), "no session id was issued (the dial "
+                "failed: %s); nothing sent",
+                failure_kind_name(s->last_failure.kind));
+        else
+            snprintf(why, sizeof(why), "no session id was issued; nothing "
+                "sent");
+        server_ending_outcome(s, run, ENDING_NO_SESSION, why);
         server_ending_settle(s, run);
         return &run->pub;
     }

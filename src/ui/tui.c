@@ -484,6 +484,14 @@ tui_key(struct ui *ui, int ch, int click_y)
             tui_quit(ui);
         return;
     }
+    if (ui->rows < TUI_MIN_ROWS || ui->cols < TUI_MIN_COLS) {
+        /* Nothing is shown: act on nothing the user cannot see, but
+         * quitting. */
+        ui->prompt = UI_PROMPT_NONE;
+        if (a == UI_ACT_QUIT)
+            tui_quit(ui);
+        return;
+    }
     if (ui->prompt == UI_PROMPT_FILTER) {
         tui_filter_key(ui, ch);
         return;
