@@ -30,6 +30,8 @@ main_usage(FILE *out)
         "  end [-c FILE | URL] [--server NAME]... [--json] [--teardown MS]\n"
         "                      dial, end each session, report outcomes\n"
         "\n"
+        "  Every command takes --log FILE: a debug log of every exchange.\n"
+        "\n"
         "  -h, --help          this help ('mcptop COMMAND --help' for more)\n"
         "  -V, --version       version and library versions\n"
         "\n"
