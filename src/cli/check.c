@@ -472,6 +472,18 @@ cli_check(int argc, char **argv)
         if (o + t * c.rounds > bound_ms)
             bound_ms = o + t * c.rounds;
     }
+    /* First dials go at most 50 at a time, each bounded by its open
+     * deadline: a large fleet of hanging servers takes that many turns. */
+    if (cfg->nservers > 50) {
+        long turns = (long)((cfg->nservers + 49) / 50);
+        long open = timeout > 0 ? timeout : CONFIG_DEFAULT_OPEN_DEADLINE_MS;
+
+        for (size_t i = 0; i < cfg->nservers; i++) {
+            if (timeout <= 0 && cfg->servers[i].open_deadline_ms > open)
+                open = cfg->servers[i].open_deadline_ms;
+        }
+        bound_ms += (turns - 1) * open;
+    }
     c.rtts = calloc(cfg->nservers + 1, sizeof(*c.rtts));
     c.dials_pending = cfg->nservers;
     c.round_ms = calloc((size_t)c.rounds, sizeof(double));
@@ -488,6 +500,9 @@ cli_check(int argc, char **argv)
     ev_run(loop, 0);
     if (c.at != CHECK_DONE)
         check_mark(&c, c.at == CHECK_DIAL ? &c.dial : &c.pings);
+    /* Whatever stopped the loop, the phases are over: events of the
+     * endings that follow must not restart them. */
+    c.at = CHECK_DONE;
     cli_run_done(&c.run);
 
     /* The report is taken before the endings, which are exchanges too. */

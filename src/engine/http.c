@@ -318,6 +318,20 @@ http_add_header(struct http_xfer *x, const char *name, const char *value)
     free(line);
 }
 
+/* True at most once a minute (loop time): this transfer prunes the DNS
+ * cache. */
+static bool
+http_dns_prune_due(struct curlev *ce)
+{
+    static ev_tstamp last;
+    ev_tstamp        now = ev_now(curlev_loop(ce));
+
+    if (now - last < 60.0)
+        return false;
+    last = now;
+    return true;
+}
+
 static int
 http_setup(struct http_xfer *x, const struct http_request *rq)
 {
@@ -332,6 +346,15 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    /*
+     * libcurl 7.88 prunes its DNS cache after every transfer by walking it
+     * whole: one entry per host:port, so at 10,000 servers that walk was
+     * half of mcptop's CPU (bench/ANALYSIS.md). Entries never expire here,
+     * but one transfer a minute carries a finite timeout, and its prune
+     * drops what went stale, so hostnames are still looked up afresh.
+     */
+    curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT,
+        http_dns_prune_due(x->ce) ? 60L : -1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "mcptop/" MCPTOP_VERSION);
     if (rq->ca_file != NULL)
         curl_easy_setopt(e, CURLOPT_CAINFO, rq->ca_file);

@@ -170,7 +170,9 @@ struct server {
     struct server_xch          *xchs;
 
     /* endings: a ring, newest last */
-    struct server_ending_run    endings[SERVER_ENDINGS];
+    struct server_ending_run   *endings;        /* SERVER_ENDINGS, on the
+                                                   first ending: most
+                                                   servers never have one */
     size_t                      end_start, end_len;
     struct server_ending_run   *ending;         /* the session's, if any */
 
@@ -182,7 +184,8 @@ struct server {
     bool                        has_exit;
     ev_timer                    eof_timer;
     ev_timer                    reap_kick;
-    char                       *stderr_ring[SERVER_STDERR_LINES];
+    char                      **stderr_ring;    /* SERVER_STDERR_LINES, on
+                                                   the first line (stdio) */
     size_t                      err_start, err_len;
     unsigned long               stray_lines;
 
@@ -1762,6 +1765,9 @@ server_stderr_push(struct server *s, const char *prefix, const char *line,
 
     str_sanitize(clean, sizeof(clean), line, len);
     if (s->err_len < SERVER_STDERR_LINES) {
+        if (s->stderr_ring == NULL)
+            s->stderr_ring = xcalloc(SERVER_STDERR_LINES,
+                sizeof(*s->stderr_ring));
         slot = &s->stderr_ring[(s->err_start + s->err_len) %
             SERVER_STDERR_LINES];
         s->err_len++;
@@ -2819,7 +2825,7 @@ server_stop(struct server *s)
     /* Detached work too: abandoned initializes and DELETEs in flight. */
     while (s->xchs != NULL)
         server_xch_free(s->xchs, NULL);
-    for (size_t i = 0; i < SERVER_ENDINGS; i++) {
+    for (size_t i = 0; s->endings != NULL && i < SERVER_ENDINGS; i++) {
         ev_timer_stop(loop, &s->endings[i].deadline);
         s->endings[i].del = NULL;
         /* Stopped for good: nothing more will settle. */
@@ -2856,8 +2862,11 @@ server_free(struct server *s)
     free(s->log_name);
     server_free_tools(s->tool_names, s->ntools);
     server_free_tools(s->list_acc, s->list_n);
-    for (size_t i = 0; i < SERVER_STDERR_LINES; i++)
+    for (size_t i = 0; s->stderr_ring != NULL && i < SERVER_STDERR_LINES;
+        i++)
         free(s->stderr_ring[i]);
+    free(s->stderr_ring);
+    free(s->endings);
     for (size_t i = 0; i < s->ncaps; i++)
         free(s->caps[i]);
     free(s);
@@ -3026,6 +3035,8 @@ server_ending_new(struct server *s, bool half_open)
 {
     struct server_ending_run *run;
 
+    if (s->endings == NULL)
+        s->endings = xcalloc(SERVER_ENDINGS, sizeof(*s->endings));
     if (s->end_len < SERVER_ENDINGS) {
         run = &s->endings[(s->end_start + s->end_len) % SERVER_ENDINGS];
         s->end_len++;
