@@ -16,22 +16,24 @@ struct curlev;
  * is already removed from the multi handle; the callee owns it. */
 typedef void (*curlev_done_cb)(void *arg, void *easy, int curl_code);
 
-/* New glue on loop. max_connections sizes libcurl's connection cache (it
- * must hold one per server or pings reconnect). NULL on failure. */
-struct curlev *curlev_new(struct ev_loop *loop, long max_connections);
+/* New glue on loop for a fleet of `servers`: one multi handle per group of
+ * 256 servers, each caching a connection per server (or pings reconnect).
+ * NULL on failure. */
+struct curlev *curlev_new(struct ev_loop *loop, size_t servers);
 /* Removes every transfer still added (without calling done) and frees.
  * Call while the loop still exists. curlev_free(NULL) does nothing. */
 void curlev_free(struct curlev *ce);
 
-/* Start a configured easy handle. done(arg, easy, code) runs exactly once,
- * from the loop, unless curlev_remove is called first. 0 or -1. */
-int curlev_add(struct curlev *ce, void *easy, curlev_done_cb done, void *arg);
+/* Start a configured easy handle for server number `key` (it picks the
+ * multi handle, so a server's connections stay in one pool).
+ * done(arg, easy, code) runs exactly once, from the loop, unless
+ * curlev_remove is called first. 0 or -1. */
+int curlev_add(struct curlev *ce, size_t key, void *easy, curlev_done_cb done,
+    void *arg);
 /* Abort a transfer now; done is not called. The caller keeps easy. */
 void curlev_remove(struct curlev *ce, void *easy);
 /* The loop this glue runs on. */
 struct ev_loop *curlev_loop(const struct curlev *ce);
-/* Ensure the connection cache holds at least n connections. */
-void curlev_reserve_connections(struct curlev *ce, long n);
 /* Transfers currently added. */
 size_t curlev_running(const struct curlev *ce);
 

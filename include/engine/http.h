@@ -38,6 +38,8 @@ struct http_request {
     const char             *last_event_id;  /* GET resumption, or NULL */
     const char             *mcp_method;     /* Mcp-Method (2026-07-28) */
     bool                    no_cache;       /* Cache-Control: no-cache */
+    size_t                  pool_key;       /* the server's number: keeps
+                                               its connections together */
     size_t                  max_bytes;      /* one message / body bound */
     const char             *ca_file;
     bool                    tls_insecure;

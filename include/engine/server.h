@@ -84,9 +84,10 @@ struct server_exchange {
 
 #define SERVER_HISTORY 100
 
-/* New server for decl (borrowed: must outlive the server). Never NULL. */
+/* New server for decl (borrowed: must outlive the server), number index in
+ * its fleet. Never NULL. */
 struct server *server_new(const struct server_env *env,
-    const struct config_server *decl);
+    const struct config_server *decl, size_t index);
 /* Abort everything in flight, stop timers, free. NULL does nothing. */
 void server_free(struct server *s);
 

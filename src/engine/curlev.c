@@ -5,6 +5,12 @@
  * It knows nothing of MCP: finished transfers go back to whoever added them
  * through the callback they registered in CURLOPT_PRIVATE's slot.
  *
+ * The transfers are spread over several multi handles, one per group of
+ * CURLEV_GROUP servers: libcurl 7.88 walks a multi handle's whole
+ * connection pool when a transfer is removed, which at 10,000 servers in
+ * one handle cost more than everything else (bench/ANALYSIS.md). Each
+ * group has its own timer; the sockets all share the one loop.
+ *
  * It must never block, never call libcurl from the timer callback (only
  * from the watcher it arms), and never touch an ev_io after socket_action,
  * which may have freed it.
@@ -18,27 +24,39 @@
 
 #include "util/xmalloc.h"
 
-struct curlev {
-    struct ev_loop *loop;
+/* Servers per multi handle. */
+#define CURLEV_GROUP 256
+
+struct curlev;
+
+/* One multi handle and its timer. */
+struct curlev_multi {
+    struct curlev  *ce;
     CURLM          *multi;
     ev_timer        timer;
-    size_t          running;
-    long            maxconnects;
+};
+
+struct curlev {
+    struct ev_loop       *loop;
+    struct curlev_multi **groups;
+    size_t                ngroups;
+    size_t                running;
 };
 
 struct curlev_sock {
-    ev_io           io;             /* first: libev's embedding idiom */
-    struct curlev  *ce;
-    curl_socket_t   fd;
+    ev_io                io;        /* first: libev's embedding idiom */
+    struct curlev_multi *cm;
+    curl_socket_t        fd;
 };
 
 /* What a transfer registered; lives in CURLOPT_PRIVATE. */
 struct curlev_xfer {
-    curlev_done_cb  done;
-    void           *arg;
+    curlev_done_cb       done;
+    void                *arg;
+    struct curlev_multi *cm;
 };
 
-static void curlev_check_done(struct curlev *ce);
+static void curlev_check_done(struct curlev_multi *cm);
 
 static int
 curlev_events(int what)
@@ -53,18 +71,18 @@ curlev_events(int what)
 }
 
 static void
-curlev_action(struct curlev *ce, curl_socket_t fd, int mask)
+curlev_action(struct curlev_multi *cm, curl_socket_t fd, int mask)
 {
     int       still;
     CURLMcode rc;
 
-    rc = curl_multi_socket_action(ce->multi, fd, mask, &still);
+    rc = curl_multi_socket_action(cm->multi, fd, mask, &still);
     if (rc != CURLM_OK && rc != CURLM_BAD_SOCKET) {
         fprintf(stderr, "mcptop: curl_multi_socket_action: %s\n",
             curl_multi_strerror(rc));
         assert(0);
     }
-    curlev_check_done(ce);
+    curlev_check_done(cm);
 }
 
 /* ev_io callback: the socket is ready. */
@@ -80,74 +98,77 @@ curlev_io_cb(struct ev_loop *loop, ev_io *w, int revents)
     if (revents & EV_WRITE)
         mask |= CURL_CSELECT_OUT;
     /* s may be freed inside curlev_action. */
-    curlev_action(s->ce, s->fd, mask);
+    curlev_action(s->cm, s->fd, mask);
 }
 
 /* ev_timer callback: curl's timeout expired. */
 static void
 curlev_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct curlev *ce = w->data;
+    struct curlev_multi *cm = w->data;
 
     (void)loop;
     (void)revents;
-    curlev_action(ce, CURL_SOCKET_TIMEOUT, 0);
+    curlev_action(cm, CURL_SOCKET_TIMEOUT, 0);
 }
 
 /* CURLMOPT_SOCKETFUNCTION: one ev_io per socket, re-armed on each change. */
 static int
-curlev_socket_cb(CURL *e, curl_socket_t fd, int what, void *cep, void *sp)
+curlev_socket_cb(CURL *e, curl_socket_t fd, int what, void *cmp, void *sp)
 {
-    struct curlev      *ce = cep;
-    struct curlev_sock *s = sp;
+    struct curlev_multi *cm = cmp;
+    struct ev_loop      *loop = cm->ce->loop;
+    struct curlev_sock  *s = sp;
 
     (void)e;
     if (what == CURL_POLL_REMOVE) {
         if (s != NULL) {
-            ev_io_stop(ce->loop, &s->io);
+            ev_io_stop(loop, &s->io);
             free(s);
-            curl_multi_assign(ce->multi, fd, NULL);
+            curl_multi_assign(cm->multi, fd, NULL);
         }
         return 0;
     }
     if (s == NULL) {
         s = xcalloc(1, sizeof(*s));
-        s->ce = ce;
+        s->cm = cm;
         s->fd = fd;
         ev_init(&s->io, curlev_io_cb);
-        curl_multi_assign(ce->multi, fd, s);
+        curl_multi_assign(cm->multi, fd, s);
     }
-    ev_io_stop(ce->loop, &s->io);
+    ev_io_stop(loop, &s->io);
     /* Set again every time: the descriptor may be a new one that reuses
      * the number (libev "disappearing file descriptors"). */
     ev_io_set(&s->io, fd, curlev_events(what));
-    ev_io_start(ce->loop, &s->io);
+    ev_io_start(loop, &s->io);
     return 0;
 }
 
 /* CURLMOPT_TIMERFUNCTION: arm, re-arm or drop the single ev_timer. */
 static int
-curlev_timer_cb(CURLM *m, long timeout_ms, void *cep)
+curlev_timer_cb(CURLM *m, long timeout_ms, void *cmp)
 {
-    struct curlev *ce = cep;
+    struct curlev_multi *cm = cmp;
+    struct ev_loop      *loop = cm->ce->loop;
 
     (void)m;
-    ev_timer_stop(ce->loop, &ce->timer);
+    ev_timer_stop(loop, &cm->timer);
     if (timeout_ms >= 0) {
-        ev_timer_set(&ce->timer, timeout_ms / 1000.0, 0.);
-        ev_timer_start(ce->loop, &ce->timer);
+        ev_timer_set(&cm->timer, timeout_ms / 1000.0, 0.);
+        ev_timer_start(loop, &cm->timer);
     }
     return 0;
 }
 
 /* Hand every finished transfer back to its owner. */
 static void
-curlev_check_done(struct curlev *ce)
+curlev_check_done(struct curlev_multi *cm)
 {
-    CURLMsg *msg;
-    int      left;
+    struct curlev *ce = cm->ce;
+    CURLMsg       *msg;
+    int            left;
 
-    while ((msg = curl_multi_info_read(ce->multi, &left)) != NULL) {
+    while ((msg = curl_multi_info_read(cm->multi, &left)) != NULL) {
         CURL               *easy;
         CURLcode            code;
         struct curlev_xfer *x = NULL;
@@ -158,7 +179,7 @@ curlev_check_done(struct curlev *ce)
         code = msg->data.result;
         /* msg is invalid after remove_handle: copy first. */
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-        curl_multi_remove_handle(ce->multi, easy);
+        curl_multi_remove_handle(cm->multi, easy);
         ce->running--;
         if (x != NULL) {
             curlev_done_cb done = x->done;
@@ -171,36 +192,46 @@ curlev_check_done(struct curlev *ce)
     }
 }
 
+static struct curlev_multi *
+curlev_multi_new(struct curlev *ce)
+{
+    struct curlev_multi *cm = xcalloc(1, sizeof(*cm));
+
+    cm->ce = ce;
+    cm->multi = curl_multi_init();
+    if (cm->multi == NULL) {
+        free(cm);
+        return NULL;
+    }
+    ev_timer_init(&cm->timer, curlev_timeout_cb, 0., 0.);
+    cm->timer.data = cm;
+    curl_multi_setopt(cm->multi, CURLMOPT_SOCKETFUNCTION, curlev_socket_cb);
+    curl_multi_setopt(cm->multi, CURLMOPT_SOCKETDATA, cm);
+    curl_multi_setopt(cm->multi, CURLMOPT_TIMERFUNCTION, curlev_timer_cb);
+    curl_multi_setopt(cm->multi, CURLMOPT_TIMERDATA, cm);
+    /* One cached connection per server of the group (plus its GET
+     * stream), or every ping reconnects (PERF-NOTES). */
+    curl_multi_setopt(cm->multi, CURLMOPT_MAXCONNECTS,
+        (long)(2 * CURLEV_GROUP + 8));
+    return cm;
+}
+
 struct curlev *
-curlev_new(struct ev_loop *loop, long max_connections)
+curlev_new(struct ev_loop *loop, size_t servers)
 {
     struct curlev *ce = xcalloc(1, sizeof(*ce));
 
     ce->loop = loop;
-    ce->multi = curl_multi_init();
-    if (ce->multi == NULL) {
-        free(ce);
-        return NULL;
+    ce->ngroups = servers / CURLEV_GROUP + 1;
+    ce->groups = xcalloc(ce->ngroups, sizeof(*ce->groups));
+    for (size_t i = 0; i < ce->ngroups; i++) {
+        ce->groups[i] = curlev_multi_new(ce);
+        if (ce->groups[i] == NULL) {
+            curlev_free(ce);
+            return NULL;
+        }
     }
-    ev_timer_init(&ce->timer, curlev_timeout_cb, 0., 0.);
-    ce->timer.data = ce;
-    curl_multi_setopt(ce->multi, CURLMOPT_SOCKETFUNCTION, curlev_socket_cb);
-    curl_multi_setopt(ce->multi, CURLMOPT_SOCKETDATA, ce);
-    curl_multi_setopt(ce->multi, CURLMOPT_TIMERFUNCTION, curlev_timer_cb);
-    curl_multi_setopt(ce->multi, CURLMOPT_TIMERDATA, ce);
-    ce->maxconnects = 0;
-    curlev_reserve_connections(ce, max_connections);
     return ce;
-}
-
-void
-curlev_reserve_connections(struct curlev *ce, long n)
-{
-    if (n <= ce->maxconnects)
-        return;
-    ce->maxconnects = n;
-    /* One cached connection per server, or every ping reconnects. */
-    curl_multi_setopt(ce->multi, CURLMOPT_MAXCONNECTS, n);
 }
 
 void
@@ -208,21 +239,32 @@ curlev_free(struct curlev *ce)
 {
     if (ce == NULL)
         return;
-    ev_timer_stop(ce->loop, &ce->timer);
-    /* May call the socket callback, which needs ce alive. */
-    curl_multi_cleanup(ce->multi);
+    for (size_t i = 0; i < ce->ngroups; i++) {
+        struct curlev_multi *cm = ce->groups[i];
+
+        if (cm == NULL)
+            continue;
+        ev_timer_stop(ce->loop, &cm->timer);
+        /* May call the socket callback, which needs cm alive. */
+        curl_multi_cleanup(cm->multi);
+        free(cm);
+    }
+    free(ce->groups);
     free(ce);
 }
 
 int
-curlev_add(struct curlev *ce, void *easy, curlev_done_cb done, void *arg)
+curlev_add(struct curlev *ce, size_t key, void *easy, curlev_done_cb done,
+    void *arg)
 {
-    struct curlev_xfer *x = xmalloc(sizeof(*x));
+    struct curlev_multi *cm = ce->groups[(key / CURLEV_GROUP) % ce->ngroups];
+    struct curlev_xfer  *x = xmalloc(sizeof(*x));
 
     x->done = done;
     x->arg = arg;
+    x->cm = cm;
     curl_easy_setopt(easy, CURLOPT_PRIVATE, x);
-    if (curl_multi_add_handle(ce->multi, easy) != CURLM_OK) {
+    if (curl_multi_add_handle(cm->multi, easy) != CURLM_OK) {
         curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
         free(x);
         return -1;
@@ -237,7 +279,8 @@ curlev_remove(struct curlev *ce, void *easy)
     struct curlev_xfer *x = NULL;
 
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-    if (curl_multi_remove_handle(ce->multi, easy) == CURLM_OK && x != NULL)
+    if (x != NULL && curl_multi_remove_handle(x->cm->multi, easy) ==
+        CURLM_OK)
         ce->running--;
     curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
     free(x);

@@ -84,7 +84,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     f->cfg = cfg;
     /* One cached connection per server (PERF-NOTES: fewer and pings
      * reconnect), plus room for the GET streams. */
-    f->curl = curlev_new(loop, (long)cfg->nservers * 2 + 8);
+    f->curl = curlev_new(loop, cfg->nservers);
     if (f->curl == NULL) {
         *cause = xstrdup("cannot start libcurl's multi interface");
         free(f);
@@ -107,7 +107,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     f->nservers = cfg->nservers;
     f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));
     for (size_t i = 0; i < f->nservers; i++)
-        f->servers[i] = server_new(&f->env, &cfg->servers[i]);
+        f->servers[i] = server_new(&f->env, &cfg->servers[i], i);
     return f;
 }
 

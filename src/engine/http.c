@@ -424,7 +424,7 @@ http_start(struct curlev *ce, const struct http_request *rq,
         return NULL;
     }
     http_setup(x, rq);
-    if (curlev_add(ce, x->easy, http_done_cb, x) != 0) {
+    if (curlev_add(ce, rq->pool_key, x->easy, http_done_cb, x) != 0) {
         *cause = xstrdup("cannot start the HTTP transfer");
         curl_slist_free_all(x->headers);
         curl_easy_cleanup(x->easy);

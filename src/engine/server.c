@@ -140,6 +140,7 @@ struct server {
     char                       *test_id;        /* test hook only */
     void                       *data;           /* the owner's */
     char                       *log_name;       /* sanitized name */
+    size_t                      index;          /* in the fleet */
     unsigned                    busy;           /* unsettled endings and
                                                    abandoned dials */
     unsigned                    failed_dials;   /* in a row, for backoff */
@@ -615,6 +616,7 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
         .ca_file = s->decl->ca_file,
         .tls_insecure = s->decl->tls_insecure,
         .maybe_resent = s->pings_done > 0 || s->dialed_once,
+        .pool_key = s->index,
     };
 
     if (s->decl->transport == CONFIG_STDIO)
@@ -2745,10 +2747,12 @@ static void server_eof_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void server_reap_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 struct server *
-server_new(const struct server_env *env, const struct config_server *decl)
+server_new(const struct server_env *env, const struct config_server *decl,
+    size_t index)
 {
     struct server *s = xcalloc(1, sizeof(*s));
 
+    s->index = index;
     s->env = env;
     s->decl = decl;
     s->state = SERVER_IDLE;
@@ -3158,6 +3162,7 @@ server_send_delete(struct server *s, struct server_ending_run *run, char *id,
         .ca_file = s->decl->ca_file,
         .tls_insecure = s->decl->tls_insecure,
         .maybe_resent = true,
+        .pool_key = s->index,
     };
     char *cause = NULL;
 
