@@ -709,7 +709,11 @@ server_drop_session(struct server *s)
 static void
 server_schedule_ping(struct server *s)
 {
-    double iv = s->decl->ping_interval_ms / 1000.0;
+    /* ±10% jitter: a fleet dialed together does not ping in one burst
+     * every interval, and the 2026-07-28 caching rules ask it of anyone
+     * polling server/discover. */
+    double iv = s->decl->ping_interval_ms / 1000.0 *
+        (0.9 + 0.2 * ((double)rand() / RAND_MAX));
 
     ev_timer_stop(s->env->loop, &s->tick);
     if (s->env->no_pings || s->state != SERVER_READY)
