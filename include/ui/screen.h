@@ -32,4 +32,7 @@ void screen_end(void);
  * the row (else -1). */
 int screen_key(int *click_y);
 
+/* Make the next screen_end repaint the whole screen (benchmarks). */
+void screen_invalidate(void);
+
 #endif

@@ -266,3 +266,10 @@ screen_key(int *click_y)
     }
     return ch;
 }
+
+/* The next refresh repaints everything (a full frame). */
+void
+screen_invalidate(void)
+{
+    clearok(curscr, TRUE);
+}

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -189,6 +190,68 @@ tui_draw(struct ui *ui)
     }
     view_status_draw(ui, ui->rows - 1);
     screen_end();
+}
+
+static void
+tui_bench_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static double
+tui_cpu_us(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+        (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+}
+
+/*
+ * The frame benchmark (bench/, MCPTOP_BENCH_FRAMES=K): after the fleet has
+ * had 1.5 s to dial, draw K full frames (everything repainted, the model
+ * as it is), K incremental updates (the selection moves: two rows change)
+ * and K rebuilds (filter, sort and counts over every server), and print
+ * the CPU per each to stderr once the terminal is restored.
+ */
+static void
+tui_bench_frames(struct ui *ui, long k)
+{
+    ev_timer stop;
+    double   t0, full, incr, rebuild;
+
+    if (k <= 0)
+        k = 100;
+    ev_timer_init(&stop, tui_bench_stop_cb, 1.5, 0.);
+    ev_timer_start(ui->loop, &stop);
+    ev_run(ui->loop, 0);
+    ev_timer_stop(ui->loop, &stop);
+    tui_draw(ui);
+    t0 = tui_cpu_us();
+    for (long i = 0; i < k; i++) {
+        screen_invalidate();
+        tui_draw(ui);
+    }
+    full = (tui_cpu_us() - t0) / (double)k;
+    t0 = tui_cpu_us();
+    for (long i = 0; i < k; i++) {
+        model_move(&ui->model, (i % 20) < 10 ? 1 : -1);
+        tui_draw(ui);
+    }
+    incr = (tui_cpu_us() - t0) / (double)k;
+    t0 = tui_cpu_us();
+    for (long i = 0; i < k; i++) {
+        ui->model.dirty = true;
+        model_rebuild(&ui->model, clock_wall_ms());
+    }
+    rebuild = (tui_cpu_us() - t0) / (double)k;
+    screen_fini();
+    fprintf(stderr, "frames: servers %zu rows %d cols %d full_us %.1f "
+        "incremental_us %.1f rebuild_us %.1f\n", fleet_size(ui->fleet),
+        ui->rows, ui->cols, full, incr, rebuild);
 }
 
 /* ev_prepare: draw when dirty, at most once per turn and ~30/s. */
@@ -722,7 +785,8 @@ tui_main(int argc, char **argv)
     rc = cli_load_config(&common, &cfg);
     if (rc != 0)
         return rc;
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    if ((!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) &&
+        getenv("MCPTOP_BENCH_FRAMES") == NULL) {
         fprintf(stderr, "mcptop: the TUI needs a terminal on stdin and "
             "stdout (for scripts: 'mcptop watch' or 'mcptop check')\n");
         config_free(cfg);
@@ -776,7 +840,10 @@ tui_main(int argc, char **argv)
     fleet_subscribe(ui->fleet, tui_event_cb, ui);
     ui->dirty = true;
     fleet_start(ui->fleet);
-    ev_run(ui->loop, 0);
+    if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
+        tui_bench_frames(ui, atol(getenv("MCPTOP_BENCH_FRAMES")));
+    else
+        ev_run(ui->loop, 0);
     tui_watchers_stop(ui);
     screen_fini();
     rc = 0;
