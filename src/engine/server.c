@@ -40,6 +40,7 @@
 #define SERVER_STREAM_RECONNECTS_PER_MIN 10
 #define SERVER_STREAM_IDLE_MIN_S 60.0
 #define SERVER_STDERR_LINES     200
+#define SERVER_PING_SLOT_S      0.25    /* pings due together share one */
 #define SERVER_MAX_CAPS         16
 #define SERVER_EOF_GRACE_S      0.25    /* wait this long after stdout EOF
                                            for the exit status */
@@ -711,13 +712,20 @@ server_schedule_ping(struct server *s)
 {
     /* ±10% jitter: a fleet dialed together does not ping in one burst
      * every interval, and the 2026-07-28 caching rules ask it of anyone
-     * polling server/discover. */
-    double iv = s->decl->ping_interval_ms / 1000.0 *
+     * polling server/discover. The due time is then rounded up to a
+     * 250 ms grid, so that the servers due in the same slot share one
+     * wake-up (pings one by one cost twice the CPU of pings in batches;
+     * bench/ANALYSIS.md). */
+    double    iv = s->decl->ping_interval_ms / 1000.0 *
         (0.9 + 0.2 * ((double)rand() / RAND_MAX));
+    ev_tstamp now = ev_now(s->env->loop);
+    double    slot = SERVER_PING_SLOT_S;
 
     ev_timer_stop(s->env->loop, &s->tick);
     if (s->env->no_pings || s->state != SERVER_READY)
         return;
+    if (iv > 4 * slot)
+        iv = ceil((now + iv) / slot) * slot - now;
     ev_timer_set(&s->tick, iv, 0.);
     ev_timer_start(s->env->loop, &s->tick);
 }
