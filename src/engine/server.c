@@ -1138,6 +1138,28 @@ server_take_initialize(struct server *s, const struct jsonrpc_msg *m)
         "result.capabilities.tools.listChanged", &b) && b;
 }
 
+/* Send one step of the dial (body taken, may be NULL); a step that cannot
+ * even start fails the dial. true when it went out. */
+static bool
+server_dial_step(struct server *s, struct server_xch *x,
+    enum http_method method, char *body, size_t len, long timeout_ms)
+{
+    char *cause = NULL;
+    bool  sent;
+
+    x->in_dial = true;
+    sent = server_post(s, x, method, body, len, timeout_ms, &cause);
+    free(body);
+    if (!sent) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        server_xch_free(x, NULL);
+        server_dial_failed(s, &ev, cause);
+        free(cause);
+    }
+    return sent;
+}
+
 static void
 server_send_initialized(struct server *s)
 {
@@ -1145,18 +1167,8 @@ server_send_initialized(struct server *s)
     size_t             len;
     char              *body = jsonrpc_build_notification(
         "notifications/initialized", &len);
-    char              *cause = NULL;
 
-    x->in_dial = true;
-    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
-        &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
-
-        server_xch_free(x, NULL);
-        server_dial_failed(s, &ev, cause);
-        free(cause);
-    }
-    free(body);
+    server_dial_step(s, x, HTTP_POST, body, len, server_timeout_ms(s));
 }
 
 static void server_half_open(struct server *s, struct server_xch *x,
@@ -2216,25 +2228,17 @@ server_send_discover(struct server *s)
     int64_t            id = s->next_id++;
     struct server_xch *x = server_xch_new(s, OP_DISCOVER, id);
     size_t             len;
-    char              *body, *cause = NULL;
+    char              *body;
     long               timeout = server_timeout_ms(s);
 
     x->method = "server/discover";
-    x->in_dial = true;
     body = jsonrpc_build_modern(id, x->method, MCP_PROTOCOL_MODERN, "mcptop",
         MCPTOP_VERSION, NULL, false, &len);
     /* Over stdio a legacy server may simply never answer the probe: wait
      * a bounded part of the request timeout, then fall back. */
     if (s->decl->transport == CONFIG_STDIO && s->decl->era == CONFIG_ERA_AUTO)
         timeout = timeout / 2 < 3000 ? timeout / 2 : 3000;
-    if (!server_post(s, x, HTTP_POST, body, len, timeout, &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
-
-        server_xch_free(x, NULL);
-        server_dial_failed(s, &ev, cause);
-        free(cause);
-    }
-    free(body);
+    server_dial_step(s, x, HTTP_POST, body, len, timeout);
 }
 
 /* The probe says legacy: initialize as a 2025 client does. */
@@ -2485,21 +2489,12 @@ static void
 server_sse_open(struct server *s)
 {
     struct server_xch *x = server_xch_new(s, OP_SSE, -1);
-    char              *cause = NULL;
 
     s->era = ERA_LEGACY_SSE;
     free(s->sse_endpoint);
     s->sse_endpoint = NULL;
-    x->in_dial = true;
-    if (!server_post(s, x, HTTP_GET, NULL, 0, 0, &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
-
-        server_xch_free(x, NULL);
-        server_dial_failed(s, &ev, cause);
-        free(cause);
-        return;
-    }
-    server_log(s, "era: trying the 2024-11-05 HTTP+SSE transport");
+    if (server_dial_step(s, x, HTTP_GET, NULL, 0, 0))
+        server_log(s, "era: trying the 2024-11-05 HTTP+SSE transport");
 }
 
 /* One event on the HTTP+SSE stream. Runs inside a libcurl callback: only
@@ -2690,23 +2685,14 @@ server_send_initialize(struct server *s)
     int64_t            id;
     struct server_xch *x;
     size_t             len;
-    char              *body, *cause = NULL;
+    char              *body;
 
     id = s->next_id++;
     x = server_xch_new(s, OP_INITIALIZE, id);
     x->method = "initialize";
-    x->in_dial = true;
     body = jsonrpc_build_initialize(id, MCP_PROTOCOL_LATEST, "mcptop",
         MCPTOP_VERSION, &len);
-    if (!server_post(s, x, HTTP_POST, body, len, server_timeout_ms(s),
-        &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
-
-        server_xch_free(x, NULL);
-        server_dial_failed(s, &ev, cause);
-        free(cause);
-    }
-    free(body);
+    server_dial_step(s, x, HTTP_POST, body, len, server_timeout_ms(s));
 }
 
 /* ev_timer: the next ping, or the next dial after a backoff. */
