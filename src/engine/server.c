@@ -2298,33 +2298,27 @@ server_on_discover(struct server *s, struct server_xch *x,
     bool                    failed;
 
     failed = server_judge(x, r, &ev, detail, sizeof(detail));
-    if (!failed && jsonrpc_array_len(x->answer,
-        "result.supportedVersions") < 0) {
-        /* Not a DiscoverResult (supportedVersions is required): a server
-         * that answers any method with a result, not a modern one. */
-        server_xch_free(x, NULL);
-        if (auto_era) {
-            server_fallback_legacy(s, "discover answered without "
-                "supportedVersions");
-            return;
-        }
-        ev.no_matching_response = true;
-        server_dial_failed(s, &ev, "server/discover answered without "
-            "supportedVersions: not a DiscoverResult");
-        return;
-    }
     if (!failed) {
-        if (!jsonrpc_array_has(x->answer, "result.supportedVersions",
-            MCP_PROTOCOL_MODERN)) {
+        /* A result that is no DiscoverResult (supportedVersions is
+         * required: a server answering any method with a result), or one
+         * that lists no version mcptop speaks: not modern for us. */
+        bool        listed = jsonrpc_array_len(x->answer,
+            "result.supportedVersions") >= 0;
+        const char *why = !listed ?
+            "server/discover answered without supportedVersions" :
+            !jsonrpc_array_has(x->answer, "result.supportedVersions",
+            MCP_PROTOCOL_MODERN) ? "server/discover lists no version "
+            "mcptop speaks (it speaks 2026-07-28)" : NULL;
+
+        if (why != NULL) {
             server_xch_free(x, NULL);
             if (auto_era) {
-                server_fallback_legacy(s, "discover lists no version we "
-                    "speak");
+                server_fallback_legacy(s, why);
                 return;
             }
-            ev.bad_protocol_version = true;
-            server_dial_failed(s, &ev, "server/discover lists no version "
-                "mcptop speaks (it speaks 2026-07-28)");
+            ev.no_matching_response = !listed;
+            ev.bad_protocol_version = listed;
+            server_dial_failed(s, &ev, why);
             return;
         }
         s->era = ERA_MODERN;
