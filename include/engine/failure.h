@@ -41,6 +41,33 @@ enum delivered {
     DELIVERED__COUNT
 };
 
+/*
+ * Why an endpoint answered with an HTTP status instead of MCP (DESIGN.md
+ * section 2), read from structure: the status, WWW-Authenticate, a
+ * CDN/WAF's cf-mitigated header. Only http_status failures carry one.
+ */
+#define FAILURE_REASONS(X)                              \
+    X(NONE,               "")                           \
+    X(AUTH,               "auth")                       \
+    X(FORBIDDEN,          "forbidden")                  \
+    X(CHALLENGE,          "challenge")                  \
+    X(RATE_LIMITED,       "rate_limited")               \
+    X(UNAVAILABLE,        "unavailable")                \
+    X(BAD_GATEWAY,        "bad_gateway")                \
+    X(GATEWAY_TIMEOUT,    "gateway_timeout")            \
+    X(REDIRECT,           "redirect")                   \
+    X(NOT_FOUND,          "not_found")                  \
+    X(METHOD_NOT_ALLOWED, "method_not_allowed")         \
+    X(SERVER_ERROR,       "server_error")               \
+    X(CLIENT_ERROR,       "client_error")
+
+enum failure_reason {
+#define X(id, name) REASON_##id,
+    FAILURE_REASONS(X)
+#undef X
+    REASON__COUNT
+};
+
 /* Where the failure was judged: during the dial (connect, initialize,
  * first listing) or on an established session. */
 enum failure_site {
@@ -99,6 +126,8 @@ struct failure_evidence {
     int         os_errno;           /* CURLINFO_OS_ERRNO or the syscall's */
     enum failure_phase phase;
     long        http_status;        /* 0 = none received */
+    bool        www_authenticate;   /* the answer had WWW-Authenticate */
+    bool        cf_challenge;       /* cf-mitigated: challenge */
     bool        content_json;       /* Content-Type application/json */
     bool        content_sse;        /* Content-Type text/event-stream */
     int64_t     body_bytes_expected;/* request body length */
@@ -133,6 +162,7 @@ struct failure {
     enum delivered    delivered;
     enum failure_site site;
     long              http_status;  /* kept for http_status and protocol */
+    enum failure_reason reason;     /* http_status only; else REASON_NONE */
     bool              evidence_no;  /* delivered became no by evidence */
     char              detail[256];
 };
@@ -141,6 +171,12 @@ struct failure {
 const char *failure_kind_name(enum failure_kind k);
 /* Parse a kind name; -1 when unknown. */
 int failure_kind_from_name(const char *name);
+/* The reason's name ("rate_limited"); "" for REASON_NONE. Static. */
+const char *failure_reason_name(enum failure_reason r);
+/* The reason an HTTP status answer supports, from its structure (status,
+ * WWW-Authenticate, cf-mitigated). REASON_NONE for a 2xx or no status. */
+enum failure_reason failure_reason_of(const struct failure_evidence *ev);
+
 /* "yes" / "no" / "unknown". Static string. */
 const char *delivered_name(enum delivered d);
 /* "connect" / "request". Static string. */

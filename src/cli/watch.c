@@ -80,6 +80,9 @@ watch_event_cb(void *arg, const struct event *e)
             if (e->failure->http_status != 0)
                 cJSON_AddNumberToObject(o, "http_status",
                     (double)e->failure->http_status);
+            if (e->failure->reason != REASON_NONE)
+                cJSON_AddStringToObject(o, "reason",
+                    failure_reason_name(e->failure->reason));
             cJSON_AddStringToObject(o, "site",
                 failure_site_name(e->failure->site));
             cJSON_AddStringToObject(o, "detail", e->failure->detail);

@@ -21,6 +21,12 @@ static const char *const failure_kind_names[FAILURE__COUNT] = {
 #undef X
 };
 
+static const char *const failure_reason_names[REASON__COUNT] = {
+#define X(id, name) [REASON_##id] = name,
+    FAILURE_REASONS(X)
+#undef X
+};
+
 /* DESIGN.md section 3, site `request`. */
 static const enum delivered failure_delivery_table[] = {
     [FAILURE_CONNECT_REFUSED]   = DELIVERED_NO,
@@ -54,6 +60,50 @@ failure_kind_from_name(const char *name)
             return k;
     }
     return -1;
+}
+
+const char *
+failure_reason_name(enum failure_reason r)
+{
+    if ((unsigned)r >= REASON__COUNT)
+        return "?";
+    return failure_reason_names[r];
+}
+
+enum failure_reason
+failure_reason_of(const struct failure_evidence *ev)
+{
+    long st = ev->http_status;
+
+    if (st == 0 || (st >= 200 && st < 300))
+        return REASON_NONE;
+    if (ev->cf_challenge)
+        return REASON_CHALLENGE;
+    if (st == 401 || (st == 403 && ev->www_authenticate))
+        return REASON_AUTH;
+    switch (st) {
+    case 403:
+        return REASON_FORBIDDEN;
+    case 404:
+        return REASON_NOT_FOUND;
+    case 405:
+        return REASON_METHOD_NOT_ALLOWED;
+    case 429:
+        return REASON_RATE_LIMITED;
+    case 502:
+        return REASON_BAD_GATEWAY;
+    case 503:
+        return REASON_UNAVAILABLE;
+    case 504:
+        return REASON_GATEWAY_TIMEOUT;
+    default:
+        break;
+    }
+    if (st >= 300 && st < 400)
+        return REASON_REDIRECT;
+    if (st >= 500)
+        return REASON_SERVER_ERROR;
+    return REASON_CLIENT_ERROR;
 }
 
 const char *
@@ -290,8 +340,10 @@ failure_make(struct failure *out, const struct failure_evidence *ev,
     out->evidence_no = by_evidence;
     /* The status rides with http_status, and with protocol only when the
      * JSON-RPC error came behind a non-2xx status. */
-    if (out->kind == FAILURE_HTTP_STATUS)
+    if (out->kind == FAILURE_HTTP_STATUS) {
         out->http_status = ev->http_status;
+        out->reason = failure_reason_of(ev);
+    }
     else if (out->kind == FAILURE_PROTOCOL && (ev->http_status < 200 ||
         ev->http_status >= 300))
         out->http_status = ev->http_status;

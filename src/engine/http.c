@@ -45,6 +45,8 @@ struct http_xfer {
     bool                        session_id_invalid;
     long                        retry_after_s;
     char                       *auth_scheme;
+    bool                        www_authenticate;
+    bool                        cf_challenge;
     bool                        headers_done;
     bool                        is_sse;
     struct sse                 *sse;
@@ -272,6 +274,8 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         x->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
         free(x->content_type);
         x->content_type = NULL;
+        x->www_authenticate = false;
+        x->cf_challenge = false;
         return n;
     }
     if (http_header_is(line, n, "content-type", &vo)) {
@@ -295,10 +299,16 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         if (v[0] != '\0' && isdigit((unsigned char)v[0]))
             x->retry_after_s = strtol(v, NULL, 10);
         free(v);
+    } else if (http_header_is(line, n, "cf-mitigated", &vo)) {
+        char *v = http_header_value(line + vo, n - vo);
+
+        x->cf_challenge = strcasecmp(v, "challenge") == 0;
+        free(v);
     } else if (http_header_is(line, n, "www-authenticate", &vo)) {
         char  *v = http_header_value(line + vo, n - vo);
         size_t k = 0;
 
+        x->www_authenticate = true;
         while (v[k] != '\0' && v[k] != ' ' && v[k] != ',')
             k++;
         v[k] = '\0';
@@ -486,6 +496,8 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     else
         r->ev.phase = PHASE_SENT;
     r->ev.http_status = x->status;
+    r->ev.www_authenticate = x->www_authenticate;
+    r->ev.cf_challenge = x->cf_challenge;
     if (x->content_type != NULL) {
         r->ev.content_json = strncasecmp(x->content_type,
             "application/json", 16) == 0;
