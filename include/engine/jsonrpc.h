@@ -55,6 +55,14 @@ long jsonrpc_array_len(const struct jsonrpc_msg *m, const char *path);
  * or its string member `member`. NULL when absent. Borrowed from m. */
 const char *jsonrpc_array_string(const struct jsonrpc_msg *m,
     const char *path, long i, const char *member);
+/* Visit the array at path once, in order, at most max elements: fn gets
+ * each element when it is a string (member NULL), or its string member
+ * `member`; NULL when that is absent or not a string (borrowed from m).
+ * Returns how many were visited, -1 when path is not an array. Linear in
+ * the array's length, whatever its size. */
+long jsonrpc_array_each(const struct jsonrpc_msg *m, const char *path,
+    const char *member, long max, void (*fn)(void *arg, const char *s),
+    void *arg);
 /* Object member names at path, for capabilities; fills names (borrowed)
  * and returns how many (at most max). */
 size_t jsonrpc_object_keys(const struct jsonrpc_msg *m, const char *path,

@@ -192,6 +192,11 @@ const struct server_exchange *server_history(const struct server *s,
 size_t server_history_len(const struct server *s);
 /* How many observations in a row gave the current liveness state. */
 unsigned long server_streak(const struct server *s);
+/* How many exchanges in a row failed (0 after one completed). */
+unsigned long server_fail_streak(const struct server *s);
+/* When the next dial may go (epoch ms): the end of a backoff or of a wait
+ * the server asked for; -1 when none is planned. */
+int64_t server_next_attempt_ms(const struct server *s);
 /* Counters for display. */
 unsigned long server_session_expiries(const struct server *s);
 unsigned long server_dials(const struct server *s);

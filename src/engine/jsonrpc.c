@@ -209,6 +209,33 @@ jsonrpc_array_string(const struct jsonrpc_msg *m, const char *path, long i,
     return cJSON_IsString(e) ? e->valuestring : NULL;
 }
 
+long
+jsonrpc_array_each(const struct jsonrpc_msg *m, const char *path,
+    const char *member, long max, void (*fn)(void *arg, const char *s),
+    void *arg)
+{
+    const cJSON *a = jsonrpc_walk(m, path);
+    const cJSON *e;
+    long         n = 0;
+
+    if (!cJSON_IsArray(a))
+        return -1;
+    /* One walk down the list: indexing element by element would be
+     * quadratic in what a server chose to send. */
+    cJSON_ArrayForEach(e, a) {
+        const cJSON *v = e;
+
+        if (n == max)
+            break;
+        if (member != NULL)
+            v = cJSON_IsObject(e) ?
+                cJSON_GetObjectItemCaseSensitive(e, member) : NULL;
+        fn(arg, cJSON_IsString(v) ? v->valuestring : NULL);
+        n++;
+    }
+    return n;
+}
+
 size_t
 jsonrpc_object_keys(const struct jsonrpc_msg *m, const char *path,
     const char **names, size_t max)

@@ -1,0 +1,46 @@
+/*
+ * A server's record (engine-private; DESIGN.md section 4): the history of
+ * its exchanges, the liveness record minted from them by liveness_of, the
+ * streak of observations that gave the current state, the last failure.
+ * Every exchange mcptop makes with a server ends here, exactly once.
+ */
+#ifndef MCPTOP_ENGINE_RECORD_H
+#define MCPTOP_ENGINE_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/failure.h"
+#include "engine/liveness.h"
+#include "engine/server.h"
+
+struct record {
+    struct liveness          liveness;      /* present=false: absent */
+    unsigned long            streak;
+    unsigned long            fail_streak;   /* failed exchanges in a row */
+    struct failure           last_failure;
+    bool                     has_failure;
+    const char              *last_failure_op;   /* static */
+    struct server_exchange  *history;       /* SERVER_HISTORY, on the first
+                                               exchange */
+    size_t                   hist_start, hist_len;
+};
+
+/* An empty record (absent). */
+void record_init(struct record *r);
+void record_done(struct record *r);
+
+/*
+ * One exchange ended: op (static string) completed (f NULL) or failed
+ * with f, after ms (monotonic), observed at now_ms (epoch). Returns true
+ * when the liveness record changed state (or error code).
+ */
+bool record_exchange(struct record *r, const char *op,
+    const struct failure *f, double ms, int64_t now_ms);
+
+/* History entry i, oldest first; NULL past the end. */
+const struct server_exchange *record_history(const struct record *r,
+    size_t i);
+
+#endif

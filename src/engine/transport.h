@@ -1,0 +1,226 @@
+/*
+ * The transport interface (engine-private): how the MCP lifecycle
+ * (client.c) reaches a server, whatever carries the bytes. Three
+ * implementations, one file each:
+ *
+ *   transport_http.c   Streamable HTTP (MCP 2025-03-26 .. 2026-07-28,
+ *                      basic/transports), on libcurl through http.c
+ *   transport_sse.c    the 2024-11-05 HTTP+SSE transport (a GET stream that
+ *                      names a POST endpoint; answers come on the stream)
+ *   transport_stdio.c  a child process speaking newline-delimited JSON-RPC
+ *                      on its stdin/stdout (basic/transports, stdio)
+ *
+ * A transport judges its own results: it hands up a JSON-RPC message that
+ * answers a request (or one that answers nothing of ours), or the evidence
+ * and detail of a failure below JSON-RPC. The lifecycle never sees an HTTP
+ * result, a curl code or a wait status, and never branches on which
+ * transport it has: where they differ, the difference is an op or a
+ * capability flag below.
+ *
+ * A transport owns the session it carries: the Mcp-Session-Id an answer to
+ * initialize issued, or the child process. Every session it was issued is
+ * handed to the lifecycle (transport_result.session) and then either
+ * adopted or ended: none is dropped silently.
+ *
+ * Events are never emitted from inside a library callback (libcurl's write
+ * and header callbacks): what arrives there is queued and emitted from the
+ * loop, so the lifecycle may send from any event.
+ */
+#ifndef MCPTOP_ENGINE_TRANSPORT_H
+#define MCPTOP_ENGINE_TRANSPORT_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/config.h"
+#include "engine/failure.h"
+
+struct curlev;
+struct ending_run;
+struct jsonrpc_msg;
+struct transport;
+struct transport_req;
+
+/* Flags of one message sent. */
+#define TRANSPORT_INITIALIZE 0x01u  /* initialize: sent without a session;
+                                       its answer may issue one */
+#define TRANSPORT_MODERN     0x02u  /* 2026-07-28: version and method ride
+                                       as headers, no session */
+#define TRANSPORT_NO_CACHE   0x04u  /* a liveness exchange: no cache */
+#define TRANSPORT_STREAMING  0x08u  /* long-lived: answered by a stream of
+                                       notifications (subscriptions/listen) */
+
+/* Capabilities: where transports differ in what the lifecycle may expect. */
+#define TRANSPORT_CAP_LATE_SESSION  0x01u /* an initialize abandoned by the
+                                             dial may still issue a session:
+                                             let it settle */
+#define TRANSPORT_CAP_SILENT_PROBE  0x02u /* a server may ignore a method it
+                                             does not know: silence to the
+                                             era probe means legacy */
+
+/* One JSON-RPC message to send. Everything is copied. */
+struct transport_msg {
+    const char *method;         /* static: for logs and Mcp-Method */
+    int64_t     id;             /* -1: a notification */
+    const char *body;
+    size_t      len;
+    unsigned    flags;          /* TRANSPORT_* */
+};
+
+/* A failure below JSON-RPC: what the transport saw, and its words. */
+struct transport_failure {
+    struct failure_evidence ev;
+    char                    detail[256];    /* safe to show */
+};
+
+/* How one request ended. Borrowed during the event. */
+struct transport_result {
+    /* The response carrying the request's id (a result or an error), or
+     * NULL. The receiver may take it (set it to NULL). */
+    struct jsonrpc_msg      *answer;
+    /* The exchange failed below JSON-RPC (f says how); answer may still
+     * hold a JSON-RPC error that came behind a non-2xx status. */
+    bool                     failed;
+    struct transport_failure f;         /* f.ev is filled either way */
+    bool                     accepted;  /* a notification was taken */
+    bool                     carried_session; /* the request carried the
+                                                 session id */
+    long                     retry_after_s;   /* -1: none asked */
+    /* A session this answer issued (a 2xx answer to initialize): the
+     * receiver must take it (set NULL) and adopt or end it. */
+    char                    *session;
+};
+
+enum transport_event_type {
+    TRANSPORT_DONE,         /* a request ended: owner, result */
+    TRANSPORT_MESSAGE,      /* a message answering nothing of ours: msg */
+    TRANSPORT_READY,        /* open finished: the dial may begin */
+    TRANSPORT_OPEN_FAILED,  /* open failed: failure, opened */
+    TRANSPORT_STREAM_OPEN,  /* a stream's 2xx headers arrived: owner
+                               (NULL: the GET stream) */
+    TRANSPORT_STREAM_CLOSED,/* the GET stream ended: opened, none,
+                               failure when it failed before opening,
+                               retry_ms */
+    TRANSPORT_LOST,         /* the connection itself is gone: failure, or
+                               NULL when only a new exchange can tell */
+};
+
+struct transport_event {
+    enum transport_event_type       type;
+    void                           *owner;
+    struct transport_result        *result;
+    const struct jsonrpc_msg       *msg;
+    const struct transport_failure *failure;
+    bool                            opened;
+    bool                            none;
+    int64_t                         retry_ms;   /* -1: none */
+    double                          ms;         /* elapsed, monotonic */
+};
+
+typedef void (*transport_cb)(void *arg, const struct transport_event *e);
+
+/* What a transport is made with. Borrowed; outlives the transport. */
+struct transport_env {
+    struct ev_loop             *loop;
+    struct curlev              *curl;
+    const struct config_server *decl;
+    size_t                      pool_key;   /* the server's number */
+    FILE                       *log;        /* debug log or NULL */
+    const char                 *log_name;   /* sanitized server name */
+    bool                        test_keep_id;
+    transport_cb                cb;
+    void                       *cb_arg;
+};
+
+struct transport_ops {
+    const char *name;           /* "http", "stdio" */
+    unsigned    caps;           /* TRANSPORT_CAP_* */
+    /* The older transport to try when neither era's POST works here (the
+     * 2024-11-05 HTTP+SSE transport behind Streamable HTTP); NULL when
+     * there is none. */
+    struct transport *(*older)(const struct transport_env *env);
+    /* Get ready for a dial. 0: ready now; 1: TRANSPORT_READY or
+     * TRANSPORT_OPEN_FAILED follows; -1: failed now (*f set). */
+    int  (*open)(struct transport *t, struct transport_failure *f);
+    /* Send one message; the owner comes back in TRANSPORT_DONE (exactly
+     * once unless cancelled first). NULL with *cause (caller frees) when
+     * it cannot even start. */
+    struct transport_req *(*send)(struct transport *t,
+        const struct transport_msg *m, void *owner, char **cause);
+    /* Abort a request now: no TRANSPORT_DONE follows. ev_out (may be
+     * NULL) gets how far it got. */
+    void (*cancel)(struct transport *t, struct transport_req *r,
+        struct failure_evidence *ev_out);
+    /* How far a request in flight got (it goes on). */
+    void (*peek)(struct transport *t, struct transport_req *r,
+        struct failure_evidence *ev_out);
+    /* The GET stream for server-initiated messages; NULL when the
+     * transport has none. 0, or -1 with *cause (caller frees). */
+    int  (*stream_open)(struct transport *t, char **cause);
+    void (*stream_close)(struct transport *t);
+    /* Take the session this transport carries for the lifecycle: adopt
+     * one issued to initialize (taken), with the version agreed. */
+    void (*adopt)(struct transport *t, char *session,
+        const char *protocol_version);
+    /* Give up the current session without ending it; returns it (caller
+     * ends it or frees it), NULL when none. */
+    char *(*release)(struct transport *t);
+    /* True while a session is held (an id, or a child running). */
+    bool (*has_session)(const struct transport *t);
+    /* The first 8 characters of the session id for display ("" none). */
+    void (*session_prefix)(const struct transport *t, char *buf, size_t n);
+    /* False once the connection is known gone (a child exited). */
+    bool (*alive)(const struct transport *t);
+    /* The dial failed: drop what it started (a child is killed). */
+    void (*abandon)(struct transport *t);
+    /*
+     * End a session by DESIGN.md section 5, reporting through run
+     * (ending_run.h): `session` (taken) names an id handed out earlier
+     * with its protocol version; NULL ends the current one.
+     */
+    void (*end)(struct transport *t, struct ending_run *run, char *session,
+        const char *protocol_version);
+    /* run's deadline passed: abort what it waits for; report. */
+    void (*end_deadline)(struct transport *t, struct ending_run *run);
+    /* Test hook: end the last ended session's id once more (false when
+     * none was kept). NULL when unsupported. */
+    bool (*end_again)(struct transport *t, struct ending_run *run);
+    /* Local close: abort everything, forget the session, stop the child. */
+    void (*close)(struct transport *t);
+    void (*free)(struct transport *t);
+    /* stdio only (NULL elsewhere): the child and what it printed. */
+    long (*pid)(const struct transport *t);
+    const char *(*stderr_line)(const struct transport *t, size_t i);
+    size_t (*stderr_count)(const struct transport *t);
+    bool (*exit_status)(const struct transport *t, int *code, int *sig);
+    unsigned long (*stray_lines)(const struct transport *t);
+};
+
+/* Every transport starts with this. */
+struct transport {
+    const struct transport_ops *ops;
+    const struct transport_env *env;
+};
+
+struct transport *transport_http_new(const struct transport_env *env);
+struct transport *transport_sse_new(const struct transport_env *env);
+struct transport *transport_stdio_new(const struct transport_env *env);
+
+/* For a declaration: stdio for a command, Streamable HTTP for a URL. */
+struct transport *transport_new(const struct transport_env *env);
+
+/* Emit e to the lifecycle. */
+void transport_emit(struct transport *t, struct transport_event *e);
+/* Log a line about t's server. */
+void transport_log(const struct transport *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A ready-made failure with evidence ev and a detail. */
+void transport_failure_set(struct transport_failure *f,
+    const struct failure_evidence *ev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

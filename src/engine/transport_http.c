@@ -1,0 +1,715 @@
+/*
+ * The Streamable HTTP transport (MCP 2025-03-26 .. 2025-11-25 and
+ * 2026-07-28, basic/transports): each message is a POST whose answer is
+ * JSON or an SSE stream; the optional GET stream carries server-initiated
+ * messages; a DELETE ends a session.
+ *
+ * It owns the session: the Mcp-Session-Id a 2xx answer to initialize
+ * issued (handed up, then adopted or ended by the lifecycle) and the
+ * MCP-Protocol-Version agreed. It sends neither on initialize, and the
+ * 2026-07-28 headers (MCP-Protocol-Version, Mcp-Method) on modern
+ * requests.
+ *
+ * What must never happen here: an event emitted from inside a libcurl
+ * callback (what arrives there is queued and emitted from the loop), or a
+ * session id in a log line.
+ */
+#include "transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ending_run.h"
+#include "engine/http.h"
+#include "engine/jsonrpc.h"
+#include "http_judge.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define THTTP_MODERN_VERSION "2026-07-28"
+
+struct thttp;
+
+/* One transfer in flight: a POST, the GET stream or a DELETE. */
+struct transport_req {
+    struct thttp          *t;
+    struct transport_req  *next;
+    void                  *owner;
+    int64_t                id;          /* -1: notification, GET, DELETE */
+    unsigned               flags;
+    const char            *method;
+    struct http_xfer      *xfer;
+    struct jsonrpc_msg    *answer;      /* the response with our id */
+    bool                   carried_session;
+    bool                   opened;      /* 2xx headers of a stream */
+    bool                   is_get;      /* the GET stream */
+    struct ending_run     *run;         /* a DELETE: its ending */
+    char                  *delete_id;   /* a DELETE: the id (a secret) */
+};
+
+/* An event that arrived inside a libcurl callback, for the loop. */
+struct thttp_pending {
+    struct thttp_pending  *next;
+    enum transport_event_type type;
+    void                  *owner;
+    struct jsonrpc_msg    *msg;
+};
+
+struct thttp {
+    struct transport       base;
+    char                  *session_id;
+    char                  *protocol_version;
+    char                  *kept_id;     /* test hook: the last ended id */
+    bool                   used;        /* a transfer finished before: a
+                                           pooled connection may be reused */
+    struct transport_req  *reqs;
+    struct transport_req  *stream;      /* the GET stream, or NULL */
+    char                  *last_event_id;
+    struct thttp_pending  *pending, **pending_tail;
+    ev_timer               defer;
+};
+
+static void thttp_flush(struct thttp *t);
+
+static void
+thttp_wipe(char *secret)
+{
+    if (secret != NULL) {
+        memset(secret, 0, strlen(secret));
+        free(secret);
+    }
+}
+
+/* Queue an event that arrived inside a libcurl callback. Takes msg. */
+static void
+thttp_queue(struct thttp *t, enum transport_event_type type, void *owner,
+    struct jsonrpc_msg *msg)
+{
+    struct thttp_pending *p = xcalloc(1, sizeof(*p));
+
+    p->type = type;
+    p->owner = owner;
+    p->msg = msg;
+    *t->pending_tail = p;
+    t->pending_tail = &p->next;
+    if (!ev_is_active(&t->defer)) {
+        ev_timer_set(&t->defer, 0., 0.);
+        ev_timer_start(t->base.env->loop, &t->defer);
+    }
+}
+
+/* ev_timer (0 s): emit what was queued, in order. */
+static void
+thttp_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    thttp_flush(w->data);
+}
+
+static void
+thttp_flush(struct thttp *t)
+{
+    ev_timer_stop(t->base.env->loop, &t->defer);
+    while (t->pending != NULL) {
+        struct thttp_pending  *p = t->pending;
+        struct transport_event e = { .type = p->type, .owner = p->owner,
+                                     .msg = p->msg };
+
+        t->pending = p->next;
+        if (t->pending == NULL)
+            t->pending_tail = &t->pending;
+        transport_emit(&t->base, &e);
+        jsonrpc_free(p->msg);
+        free(p);
+    }
+}
+
+/* Drop queued events of one owner (it was cancelled), or all (NULL). */
+static void
+thttp_unqueue(struct thttp *t, void *owner, bool all)
+{
+    struct thttp_pending **pp = &t->pending;
+
+    while (*pp != NULL) {
+        struct thttp_pending *p = *pp;
+
+        if (all || (p->owner == owner && p->type != TRANSPORT_MESSAGE)) {
+            *pp = p->next;
+            jsonrpc_free(p->msg);
+            free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+    t->pending_tail = &t->pending;
+    while (*t->pending_tail != NULL)
+        t->pending_tail = &(*t->pending_tail)->next;
+}
+
+static void
+thttp_unlink(struct thttp *t, struct transport_req *r)
+{
+    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+        pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    }
+    if (t->stream == r)
+        t->stream = NULL;
+}
+
+/* Unlink and free; aborts the transfer when it still runs. */
+static void
+thttp_req_free(struct thttp *t, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    thttp_unlink(t, r);
+    if (r->xfer != NULL)
+        http_xfer_abort(r->xfer, ev_out);
+    jsonrpc_free(r->answer);
+    thttp_wipe(r->delete_id);
+    free(r);
+}
+
+/* --- libcurl callbacks: record and queue only ---------------------------- */
+
+/* http_callbacks.on_headers: a stream is open at its 2xx headers. */
+static int
+thttp_headers_cb(void *arg, struct http_xfer *hx, long status,
+    const char *content_type)
+{
+    struct transport_req *r = arg;
+
+    (void)hx;
+    (void)content_type;
+    if ((r->is_get || (r->flags & TRANSPORT_STREAMING)) && status >= 200 &&
+        status < 300 && !r->opened) {
+        r->opened = true;
+        thttp_queue(r->t, TRANSPORT_STREAM_OPEN, r->is_get ? NULL : r->owner,
+            NULL);
+    }
+    return 0;
+}
+
+/* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
+ * (the answer is in). */
+static int
+thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
+    const char *data, size_t len)
+{
+    struct transport_req *r = arg;
+    struct jsonrpc_msg   *m;
+
+    (void)hx;
+    if (strcmp(type, "message") != 0 || len == 0)
+        return 0;
+    m = jsonrpc_parse(data, len, NULL);
+    if (m == NULL)
+        return 0;
+    if (r->id >= 0 && (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, r->id)) {
+        jsonrpc_free(r->answer);
+        r->answer = m;
+        return 1;
+    }
+    if (jsonrpc_method(m) == NULL) {
+        jsonrpc_free(m);
+        return 0;
+    }
+    thttp_queue(r->t, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
+    return 0;
+}
+
+static void thttp_done_cb(void *arg, struct http_xfer *hx,
+    const struct http_result *res);
+
+static const struct http_callbacks thttp_http_cb = {
+    .on_headers = thttp_headers_cb,
+    .on_message = thttp_message_cb,
+    .on_done = thttp_done_cb,
+};
+
+/* --- requests ----------------------------------------------------------- */
+
+static void
+thttp_request_base(struct thttp *t, struct http_request *rq,
+    enum http_method method)
+{
+    const struct config_server *d = t->base.env->decl;
+
+    memset(rq, 0, sizeof(*rq));
+    rq->method = method;
+    rq->url = d->url;
+    rq->headers = d->headers;
+    rq->nheaders = d->nheaders;
+    rq->max_bytes = d->max_message_bytes;
+    rq->ca_file = d->ca_file;
+    rq->tls_insecure = d->tls_insecure;
+    rq->maybe_resent = t->used;
+    rq->pool_key = t->base.env->pool_key;
+}
+
+static struct transport_req *
+thttp_start(struct thttp *t, struct transport_req *r,
+    const struct http_request *rq, char **cause)
+{
+    r->t = t;
+    r->xfer = http_start(t->base.env->curl, rq, &thttp_http_cb, r, cause);
+    if (r->xfer == NULL) {
+        free(r);
+        return NULL;
+    }
+    r->next = t->reqs;
+    t->reqs = r;
+    return r;
+}
+
+static struct transport_req *
+thttp_send(struct transport *base, const struct transport_msg *m,
+    void *owner, char **cause)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r = xcalloc(1, sizeof(*r));
+    struct http_request   rq;
+
+    thttp_request_base(t, &rq, HTTP_POST);
+    rq.body = m->body;
+    rq.body_len = m->len;
+    r->owner = owner;
+    r->id = m->id;
+    r->flags = m->flags;
+    r->method = m->method;
+    if (m->flags & TRANSPORT_MODERN) {
+        /* 2026-07-28: no session; the version and the method ride on
+         * every POST as headers too (basic/transports/streamable-http). */
+        rq.protocol_version = THTTP_MODERN_VERSION;
+        rq.mcp_method = m->method;
+        rq.no_cache = (m->flags & TRANSPORT_NO_CACHE) != 0;
+    } else if (!(m->flags & TRANSPORT_INITIALIZE)) {
+        rq.session_id = t->session_id;
+        rq.protocol_version = t->protocol_version;
+        r->carried_session = t->session_id != NULL;
+    }
+    if (thttp_start(t, r, &rq, cause) == NULL)
+        return NULL;
+    transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
+    return r;
+}
+
+static void
+thttp_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    thttp_unqueue(t, r->owner, false);
+    thttp_req_free(t, r, ev_out);
+}
+
+static void
+thttp_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    (void)base;
+    if (r->xfer != NULL)
+        http_xfer_peek(r->xfer, ev_out);
+}
+
+/* A POST finished. */
+static void
+thttp_post_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_result out = { .retry_after_s = res->retry_after_s };
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+
+    out.answer = r->answer;
+    r->answer = NULL;
+    out.carried_session = r->carried_session;
+    out.failed = http_judge_post(res, r->id,
+        t->base.env->decl->max_message_bytes, &out.answer, &out.f);
+    out.accepted = r->id < 0 && !out.failed;
+    if ((r->flags & TRANSPORT_INITIALIZE) && res->status >= 200 &&
+        res->status < 300) {
+        /* Only a 2xx answer to initialize issues a session. */
+        out.session = str_dup(res->session_id);
+        if (res->session_id_invalid)
+            transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
+                "visible ASCII");
+    }
+    thttp_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    thttp_wipe(out.session);
+}
+
+/* The GET stream ended. */
+static void
+thttp_stream_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_failure f;
+    struct transport_event   e = { .type = TRANSPORT_STREAM_CLOSED,
+                                   .retry_ms = res->retry_ms };
+
+    if (res->last_event_id != NULL && res->last_event_id[0] != '\0') {
+        free(t->last_event_id);
+        t->last_event_id = xstrdup(res->last_event_id);
+    }
+    e.opened = r->opened;
+    e.none = res->status == 405;
+    if (!r->opened && !e.none) {
+        http_judge_other(res, &f, "GET stream answered without "
+            "text/event-stream");
+        e.failure = &f;
+    }
+    thttp_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+}
+
+static void thttp_delete_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res);
+
+/* http_callbacks.on_done: route a finished transfer. */
+static void
+thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
+{
+    struct transport_req *r = arg;
+    struct thttp         *t = r->t;
+
+    (void)hx;
+    r->xfer = NULL;         /* freed by http.c right after this returns */
+    t->used = true;
+    /* What arrived before the end goes up first. */
+    thttp_flush(t);
+    if (r->run != NULL)
+        thttp_delete_done(t, r, res);
+    else if (r->is_get)
+        thttp_stream_done(t, r, res);
+    else
+        thttp_post_done(t, r, res);
+}
+
+/* --- the GET stream ----------------------------------------------------- */
+
+static int
+thttp_stream_open(struct transport *base, char **cause)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r;
+    struct http_request   rq;
+
+    if (t->stream != NULL)
+        return 0;
+    if (t->session_id == NULL) {
+        *cause = xstrdup("no session to open a stream for");
+        return -1;
+    }
+    r = xcalloc(1, sizeof(*r));
+    r->id = -1;
+    r->is_get = true;
+    r->method = "stream";
+    thttp_request_base(t, &rq, HTTP_GET);
+    rq.session_id = t->session_id;
+    rq.protocol_version = t->protocol_version;
+    rq.last_event_id = t->last_event_id;
+    if (thttp_start(t, r, &rq, cause) == NULL)
+        return -1;
+    t->stream = r;
+    transport_log(base, "GET stream");
+    return 0;
+}
+
+static void
+thttp_stream_close(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    if (t->stream != NULL) {
+        thttp_unqueue(t, NULL, false);
+        thttp_req_free(t, t->stream, NULL);
+    }
+}
+
+/* --- the session -------------------------------------------------------- */
+
+static void
+thttp_adopt(struct transport *base, char *session,
+    const char *protocol_version)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    thttp_wipe(t->session_id);
+    t->session_id = session;
+    free(t->protocol_version);
+    t->protocol_version = str_dup(protocol_version);
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+}
+
+static char *
+thttp_release(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *id = t->session_id;
+
+    t->session_id = NULL;
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+    return id;
+}
+
+static bool
+thttp_has_session(const struct transport *base)
+{
+    return ((const struct thttp *)base)->session_id != NULL;
+}
+
+static void
+thttp_session_prefix(const struct transport *base, char *buf, size_t n)
+{
+    const struct thttp *t = (const struct thttp *)base;
+
+    snprintf(buf, n, "%.8s", t->session_id != NULL ? t->session_id : "");
+}
+
+static bool
+thttp_alive(const struct transport *base)
+{
+    (void)base;
+    return true;
+}
+
+static void
+thttp_abandon(struct transport *base)
+{
+    (void)base;
+}
+
+/* --- endings: the DELETE (basic/transports, session management) -------- */
+
+static void
+thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
+    const char *protocol_version)
+{
+    struct transport_req *r = xcalloc(1, sizeof(*r));
+    struct http_request   rq;
+    char                 *cause = NULL;
+
+    thttp_request_base(t, &rq, HTTP_DELETE);
+    rq.session_id = id;
+    rq.protocol_version = protocol_version;
+    rq.maybe_resent = true;
+    r->id = -1;
+    r->run = run;
+    r->delete_id = id;
+    r->method = "delete";
+    if (thttp_start(t, r, &rq, &cause) == NULL) {
+        struct failure          f;
+        struct failure_evidence ev = { .net = NET_OTHER };
+        struct ending_report    rep = { .outcome = ENDING_FAILED,
+                                        .detail = cause, .failure = &f,
+                                        .exit_code = -1 };
+
+        thttp_wipe(id);
+        failure_make(&f, &ev, SITE_REQUEST, cause);
+        f.delivered = DELIVERED_NO;
+        ending_run_report(run, &rep);
+        free(cause);
+        ending_run_settle(run);
+        return;
+    }
+    ending_run_set_work(run, r);
+    transport_log(&t->base, "DELETE session%s",
+        ending_run_view(run)->half_open ? " (half-open)" : "");
+}
+
+static void
+thttp_end(struct transport *base, struct ending_run *run, char *session,
+    const char *protocol_version)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *pv = NULL;
+
+    if (session == NULL) {
+        session = t->session_id;
+        t->session_id = NULL;
+        pv = str_dup(t->protocol_version);
+        protocol_version = pv;
+    }
+    if (session == NULL) {
+        /* Nothing to end on the server: only the local close. */
+        ending_run_outcome(run, ENDING_NO_SESSION, NULL);
+        ending_run_settle(run);
+        free(pv);
+        return;
+    }
+    if (t->base.env->test_keep_id) {
+        thttp_wipe(t->kept_id);
+        t->kept_id = xstrdup(session);
+    }
+    thttp_send_delete(t, run, session, protocol_version);
+    free(pv);
+}
+
+static bool
+thttp_end_again(struct transport *base, struct ending_run *run)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *id = t->kept_id;
+
+    if (id == NULL || run == NULL)
+        return id != NULL;
+    t->kept_id = NULL;
+    thttp_send_delete(t, run, id, t->protocol_version);
+    return true;
+}
+
+static void
+thttp_delete_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct ending_run   *run = r->run;
+    double               ms = ending_run_elapsed_ms(run);
+    struct ending_report rep = { .exit_code = -1 };
+
+    thttp_req_free(t, r, NULL);
+    ending_run_set_work(run, NULL);
+    if (res->completed && res->status >= 200 && res->status < 300) {
+        rep.outcome = ENDING_TERMINATED;
+        rep.http_status = res->status;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, NULL, ms);
+    } else {
+        struct transport_failure tf;
+        struct failure           f;
+
+        http_judge_other(res, &tf, "");
+        failure_make(&f, &tf.ev, SITE_REQUEST, tf.detail);
+        if (!res->completed && res->ev.net != NET_OK) {
+            rep.outcome = ENDING_FAILED;
+            rep.failure = &f;
+        } else {
+            rep.outcome = res->status == 405 ? ENDING_NOT_ALLOWED :
+                res->status == 404 ? ENDING_ALREADY_GONE : ENDING_REJECTED;
+            rep.http_status = res->status;
+        }
+        rep.detail = tf.detail;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, &f, ms);
+    }
+    ending_run_settle(run);
+}
+
+static void
+thttp_end_deadline(struct transport *base, struct ending_run *run)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r = ending_run_work(run);
+    char                  detail[160];
+    struct failure_evidence ev = { 0 };
+    struct failure        f;
+    struct ending_report  rep = { .outcome = ENDING_TIMED_OUT,
+                                  .detail = detail, .exit_code = -1 };
+    double                ms = ending_run_elapsed_ms(run);
+
+    snprintf(detail, sizeof(detail), "no answer to DELETE within %ld ms; "
+        "aborted", ending_run_teardown_ms(run));
+    if (r != NULL) {
+        ending_run_set_work(run, NULL);
+        thttp_req_free(t, r, &ev);
+        ev.net = NET_OK;
+        ev.timer = TIMER_TEARDOWN;
+        failure_make(&f, &ev, SITE_REQUEST, detail);
+        rep.failure = &f;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, &f, ms);
+    } else {
+        ending_run_report(run, &rep);
+    }
+    /* The abort is synchronous: the transfer is gone, so it settles. */
+    ending_run_settle(run);
+}
+
+/* --- lifetime ----------------------------------------------------------- */
+
+static void
+thttp_close(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    ev_timer_stop(base->env->loop, &t->defer);
+    thttp_unqueue(t, NULL, true);
+    while (t->reqs != NULL) {
+        struct transport_req *r = t->reqs;
+
+        if (r->run != NULL)
+            ending_run_set_work(r->run, NULL);
+        thttp_req_free(t, r, NULL);
+    }
+    thttp_wipe(t->session_id);
+    t->session_id = NULL;
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+}
+
+static void
+thttp_free(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    if (t == NULL)
+        return;
+    thttp_close(base);
+    free(t->protocol_version);
+    thttp_wipe(t->kept_id);
+    free(t);
+}
+
+static int
+thttp_open(struct transport *base, struct transport_failure *f)
+{
+    (void)base;
+    (void)f;
+    return 0;
+}
+
+static const struct transport_ops thttp_ops = {
+    .name = "http",
+    .caps = TRANSPORT_CAP_LATE_SESSION,
+    .older = transport_sse_new,
+    .open = thttp_open,
+    .send = thttp_send,
+    .cancel = thttp_cancel,
+    .peek = thttp_peek,
+    .stream_open = thttp_stream_open,
+    .stream_close = thttp_stream_close,
+    .adopt = thttp_adopt,
+    .release = thttp_release,
+    .has_session = thttp_has_session,
+    .session_prefix = thttp_session_prefix,
+    .alive = thttp_alive,
+    .abandon = thttp_abandon,
+    .end = thttp_end,
+    .end_deadline = thttp_end_deadline,
+    .end_again = thttp_end_again,
+    .close = thttp_close,
+    .free = thttp_free,
+};
+
+struct transport *
+transport_http_new(const struct transport_env *env)
+{
+    struct thttp *t = xcalloc(1, sizeof(*t));
+
+    t->base.ops = &thttp_ops;
+    t->base.env = env;
+    t->pending_tail = &t->pending;
+    ev_timer_init(&t->defer, thttp_defer_cb, 0., 0.);
+    t->defer.data = t;
+    return &t->base;
+}
