@@ -146,11 +146,15 @@ struct failure_evidence {
     long        rpc_error_code;
     bool        bad_protocol_version; /* initialize answered a version we
                                          do not speak */
+    bool        foreign_url;        /* the server pointed us at a URL on
+                                       another origin (refused, unsent) */
     /* stdio */
     bool        spawn_error;        /* exec/spawn failed, os_errno set */
     bool        child_closed;       /* EOF/EPIPE, or the child exited */
     bool        peer_known_dead;    /* nothing was sent: already dead */
     /* ours */
+    bool        local_limit;        /* a local resource ran out (EMFILE,
+                                       ENFILE): not the server's doing */
     enum failure_timer timer;       /* an mcptop timer fired */
     bool        config_invalid;     /* declaration cannot be dialed */
 };

@@ -20,6 +20,12 @@
 struct curlev;
 struct http_xfer;
 
+/* The longest Mcp-Session-Id taken: one that long goes back in a header of
+ * every request. */
+#define HTTP_SESSION_ID_MAX 4096
+/* The longest wait a Retry-After may ask, seconds (longer is clamped). */
+#define HTTP_RETRY_AFTER_MAX 3600
+
 enum http_method {
     HTTP_POST,
     HTTP_GET,
@@ -58,8 +64,15 @@ struct http_result {
     const char *session_id;                 /* visible-ASCII Mcp-Session-Id
                                                of the answer, or NULL */
     bool        session_id_invalid;         /* present but not visible ASCII */
-    long        retry_after_s;              /* -1 when absent */
+    long        retry_after_s;              /* -1 when absent; clamped to
+                                               HTTP_RETRY_AFTER_MAX */
+    bool        retry_after_clamped;        /* it asked for more */
+    const char *retry_after_text;           /* as sent (sanitized, cut) */
+    size_t      session_id_len;             /* >0: an id refused as longer
+                                               than HTTP_SESSION_ID_MAX */
     const char *auth_scheme;                /* WWW-Authenticate scheme */
+    const char *location;                   /* Location, as sent, or NULL */
+    const char *redirect_url;               /* 3xx: Location resolved */
     const char *body;                       /* non-SSE body (bounded) */
     size_t      body_len;
     const char *error_text;                 /* libcurl's message, or NULL */
@@ -77,6 +90,8 @@ struct http_callbacks {
      * type NULL). Return non-zero to stop the transfer (result.stopped). */
     int  (*on_message)(void *arg, struct http_xfer *x, const char *type,
         const char *data, size_t len);
+    /* Optional: bytes of the body arrived (any: an SSE comment too). */
+    void (*on_activity)(void *arg, struct http_xfer *x);
     /* Exactly once per transfer, unless http_xfer_abort came first. The
      * transfer is freed right after this returns. */
     void (*on_done)(void *arg, struct http_xfer *x,
@@ -104,6 +119,13 @@ void http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out);
 /* ref (absolute, or relative as in an HTTP+SSE `endpoint` event) resolved
  * against base. Caller frees; NULL when either cannot be parsed. */
 char *http_resolve_url(const char *base, const char *ref);
+
+/* "scheme://host:port" of url (host lower-cased, the default port made
+ * explicit): what a URL a server hands us must share with the configured
+ * one. Caller frees; NULL when url cannot be parsed. */
+char *http_url_origin(const char *url);
+/* True when both parse and have the same origin. */
+bool http_same_origin(const char *a, const char *b);
 
 /* Short name of a method ("POST"). */
 const char *http_method_name(enum http_method m);

@@ -93,7 +93,9 @@ void server_free(struct server *s);
 
 /* Start the first dial (or mark invalid / unsupported). */
 void server_start(struct server *s);
-/* Dial again now (a redial command); ignored while a dial runs. */
+/* Dial again (a redial command): a session still held is ended first by
+ * the ending procedure, and the fresh dial follows its settlement; a
+ * stopped server dials again. Ignored while a dial or an ending runs. */
 void server_redial(struct server *s);
 /* Ping now if a session is open and no ping is in flight. true if sent. */
 bool server_ping_now(struct server *s);
@@ -197,6 +199,11 @@ unsigned long server_fail_streak(const struct server *s);
 /* When the next dial may go (epoch ms): the end of a backoff or of a wait
  * the server asked for; -1 when none is planned. */
 int64_t server_next_attempt_ms(const struct server *s);
+/* What the operator should know of how this server is reached (a redirect
+ * followed, an era verdict's evidence): up to max borrowed strings (valid
+ * until the next event), safe to show. Returns how many. */
+size_t server_warnings(const struct server *s, const char **out,
+    size_t max);
 /* Counters for display. */
 unsigned long server_session_expiries(const struct server *s);
 unsigned long server_dials(const struct server *s);

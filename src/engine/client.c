@@ -209,6 +209,7 @@ client_dial_step(struct client *c, struct client_req *rq, char *body,
     bool  sent;
 
     rq->in_dial = true;
+    c->dial_step = rq->method != NULL ? rq->method : client_op_name(rq->op);
     sent = client_send(c, rq, body, len, client_flags(c, rq->op), timeout_ms,
         &cause);
     free(body);
@@ -351,7 +352,14 @@ client_dial_failed(struct client *c, const struct failure_evidence *ev,
 {
     double         ms = client_elapsed_ms(c, c->dial_started);
     struct failure f;
+    char           named[256];
 
+    /* Every dial failure names the step that failed. */
+    if (c->dial_step != NULL && detail != NULL &&
+        strstr(detail, c->dial_step) == NULL) {
+        snprintf(named, sizeof(named), "%s: %.220s", c->dial_step, detail);
+        detail = named;
+    }
     ev_timer_stop(c->env->loop, &c->open_timer);
     client_drop(c, "the dial failed after the session was issued");
     client_free_strv(c->list_acc, c->list_n);
@@ -368,8 +376,32 @@ void
 client_dial_completed(struct client *c)
 {
     double ms = client_elapsed_ms(c, c->dial_started);
+    long   deadline = server_open_deadline_ms(c->s);
 
+    if (ms > (double)deadline) {
+        /* Judged on the clock: a dial that finished after its deadline
+         * (the loop was held up) is a timeout, whatever came back. */
+        struct failure_evidence ev = { .timer = TIMER_OPEN,
+                                       .phase = PHASE_RESPONSE,
+                                       .response_bytes = 1 };
+        char                    detail[160];
+
+        c->dial_step = NULL;
+        snprintf(detail, sizeof(detail), "open deadline %ld ms passed: the "
+            "dial completed after %.0f ms", deadline, ms);
+        client_dial_failed(c, &ev, detail);
+        return;
+    }
     ev_timer_stop(c->env->loop, &c->open_timer);
+    if (c->probe_note != NULL) {
+        /* The probe got no JSON-RPC answer and initialize worked: legacy,
+         * on that evidence, said. */
+        free(c->warning);
+        c->warning = str_printf("era legacy: %s; initialize worked",
+            c->probe_note);
+        free(c->probe_note);
+        c->probe_note = NULL;
+    }
     c->dialed_once = true;
     c->rtt_ms = ms;
     c->last_ping_ok = true;
@@ -427,6 +459,12 @@ client_dial(struct client *c)
     ev_timer_set(&c->open_timer, server_open_deadline_ms(c->s) / 1000.0, 0.);
     ev_timer_start(c->env->loop, &c->open_timer);
     c->probe_retried = false;
+    c->probed_this_dial = false;
+    c->respawned = false;
+    c->silent_probe = false;
+    c->dial_step = NULL;
+    free(c->probe_note);
+    c->probe_note = NULL;
     rc = c->t->ops->open(c->t, &f);
     if (rc < 0) {
         client_dial_failed(c, &f.ev, f.detail);
@@ -508,6 +546,70 @@ client_send_initialized(struct client *c)
     client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
 }
 
+/*
+ * Evidence against the era a failed initialize went out under (DESIGN.md
+ * section 6): a -32022 listing only 2026-07-28 is proof of modern; a 4xx
+ * where a remembered legacy verdict used to work means probing again; a
+ * child that died right after an unanswered probe gets one fresh child.
+ * Each at most once a dial. true when the dial goes on.
+ */
+static bool
+client_initialize_revises_era(struct client *c,
+    const struct transport_result *res, const struct failure_evidence *ev)
+{
+    long status = ev->http_status;
+    bool auto_era = c->decl->era == CONFIG_ERA_AUTO;
+
+    if (ev->rpc_error && !ev->rpc_error_id_null &&
+        ev->rpc_error_code == -32022 && res->answer != NULL && auto_era &&
+        !c->probed_this_dial &&
+        jsonrpc_array_has(res->answer, "error.data.supported",
+        MCP_PROTOCOL_MODERN)) {
+        bool legacy = false;
+
+        for (size_t i = 0; i < 4 && !legacy; i++) {
+            static const char *const v[] = { MCP_PROTOCOL_LATEST,
+                "2025-06-18", "2025-03-26", "2024-11-05" };
+
+            legacy = jsonrpc_array_has(res->answer, "error.data.supported",
+                v[i]);
+        }
+        if (!legacy) {
+            server_log(c->s, "era: initialize got -32022 listing only %s: "
+                "modern", MCP_PROTOCOL_MODERN);
+            c->era = ERA_MODERN;
+            client_send_discover(c);
+            return true;
+        }
+    }
+    if (auto_era && c->era == ERA_LEGACY && !c->probed_this_dial &&
+        !ev->rpc_error && (status == 400 || status == 404 ||
+        status == 405)) {
+        /* The remembered verdict stopped working: probe again. */
+        server_log(c->s, "era: legacy stopped working (HTTP %ld to "
+            "initialize); probing again", status);
+        c->era = ERA_NONE;
+        client_send_discover(c);
+        return true;
+    }
+    if (c->silent_probe && !c->respawned &&
+        (ev->child_closed || ev->peer_known_dead)) {
+        /* It ignored the probe and then died: a fresh one for initialize. */
+        struct transport_failure f;
+
+        c->respawned = true;
+        server_log(c->s, "era: the transport closed after an unanswered "
+            "probe; initialize on a fresh one");
+        if (c->t->ops->open(c->t, &f) < 0) {
+            client_dial_failed(c, &f.ev, f.detail);
+            return true;
+        }
+        client_send_initialize(c);
+        return true;
+    }
+    return false;
+}
+
 /* An initialize whose dial was abandoned settled: a session it brought
  * is ended half-open. */
 static void
@@ -545,6 +647,8 @@ client_on_initialize(struct client *c, struct client_req *rq,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
+        if (client_initialize_revises_era(c, res, &ev))
+            return;
         if (c->t->ops->older != NULL && c->decl->era == CONFIG_ERA_AUTO &&
             !c->sse_tried && (ev.http_status == 400 ||
             ev.http_status == 404 || ev.http_status == 405) &&
@@ -610,7 +714,24 @@ client_on_initialized(struct client *c, struct client_req *rq,
 
     client_req_free(rq, NULL);
     if (client_judge(res, &ev, detail, sizeof(detail))) {
-        client_dial_failed(c, &ev, detail);
+        char        said[256];
+        const char *rest = detail;
+        char        head[64];
+
+        if (ev.http_status >= 300) {
+            /* Say which step failed, and that the one before worked. */
+            snprintf(head, sizeof(head), "HTTP %ld to %s", ev.http_status,
+                "notifications/initialized");
+            if (strncmp(rest, head, strlen(head)) == 0)
+                rest += strlen(head);
+            snprintf(said, sizeof(said), "notifications/initialized "
+                "answered %ld after initialize succeeded%.180s", ev.http_status,
+                rest);
+        } else {
+            snprintf(said, sizeof(said), "notifications/initialized failed "
+                "after initialize succeeded: %.180s", detail);
+        }
+        client_dial_failed(c, &ev, said);
         return;
     }
     client_handshake_done(c);
@@ -619,6 +740,45 @@ client_on_initialized(struct client *c, struct client_req *rq,
 /* --- listing ------------------------------------------------------------ */
 
 /* --- the liveness exchange ---------------------------------------------- */
+
+/*
+ * A session is presumed lost when a request that carried its id is
+ * answered 404 (the spec's word), 400 (what SDK servers answer for an id
+ * they do not know), or with a JSON-RPC error whose id is null (a gateway's
+ * word), whatever the status (DESIGN.md section 6): the failure is
+ * recorded, the session ended (its DELETE goes whatever it will answer),
+ * and the server dialed again; after a 400 or a null id, once, until an
+ * exchange completes on the new session. true when it was.
+ */
+bool
+client_session_lost(struct client *c, const char *op, bool carried,
+    const struct failure_evidence *ev, double ms, char *detail)
+{
+    long        status = ev->http_status;
+    bool        expired = status == 404;
+    bool        unknown = status == 400 ||
+        (ev->rpc_error && ev->rpc_error_id_null);
+    const char *why;
+    size_t      n = strlen(detail);
+
+    if (!carried || c->env->no_redial || (!expired && !unknown))
+        return false;
+    if (!expired && c->redialed_for_loss)
+        return false;
+    if (!expired && status == 400 && failure_classify(ev) !=
+        FAILURE_HTTP_STATUS && !ev->rpc_error_id_null)
+        return false;
+    c->redialed_for_loss = !expired;
+    why = expired ? "session expired" : "session presumed lost: the server "
+        "does not know it";
+    snprintf(detail + n, 256 - n, "; %s", why);
+    client_fail(c, op, ev, ms, detail);
+    c->expiries++;
+    client_drop(c, expired ? "the session expired (404)" :
+        "the session was presumed lost");
+    server_dial_again(c->s);
+    return true;
+}
 
 bool
 client_ping(struct client *c)
@@ -671,7 +831,7 @@ client_on_ping(struct client *c, struct client_req *rq,
     if (!client_judge(res, &ev, detail, sizeof(detail))) {
         c->rtt_ms = ms;
         c->last_ping_ok = true;
-        c->redialed_for_400 = false;
+        c->redialed_for_loss = false;
         server_exchange(c->s, client_ping_op(c), NULL, ms);
         server_ping_scheduled(c->s);
         return;
@@ -679,33 +839,8 @@ client_on_ping(struct client *c, struct client_req *rq,
     c->last_ping_ok = false;
     status = ev.http_status;
     kind = failure_classify(&ev);
-    if (carried && status == 400 && !c->redialed_for_400 &&
-        !c->env->no_redial && kind == FAILURE_HTTP_STATUS) {
-        /* Not the spec's 404, but what the TypeScript SDK's servers answer
-         * for a session id they do not know (after a restart): dial again,
-         * once, until a ping completes on the new session. */
-        c->redialed_for_400 = true;
-        strncat(detail, "; session not known to the server",
-            sizeof(detail) - strlen(detail) - 1);
-        client_fail(c, client_ping_op(c), &ev, ms, detail);
-        c->expiries++;
-        client_drop(c, "the server did not know the session (400)");
-        server_dial_again(c->s);
+    if (client_session_lost(c, client_ping_op(c), carried, &ev, ms, detail))
         return;
-    }
-    if (status == 404 && carried && !c->env->no_redial) {
-        /* The session is gone (MCP basic/transports, session management):
-         * dial again, once; the fresh dial reports its own failure. */
-        strncat(detail, "; session expired", sizeof(detail) -
-            strlen(detail) - 1);
-        client_fail(c, client_ping_op(c), &ev, ms, detail);
-        c->expiries++;
-        client_drop(c, "the session expired (404)");
-        server_dial_again(c->s);
-        return;
-    }
-    if ((status == 429 || status == 503) && res->retry_after_s >= 0)
-        server_retry_after(c->s, res->retry_after_s);
     client_fail(c, client_ping_op(c), &ev, ms, detail);
     if (c->era == ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
         !c->env->no_redial && (status == 400 || status == 404 ||
@@ -782,6 +917,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
             c->decl->era == CONFIG_ERA_AUTO) {
             /* No answer to the probe means a legacy server. */
+            c->silent_probe = true;
             client_fallback_legacy(c, "no answer to server/discover");
             break;
         }
@@ -812,6 +948,10 @@ client_on_done(struct client *c, struct client_req *rq,
 {
     rq->tr = NULL;          /* the transport is done with it */
     ev_timer_stop(c->env->loop, &rq->timer);
+    if (res->retry_after_s >= 0 && (res->f.ev.http_status == 429 ||
+        res->f.ev.http_status == 503))
+        /* A wait the server asked for holds for every request to it. */
+        server_retry_after(c->s, res->retry_after_s);
     switch (rq->op) {
     case OP_INITIALIZE:
         client_on_initialize(c, rq, res);
@@ -1009,6 +1149,8 @@ client_free(struct client *c)
     free(c->peer_name);
     free(c->peer_version);
     free(c->cache_scope);
+    free(c->probe_note);
+    free(c->warning);
     client_free_strv(c->tool_names, c->ntools);
     client_free_strv(c->list_acc, c->list_n);
     for (size_t i = 0; i < c->ncaps; i++)
@@ -1101,4 +1243,10 @@ client_capabilities(const struct client *c, const char **names, size_t max)
     for (size_t i = 0; i < c->ncaps && n < max; i++)
         names[n++] = c->caps[i];
     return n;
+}
+
+const char *
+client_warning(const struct client *c)
+{
+    return c->warning;
 }

@@ -55,6 +55,8 @@ bool client_dialed_once(const struct client *c);
 bool client_ping_in_flight(const struct client *c);
 unsigned long client_pings_done(const struct client *c);
 unsigned long client_expiries(const struct client *c);
+/* The note of the era verdict's evidence, or NULL. */
+const char *client_warning(const struct client *c);
 size_t client_capabilities(const struct client *c, const char **names,
     size_t max);
 

@@ -28,6 +28,7 @@ client_fallback_legacy(struct client *c, const char *why)
          * fresh one for initialize. */
         struct transport_failure f;
 
+        c->respawned = true;
         if (c->t->ops->open(c->t, &f) < 0) {
             client_dial_failed(c, &f.ev, f.detail);
             return;
@@ -61,6 +62,8 @@ client_send_discover(struct client *c)
         MCP_PROTOCOL_MODERN, "mcptop", MCPTOP_VERSION, NULL, false, &len);
     long               timeout = server_timeout_ms(c->s);
 
+    c->probe_id = id;
+    c->probed_this_dial = true;
     /* Where a legacy server may simply never answer the probe: wait a
      * bounded part of the request timeout, then fall back. */
     if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
@@ -169,9 +172,22 @@ client_on_discover(struct client *c, struct client_req *rq,
         client_fallback_legacy(c, "the transport closed on server/discover");
         return;
     }
+    if ((status >= 500 && status != 502 && status != 503 && status != 504) ||
+        (status >= 200 && status < 300)) {
+        /* The server answered, but not with a JSON-RPC response for the
+         * probe (an exception page, a body that is not MCP): evidence of
+         * nothing yet. Try initialize in the same dial; if it completes,
+         * that is the proof of legacy, and it is said. */
+        free(c->probe_note);
+        c->probe_note = str_printf("server/discover answered HTTP %ld with "
+            "no JSON-RPC response", status);
+        server_log(c->s, "era: %s; trying initialize", c->probe_note);
+        client_send_initialize(c);
+        return;
+    }
     /* A 4xx that is not a modern error means a legacy server; 401/403,
-     * 429, 5xx, transport failures and timeouts are failures, never an
-     * era verdict. */
+     * 429, a gateway's 502/503/504, transport failures and timeouts are
+     * failures, never an era verdict. */
     if (status >= 400 && status < 500 && status != 401 && status != 403 &&
         status != 429 && !(ev.rpc_error &&
         client_modern_error(ev.rpc_error_code))) {
@@ -179,4 +195,38 @@ client_on_discover(struct client *c, struct client_req *rq,
         return;
     }
     client_dial_failed(c, &ev, detail);
+}
+
+/*
+ * A response that answers no request in flight: a DiscoverResult to a
+ * probe given up as unanswered (a slow stdio server) is late proof of
+ * modern, acted on at once: the dial goes on as modern, or a legacy
+ * session is left for a modern dial.
+ */
+void
+client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
+{
+    enum server_state st = server_state(c->s);
+
+    if (c->probe_id <= 0 || c->decl->era != CONFIG_ERA_AUTO ||
+        c->era == ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
+        !jsonrpc_id_is(m, c->probe_id) ||
+        !jsonrpc_array_has(m, "result.supportedVersions",
+        MCP_PROTOCOL_MODERN))
+        return;
+    server_log(c->s, "era: a late DiscoverResult lists %s: modern",
+        MCP_PROTOCOL_MODERN);
+    c->era = ERA_MODERN;
+    c->silent_probe = false;
+    if (st == SERVER_DIALING) {
+        for (struct client_req *rq = c->reqs, *n; rq != NULL; rq = n) {
+            n = rq->next;
+            if (rq->in_dial)
+                client_req_free(rq, NULL);
+        }
+        client_send_discover(c);
+    } else if (st == SERVER_READY) {
+        client_drop(c, "the era changed");
+        server_dial_again(c->s);
+    }
 }

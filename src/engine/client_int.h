@@ -88,10 +88,18 @@ struct client {
     size_t                      ncaps;
 
     /* the dial */
+    const char                 *dial_step;      /* the request in flight */
+    bool                        probed_this_dial;
+    bool                        respawned;      /* for initialize, once */
+    bool                        silent_probe;   /* legacy by silence */
+    int64_t                     probe_id;       /* the last probe's id */
+    char                       *probe_note;     /* a probe that got no
+                                                   JSON-RPC answer */
+    char                       *warning;        /* an era verdict's note */
     ev_tstamp                   dial_started;
     ev_timer                    open_timer;
     bool                        dialed_once;
-    bool                        redialed_for_400;
+    bool                        redialed_for_loss;
 
     /* listing (the dial's or a re-list) */
     char                      **tool_names;
@@ -152,6 +160,8 @@ void client_handshake_done(struct client *c);
 void client_send_initialize(struct client *c);
 void client_take_server(struct client *c, const struct jsonrpc_msg *m,
     const char *name, const char *version);
+bool client_session_lost(struct client *c, const char *op, bool carried,
+    const struct failure_evidence *ev, double ms, char *detail);
 
 /* client_era.c: the era probe */
 void client_dial_begin(struct client *c);
@@ -159,6 +169,7 @@ void client_send_discover(struct client *c);
 void client_on_discover(struct client *c, struct client_req *rq,
     struct transport_result *res);
 void client_fallback_legacy(struct client *c, const char *why);
+void client_era_late_answer(struct client *c, const struct jsonrpc_msg *m);
 
 /* client_list.c: listings */
 void client_begin_list(struct client *c, bool in_dial);

@@ -185,8 +185,10 @@ client_relist(struct client *c)
         client_find(c, OP_LIST) != NULL || ev_is_active(&c->relist_timer))
         return;
     now = server_now(c->s);
-    wait = c->relisted_at + CLIENT_RELIST_MIN_S - now;
-    if (c->relisted_at > 0 && wait > 0) {
+    wait = c->relisted_at > 0 ? c->relisted_at + CLIENT_RELIST_MIN_S - now :
+        0;
+    wait = fmax(wait, server_wait_left(c->s));
+    if (wait > 0) {
         ev_timer_set(&c->relist_timer, wait, 0.);
         ev_timer_start(c->env->loop, &c->relist_timer);
         return;

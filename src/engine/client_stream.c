@@ -101,6 +101,7 @@ client_stream_later(struct client *c)
             pow(1.5, (double)c->stream_reconnects - 1));
     }
     delay = fmax(delay, CLIENT_STREAM_FLOOR_S) * jitter;
+    delay = fmax(delay, server_wait_left(c->s));
     ev_timer_stop(c->env->loop, &c->stream_timer);
     ev_timer_set(&c->stream_timer, delay, 0.);
     ev_timer_start(c->env->loop, &c->stream_timer);
@@ -120,9 +121,22 @@ client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct client     *c = w->data;
     struct client_req *l = client_find(c, OP_LISTEN);
+    double             idle = client_stream_idle_s(c);
+    double             quiet;
 
     (void)revents;
     ev_timer_stop(loop, w);
+    if (c->t->ops->activity != NULL) {
+        /* Any bytes keep it alive, a keep-alive comment too: re-arm for
+         * what is left since the last ones (libev's lazy idle timer). */
+        quiet = ev_now(loop) - c->t->ops->activity(c->t);
+        if (quiet < idle) {
+            w->repeat = idle - quiet;
+            ev_timer_again(loop, w);
+            w->repeat = idle;
+            return;
+        }
+    }
     server_log(c->s, "stream: silent for %.0f s; reopening",
         client_stream_idle_s(c));
     if (l != NULL)
@@ -209,8 +223,10 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m)
 
     if (c->stream_opened)
         ev_timer_again(c->env->loop, &c->stream_idle);
-    if (method == NULL)
+    if (method == NULL) {
+        client_era_late_answer(c, m);
         return;
+    }
     if (jsonrpc_kind(m) == JSONRPC_REQUEST) {
         /* A monitor declares no client capabilities and takes no server
          * requests: logged; servers time them out. */

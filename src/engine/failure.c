@@ -148,6 +148,10 @@ rule_refused(const struct failure_evidence *ev)
     bool before_connected = ev->phase == PHASE_RESOLVE ||
         ev->phase == PHASE_CONNECT;
 
+    /* A local resource that ran out is never the server refusing: such a
+     * failure falls through to unknown. */
+    if (ev->local_limit)
+        return false;
     if (ev->net == NET_RESOLVE || ev->net == NET_CONNECT)
         return true;
     if (ev->net == NET_TIMEDOUT && before_connected)
@@ -200,6 +204,14 @@ rule_status(const struct failure_evidence *ev)
         (ev->http_status < 200 || ev->http_status >= 300);
 }
 
+/* The server handed us a URL on another origin: it answered, against the
+ * rules (DESIGN.md section 6); nothing went there. */
+static bool
+rule_foreign(const struct failure_evidence *ev)
+{
+    return ev->foreign_url;
+}
+
 static bool
 rule_version(const struct failure_evidence *ev)
 {
@@ -245,6 +257,7 @@ static const struct failure_rule failure_rules[] = {
     { "transport closed",             rule_closed,    FAILURE_CONNECTION_CLOSED },
     { "transport error",              rule_transport, FAILURE_CONNECTION_FAILED },
     { "http status instead of mcp",   rule_status,    FAILURE_HTTP_STATUS },
+    { "a url to another origin",      rule_foreign,   FAILURE_PROTOCOL },
     { "unsupported protocol version", rule_version,   FAILURE_PROTOCOL },
     { "answer is not mcp",            rule_not_mcp,   FAILURE_NOT_MCP_RESPONSE },
     { "other transport result",       rule_other_net, FAILURE_UNKNOWN },
@@ -313,6 +326,9 @@ failure_delivered(enum failure_kind k, enum failure_site site,
     if (by_evidence != NULL)
         *by_evidence = false;
     if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->peer_known_dead)
+        d = DELIVERED_NO;
+    /* Nothing left here when a local resource ran out. */
+    if (ev != NULL && ev->local_limit)
         d = DELIVERED_NO;
     /* A dial that failed mounted nothing, so no call was dispatched; only
      * the two kinds minted from an answer keep their word. */

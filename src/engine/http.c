@@ -13,6 +13,10 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,7 @@
 
 #include "engine/curlev.h"
 #include "engine/sse.h"
+#include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -44,7 +49,11 @@ struct http_xfer {
     char                       *session_id;
     bool                        session_id_invalid;
     long                        retry_after_s;
+    bool                        retry_after_clamped;
+    char                        retry_after_text[24];
+    size_t                      session_id_len;     /* refused: too long */
     char                       *auth_scheme;
+    char                       *location;
     bool                        www_authenticate;
     bool                        cf_challenge;
     bool                        headers_done;
@@ -211,6 +220,8 @@ http_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
     x->response_bytes += (int64_t)n;
     if (!x->headers_done && http_headers_complete(x) != 0)
         return 0;
+    if (x->cb->on_activity != NULL)
+        x->cb->on_activity(x->arg, x);
     if (x->is_sse) {
         if (sse_feed(x->sse, ptr, n) != 0) {
             if (!x->stopped)
@@ -259,6 +270,48 @@ http_header_is(const char *line, size_t n, const char *name, size_t *vo)
     return true;
 }
 
+/*
+ * Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date.
+ * Clamped to HTTP_RETRY_AFTER_MAX, saying so; what is not either form is
+ * ignored.
+ */
+static void
+http_parse_retry_after(struct http_xfer *x, const char *v)
+{
+    long long secs = -1;
+
+    x->retry_after_clamped = false;
+    str_sanitize(x->retry_after_text, sizeof(x->retry_after_text), v,
+        strlen(v));
+    if (v[0] != '\0' && isdigit((unsigned char)v[0])) {
+        const char *p = v;
+
+        secs = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (secs <= HTTP_RETRY_AFTER_MAX)
+                secs = secs * 10 + (*p - '0');
+            p++;
+        }
+    } else if (v[0] != '\0') {
+        time_t when = curl_getdate(v, NULL);
+
+        if (when != (time_t)-1) {
+            secs = (long long)when - clock_wall_ms() / 1000;
+            if (secs < 0)
+                secs = 0;
+        }
+    }
+    if (secs < 0) {
+        x->retry_after_s = -1;
+        return;
+    }
+    if (secs > HTTP_RETRY_AFTER_MAX) {
+        secs = HTTP_RETRY_AFTER_MAX;
+        x->retry_after_clamped = true;
+    }
+    x->retry_after_s = (long)secs;
+}
+
 /* CURLOPT_HEADERFUNCTION: one header line at a time. */
 static size_t
 http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
@@ -267,6 +320,15 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     size_t            n = size * nmemb, vo;
 
     x->response_bytes += (int64_t)n;
+    if ((n == 2 && line[0] == '\r' && line[1] == '\n') ||
+        (n == 1 && line[0] == '\n')) {
+        /* The end of a final answer's headers: a stream is open now,
+         * before its first byte (MCP servers may wait long for one). */
+        if (x->status >= 200 && !x->headers_done &&
+            http_headers_complete(x) != 0)
+            return 0;
+        return n;
+    }
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         /* A new response (after a 1xx or a redirect): start over. */
         const char *sp = memchr(line, ' ', n);
@@ -286,7 +348,13 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
 
         free(x->session_id);
         x->session_id = NULL;
-        if (str_is_visible_ascii(v, strlen(v))) {
+        x->session_id_len = 0;
+        if (strlen(v) > HTTP_SESSION_ID_MAX) {
+            /* Sending it back would fail on every request: refused. */
+            x->session_id_len = strlen(v);
+            x->session_id_invalid = true;
+            free(v);
+        } else if (str_is_visible_ascii(v, strlen(v))) {
             x->session_id = v;
             x->session_id_invalid = false;
         } else {
@@ -296,9 +364,11 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     } else if (http_header_is(line, n, "retry-after", &vo)) {
         char *v = http_header_value(line + vo, n - vo);
 
-        if (v[0] != '\0' && isdigit((unsigned char)v[0]))
-            x->retry_after_s = strtol(v, NULL, 10);
+        http_parse_retry_after(x, v);
         free(v);
+    } else if (http_header_is(line, n, "location", &vo)) {
+        free(x->location);
+        x->location = http_header_value(line + vo, n - vo);
     } else if (http_header_is(line, n, "cf-mitigated", &vo)) {
         char *v = http_header_value(line + vo, n - vo);
 
@@ -453,8 +523,29 @@ http_xfer_free(struct http_xfer *x)
     free(x->content_type);
     free(x->session_id);
     free(x->auth_scheme);
+    free(x->location);
     free(x->body);
     free(x);
+}
+
+/* Did the attempt fail for want of a file descriptor here? libcurl does
+ * not always keep the errno of a socket it could not open, so ask the
+ * kernel the same question when it kept none. */
+static bool
+http_local_limit(int os_errno)
+{
+    int fd;
+
+    if (os_errno == EMFILE || os_errno == ENFILE)
+        return true;
+    if (os_errno != 0)
+        return false;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        close(fd);
+        return false;
+    }
+    return errno == EMFILE || errno == ENFILE;
 }
 
 /* Fill r from what the handle and the callbacks saw. */
@@ -480,6 +571,9 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     if (x->too_large && r->ev.net == NET_ABORTED)
         r->ev.net = NET_OK;
     r->ev.os_errno = (int)os_errno;
+    if (ended && x->response_bytes == 0 && (r->ev.net == NET_CONNECT ||
+        r->ev.net == NET_RESOLVE || r->ev.net == NET_OTHER))
+        r->ev.local_limit = http_local_limit(r->ev.os_errno);
     /* A reused keep-alive connection reports a connect time of 0, so how
      * far the attempt got is read from what was written, not from the
      * connect timing. */
@@ -522,7 +616,14 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     r->session_id = x->session_id;
     r->session_id_invalid = x->session_id_invalid;
     r->retry_after_s = x->retry_after_s;
+    r->retry_after_clamped = x->retry_after_clamped;
+    r->retry_after_text = x->retry_after_text;
+    r->session_id_len = x->session_id_len;
     r->auth_scheme = x->auth_scheme;
+    r->location = x->location;
+    r->redirect_url = NULL;
+    if (x->status >= 300 && x->status < 400)
+        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &r->redirect_url);
     r->body = x->body;
     r->body_len = x->body_used;
     r->error_text = x->errbuf[0] != '\0' ? x->errbuf :
@@ -588,4 +689,41 @@ http_resolve_url(const char *base, const char *ref)
     }
     curl_url_cleanup(u);
     return res;
+}
+
+char *
+http_url_origin(const char *url)
+{
+    CURLU *u = curl_url();
+    char  *scheme = NULL, *host = NULL, *port = NULL, *res = NULL;
+
+    if (u == NULL || url == NULL)
+        goto out;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) !=
+        CURLUE_OK)
+        goto out;
+    for (char *p = host; *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
+    res = str_printf("%s://%s:%s", scheme, host, port);
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return res;
+}
+
+bool
+http_same_origin(const char *a, const char *b)
+{
+    char *oa = http_url_origin(a);
+    char *ob = http_url_origin(b);
+    bool  same = oa != NULL && ob != NULL && strcmp(oa, ob) == 0;
+
+    free(oa);
+    free(ob);
+    return same;
 }

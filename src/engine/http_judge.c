@@ -23,6 +23,11 @@ http_judge_net(const struct http_result *r, char *detail, size_t dsz)
     };
     char err[120] = "";
 
+    if (r->ev.local_limit) {
+        snprintf(detail, dsz, "local limit: too many open files (mcptop "
+            "could not open a socket; nothing was sent)");
+        return;
+    }
     if (r->error_text != NULL)
         str_sanitize(err, sizeof(err), r->error_text, strlen(r->error_text));
     snprintf(detail, dsz, "%s%s(phase %s, errno %d, %lld/%lld body bytes "
@@ -34,7 +39,8 @@ http_judge_net(const struct http_result *r, char *detail, size_t dsz)
 
 void
 http_judge_status(const struct http_result *r, struct failure_evidence *ev,
-    int64_t id, char *detail, size_t dsz, struct jsonrpc_msg **answer)
+    int64_t id, const char *what, char *detail, size_t dsz,
+    struct jsonrpc_msg **answer)
 {
     struct jsonrpc_msg *m = NULL;
     char                msg[96] = "";
@@ -66,11 +72,36 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
                 break;
         }
     }
-    off = (size_t)snprintf(detail, dsz, "HTTP %ld", r->status);
-    if ((r->status == 401 || r->status == 403) && off < dsz)
+    off = (size_t)snprintf(detail, dsz, "HTTP %ld%s%s", r->status,
+        what != NULL ? " to " : "", what != NULL ? what : "");
+    switch (failure_reason_of(&r->ev)) {
+    case REASON_AUTH:
         off += (size_t)snprintf(detail + off, dsz - off,
             r->auth_scheme != NULL ? "; auth needed (%s)" : "; auth needed%s",
             r->auth_scheme != NULL ? r->auth_scheme : "");
+        break;
+    case REASON_CHALLENGE:
+        off += (size_t)snprintf(detail + off, dsz - off, "; a CDN/WAF "
+            "challenge (cf-mitigated), not the MCP server's answer");
+        break;
+    case REASON_FORBIDDEN:
+        off += (size_t)snprintf(detail + off, dsz - off, "; forbidden");
+        break;
+    case REASON_REDIRECT: {
+        char to[96] = "none";
+
+        if (r->location != NULL)
+            str_sanitize(to, sizeof(to), r->location, strlen(r->location));
+        off += (size_t)snprintf(detail + off, dsz - off, "; redirect to %s "
+            "not followed (%s)", to, r->redirect_url == NULL ? "no usable "
+            "Location" : "another origin, or too many hops");
+        break;
+    }
+    default:
+        break;
+    }
+    if (off >= dsz)
+        off = dsz - 1;
     if (ev->rpc_error && off < dsz)
         off += (size_t)snprintf(detail + off, dsz - off,
             "; JSON-RPC error %ld%s%s", ev->rpc_error_code,
@@ -78,9 +109,15 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
     if (versions[0] != '\0' && off < dsz)
         off += (size_t)snprintf(detail + off, dsz - off,
             "; server supports %s", versions);
-    if (r->retry_after_s >= 0 && off < dsz)
-        snprintf(detail + off, dsz - off, "; Retry-After %ld s",
-            r->retry_after_s);
+    if (r->retry_after_s >= 0 && off < dsz) {
+        if (r->retry_after_clamped)
+            off += (size_t)snprintf(detail + off, dsz - off, "; Retry-After "
+                "%s (clamped to %ld s)", r->retry_after_text,
+                r->retry_after_s);
+        else
+            off += (size_t)snprintf(detail + off, dsz - off,
+                "; Retry-After %ld s", r->retry_after_s);
+    }
     if (!ev->rpc_error && r->body_len > 0 && off < dsz &&
         r->content_type != NULL && strncmp(r->content_type, "text/html",
         9) == 0)
@@ -118,20 +155,30 @@ http_judge_json_body(const struct http_result *r, int64_t id,
         *answer = m;
         return;
     }
+    f->ev.no_matching_response = true;
     if (jsonrpc_kind(m) == JSONRPC_ERROR && jsonrpc_id_is_null(m)) {
+        const char *em = jsonrpc_error_message(m);
+        char        msg[120] = "";
+
         f->ev.rpc_error = true;
         f->ev.rpc_error_id_null = true;
         f->ev.rpc_error_code = jsonrpc_error_code(m);
+        if (em != NULL)
+            str_sanitize(msg, sizeof(msg), em, strlen(em));
+        snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
+            "id %lld; a JSON-RPC error with a null id: %ld%s%s",
+            (long long)id, f->ev.rpc_error_code, msg[0] ? ": " : "", msg);
+    } else {
+        snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
+            "id %lld", (long long)id);
     }
-    f->ev.no_matching_response = true;
-    snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with id "
-        "%lld", (long long)id);
     jsonrpc_free(m);
 }
 
 bool
-http_judge_post(const struct http_result *r, int64_t id, size_t max_bytes,
-    struct jsonrpc_msg **answer, struct transport_failure *f)
+http_judge_post(const struct http_result *r, int64_t id, const char *method,
+    size_t max_bytes, struct jsonrpc_msg **answer,
+    struct transport_failure *f)
 {
     f->ev = r->ev;
     f->detail[0] = '\0';
@@ -142,8 +189,8 @@ http_judge_post(const struct http_result *r, int64_t id, size_t max_bytes,
         if (r->ev.net != NET_OK && !r->completed)
             http_judge_net(r, f->detail, sizeof(f->detail));
         else
-            http_judge_status(r, &f->ev, -1, f->detail, sizeof(f->detail),
-                NULL);
+            http_judge_status(r, &f->ev, -1, method, f->detail,
+                sizeof(f->detail), NULL);
         return true;
     }
     if (*answer != NULL)
@@ -153,8 +200,8 @@ http_judge_post(const struct http_result *r, int64_t id, size_t max_bytes,
         return true;
     }
     if (r->status < 200 || r->status >= 300) {
-        http_judge_status(r, &f->ev, id, f->detail, sizeof(f->detail),
-            answer);
+        http_judge_status(r, &f->ev, id, method, f->detail,
+            sizeof(f->detail), answer);
         return true;
     }
     if (f->ev.too_large) {
@@ -191,13 +238,14 @@ http_judge_post(const struct http_result *r, int64_t id, size_t max_bytes,
 
 void
 http_judge_other(const struct http_result *r, struct transport_failure *f,
-    const char *otherwise)
+    const char *what, const char *otherwise)
 {
     f->ev = r->ev;
     if (r->ev.net != NET_OK && !r->completed)
         http_judge_net(r, f->detail, sizeof(f->detail));
     else if (r->status < 200 || r->status >= 300)
-        http_judge_status(r, &f->ev, -1, f->detail, sizeof(f->detail), NULL);
+        http_judge_status(r, &f->ev, -1, what, f->detail, sizeof(f->detail),
+            NULL);
     else {
         f->ev.no_matching_response = true;
         snprintf(f->detail, sizeof(f->detail), "%s", otherwise);

@@ -26,16 +26,18 @@ struct jsonrpc_msg;
  * accepted). max_bytes names the size limit in a detail.
  */
 bool http_judge_post(const struct http_result *r, int64_t id,
-    size_t max_bytes, struct jsonrpc_msg **answer,
+    const char *method, size_t max_bytes, struct jsonrpc_msg **answer,
     struct transport_failure *f);
 
-/* The words for a non-2xx answer: the status, an auth challenge, a
+/* The words for a non-2xx answer to `what` (a method, or "DELETE"; may
+ * be NULL): the status, its reason (an auth challenge, a CDN's, a redirect
+ * not followed), a
  * JSON-RPC error body (code, sanitized message, versions supported); ev
  * gains what the body shows. If the body is a JSON-RPC error carrying id,
  * it is handed out in *answer (may be NULL: then freed). */
 void http_judge_status(const struct http_result *r,
-    struct failure_evidence *ev, int64_t id, char *detail, size_t dsz,
-    struct jsonrpc_msg **answer);
+    struct failure_evidence *ev, int64_t id, const char *what, char *detail,
+    size_t dsz, struct jsonrpc_msg **answer);
 
 /* The words for a transport failure: libcurl's message (sanitized), how
  * far it got, the body bytes sent. */
@@ -44,6 +46,6 @@ void http_judge_net(const struct http_result *r, char *detail, size_t dsz);
 /* Any failure of a transfer that is not a POST (a GET stream, a DELETE):
  * a transport error, a status, or `otherwise` for a 2xx. */
 void http_judge_other(const struct http_result *r, struct transport_failure *f,
-    const char *otherwise);
+    const char *what, const char *otherwise);
 
 #endif

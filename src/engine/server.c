@@ -35,7 +35,6 @@
 
 #define SERVER_BACKOFF_BASE_S   1.0
 #define SERVER_BACKOFF_CAP_S    60.0
-#define SERVER_RETRY_AFTER_CAP_S 3600.0
 #define SERVER_PING_SLOT_S      0.25    /* pings due together share one
                                            wake-up */
 
@@ -59,7 +58,8 @@ struct server {
     unsigned                    busy;       /* unsettled endings and
                                                abandoned dials */
     unsigned                    failed_dials;   /* in a row, for backoff */
-    long                        retry_after_s;
+    ev_tstamp                   not_before; /* a wait the server asked for
+                                               (loop time), 0 none */
     unsigned long               dials;
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
@@ -230,19 +230,32 @@ server_ping_scheduled(struct server *s)
         return;
     if (iv > 4 * slot)
         iv = ceil((now + iv) / slot) * slot - now;
-    server_tick_in(s, iv);
+    server_tick_in(s, fmax(iv, server_wait_left(s)));
 }
 
 void
 server_ping_soon(struct server *s)
 {
-    server_tick_in(s, 0.);
+    server_tick_in(s, server_wait_left(s));
 }
 
 void
 server_retry_after(struct server *s, long seconds)
 {
-    s->retry_after_s = seconds;
+    ev_tstamp until = server_now(s) + (double)seconds;
+
+    if (until > s->not_before)
+        s->not_before = until;
+    server_log(s, "the server asked for a wait of %ld s: nothing goes to "
+        "it before then", seconds);
+}
+
+double
+server_wait_left(const struct server *s)
+{
+    double left = s->not_before - ev_now(s->env->loop);
+
+    return left > 0 ? left : 0;
 }
 
 /* Exponential backoff with jitter, capped; Retry-After wins when given. */
@@ -254,9 +267,7 @@ server_schedule_dial(struct server *s)
 
     delay = SERVER_BACKOFF_BASE_S * pow(2.0, (double)(s->failed_dials - 1));
     delay = fmin(delay, SERVER_BACKOFF_CAP_S) * jitter;
-    if (s->retry_after_s > 0)
-        delay = fmax(delay, fmin((double)s->retry_after_s,
-            SERVER_RETRY_AFTER_CAP_S));
+    delay = fmax(delay, server_wait_left(s));
     server_tick_in(s, delay);
     server_log(s, "next dial in %.1f s", delay);
 }
@@ -266,7 +277,6 @@ server_dial_done(struct server *s, const struct failure *f, double ms)
 {
     if (f == NULL) {
         s->failed_dials = 0;
-        s->retry_after_s = -1;
         server_set_state(s, SERVER_READY);
         server_exchange(s, "dial", NULL, ms);
         server_ping_scheduled(s);
@@ -470,6 +480,12 @@ server_dial(struct server *s)
     if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
         s->state == SERVER_ENDING)
         return;
+    if (server_wait_left(s) > 0) {
+        /* The server asked for a wait: the dial goes when it passes. */
+        server_set_state(s, SERVER_BACKOFF);
+        server_tick_in(s, server_wait_left(s));
+        return;
+    }
     ev_timer_stop(s->env->loop, &s->tick);
     s->dials++;
     server_set_state(s, SERVER_DIALING);
@@ -532,7 +548,6 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->env = env;
     s->decl = decl;
     s->state = SERVER_IDLE;
-    s->retry_after_s = -1;
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     s->target = server_make_target(decl);
     record_init(&s->rec);
@@ -561,9 +576,14 @@ void
 server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
-        s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
-        s->state == SERVER_ENDING)
+        s->state == SERVER_DIALING || s->state == SERVER_ENDING)
         return;
+    if (client_has_session(s->client)) {
+        /* The old session gets the ending procedure first (shown in the
+         * endings); the fresh dial follows once it settles. */
+        server_end(s, true);
+        return;
+    }
     server_set_state(s, SERVER_BACKOFF);
     server_dial(s);
 }
@@ -571,7 +591,7 @@ server_redial(struct server *s)
 bool
 server_ping_now(struct server *s)
 {
-    if (s->state != SERVER_READY)
+    if (s->state != SERVER_READY || server_wait_left(s) > 0)
         return false;
     return client_ping(s->client);
 }
@@ -758,12 +778,28 @@ server_dials(const struct server *s)
 int64_t
 server_next_attempt_ms(const struct server *s)
 {
-    double left;
+    double left = server_wait_left(s);
 
-    if (s->state != SERVER_BACKOFF || !ev_is_active(&s->tick))
+    if (s->state == SERVER_BACKOFF && ev_is_active(&s->tick))
+        left = fmax(left, s->tick_due - ev_now(s->env->loop));
+    else if (left <= 0)
         return -1;
-    left = s->tick_due - ev_now(s->env->loop);
     return clock_wall_ms() + (int64_t)(left > 0 ? left * 1000.0 : 0);
+}
+
+size_t
+server_warnings(const struct server *s, const char **out, size_t max)
+{
+    const struct transport *t = client_transport(s->client);
+    size_t                  n = 0;
+    const char             *w;
+
+    if (n < max && t->ops->warning != NULL &&
+        (w = t->ops->warning(t)) != NULL)
+        out[n++] = w;
+    if (n < max && (w = client_warning(s->client)) != NULL)
+        out[n++] = w;
+    return n;
 }
 
 size_t

@@ -28,8 +28,11 @@ void server_dial_again(struct server *s);
 void server_ping_scheduled(struct server *s);
 /* Ping now, on the next loop turn (a loss to observe). */
 void server_ping_soon(struct server *s);
-/* The server asked for a wait (Retry-After, seconds). */
+/* The server asked for a wait (Retry-After, seconds): nothing goes to it
+ * before then. */
 void server_retry_after(struct server *s, long seconds);
+/* Seconds left of that wait, 0 when none. */
+double server_wait_left(const struct server *s);
 /* End a session the lifecycle was issued but will not use (taken), by the
  * same procedure, marked half-open. */
 void server_end_orphan(struct server *s, char *session,

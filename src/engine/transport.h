@@ -191,6 +191,12 @@ struct transport_ops {
     /* Local close: abort everything, forget the session, stop the child. */
     void (*close)(struct transport *t);
     void (*free)(struct transport *t);
+    /* Something the operator should know of this transport (a redirect
+     * followed), or NULL. NULL op: none ever. */
+    const char *(*warning)(const struct transport *t);
+    /* When bytes last arrived on a stream (loop time), 0 never. NULL op:
+     * streams are watched by their messages alone. */
+    ev_tstamp (*activity)(const struct transport *t);
     /* stdio only (NULL elsewhere): the child and what it printed. */
     long (*pid)(const struct transport *t);
     const char *(*stderr_line)(const struct transport *t, size_t i);

@@ -27,6 +27,8 @@
 #include "util/xmalloc.h"
 
 #define THTTP_MODERN_VERSION "2026-07-28"
+#define THTTP_MAX_HOPS       5      /* redirects followed, at most */
+#define THTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
 
 struct thttp;
 
@@ -45,6 +47,11 @@ struct transport_req {
     bool                   is_get;      /* the GET stream */
     struct ending_run     *run;         /* a DELETE: its ending */
     char                  *delete_id;   /* a DELETE: the id (a secret) */
+    char                  *delete_pv;   /* a DELETE: its protocol version */
+    char                  *body;        /* a POST's, kept for a redirect */
+    size_t                 len;
+    char                  *url;         /* where it goes (after redirects) */
+    int                    hops;        /* redirects followed */
 };
 
 /* An event that arrived inside a libcurl callback, for the loop. */
@@ -65,6 +72,10 @@ struct thttp {
     struct transport_req  *reqs;
     struct transport_req  *stream;      /* the GET stream, or NULL */
     char                  *last_event_id;
+    char                  *url;         /* the endpoint: the configured
+                                           one, or where it redirects */
+    char                  *warning;     /* a redirect followed */
+    ev_tstamp              activity;    /* bytes last seen on a stream */
     struct thttp_pending  *pending, **pending_tail;
     ev_timer               defer;
 };
@@ -171,6 +182,9 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
         http_xfer_abort(r->xfer, ev_out);
     jsonrpc_free(r->answer);
     thttp_wipe(r->delete_id);
+    free(r->delete_pv);
+    free(r->body);
+    free(r->url);
     free(r);
 }
 
@@ -223,42 +237,87 @@ thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
     return 0;
 }
 
+/* http_callbacks.on_activity: bytes on a stream, comments included. */
+static void
+thttp_activity_cb(void *arg, struct http_xfer *hx)
+{
+    struct transport_req *r = arg;
+
+    (void)hx;
+    if (r->is_get || (r->flags & TRANSPORT_STREAMING))
+        r->t->activity = ev_now(r->t->base.env->loop);
+}
+
 static void thttp_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res);
 
 static const struct http_callbacks thttp_http_cb = {
     .on_headers = thttp_headers_cb,
     .on_message = thttp_message_cb,
+    .on_activity = thttp_activity_cb,
     .on_done = thttp_done_cb,
 };
 
 /* --- requests ----------------------------------------------------------- */
 
-static void
-thttp_request_base(struct thttp *t, struct http_request *rq,
-    enum http_method method)
+/* Start r's transfer, as its fields say: a POST of its body, the GET
+ * stream or a DELETE, to r->url. 0, or -1 with *cause. */
+static int
+thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
+    struct http_request         rq = {
+        .method = r->run != NULL ? HTTP_DELETE : r->is_get ? HTTP_GET :
+            HTTP_POST,
+        .url = r->url,
+        .headers = d->headers,
+        .nheaders = d->nheaders,
+        .max_bytes = d->max_message_bytes,
+        .ca_file = d->ca_file,
+        .tls_insecure = d->tls_insecure,
+        .maybe_resent = t->used || r->run != NULL,
+        .pool_key = t->base.env->pool_key,
+    };
 
-    memset(rq, 0, sizeof(*rq));
-    rq->method = method;
-    rq->url = d->url;
-    rq->headers = d->headers;
-    rq->nheaders = d->nheaders;
-    rq->max_bytes = d->max_message_bytes;
-    rq->ca_file = d->ca_file;
-    rq->tls_insecure = d->tls_insecure;
-    rq->maybe_resent = t->used;
-    rq->pool_key = t->base.env->pool_key;
+    r->carried_session = false;
+    if (r->run != NULL) {
+        rq.session_id = r->delete_id;
+        rq.protocol_version = r->delete_pv;
+    } else if (r->is_get) {
+        rq.session_id = t->session_id;
+        rq.protocol_version = t->protocol_version;
+        rq.last_event_id = t->last_event_id;
+    } else {
+        rq.body = r->body;
+        rq.body_len = r->len;
+        if (r->flags & TRANSPORT_MODERN) {
+            /* 2026-07-28: no session; the version and the method ride on
+             * every POST as headers too (basic/transports). */
+            rq.protocol_version = THTTP_MODERN_VERSION;
+            rq.mcp_method = r->method;
+            rq.no_cache = (r->flags & TRANSPORT_NO_CACHE) != 0;
+        } else if (!(r->flags & TRANSPORT_INITIALIZE)) {
+            rq.session_id = t->session_id;
+            rq.protocol_version = t->protocol_version;
+            r->carried_session = t->session_id != NULL;
+        }
+    }
+    r->xfer = http_start(t->base.env->curl, &rq, &thttp_http_cb, r, cause);
+    return r->xfer != NULL ? 0 : -1;
 }
 
+/* A new request on t: linked once its transfer started. */
 static struct transport_req *
-thttp_start(struct thttp *t, struct transport_req *r,
-    const struct http_request *rq, char **cause)
+thttp_start(struct thttp *t, struct transport_req *r, char **cause)
 {
     r->t = t;
-    r->xfer = http_start(t->base.env->curl, rq, &thttp_http_cb, r, cause);
-    if (r->xfer == NULL) {
+    if (r->url == NULL)
+        r->url = xstrdup(t->url);
+    if (thttp_issue(t, r, cause) != 0) {
+        thttp_wipe(r->delete_id);
+        free(r->delete_pv);
+        free(r->body);
+        free(r->url);
         free(r);
         return NULL;
     }
@@ -273,27 +332,16 @@ thttp_send(struct transport *base, const struct transport_msg *m,
 {
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r = xcalloc(1, sizeof(*r));
-    struct http_request   rq;
 
-    thttp_request_base(t, &rq, HTTP_POST);
-    rq.body = m->body;
-    rq.body_len = m->len;
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
     r->method = m->method;
-    if (m->flags & TRANSPORT_MODERN) {
-        /* 2026-07-28: no session; the version and the method ride on
-         * every POST as headers too (basic/transports/streamable-http). */
-        rq.protocol_version = THTTP_MODERN_VERSION;
-        rq.mcp_method = m->method;
-        rq.no_cache = (m->flags & TRANSPORT_NO_CACHE) != 0;
-    } else if (!(m->flags & TRANSPORT_INITIALIZE)) {
-        rq.session_id = t->session_id;
-        rq.protocol_version = t->protocol_version;
-        r->carried_session = t->session_id != NULL;
-    }
-    if (thttp_start(t, r, &rq, cause) == NULL)
+    r->body = xmalloc(m->len + 1);
+    memcpy(r->body, m->body, m->len);
+    r->body[m->len] = '\0';
+    r->len = m->len;
+    if (thttp_start(t, r, cause) == NULL)
         return NULL;
     transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
     return r;
@@ -330,16 +378,24 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
     out.answer = r->answer;
     r->answer = NULL;
     out.carried_session = r->carried_session;
-    out.failed = http_judge_post(res, r->id,
+    out.failed = http_judge_post(res, r->id, r->method,
         t->base.env->decl->max_message_bytes, &out.answer, &out.f);
     out.accepted = r->id < 0 && !out.failed;
     if ((r->flags & TRANSPORT_INITIALIZE) && res->status >= 200 &&
         res->status < 300) {
         /* Only a 2xx answer to initialize issues a session. */
         out.session = str_dup(res->session_id);
-        if (res->session_id_invalid)
+        if (res->session_id_len > 0 && !out.failed) {
+            /* Every later request would carry it: refuse it plainly. */
+            out.failed = true;
+            out.f.ev.too_large = true;
+            snprintf(out.f.detail, sizeof(out.f.detail), "initialize "
+                "issued an Mcp-Session-Id of %zu bytes; mcptop takes at "
+                "most %d", res->session_id_len, HTTP_SESSION_ID_MAX);
+        } else if (res->session_id_invalid) {
             transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
                 "visible ASCII");
+        }
     }
     thttp_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
@@ -357,14 +413,23 @@ thttp_stream_done(struct thttp *t, struct transport_req *r,
                                    .retry_ms = res->retry_ms };
 
     if (res->last_event_id != NULL && res->last_event_id[0] != '\0') {
+        size_t n = strlen(res->last_event_id);
+
+        /* Sent back only when it is short and visible ASCII. */
         free(t->last_event_id);
-        t->last_event_id = xstrdup(res->last_event_id);
+        t->last_event_id = NULL;
+        if (n <= THTTP_EVENT_ID_MAX &&
+            str_is_visible_ascii(res->last_event_id, n))
+            t->last_event_id = xstrdup(res->last_event_id);
+        else
+            transport_log(&t->base, "stream: an event id of %zu bytes that "
+                "is not short visible ASCII is not sent back", n);
     }
     e.opened = r->opened;
     e.none = res->status == 405;
     if (!r->opened && !e.none) {
-        http_judge_other(res, &f, "GET stream answered without "
-            "text/event-stream");
+        http_judge_other(res, &f, "the GET stream", "GET stream answered "
+            "without text/event-stream");
         e.failure = &f;
     }
     thttp_req_free(t, r, NULL);
@@ -373,6 +438,51 @@ thttp_stream_done(struct thttp *t, struct transport_req *r,
 
 static void thttp_delete_done(struct thttp *t, struct transport_req *r,
     const struct http_result *res);
+
+/*
+ * A redirect (RFC 9110 section 15.4): followed on the configured origin
+ * only, keeping the method and the body (307, 308, and POST kept on 301
+ * and 302), at most THTTP_MAX_HOPS times; the endpoint then stays where it
+ * led, with a warning. Nothing, no header, goes to another origin: that
+ * answer stays a redirect, and its detail names the Location. true when
+ * the request was sent again.
+ */
+static bool
+thttp_follow(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    const char *to = res->redirect_url;
+    char       *cause = NULL;
+    char       *shown;
+
+    if (res->status != 301 && res->status != 302 && res->status != 307 &&
+        res->status != 308)
+        return false;
+    if (to == NULL || !http_same_origin(to, t->base.env->decl->url) ||
+        r->hops >= THTTP_MAX_HOPS)
+        return false;
+    r->hops++;
+    free(r->url);
+    r->url = xstrdup(to);
+    shown = str_sanitized(to);
+    transport_log(&t->base, "%ld: following the redirect to %s", res->status,
+        shown);
+    if (thttp_issue(t, r, &cause) != 0) {
+        transport_log(&t->base, "redirect not followed: %s", cause);
+        free(cause);
+        free(shown);
+        return false;
+    }
+    if (strcmp(t->url, to) != 0) {
+        free(t->url);
+        t->url = xstrdup(to);
+        free(t->warning);
+        t->warning = str_printf("redirected (HTTP %ld) to %s; put it in the "
+            "config", res->status, shown);
+    }
+    free(shown);
+    return true;
+}
 
 /* http_callbacks.on_done: route a finished transfer. */
 static void
@@ -386,6 +496,8 @@ thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
     t->used = true;
     /* What arrived before the end goes up first. */
     thttp_flush(t);
+    if (thttp_follow(t, r, res))
+        return;
     if (r->run != NULL)
         thttp_delete_done(t, r, res);
     else if (r->is_get)
@@ -401,7 +513,6 @@ thttp_stream_open(struct transport *base, char **cause)
 {
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r;
-    struct http_request   rq;
 
     if (t->stream != NULL)
         return 0;
@@ -413,11 +524,7 @@ thttp_stream_open(struct transport *base, char **cause)
     r->id = -1;
     r->is_get = true;
     r->method = "stream";
-    thttp_request_base(t, &rq, HTTP_GET);
-    rq.session_id = t->session_id;
-    rq.protocol_version = t->protocol_version;
-    rq.last_event_id = t->last_event_id;
-    if (thttp_start(t, r, &rq, cause) == NULL)
+    if (thttp_start(t, r, cause) == NULL)
         return -1;
     t->stream = r;
     transport_log(base, "GET stream");
@@ -497,25 +604,20 @@ thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
     const char *protocol_version)
 {
     struct transport_req *r = xcalloc(1, sizeof(*r));
-    struct http_request   rq;
     char                 *cause = NULL;
 
-    thttp_request_base(t, &rq, HTTP_DELETE);
-    rq.session_id = id;
-    rq.protocol_version = protocol_version;
-    rq.maybe_resent = true;
     r->id = -1;
     r->run = run;
     r->delete_id = id;
+    r->delete_pv = str_dup(protocol_version);
     r->method = "delete";
-    if (thttp_start(t, r, &rq, &cause) == NULL) {
+    if (thttp_start(t, r, &cause) == NULL) {
         struct failure          f;
         struct failure_evidence ev = { .net = NET_OTHER };
         struct ending_report    rep = { .outcome = ENDING_FAILED,
                                         .detail = cause, .failure = &f,
                                         .exit_code = -1 };
 
-        thttp_wipe(id);
         failure_make(&f, &ev, SITE_REQUEST, cause);
         f.delivered = DELIVERED_NO;
         ending_run_report(run, &rep);
@@ -588,7 +690,7 @@ thttp_delete_done(struct thttp *t, struct transport_req *r,
         struct transport_failure tf;
         struct failure           f;
 
-        http_judge_other(res, &tf, "");
+        http_judge_other(res, &tf, "DELETE", "");
         failure_make(&f, &tf.ev, SITE_REQUEST, tf.detail);
         if (!res->completed && res->ev.net != NET_OK) {
             rep.outcome = ENDING_FAILED;
@@ -667,6 +769,8 @@ thttp_free(struct transport *base)
     thttp_close(base);
     free(t->protocol_version);
     thttp_wipe(t->kept_id);
+    free(t->url);
+    free(t->warning);
     free(t);
 }
 
@@ -678,7 +782,21 @@ thttp_open(struct transport *base, struct transport_failure *f)
     return 0;
 }
 
+static const char *
+thttp_warning(const struct transport *base)
+{
+    return ((const struct thttp *)base)->warning;
+}
+
+static ev_tstamp
+thttp_activity(const struct transport *base)
+{
+    return ((const struct thttp *)base)->activity;
+}
+
 static const struct transport_ops thttp_ops = {
+    .warning = thttp_warning,
+    .activity = thttp_activity,
     .name = "http",
     .caps = TRANSPORT_CAP_LATE_SESSION,
     .older = transport_sse_new,
@@ -708,6 +826,7 @@ transport_http_new(const struct transport_env *env)
 
     t->base.ops = &thttp_ops;
     t->base.env = env;
+    t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
     t->pending_tail = &t->pending;
     ev_timer_init(&t->defer, thttp_defer_cb, 0., 0.);
     t->defer.data = t;

@@ -48,6 +48,8 @@ struct tsse {
     bool                   opened;      /* the stream's 2xx headers */
     bool                   ready;       /* the endpoint is known */
     char                  *endpoint;
+    bool                   refused;     /* it named another origin */
+    struct transport_failure refusal;
     char                  *protocol_version;
     bool                   used;
     struct transport_req  *reqs;
@@ -189,6 +191,25 @@ tsse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
         free(t->endpoint);
         t->endpoint = http_resolve_url(t->base.env->decl->url, ref);
         free(ref);
+        if (t->endpoint != NULL &&
+            !http_same_origin(t->endpoint, t->base.env->decl->url)) {
+            /* Nothing, and no header, goes to another origin. */
+            char                   *origin = http_url_origin(t->endpoint);
+            struct failure_evidence ev = { .foreign_url = true,
+                                           .http_status = 200,
+                                           .content_sse = true,
+                                           .phase = PHASE_RESPONSE,
+                                           .response_bytes = 1 };
+
+            transport_failure_set(&t->refusal, &ev, "the HTTP+SSE stream "
+                "named an endpoint on another origin (%s); refused, nothing "
+                "sent there", origin != NULL ? origin : "unparsable");
+            free(origin);
+            free(t->endpoint);
+            t->endpoint = NULL;
+            t->refused = true;
+            return 1;
+        }
         if (t->endpoint != NULL && !t->ready) {
             t->ready = true;
             tsse_queue(t, TRANSPORT_READY, NULL, NULL);
@@ -261,6 +282,19 @@ tsse_stream_done_cb(void *arg, struct http_xfer *hx,
     t->stream = NULL;
     t->used = true;
     tsse_flush(t);
+    if (t->refused) {
+        t->refused = false;
+        t->opened = false;
+        e.failure = &t->refusal;
+        e.opened = opened;
+        e.type = t->ready ? TRANSPORT_LOST : TRANSPORT_OPEN_FAILED;
+        if (t->ready) {
+            t->ready = false;
+            tsse_fail_waiting(t);
+        }
+        transport_emit(&t->base, &e);
+        return;
+    }
     f.ev = res->ev;
     if (res->ev.net != NET_OK && !res->completed) {
         http_judge_net(res, f.detail, sizeof(f.detail));
@@ -270,7 +304,8 @@ tsse_stream_done_cb(void *arg, struct http_xfer *hx,
         if (f.ev.stream_ended)
             f.ev.net = NET_OK;
     } else if (res->status < 200 || res->status >= 300) {
-        http_judge_status(res, &f.ev, -1, f.detail, sizeof(f.detail), NULL);
+        http_judge_status(res, &f.ev, -1, "the HTTP+SSE stream", f.detail,
+            sizeof(f.detail), NULL);
     } else {
         f.ev.stream_ended = opened;
         f.ev.no_matching_response = !opened;
@@ -322,6 +357,7 @@ tsse_open(struct transport *base, struct transport_failure *f)
     t->endpoint = NULL;
     t->ready = false;
     t->opened = false;
+    t->refused = false;
     t->stream = http_start(base->env->curl, &rq, &tsse_stream_cb, t, &cause);
     if (t->stream == NULL) {
         struct failure_evidence ev = { .net = NET_OTHER };
@@ -364,7 +400,7 @@ tsse_post_done_cb(void *arg, struct http_xfer *hx,
         r->posted = true;
         return;
     }
-    out.failed = http_judge_post(res, r->id,
+    out.failed = http_judge_post(res, r->id, r->method,
         t->base.env->decl->max_message_bytes, &none, &out.f);
     if (!out.failed && none == NULL)
         out.accepted = true;

@@ -13,6 +13,7 @@
  */
 #include "transport.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ struct tstdio {
     struct transport       base;
     struct child          *child;
     bool                   gone;        /* exited, or stdout shut */
+    bool                   abandoned;   /* killed by mcptop: a failed dial's
+                                           cleanup, not a session */
     bool                   has_exit;
     int                    exit_status; /* waitpid status */
     ev_timer               eof_timer;
@@ -257,7 +260,8 @@ tstdio_line_cb(void *arg, const char *line, size_t len)
         }
         transport_log(&t->base, "stdout: a response to no request in "
             "flight");
-    } else if (jsonrpc_method(m) != NULL) {
+    }
+    {
         struct transport_event e = { .type = TRANSPORT_MESSAGE, .msg = m };
 
         transport_emit(&t->base, &e);
@@ -385,12 +389,22 @@ tstdio_open(struct transport *base, struct transport_failure *f)
     }
     t->gone = false;
     t->has_exit = false;
+    t->abandoned = false;
     t->child = child_spawn(base->env->loop, base->env->decl,
         base->env->decl->max_message_bytes, &tstdio_child_cb, t, &err,
         &cause);
     if (t->child == NULL) {
         struct failure_evidence ev = { .spawn_error = true, .os_errno = err };
 
+        if (err == EMFILE || err == ENFILE) {
+            /* Out of descriptors here: not the command's fault. */
+            ev.spawn_error = false;
+            ev.local_limit = true;
+            transport_failure_set(f, &ev, "local limit: too many open files "
+                "(the child could not be started)");
+            free(cause);
+            return -1;
+        }
         transport_failure_set(f, &ev, "%s", cause != NULL ? cause : "");
         free(cause);
         return -1;
@@ -422,7 +436,7 @@ tstdio_has_session(const struct transport *base)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
-    return t->child != NULL && !child_exited(t->child);
+    return t->child != NULL && !child_exited(t->child) && !t->abandoned;
 }
 
 static void
@@ -446,9 +460,14 @@ tstdio_abandon(struct transport *base)
 {
     struct tstdio *t = (struct tstdio *)base;
 
-    /* A child whose dial failed is not kept: the next dial spawns anew. */
-    if (t->child != NULL && !child_exited(t->child))
+    /* A child whose dial failed is not kept: the next dial spawns anew.
+     * This is the dial's cleanup, never an ending. */
+    if (t->child != NULL && !child_exited(t->child)) {
+        t->abandoned = true;
+        transport_log(base, "dial cleanup: stopping child %ld",
+            (long)child_pid(t->child));
         child_signal(t->child, SIGKILL);
+    }
 }
 
 /* The ending's outcome, from the step the shutdown sequence reached when
@@ -464,6 +483,8 @@ tstdio_ending_reaped(struct tstdio *t)
     t->run = NULL;
     ev_timer_stop(t->base.env->loop, &t->stage_timer);
     if (!ending_run_has_outcome(run)) {
+        char died[96];
+
         if (WIFSIGNALED(t->exit_status))
             rep.signal = WTERMSIG(t->exit_status);
         if (WIFEXITED(t->exit_status))
@@ -474,6 +495,13 @@ tstdio_ending_reaped(struct tstdio *t)
             "the child exited after stdin closed" :
             rep.outcome == ENDING_SIGNALLED ? "the child needed SIGTERM" :
             "the child needed SIGKILL";
+        if (rep.outcome == ENDING_EXITED && rep.signal != 0) {
+            /* Exited never carries a signal: one mcptop did not send. */
+            snprintf(died, sizeof(died), "the child was killed by signal "
+                "%d after stdin closed", rep.signal);
+            rep.outcome = ENDING_SIGNALLED;
+            rep.detail = died;
+        }
         ending_run_report(run, &rep);
     }
     /* The reaping is the settlement. */
@@ -511,20 +539,19 @@ tstdio_end(struct transport *base, struct ending_run *run, char *session,
 
     (void)protocol_version;
     free(session);
-    if (t->child == NULL || child_exited(t->child)) {
-        if (t->child != NULL && t->has_exit) {
-            struct ending_report rep = {
-                .outcome = ENDING_EXITED,
-                .detail = "the child had already exited",
-                .exit_code = WIFEXITED(t->exit_status) ?
-                    WEXITSTATUS(t->exit_status) : -1,
-            };
+    if (t->child == NULL || child_exited(t->child) || t->abandoned) {
+        /* No live session: nothing to end, whatever the child's end was. */
+        char detail[128];
 
-            ending_run_report(run, &rep);
-        } else {
-            ending_run_outcome(run, ENDING_NO_SESSION,
-                "no child is running; nothing to end");
-        }
+        if (t->abandoned)
+            snprintf(detail, sizeof(detail), "no live session: the dial "
+                "failed and mcptop stopped its child");
+        else if (t->has_exit)
+            tstdio_child_detail(t, detail, sizeof(detail));
+        else
+            snprintf(detail, sizeof(detail), "no child is running; "
+                "nothing to end");
+        ending_run_outcome(run, ENDING_NO_SESSION, detail);
         ending_run_settle(run);
         return;
     }

@@ -55,6 +55,7 @@ enum {
     R_CLOSED,
     R_TRANSPORT,
     R_STATUS,
+    R_FOREIGN,
     R_VERSION,
     R_NOT_MCP,
     R_OTHER_NET,
@@ -68,6 +69,7 @@ static const enum failure_kind expected_rule_kind[R__COUNT] = {
     [R_REFUSED]   = FAILURE_CONNECT_REFUSED,
     [R_TIMEOUT]   = FAILURE_TIMEOUT,
     [R_RPC_ERROR] = FAILURE_PROTOCOL,
+    [R_FOREIGN]   = FAILURE_PROTOCOL,
     [R_CLOSED]    = FAILURE_CONNECTION_CLOSED,
     [R_TRANSPORT] = FAILURE_CONNECTION_FAILED,
     [R_STATUS]    = FAILURE_HTTP_STATUS,
@@ -360,6 +362,104 @@ test_rule_version(void **state)
     memset(&ev, 0, sizeof(ev));
     ev.bad_protocol_version = true;
     expect_rule(&ev, R_VERSION, "bad protocol version over stdio");
+}
+
+/* A URL a server handed us on another origin: protocol, delivered yes (the
+ * server answered), and nothing went there. */
+static void
+test_rule_foreign(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.content_sse = true;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 80;
+    ev.foreign_url = true;
+    expect_rule(&ev, R_FOREIGN, "endpoint on another origin");
+    failure_make(&f, &ev, SITE_REQUEST, "endpoint on http://127.0.0.1:9");
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.delivered, DELIVERED_YES);
+}
+
+/* A local resource limit (EMFILE) is never the server refusing: unknown,
+ * delivered no, whatever the connect step said. */
+static void
+test_local_limit(void **state)
+{
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    memset(&ev, 0, sizeof(ev));
+    ev.net = NET_CONNECT;
+    ev.phase = PHASE_CONNECT;
+    ev.local_limit = true;
+    failure_make(&f, &ev, SITE_REQUEST, "local limit: too many open files");
+    assert_int_equal(f.kind, FAILURE_UNKNOWN);
+    assert_int_equal(f.delivered, DELIVERED_NO);
+    ev.local_limit = false;
+    assert_int_equal(failure_classify(&ev), FAILURE_CONNECT_REFUSED);
+
+    memset(&ev, 0, sizeof(ev));
+    ev.local_limit = true;      /* stdio: the child could not start */
+    failure_make(&f, &ev, SITE_CONNECT, "local limit");
+    assert_int_equal(f.kind, FAILURE_UNKNOWN);
+    assert_int_equal(f.delivered, DELIVERED_NO);
+}
+
+/* An http_status failure carries a reason read from structure only. */
+static void
+test_reasons(void **state)
+{
+    static const struct {
+        long status; bool www; bool cf; enum failure_reason want;
+    } rows[] = {
+        { 401, false, false, REASON_AUTH },
+        { 403, true,  false, REASON_AUTH },
+        { 403, false, false, REASON_FORBIDDEN },
+        { 403, false, true,  REASON_CHALLENGE },
+        { 503, false, true,  REASON_CHALLENGE },
+        { 429, false, false, REASON_RATE_LIMITED },
+        { 503, false, false, REASON_UNAVAILABLE },
+        { 502, false, false, REASON_BAD_GATEWAY },
+        { 504, false, false, REASON_GATEWAY_TIMEOUT },
+        { 307, false, false, REASON_REDIRECT },
+        { 404, false, false, REASON_NOT_FOUND },
+        { 405, false, false, REASON_METHOD_NOT_ALLOWED },
+        { 500, false, false, REASON_SERVER_ERROR },
+        { 418, false, false, REASON_CLIENT_ERROR },
+        { 200, false, false, REASON_NONE },
+    };
+    struct failure_evidence ev;
+    struct failure          f;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        memset(&ev, 0, sizeof(ev));
+        ev.http_status = rows[i].status;
+        ev.www_authenticate = rows[i].www;
+        ev.cf_challenge = rows[i].cf;
+        ev.phase = PHASE_RESPONSE;
+        ev.response_bytes = 100;
+        assert_int_equal(failure_reason_of(&ev), rows[i].want);
+        failure_make(&f, &ev, SITE_REQUEST, NULL);
+        if (rows[i].status >= 300)
+            assert_int_equal(f.reason, rows[i].want);
+    }
+    assert_string_equal(failure_reason_name(REASON_RATE_LIMITED),
+        "rate_limited");
+    assert_string_equal(failure_reason_name(REASON_NONE), "");
+    /* Only http_status carries one. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 400;
+    ev.rpc_error = true;
+    failure_make(&f, &ev, SITE_REQUEST, NULL);
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.reason, REASON_NONE);
 }
 
 /* Rule 9: the answer is not MCP. */
@@ -1061,6 +1161,9 @@ main(void)
         cmocka_unit_test(test_rule_transport),
         cmocka_unit_test(test_rule_status),
         cmocka_unit_test(test_rule_version),
+        cmocka_unit_test(test_rule_foreign),
+        cmocka_unit_test(test_local_limit),
+        cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_rule_not_mcp),
         cmocka_unit_test(test_rule_other_net),
         cmocka_unit_test(test_rule_any),
