@@ -5,11 +5,13 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "engine/http.h"
 #include "ui/tui.h"
+#include "util/str.h"
 
 static void
 main_usage(FILE *out)
@@ -38,12 +40,6 @@ main_usage(FILE *out)
         "Exit status: 0 ok, 1 some server not ok, 2 usage or config error.\n");
 }
 
-static void
-main_version(void)
-{
-    printf("mcptop %s\n%s\n", MCPTOP_VERSION, http_library_version());
-}
-
 int
 main(int argc, char **argv)
 {
@@ -58,7 +54,7 @@ main(int argc, char **argv)
     }
     if (argc >= 2 && (strcmp(argv[1], "-V") == 0 ||
         strcmp(argv[1], "--version") == 0)) {
-        main_version();
+        cli_print_version(stdout);
         return 0;
     }
     if (http_global_init() != 0) {
@@ -76,9 +72,10 @@ main(int argc, char **argv)
     } else if (strcmp(argv[1], "end") == 0) {
         rc = cli_end(argc - 1, argv + 1);
     } else {
-        fprintf(stderr, "mcptop: unknown command '%s'\n", argv[1]);
-        main_usage(stderr);
-        rc = EXIT_USAGE;
+        char *safe = str_sanitized(argv[1]);
+
+        rc = cli_usage_error(NULL, "unknown command '%.60s'", safe);
+        free(safe);
     }
     http_global_cleanup();
     return rc;

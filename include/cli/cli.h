@@ -78,4 +78,38 @@ struct cJSON *cli_json_ending(const struct ending *e);
  * frees with cJSON_Delete. */
 struct cJSON *cli_json_server(const struct server *s);
 
+/*
+ * Usage errors, the same for every command: "mcptop CMD: WHAT" and "Try
+ * 'mcptop CMD --help' for more information." on stderr (cmd NULL for the
+ * top level: "mcptop: WHAT", "Try 'mcptop --help' ..."). Never the help
+ * itself, never the binary's path. Returns EXIT_USAGE, for `return`.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+struct option;
+/*
+ * The usage error for what getopt_long just rejected: ch is its return
+ * value (':' a missing value, '?' an unknown, ambiguous or valueless
+ * option). The caller sets opterr = 0 and starts shortopts with ':' so
+ * getopt prints nothing itself. Returns EXIT_USAGE.
+ */
+int cli_option_error(const char *cmd, int ch, char *const argv[],
+    const struct option *longopts);
+
+/*
+ * Write s to out as a cell exactly width display columns wide: padded
+ * with spaces (on the left when right is true), or cut and ended with
+ * "…" (U+2026). Columns are measured as UTF-8 with wcwidth under C.UTF-8,
+ * whatever the user's locale: s is UTF-8 (config and sanitized server
+ * text); an invalid byte counts one column.
+ */
+void cli_cell(FILE *out, const char *s, int width, bool right);
+/* Display columns of the NUL-terminated UTF-8 string s (as cli_cell). */
+int cli_text_cols(const char *s);
+
+/* `mcptop --version`: mcptop's version and commit, and the versions of
+ * the libraries actually linked, asked at run time. */
+void cli_print_version(FILE *out);
+
 #endif

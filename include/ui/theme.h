@@ -83,8 +83,16 @@ int theme_parse(struct theme *t, const char *text, const char *origin,
 int theme_load(struct theme *t, const char *name_or_path, char **cause);
 
 /*
- * The theme names found in the theme directories ($MCPTOP_THEMES, the
- * source tree's themes/, /usr/local/share/mcptop/themes), deduplicated,
+ * The theme directories in search order, joined with ", " for help and
+ * error messages: $MCPTOP_THEMES, the installed themes relative to the
+ * binary (<bindir>/../share/mcptop/themes), then themes/ beside the
+ * binary when it exists (a build tree). Caller frees.
+ */
+char *theme_search_path(void);
+
+/*
+ * The theme names found in the theme directories (theme_search_path),
+ * deduplicated,
  * dark, light and high-contrast first, then the rest sorted. Always holds
  * at least "dark". Caller frees with theme_list_free.
  */

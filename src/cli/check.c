@@ -173,11 +173,15 @@ check_event_cb(void *arg, const struct event *e)
     cli_run_kick(&c->run);
 }
 
+/* Width of the NAME column of the plain tables, in display columns. */
+#define CHECK_NAME_COLS 20
+
 static void
 check_print_table(struct check *c)
 {
-    printf("%-20s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", "NAME", "TRANS",
-        "LIVENESS", "LAST FAILURE", "DELIVERED", "HTTP", "TOOLS", "RTT_MS");
+    printf("%-*s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", CHECK_NAME_COLS,
+        "NAME", "TRANS", "LIVENESS", "LAST FAILURE", "DELIVERED", "HTTP",
+        "TOOLS", "RTT_MS");
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
         const struct server   *s = fleet_server(c->fleet, i);
         const struct liveness *l = server_liveness(s);
@@ -196,10 +200,11 @@ check_print_table(struct check *c)
             kind = "stdio: not yet supported";
         else if (f != NULL)
             kind = failure_kind_name(f->kind);
-        /* "—" is one column but three bytes: pad it by hand. */
-        printf("%-20.20s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", name,
-            server_transport_name(s),
-            l->present ? liveness_state_name(l->state) : "—          ", kind,
+        cli_cell(stdout, name, CHECK_NAME_COLS, false);
+        printf(" %-5s ", server_transport_name(s));
+        cli_cell(stdout, l->present ? liveness_state_name(l->state) : "—",
+            11, false);
+        printf(" %-17s %-9s %-4s %5s %8s\n", kind,
             f != NULL ? delivered_name(f->delivered) : "-", st, tools, rtt);
         if (f != NULL && f->detail[0] != '\0')
             printf("  %s: %s\n", failure_site_name(f->site), f->detail);
@@ -328,19 +333,19 @@ check_json_stats(struct check *c, cJSON *root)
 static void
 check_print_pings_table(struct check *c)
 {
-    printf("\n%-20s %6s %8s %9s %8s\n", "PINGS", "COUNT", "MIN_MS",
-        "MEDIAN_MS", "P99_MS");
+    printf("\n%-*s %6s %8s %9s %8s\n", CHECK_NAME_COLS, "PINGS", "COUNT",
+        "MIN_MS", "MEDIAN_MS", "P99_MS");
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
         const struct server *s = fleet_server(c->fleet, i);
         struct check_rtts   *r = server_data(s);
         double               min, med, p99;
         char                *name = str_sanitized(server_name(s));
 
+        cli_cell(stdout, name, CHECK_NAME_COLS, false);
         if (check_ping_stats(r, &min, &med, &p99))
-            printf("%-20.20s %6zu %8.1f %9.1f %8.1f\n", name, r->n, min,
-                med, p99);
+            printf(" %6zu %8.1f %9.1f %8.1f\n", r->n, min, med, p99);
         else
-            printf("%-20.20s %6d %8s %9s %8s\n", name, 0, "-", "-", "-");
+            printf(" %6d %8s %9s %8s\n", 0, "-", "-", "-");
         free(name);
     }
 }
@@ -395,7 +400,8 @@ cli_check(int argc, char **argv)
     char                *cause = NULL;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             common.config_path = optarg;
@@ -405,19 +411,15 @@ cli_check(int argc, char **argv)
             break;
         case 't':
             timeout = cli_parse_ms(optarg);
-            if (timeout < 0) {
-                fprintf(stderr, "mcptop check: --timeout takes a positive "
-                    "number of milliseconds, not '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (timeout < 0)
+                return cli_usage_error("check", "--timeout takes a positive "
+                    "number of milliseconds, not '%.40s'", optarg);
             break;
         case 'p':
             c.rounds = cli_parse_ms(optarg);
-            if (c.rounds < 0 || c.rounds > 100000) {
-                fprintf(stderr, "mcptop check: --pings takes a count from 1 "
-                    "to 100000, not '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (c.rounds < 0 || c.rounds > 100000)
+                return cli_usage_error("check", "--pings takes a count from "
+                    "1 to 100000, not '%.40s'", optarg);
             with_pings = true;
             break;
         case 's':
@@ -430,17 +432,14 @@ cli_check(int argc, char **argv)
             check_usage(stdout);
             return 0;
         default:
-            check_usage(stderr);
-            return EXIT_USAGE;
+            return cli_option_error("check", ch, argv, longopts);
         }
     }
     if (optind < argc) {
         if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common.config_path != NULL) {
-            fprintf(stderr, "mcptop check: unexpected argument '%s' "
-                "(give -c FILE or one http(s):// URL)\n", argv[optind]);
-            return EXIT_USAGE;
-        }
+            common.config_path != NULL)
+            return cli_usage_error("check", "unexpected argument '%.60s' "
+                "(give -c FILE or one http(s):// URL)", argv[optind]);
         common.url = argv[optind];
     }
     rc = cli_load_config(&common, &cfg);
@@ -458,7 +457,7 @@ cli_check(int argc, char **argv)
     }
     c.fleet = fleet_new(loop, cfg, &opt, &cause);
     if (c.fleet == NULL) {
-        fprintf(stderr, "mcptop: %s\n", cause);
+        fprintf(stderr, "mcptop check: %s\n", cause);
         free(cause);
         config_free(cfg);
         cli_close_log(&common);

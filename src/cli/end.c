@@ -29,7 +29,8 @@ end_usage(FILE *out)
 {
     fprintf(out,
         "Usage: mcptop end [-c FILE | URL] [--server NAME]... [--json] "
-        "[--teardown MS]\n"
+        "[--teardown MS] [--log FILE]\n"
+        "       mcptop end [-c FILE | URL] --list-servers\n"
         "\n"
         "Dial the chosen servers (all by default), end each session and\n"
         "report each ending's outcome and, apart from it, its settlement.\n"
@@ -40,6 +41,8 @@ end_usage(FILE *out)
         "      --json         one JSON object per line, one per ending\n"
         "      --teardown MS  the teardown deadline (default 3000)\n"
         "      --log FILE     append a debug log of every exchange\n"
+        "      --list-servers print the configured server names (what\n"
+        "                     --server takes), one per line, and exit\n"
         "  -h, --help         this help\n"
         "\n"
         "Outcomes: terminated (DELETE 2xx), not_allowed (405), already_gone\n"
@@ -105,9 +108,11 @@ end_print(struct end_run *r, bool json, int *rc)
                 printf("{\"server\":\"%s\",\"outcome\":null,\"detail\":"
                     "\"not dialed (%s)\"}\n", name,
                     server_state_name(server_state(s)));
-            else
-                printf("%-20.20s %-13s (not dialed: %s)\n", name, "-",
+            else {
+                cli_cell(stdout, name, 20, false);
+                printf(" %-13s (not dialed: %s)\n", "-",
                     server_state_name(server_state(s)));
+            }
             free(name);
             *rc = EXIT_NOT_OK;
             continue;
@@ -133,8 +138,9 @@ end_print(struct end_run *r, bool json, int *rc)
                 if (e->settled)
                     snprintf(settled, sizeof(settled), "%.1f",
                         e->settled_ms);
-                printf("%-20.20s %-13s %-5s %-17s %-9s %11.1f %10s %s\n",
-                    name, ending_outcome_name(e->outcome), st,
+                cli_cell(stdout, name, 20, false);
+                printf(" %-13s %-5s %-17s %-9s %11.1f %10s %s\n",
+                    ending_outcome_name(e->outcome), st,
                     e->has_failure ? failure_kind_name(e->kind) : "-",
                     e->has_failure ? delivered_name(e->delivered) : "-",
                     e->duration_ms, settled, e->half_open ? "yes" : "no");
@@ -155,6 +161,7 @@ cli_end(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "teardown", required_argument, NULL, 't' },
         { "log", required_argument, NULL, 'l' },
+        { "list-servers", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -162,6 +169,7 @@ cli_end(int argc, char **argv)
     struct fleet_options opt = { .no_streams = true, .no_pings = true,
         .no_redial = true };
     struct end_run       r = { 0 };
+    bool                 list = false;
     struct config       *cfg = NULL;
     struct ev_loop      *loop = EV_DEFAULT;
     const char         **names = NULL;
@@ -172,7 +180,8 @@ cli_end(int argc, char **argv)
     char                *cause = NULL;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:s:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":c:s:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             common.config_path = optarg;
@@ -187,32 +196,32 @@ cli_end(int argc, char **argv)
         case 't':
             teardown = cli_parse_ms(optarg);
             if (teardown < 0) {
-                fprintf(stderr, "mcptop end: --teardown takes a positive "
-                    "number of milliseconds, not '%s'\n", optarg);
                 free(names);
-                return EXIT_USAGE;
+                return cli_usage_error("end", "--teardown takes a positive "
+                    "number of milliseconds, not '%.40s'", optarg);
             }
             break;
         case 'l':
             common.log_path = optarg;
+            break;
+        case 'L':
+            list = true;
             break;
         case 'h':
             end_usage(stdout);
             free(names);
             return 0;
         default:
-            end_usage(stderr);
             free(names);
-            return EXIT_USAGE;
+            return cli_option_error("end", ch, argv, longopts);
         }
     }
     if (optind < argc) {
         if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
             common.config_path != NULL) {
-            fprintf(stderr, "mcptop end: unexpected argument '%s' "
-                "(give -c FILE or one http(s):// URL)\n", argv[optind]);
             free(names);
-            return EXIT_USAGE;
+            return cli_usage_error("end", "unexpected argument '%.60s' "
+                "(give -c FILE or one http(s):// URL)", argv[optind]);
         }
         common.url = argv[optind];
     }
@@ -220,6 +229,18 @@ cli_end(int argc, char **argv)
     if (rc != 0) {
         free(names);
         return rc;
+    }
+    if (list) {
+        /* For completions and scripts: one name per line, nothing dialed. */
+        for (size_t i = 0; i < cfg->nservers; i++) {
+            char *name = str_sanitized(cfg->servers[i].name);
+
+            printf("%s\n", name);
+            free(name);
+        }
+        free(names);
+        config_free(cfg);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_USAGE;
     }
     r.chosen = calloc(cfg->nservers + 1, sizeof(bool));
     r.asked = calloc(cfg->nservers + 1, sizeof(bool));
@@ -232,11 +253,9 @@ cli_end(int argc, char **argv)
                 found = true;
             }
         }
-        if (!found) {
-            fprintf(stderr, "mcptop end: no server named '%s' in %s\n",
+        if (!found)
+            rc = cli_usage_error("end", "no server named '%.60s' in %s",
                 names[k], cfg->origin);
-            rc = EXIT_USAGE;
-        }
     }
     free(names);
     if (rc != 0)
@@ -259,7 +278,7 @@ cli_end(int argc, char **argv)
     opt.test_keep_id = getenv("MCPTOP_TEST_REPEAT_DELETE") != NULL;
     r.fleet = fleet_new(loop, cfg, &opt, &cause);
     if (r.fleet == NULL) {
-        fprintf(stderr, "mcptop: %s\n", cause);
+        fprintf(stderr, "mcptop end: %s\n", cause);
         free(cause);
         rc = EXIT_USAGE;
         goto out_log;

@@ -159,7 +159,8 @@ cli_watch(int argc, char **argv)
     char             *cause = NULL;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             common.config_path = optarg;
@@ -171,17 +172,14 @@ cli_watch(int argc, char **argv)
             watch_usage(stdout);
             return 0;
         default:
-            watch_usage(stderr);
-            return EXIT_USAGE;
+            return cli_option_error("watch", ch, argv, longopts);
         }
     }
     if (optind < argc) {
         if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common.config_path != NULL) {
-            fprintf(stderr, "mcptop watch: unexpected argument '%s' "
-                "(give -c FILE or one http(s):// URL)\n", argv[optind]);
-            return EXIT_USAGE;
-        }
+            common.config_path != NULL)
+            return cli_usage_error("watch", "unexpected argument '%.60s' "
+                "(give -c FILE or one http(s):// URL)", argv[optind]);
         common.url = argv[optind];
     }
     rc = cli_load_config(&common, &cfg);
@@ -198,7 +196,7 @@ cli_watch(int argc, char **argv)
         w.fleet = fleet_new(loop, cfg, &opt, &cause);
     }
     if (w.fleet == NULL) {
-        fprintf(stderr, "mcptop: %s\n", cause);
+        fprintf(stderr, "mcptop watch: %s\n", cause);
         free(cause);
         config_free(cfg);
         cli_close_log(&common);

@@ -9,18 +9,22 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#ifndef MCPTOP_THEMES_DIR
-#define MCPTOP_THEMES_DIR ""
+/* From the installed binary's directory to the installed themes (CMake
+ * derives it from GNUInstallDirs): relative, so an installed tree can
+ * move, and no build or source path is compiled in. */
+#ifndef MCPTOP_THEMES_REL
+#define MCPTOP_THEMES_REL "../share/mcptop/themes"
 #endif
-#define THEME_SYSTEM_DIR  "/usr/local/share/mcptop/themes"
 #define THEME_MAX_BYTES   (256 * 1024)
 
 static const char *const theme_role_names[ROLE__COUNT] = {
@@ -274,19 +278,102 @@ out:
     return rc;
 }
 
-/* The theme directories in search order; empty entries skipped. */
+/* The directory of the running binary, symlinks resolved, into buf;
+ * false when /proc/self/exe cannot be read. */
+static bool
+theme_exe_dir(char *buf, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    char   *slash;
+
+    if (n <= 0 || (size_t)n >= size - 1)
+        return false;
+    buf[n] = '\0';
+    slash = strrchr(buf, '/');
+    if (slash == NULL)
+        return false;
+    *(slash == buf ? slash + 1 : slash) = '\0';
+    return true;
+}
+
+/* dir joined with rel into buf, its leading "../" steps taken lexically
+ * (the result names the directory even when it does not exist). */
+static void
+theme_join(char *buf, size_t size, const char *dir, const char *rel)
+{
+    char base[PATH_MAX];
+
+    snprintf(base, sizeof(base), "%s", dir);
+    while (strncmp(rel, "../", 3) == 0) {
+        char *slash = strrchr(base, '/');
+
+        if (slash == NULL || slash == base)
+            break;
+        *slash = '\0';
+        rel += 3;
+    }
+    snprintf(buf, size, "%s/%s", base, rel);
+}
+
+static bool
+theme_is_dir(const char *path)
+{
+    struct stat sb;
+
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/*
+ * The theme directories in search order: $MCPTOP_THEMES; the installed
+ * themes, MCPTOP_THEMES_REL from the binary's directory; then themes/
+ * beside the binary when it exists (a build tree links it to the source
+ * themes). Worked out once; the strings are static.
+ */
 static size_t
 theme_dirs(const char *dirs[3])
 {
+    static char installed[PATH_MAX + 64], beside[PATH_MAX + 16];
+    static bool have_installed, have_beside, done;
     const char *env = getenv("MCPTOP_THEMES");
     size_t      n = 0;
 
+    if (!done) {
+        char exe[PATH_MAX];
+
+        done = true;
+        if (theme_exe_dir(exe, sizeof(exe))) {
+            theme_join(installed, sizeof(installed), exe, MCPTOP_THEMES_REL);
+            have_installed = true;
+            snprintf(beside, sizeof(beside), "%s/themes", exe);
+            have_beside = theme_is_dir(beside);
+        }
+    }
     if (env != NULL && env[0] != '\0')
         dirs[n++] = env;
-    if (MCPTOP_THEMES_DIR[0] != '\0')
-        dirs[n++] = MCPTOP_THEMES_DIR;
-    dirs[n++] = THEME_SYSTEM_DIR;
+    if (have_installed)
+        dirs[n++] = installed;
+    if (have_beside)
+        dirs[n++] = beside;
     return n;
+}
+
+char *
+theme_search_path(void)
+{
+    const char *dirs[3];
+    size_t      n = theme_dirs(dirs);
+    const char *env = getenv("MCPTOP_THEMES");
+    bool        has_env = env != NULL && env[0] != '\0';
+    char       *out = xstrdup(has_env ? "" : "$MCPTOP_THEMES (unset)");
+
+    for (size_t i = 0; i < n; i++) {
+        char *next = str_printf("%s%s%s%s", out, out[0] != '\0' ? ", " : "",
+            dirs[i], has_env && i == 0 ? " ($MCPTOP_THEMES)" : "");
+
+        free(out);
+        out = next;
+    }
+    return out;
 }
 
 /* Read a whole (small) file; NULL with *cause. */
@@ -350,11 +437,11 @@ theme_load(struct theme *t, const char *name_or_path, char **cause)
                 return 0;
             {
                 char *safe = str_sanitized(name_or_path);
+                char *where = theme_search_path();
 
                 *cause = str_printf("no theme named \"%.60s\" (looked for "
-                    "%.60s.json in $MCPTOP_THEMES, %s, %s)", safe, safe,
-                    MCPTOP_THEMES_DIR[0] != '\0' ? MCPTOP_THEMES_DIR :
-                    "(no source tree)", THEME_SYSTEM_DIR);
+                    "%.60s.json in %s)", safe, safe, where);
+                free(where);
                 free(safe);
             }
             return -1;

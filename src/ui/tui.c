@@ -67,9 +67,12 @@ static const struct ui_glyphs tui_glyphs_ascii = {
 static void
 tui_usage(FILE *out)
 {
+    char *where = theme_search_path();
+
     fprintf(out,
         "Usage: mcptop [tui] [-c FILE | URL] [--theme NAME|FILE] "
         "[--log FILE]\n"
+        "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
         "failure\n"
@@ -80,18 +83,32 @@ tui_usage(FILE *out)
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
         "      --log FILE     append a debug log of every exchange\n"
+        "      --list-themes  print the theme names found, one per line, "
+        "and exit\n"
         "  -h, --help         this help\n"
         "\n"
-        "Themes are looked up in $MCPTOP_THEMES, %s,\n"
-        "/usr/local/share/mcptop/themes. NO_COLOR=1 draws without colour.\n"
-        "Press ? in the TUI for the keys.\n"
-        "Config search without -c or URL: %s\n",
-#ifdef MCPTOP_THEMES_DIR
-        MCPTOP_THEMES_DIR,
-#else
-        "(no source tree)",
-#endif
+        "Themes are looked up in %s.\n"
+        "NO_COLOR=1 draws without colour. Press ? in the TUI for the keys.\n"
+        "Config search without -c or URL: %s\n", where,
         config_discover_help());
+    free(where);
+}
+
+/* --list-themes: the names --theme takes, one per line. */
+static int
+tui_list_themes(void)
+{
+    char **names;
+    size_t n = theme_list(&names);
+
+    for (size_t i = 0; i < n; i++) {
+        char *safe = str_sanitized(names[i]);
+
+        printf("%s\n", safe);
+        free(safe);
+    }
+    theme_list_free(names, n);
+    return fflush(stdout) == 0 && !ferror(stdout) ? -1 : EXIT_USAGE;
 }
 
 void
@@ -721,7 +738,8 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common and *theme. 0, -1 for --help, or EXIT_USAGE. */
+/* Parse argv into common and *theme. 0, -1 for --help or --list-themes
+ * (done), or EXIT_USAGE. */
 static int
 tui_args(int argc, char **argv, struct cli_common *common,
     const char **theme)
@@ -730,13 +748,17 @@ tui_args(int argc, char **argv, struct cli_common *common,
         { "config", required_argument, NULL, 'c' },
         { "theme", required_argument, NULL, 't' },
         { "log", required_argument, NULL, 'l' },
+        { "list-themes", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    int ch;
+    /* "mcptop tui ..." names its command; "mcptop ..." is the top level. */
+    const char *cmd = strcmp(argv[0], "tui") == 0 ? "tui" : NULL;
+    int         ch;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             common->config_path = optarg;
@@ -747,21 +769,20 @@ tui_args(int argc, char **argv, struct cli_common *common,
         case 'l':
             common->log_path = optarg;
             break;
+        case 'T':
+            return tui_list_themes();
         case 'h':
             tui_usage(stdout);
             return -1;
         default:
-            tui_usage(stderr);
-            return EXIT_USAGE;
+            return cli_option_error(cmd, ch, argv, longopts);
         }
     }
     if (optind < argc) {
         if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common->config_path != NULL) {
-            fprintf(stderr, "mcptop: unexpected argument '%s' (give -c FILE "
-                "or one http(s):// URL)\n", argv[optind]);
-            return EXIT_USAGE;
-        }
+            common->config_path != NULL)
+            return cli_usage_error(cmd, "unexpected argument '%.60s' (give "
+                "-c FILE or one http(s):// URL)", argv[optind]);
         common->url = argv[optind];
     }
     return 0;

@@ -1,0 +1,60 @@
+# What `cmake --install` puts where (GNUInstallDirs), and the Debian package
+# (`cpack -G DEB`). Included from the top-level CMakeLists.txt after the
+# mcptop target exists. Paths below are relative to the install prefix.
+#
+#   bin/mcptop
+#   share/mcptop/themes/*.json              (found by the binary relative
+#                                            to itself: MCPTOP_THEMES_REL)
+#   share/man/man1/mcptop.1
+#   share/bash-completion/completions/mcptop
+#   share/zsh/site-functions/_mcptop
+#   share/fish/vendor_completions.d/mcptop.fish
+#   share/doc/mcptop/{LICENSE,README.md,CHANGELOG.md}
+
+# The man page carries the version: configured from its one source.
+set(MCPTOP_MAN_DATE "2026-11-30")
+configure_file(${PROJECT_SOURCE_DIR}/doc/mcptop.1.in
+               ${PROJECT_BINARY_DIR}/mcptop.1 @ONLY)
+
+install(TARGETS mcptop RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/themes/
+        DESTINATION ${MCPTOP_THEMES_INSTALL_DIR}
+        FILES_MATCHING PATTERN "*.json")
+install(FILES ${PROJECT_BINARY_DIR}/mcptop.1
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PROJECT_SOURCE_DIR}/completions/mcptop.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME mcptop)
+install(FILES ${PROJECT_SOURCE_DIR}/completions/_mcptop
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(FILES ${PROJECT_SOURCE_DIR}/completions/mcptop.fish
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
+              ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# CPack: `cpack -G DEB` in the build directory. Depends comes from the
+# shared libraries the binary really links (dpkg-shlibdeps), not a list
+# kept by hand.
+set(CPACK_PACKAGE_NAME mcptop)
+set(CPACK_PACKAGE_VENDOR "the mcptop authors")
+set(CPACK_PACKAGE_CONTACT "the mcptop authors")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The long description; CPack puts the summary line before it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+"mcptop dials every configured MCP (Model Context Protocol) server over
+Streamable HTTP or stdio, keeps a liveness record per server built only from
+exchanges that really happened, classifies every failure with a verdict on
+whether the request reached the server, and ends sessions reporting each
+ending's outcome and settlement. It runs as a full-screen terminal UI, as a
+one-shot check for scripts and CI, as a JSON Lines stream, and as a session
+terminator.")
+include(CPack)

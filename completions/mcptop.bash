@@ -1,0 +1,127 @@
+# bash completion for mcptop(1)                              -*- shell-script -*-
+#
+# Installed as share/bash-completion/completions/mcptop. Needs nothing from
+# the bash-completion package. Theme names come from `mcptop tui
+# --list-themes`, server names from `mcptop end [-c FILE | URL]
+# --list-servers` with the -c FILE or URL already on the command line.
+
+# Print the -c FILE / URL arguments found in words 2..COMP_CWORD-1, one
+# per line, ready to pass on to --list-servers.
+_mcptop_fleet_args()
+{
+    local i w next
+    for ((i = 2; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        next=${COMP_WORDS[i + 1]}
+        case $w in
+            -c | --config)
+                # bash splits "--config=FILE" at '=' into three words.
+                if [[ $next == = ]]; then
+                    ((i++))
+                    next=${COMP_WORDS[i + 1]}
+                fi
+                if ((i + 1 < COMP_CWORD)); then
+                    printf '%s\n' -c "${next/#\~/$HOME}"
+                fi
+                ;;
+            http://* | https://*)
+                printf '%s\n' "$w"
+                ;;
+        esac
+    done
+}
+
+# Add the lines read on stdin that start with $cur to COMPREPLY: quoted
+# for the shell, or with "raw" as they are (when -o filenames quotes).
+_mcptop_add_lines()
+{
+    local line
+    while IFS= read -r line; do
+        [[ -n $line && $line == "$cur"* ]] || continue
+        if [[ $1 == raw ]]; then
+            COMPREPLY+=("$line")
+        else
+            COMPREPLY+=("$(printf '%q' "$line")")
+        fi
+    done
+}
+
+_mcptop()
+{
+    local cur prev cmd i bin
+    local -a fleet
+    COMPREPLY=()
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    bin=${COMP_WORDS[0]/#\~/$HOME}
+
+    # "--opt=VALUE": bash hands us "--opt" "=" "VALUE".
+    if [[ $cur == = ]]; then
+        cur=
+    elif [[ $prev == = ]] && ((COMP_CWORD >= 2)); then
+        prev=${COMP_WORDS[COMP_CWORD - 2]}
+    fi
+
+    cmd=
+    if ((COMP_CWORD > 1)); then
+        case ${COMP_WORDS[1]} in
+            tui | check | watch | end) cmd=${COMP_WORDS[1]} ;;
+        esac
+    fi
+
+    case $prev in
+        -c | --config | --log)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        --theme)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                compopt -o filenames 2>/dev/null
+                _mcptop_add_lines raw < <("$bin" tui --list-themes 2>/dev/null)
+                mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY \
+                    < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+                return
+            fi
+            ;;
+        -s | --server)
+            if [[ $cmd == end ]]; then
+                mapfile -t fleet < <(_mcptop_fleet_args)
+                _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
+                    --list-servers 2>/dev/null)
+                return
+            fi
+            ;;
+        --timeout | --teardown | --pings)
+            return
+            ;;
+    esac
+
+    local opts
+    case $cmd in
+        check)
+            opts='-c --config --json --timeout --pings --stats --log -h --help'
+            ;;
+        watch)
+            opts='-c --config --log -h --help'
+            ;;
+        end)
+            opts='-c --config -s --server --json --teardown --log
+                  --list-servers -h --help'
+            ;;
+        tui)
+            opts='-c --config --theme --log --list-themes -h --help'
+            ;;
+        *)
+            opts='-c --config --theme --log --list-themes -h --help
+                  -V --version'
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
+        COMPREPLY=($(compgen -W 'tui check watch end' -- "$cur"))
+    fi
+}
+
+complete -F _mcptop mcptop

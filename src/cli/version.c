@@ -1,0 +1,30 @@
+/*
+ * `mcptop --version`: mcptop's version (CMake's PROJECT_VERSION) and the
+ * git commit it was configured at, then every library the binary runs
+ * on, each as it reports itself at run time.
+ */
+#include "cli/cli.h"
+
+#include <curses.h>
+
+#include "engine/version.h"
+
+#ifndef MCPTOP_GIT_COMMIT
+#define MCPTOP_GIT_COMMIT "unknown"
+#endif
+
+void
+cli_print_version(FILE *out)
+{
+    struct engine_versions v;
+
+    engine_versions(&v);
+    fprintf(out, "mcptop %s (commit %s)\n", MCPTOP_VERSION,
+        MCPTOP_GIT_COMMIT);
+    fprintf(out, "libcurl %s (TLS: %s)\n", v.curl,
+        v.curl_tls != NULL ? v.curl_tls : "none");
+    /* curses_version() says "ncurses 6.4.20221231". */
+    fprintf(out, "%s\n", curses_version());
+    fprintf(out, "libev %d.%d\n", v.ev_major, v.ev_minor);
+    fprintf(out, "cJSON %s\n", v.cjson);
+}
