@@ -130,8 +130,9 @@ bool http_same_origin(const char *a, const char *b);
 /* Short name of a method ("POST"). */
 const char *http_method_name(enum http_method m);
 
-/* The curl library version string, for --version. */
-const char *http_library_version(void);
+/* The linked libcurl's version and its TLS backend's (NULL when none),
+ * as it reports them at run time. Static strings. */
+void http_library_versions(const char **version, const char **tls);
 
 /* Global init/cleanup of the HTTP library; call once from main. */
 int  http_global_init(void);

@@ -93,10 +93,13 @@ http_global_cleanup(void)
     curl_global_cleanup();
 }
 
-const char *
-http_library_version(void)
+void
+http_library_versions(const char **version, const char **tls)
 {
-    return curl_version();
+    const curl_version_info_data *ci = curl_version_info(CURLVERSION_NOW);
+
+    *version = ci != NULL && ci->version != NULL ? ci->version : "unknown";
+    *tls = ci != NULL ? ci->ssl_version : NULL;
 }
 
 /* Map libcurl's result to the transport-neutral word the classifier reads. */

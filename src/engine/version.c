@@ -7,16 +7,14 @@
 #include "engine/version.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <ev.h>
+
+#include "engine/http.h"
 
 void
 engine_versions(struct engine_versions *v)
 {
-    const curl_version_info_data *ci = curl_version_info(CURLVERSION_NOW);
-
-    v->curl = ci != NULL && ci->version != NULL ? ci->version : "unknown";
-    v->curl_tls = ci != NULL ? ci->ssl_version : NULL;
+    http_library_versions(&v->curl, &v->curl_tls);
     v->ev_major = ev_version_major();
     v->ev_minor = ev_version_minor();
     v->cjson = cJSON_Version();
