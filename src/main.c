@@ -5,6 +5,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +46,17 @@ main(int argc, char **argv)
 {
     int rc;
 
+    struct rlimit nofile;
+
     /* A peer closing a socket or pipe must be an error code, not death. */
     signal(SIGPIPE, SIG_IGN);
+    /* A fleet needs descriptors: take every one the hard limit allows
+     * (what a fleet still cannot fit is said by the fleet, once). */
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
         main_usage(stdout);

@@ -44,13 +44,13 @@ long cli_parse_ms(const char *s);
 /*
  * The loop of a one-shot command (check, end): a deferred `step` that
  * re-reads engine state after events, a bound on the whole run, and
- * SIGINT/SIGTERM, each of which stops the loop.
+ * SIGINT/SIGTERM/SIGHUP, each of which stops the loop.
  */
 struct cli_run {
     struct ev_loop *loop;
     ev_timer        step;
     ev_timer        bound;
-    ev_signal       sigint, sigterm;
+    ev_signal       sigint, sigterm, sighup;
     bool            interrupted;
 };
 

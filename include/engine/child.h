@@ -54,6 +54,16 @@ bool child_stdout_closed(const struct child *c);
 /* Bytes waiting to be written to stdin. */
 size_t child_pending_bytes(const struct child *c);
 /*
+ * Process groups whose leader exited while members live on (a server that
+ * forked workers): each got SIGTERM when its leader exited and gets
+ * SIGKILL at that child's teardown deadline. kill_all sends SIGKILL to
+ * every one still here now (at exit: nothing of a group outlives mcptop)
+ * and returns how many; lingering counts them.
+ */
+size_t child_groups_kill_all(void);
+size_t child_groups_lingering(void);
+
+/*
  * Free. A child still running is killed (SIGKILL to its group) and reaped
  * here, so none is left behind. NULL does nothing. Never call from inside
  * one of c's own callbacks.

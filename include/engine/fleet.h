@@ -31,6 +31,9 @@ struct fleet_options {
  * *cause set (caller frees) when the HTTP machinery cannot start. */
 struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg,
     const struct fleet_options *opt, char **cause);
+/* What the operator should know before the fleet starts (it may not fit
+ * in this process's file descriptor limit), or NULL. Borrowed. */
+const char *fleet_warning(const struct fleet *f);
 /* Stop and free every server, then the HTTP machinery. NULL does nothing. */
 void fleet_free(struct fleet *f);
 

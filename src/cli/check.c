@@ -463,6 +463,8 @@ cli_check(int argc, char **argv)
         cli_close_log(&common);
         return EXIT_USAGE;
     }
+    if (fleet_warning(c.fleet) != NULL)
+        fprintf(stderr, "mcptop check: warning: %s\n", fleet_warning(c.fleet));
     for (size_t i = 0; i < cfg->nservers; i++) {
         const struct config_server *d = &cfg->servers[i];
         long t = timeout > 0 ? timeout : d->timeout_ms;

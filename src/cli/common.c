@@ -125,7 +125,13 @@ cli_json_server(const struct server *s)
     cJSON_AddStringToObject(o, "name", name);
     free(name);
     cJSON_AddStringToObject(o, "transport", server_transport_name(s));
-    cJSON_AddStringToObject(o, "target", server_target(s));
+    {
+        /* Written by the user, but shown sanitized all the same. */
+        char *target = str_sanitized(server_target(s));
+
+        cJSON_AddStringToObject(o, "target", target);
+        free(target);
+    }
     cJSON_AddBoolToObject(o, "ok", server_ok(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)
@@ -133,12 +139,22 @@ cli_json_server(const struct server *s)
     else
         cJSON_AddNullToObject(o, "era");
     cli_json_liveness(o, server_liveness(s));
-    if (server_decl(s)->tls_insecure) {
-        cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+    {
+        const char *ws[4];
+        size_t      nw = server_warnings(s, ws, 4);
+        cJSON      *w = NULL;
 
-        cJSON_AddItemToArray(w, cJSON_CreateString("tls_insecure: the "
-            "server's certificate is not verified"));
+        if (server_decl(s)->tls_insecure || nw > 0)
+            w = cJSON_AddArrayToObject(o, "warnings");
+        if (server_decl(s)->tls_insecure)
+            cJSON_AddItemToArray(w, cJSON_CreateString("tls_insecure: the "
+                "server's certificate is not verified"));
+        for (size_t i = 0; i < nw; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(ws[i]));
     }
+    if (server_next_attempt_ms(s) >= 0)
+        cJSON_AddNumberToObject(o, "next_attempt_at",
+            (double)server_next_attempt_ms(s));
     server_session(s, &si);
     if (si.open) {
         cJSON *so = cJSON_AddObjectToObject(o, "session");
@@ -252,7 +268,7 @@ cli_wait_endings(struct fleet *f, long bound_ms)
     struct cli_wait cw = { .fleet = f };
     ev_prepare      prep;
     ev_timer        bound;
-    ev_signal       sigint, sigterm;
+    ev_signal       sigint, sigterm, sighup;
 
     if (!fleet_endings_busy(f))
         return true;
@@ -265,11 +281,14 @@ cli_wait_endings(struct fleet *f, long bound_ms)
     ev_signal_start(loop, &sigint);
     ev_signal_init(&sigterm, cli_wait_signal_cb, SIGTERM);
     ev_signal_start(loop, &sigterm);
+    ev_signal_init(&sighup, cli_wait_signal_cb, SIGHUP);
+    ev_signal_start(loop, &sighup);
     ev_run(loop, 0);
     ev_prepare_stop(loop, &prep);
     ev_timer_stop(loop, &bound);
     ev_signal_stop(loop, &sigint);
     ev_signal_stop(loop, &sigterm);
+    ev_signal_stop(loop, &sighup);
     return cw.settled;
 }
 
@@ -331,6 +350,9 @@ cli_run_init(struct cli_run *r, struct ev_loop *loop, long bound_ms,
 {
     r->loop = loop;
     r->interrupted = false;
+    /* The bound counts from now, not from the loop's last look at the
+     * clock (reading a large config may have taken a while). */
+    ev_now_update(loop);
     ev_timer_init(&r->step, step, 0., 0.);
     r->step.data = data;
     ev_timer_init(&r->bound, cli_run_bound_cb, bound_ms / 1000.0, 0.);
@@ -341,6 +363,10 @@ cli_run_init(struct cli_run *r, struct ev_loop *loop, long bound_ms,
     ev_signal_init(&r->sigterm, cli_run_signal_cb, SIGTERM);
     r->sigterm.data = r;
     ev_signal_start(loop, &r->sigterm);
+    /* A closed terminal or ssh session: end sessions as for SIGINT. */
+    ev_signal_init(&r->sighup, cli_run_signal_cb, SIGHUP);
+    r->sighup.data = r;
+    ev_signal_start(loop, &r->sighup);
 }
 
 void
@@ -359,4 +385,5 @@ cli_run_done(struct cli_run *r)
     ev_timer_stop(r->loop, &r->bound);
     ev_signal_stop(r->loop, &r->sigint);
     ev_signal_stop(r->loop, &r->sigterm);
+    ev_signal_stop(r->loop, &r->sighup);
 }

@@ -283,6 +283,8 @@ cli_end(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out_log;
     }
+    if (fleet_warning(r.fleet) != NULL)
+        fprintf(stderr, "mcptop end: warning: %s\n", fleet_warning(r.fleet));
     cli_run_init(&r.run, loop, bound_ms + END_GRACE_MS, end_step_cb, &r);
     fleet_subscribe(r.fleet, end_event_cb, &r);
     fleet_start_some(r.fleet, r.chosen);

@@ -16,7 +16,7 @@
 
 struct watch {
     struct fleet *fleet;
-    ev_signal     sigint, sigterm;
+    ev_signal     sigint, sigterm, sighup;
     bool          write_failed;
 };
 
@@ -86,9 +86,13 @@ watch_event_cb(void *arg, const struct event *e)
             cJSON_AddStringToObject(o, "site",
                 failure_site_name(e->failure->site));
             cJSON_AddStringToObject(o, "detail", e->failure->detail);
+            if (server_next_attempt_ms(e->server) >= 0)
+                cJSON_AddNumberToObject(o, "next_attempt_at",
+                    (double)server_next_attempt_ms(e->server));
         }
         cJSON_AddNumberToObject(o, "ms", (double)((long)(e->ms * 10)) / 10);
         break;
+
     case EVENT_LIVENESS:
         cJSON_AddStringToObject(o, "event", "liveness");
         cJSON_AddStringToObject(o, "server", name);
@@ -202,15 +206,21 @@ cli_watch(int argc, char **argv)
         cli_close_log(&common);
         return EXIT_USAGE;
     }
+    if (fleet_warning(w.fleet) != NULL)
+        fprintf(stderr, "mcptop watch: warning: %s\n", fleet_warning(w.fleet));
     ev_signal_init(&w.sigint, watch_signal_cb, SIGINT);
     ev_signal_start(loop, &w.sigint);
     ev_signal_init(&w.sigterm, watch_signal_cb, SIGTERM);
     ev_signal_start(loop, &w.sigterm);
+    /* A closed terminal or ssh session ends sessions like SIGINT. */
+    ev_signal_init(&w.sighup, watch_signal_cb, SIGHUP);
+    ev_signal_start(loop, &w.sighup);
     fleet_subscribe(w.fleet, watch_event_cb, &w);
     fleet_start(w.fleet);
     ev_run(loop, 0);
     ev_signal_stop(loop, &w.sigint);
     ev_signal_stop(loop, &w.sigterm);
+    ev_signal_stop(loop, &w.sighup);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
     fleet_end_all(w.fleet);

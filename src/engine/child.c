@@ -54,6 +54,7 @@ struct child {
     size_t                        eline_len;
     bool                          etrunc;
     bool                          exited;
+    double                        teardown_s;   /* for its group */
 };
 
 static void
@@ -276,6 +277,127 @@ child_err_cb(struct ev_loop *loop, ev_io *w, int revents)
     }
 }
 
+/* --- process groups that outlive their leader -------------------------- */
+
+/*
+ * A server may fork workers into its process group and exit; they must
+ * not outlive the server in mcptop's eyes. When a leader exits, its group
+ * gets SIGTERM at once and SIGKILL at the teardown deadline, and is
+ * watched (kill(-pgid, 0)) until it is gone; at exit every group still
+ * here gets SIGKILL (child_groups_kill_all).
+ */
+struct child_group {
+    pid_t     pgid;
+    ev_tstamp kill_at;      /* loop time */
+    bool      killed;
+};
+
+static struct child_group *child_groups;
+static size_t              child_ngroups, child_groups_cap;
+static ev_timer            child_groups_timer;
+static struct ev_loop     *child_groups_loop;
+
+static bool
+child_group_alive(pid_t pgid)
+{
+    return kill(-pgid, 0) == 0 || errno == EPERM;
+}
+
+static void child_groups_arm(void);
+
+/* ev_timer: signal what is due, forget what is gone. */
+static void
+child_groups_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    ev_tstamp now = ev_now(loop);
+    size_t    j = 0;
+
+    (void)w;
+    (void)revents;
+    for (size_t i = 0; i < child_ngroups; i++) {
+        struct child_group *g = &child_groups[i];
+
+        if (!child_group_alive(g->pgid))
+            continue;
+        if (now >= g->kill_at && !g->killed) {
+            kill(-g->pgid, SIGKILL);
+            g->killed = true;
+        }
+        child_groups[j++] = *g;
+    }
+    child_ngroups = j;
+    child_groups_arm();
+}
+
+static void
+child_groups_arm(void)
+{
+    ev_tstamp next = 0.5;       /* poll killed groups until they are gone */
+
+    if (child_groups_loop == NULL)
+        return;
+    ev_timer_stop(child_groups_loop, &child_groups_timer);
+    if (child_ngroups == 0)
+        return;
+    for (size_t i = 0; i < child_ngroups; i++) {
+        ev_tstamp in = child_groups[i].kill_at - ev_now(child_groups_loop);
+
+        if (!child_groups[i].killed && in < next)
+            next = in > 0 ? in : 0;
+    }
+    ev_timer_set(&child_groups_timer, next, 0.);
+    ev_timer_start(child_groups_loop, &child_groups_timer);
+}
+
+/* The leader pgid exited: TERM its group now, KILL it at the deadline. */
+static void
+child_group_linger(struct ev_loop *loop, pid_t pgid, double deadline_s)
+{
+    if (!child_group_alive(pgid))
+        return;
+    kill(-pgid, SIGTERM);
+    if (child_groups_loop == NULL) {
+        child_groups_loop = loop;
+        ev_timer_init(&child_groups_timer, child_groups_cb, 0., 0.);
+    }
+    if (child_ngroups == child_groups_cap) {
+        child_groups_cap = child_groups_cap ? child_groups_cap * 2 : 8;
+        child_groups = xrealloc(child_groups, child_groups_cap *
+            sizeof(*child_groups));
+    }
+    child_groups[child_ngroups].pgid = pgid;
+    child_groups[child_ngroups].kill_at = ev_now(loop) + deadline_s;
+    child_groups[child_ngroups].killed = false;
+    child_ngroups++;
+    child_groups_arm();
+}
+
+size_t
+child_groups_kill_all(void)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < child_ngroups; i++) {
+        if (child_group_alive(child_groups[i].pgid)) {
+            kill(-child_groups[i].pgid, SIGKILL);
+            n++;
+        }
+    }
+    child_ngroups = 0;
+    if (child_groups_loop != NULL)
+        ev_timer_stop(child_groups_loop, &child_groups_timer);
+    free(child_groups);
+    child_groups = NULL;
+    child_groups_cap = 0;
+    return n;
+}
+
+size_t
+child_groups_lingering(void)
+{
+    return child_ngroups;
+}
+
 /* ev_child: the child was reaped. */
 static void
 child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
@@ -285,6 +407,8 @@ child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
     (void)revents;
     ev_child_stop(loop, w);
     c->exited = true;
+    /* What it left in its group goes too. */
+    child_group_linger(loop, c->pid, c->teardown_s);
     if (c->cb->on_exit != NULL)
         c->cb->on_exit(c->arg, w->rstatus);
 }
@@ -364,6 +488,8 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     c->arg = arg;
     c->pid = pid;
     c->max_bytes = max_bytes;
+    c->teardown_s = (decl->teardown_ms > 0 ? decl->teardown_ms :
+        CONFIG_DEFAULT_TEARDOWN_MS) / 1000.0;
     c->in_fd = in[1];
     c->out_fd = out[0];
     c->err_fd = errp[0];
@@ -481,6 +607,9 @@ child_free(struct child *c)
         /* SIGKILL cannot be ignored: this wait is short. */
         while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
             ;
+    } else if (child_group_alive(c->pid)) {
+        /* The leader is gone; what it left in its group is not kept. */
+        kill(-c->pid, SIGKILL);
     }
     free(c->wbuf);
     free(c->line);

@@ -7,7 +7,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "engine/child.h"
 #include "engine/curlev.h"
 #include "engine/http.h"
 #include "util/str.h"
@@ -33,6 +35,7 @@ struct fleet {
     size_t               dialing;
     bool                 starting;
     unsigned long        busy;      /* unsettled endings, abandoned dials */
+    char                *warning;   /* the fleet may not fit, or NULL */
 };
 
 /* Dials in flight at once on start-up: kinder to the servers, and glibc
@@ -74,6 +77,35 @@ fleet_start_more(struct fleet *f)
     f->starting = false;
 }
 
+/* Will the fleet fit in the descriptors this process may open? Each HTTP
+ * server needs a connection (two with its stream), each stdio server three
+ * pipes; the rest is the loop's own. Said once, before anything starts,
+ * so a local limit is never read as servers refusing. */
+static char *
+fleet_fd_warning(const struct config *cfg)
+{
+    struct rlimit lim;
+    unsigned long need = 32;
+
+    for (size_t i = 0; i < cfg->nservers; i++)
+        need += cfg->servers[i].transport == CONFIG_STDIO ? 3 : 2;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+        need <= lim.rlim_cur)
+        return NULL;
+    return str_printf("%zu servers need about %lu file descriptors and this "
+        "process may open %lu (ulimit -n, hard limit %lu): some will fail "
+        "with \"local limit: too many open files\"; raise the limit or split "
+        "the fleet (--shard)", cfg->nservers, need,
+        (unsigned long)lim.rlim_cur, lim.rlim_max == RLIM_INFINITY ?
+        0UL : (unsigned long)lim.rlim_max);
+}
+
+const char *
+fleet_warning(const struct fleet *f)
+{
+    return f->warning;
+}
+
 struct fleet *
 fleet_new(struct ev_loop *loop, const struct config *cfg,
     const struct fleet_options *opt, char **cause)
@@ -82,6 +114,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
 
     f->loop = loop;
     f->cfg = cfg;
+    f->warning = fleet_fd_warning(cfg);
     /* One cached connection per server (PERF-NOTES: fewer and pings
      * reconnect), plus room for the GET streams. */
     f->curl = curlev_new(loop, cfg->nservers);
@@ -118,10 +151,13 @@ fleet_free(struct fleet *f)
         return;
     for (size_t i = 0; i < f->nservers; i++)
         server_free(f->servers[i]);
+    /* Nothing of a child's process group outlives the fleet. */
+    child_groups_kill_all();
     free(f->servers);
     curlev_free(f->curl);
     free(f->subs);
     free(f->to_start);
+    free(f->warning);
     free(f);
 }
 

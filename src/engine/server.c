@@ -63,6 +63,7 @@ struct server {
     unsigned long               dials;
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
+    bool                        dial_due;   /* ...and it will dial */
 };
 
 static void server_dial(struct server *s);
@@ -209,6 +210,7 @@ server_tick_in(struct server *s, double delay)
     ev_timer_set(&s->tick, delay, 0.);
     ev_timer_start(s->env->loop, &s->tick);
     s->tick_due = ev_now(s->env->loop) + delay;
+    s->dial_due = false;
 }
 
 void
@@ -269,6 +271,7 @@ server_schedule_dial(struct server *s)
     delay = fmin(delay, SERVER_BACKOFF_CAP_S) * jitter;
     delay = fmax(delay, server_wait_left(s));
     server_tick_in(s, delay);
+    s->dial_due = true;
     server_log(s, "next dial in %.1f s", delay);
 }
 
@@ -283,20 +286,23 @@ server_dial_done(struct server *s, const struct failure *f, double ms)
         return;
     }
     s->failed_dials++;
-    server_exchange(s, "dial", f, ms);
-    if (s->state == SERVER_STOPPED || s->state == SERVER_ENDING)
+    if (s->state == SERVER_STOPPED || s->state == SERVER_ENDING) {
+        server_exchange(s, "dial", f, ms);
         return;
-    server_set_state(s, SERVER_BACKOFF);
+    }
+    /* Planned first, so that the failure's event can say when. */
     if (!s->env->no_redial)
         server_schedule_dial(s);
+    server_exchange(s, "dial", f, ms);
+    server_set_state(s, SERVER_BACKOFF);
 }
 
 void
 server_connection_lost(struct server *s)
 {
     s->failed_dials = 1;
-    server_set_state(s, SERVER_BACKOFF);
     server_schedule_dial(s);
+    server_set_state(s, SERVER_BACKOFF);
 }
 
 void
@@ -482,11 +488,13 @@ server_dial(struct server *s)
         return;
     if (server_wait_left(s) > 0) {
         /* The server asked for a wait: the dial goes when it passes. */
-        server_set_state(s, SERVER_BACKOFF);
         server_tick_in(s, server_wait_left(s));
+        s->dial_due = true;
+        server_set_state(s, SERVER_BACKOFF);
         return;
     }
     ev_timer_stop(s->env->loop, &s->tick);
+    s->dial_due = false;
     s->dials++;
     server_set_state(s, SERVER_DIALING);
     client_dial(s->client);
@@ -780,7 +788,7 @@ server_next_attempt_ms(const struct server *s)
 {
     double left = server_wait_left(s);
 
-    if (s->state == SERVER_BACKOFF && ev_is_active(&s->tick))
+    if (s->dial_due && ev_is_active(&s->tick))
         left = fmax(left, s->tick_due - ev_now(s->env->loop));
     else if (left <= 0)
         return -1;

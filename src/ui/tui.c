@@ -836,6 +836,9 @@ tui_main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out_theme;
     }
+    if (fleet_warning(ui->fleet) != NULL)
+        snprintf(ui->message, sizeof(ui->message), "warning: %s",
+            fleet_warning(ui->fleet));
     if (cfg->nwarnings > 0 && ui->message[0] == '\0') {
         char w[200];
 
