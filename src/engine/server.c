@@ -29,6 +29,7 @@
 #include "engine/child.h"
 #include "engine/http.h"
 #include "engine/jsonrpc.h"
+#include "engine/oauth.h"                   /* oauth glue */
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -85,6 +86,13 @@ struct server_xch {
     bool                doomed;         /* to be failed by fail_all */
     bool                counted;        /* in the server's busy count */
     char               *delete_id;      /* OP_DELETE / orphan: the id */
+    /* oauth glue: what server_post sent, to send once more */
+    bool                oauth_kept;
+    int                 oauth_rounds;
+    enum http_method    oauth_method;
+    char               *oauth_body;
+    size_t              oauth_len;
+    long                oauth_timeout;
 };
 
 /* An ending in progress or done; `pub` is what getters hand out. */
@@ -106,6 +114,7 @@ struct server {
     const struct config_server *decl;
     enum server_state           state;
     char                       *target;
+    struct oauth               *oauth;          /* oauth glue */
 
     /* the era (DESIGN.md section 6): what the server turned out to speak,
      * remembered for this server's endpoint or process until it stops
@@ -432,6 +441,8 @@ server_xch_free(struct server_xch *x, struct failure_evidence *ev_out)
     server_busy(s, &x->counted, false);
     if (x->xfer != NULL)
         http_xfer_abort(x->xfer, ev_out);
+    oauth_forget(s->oauth, x);                      /* oauth glue */
+    free(x->oauth_body);                            /* oauth glue */
     jsonrpc_free(x->answer);
     if (x->delete_id != NULL) {
         /* A session id is a credential: wipe it. */
@@ -618,8 +629,16 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
         .tls_insecure = s->decl->tls_insecure,
         .maybe_resent = s->pings_done > 0 || s->dialed_once,
         .pool_key = s->index,
+        .authorization = oauth_authorization(s->oauth), /* oauth glue */
     };
 
+    if (s->oauth != NULL && !x->oauth_kept) {       /* oauth glue */
+        x->oauth_kept = true;
+        x->oauth_method = method;
+        x->oauth_body = body != NULL ? str_ndup(body, body_len) : NULL;
+        x->oauth_len = body_len;
+        x->oauth_timeout = timeout_ms;
+    }
     if (s->decl->transport == CONFIG_STDIO)
         return server_send_stdio(s, x, body, body_len, timeout_ms);
     if (s->era == ERA_LEGACY_SSE && x->op != OP_SSE && x->op != OP_DELETE &&
@@ -1076,6 +1095,7 @@ server_judge(struct server_xch *x, const struct http_result *r,
     }
     if (r->status < 200 || r->status >= 300) {
         server_status_detail(r, ev, x->id, detail, dsz);
+        oauth_explain(x->s->oauth, detail, dsz);   /* oauth glue */
         return true;
     }
     if (ev->too_large) {
@@ -1705,6 +1725,22 @@ server_route(struct server *s, struct server_xch *x,
     }
 }
 
+/* oauth glue: the authorization work is over; send the request again. */
+static void
+server_oauth_resume_cb(void *arg)
+{
+    struct server_xch *x = arg;
+    char              *cause = NULL;
+
+    if (!server_post(x->s, x, x->oauth_method, x->oauth_body, x->oauth_len,
+        x->oauth_timeout, &cause)) {
+        struct http_result r = { .ev.net = NET_OTHER, .error_text = cause };
+
+        server_route(x->s, x, &r);
+    }
+    free(cause);
+}
+
 /* http_callbacks.on_done: route a finished transfer to its step. */
 static void
 server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r)
@@ -1713,6 +1749,15 @@ server_xfer_done_cb(void *arg, struct http_xfer *hx, const struct http_result *r
 
     (void)hx;
     x->xfer = NULL;         /* freed by http.c right after this returns */
+    /* oauth glue: a 401, or a 403 asking for more scope: the oauth module
+     * refreshes, authorizes or steps up, then the request goes once more */
+    if (x->oauth_kept && (r->status == 401 || r->status == 403) &&
+        x->oauth_rounds < 2 && oauth_on_challenge(x->s->oauth, r->status,
+        r->www_authenticate, server_oauth_resume_cb, x)) {
+        x->oauth_rounds++;
+        ev_timer_stop(x->s->env->loop, &x->timer);
+        return;
+    }
     if (x->s->era == ERA_LEGACY_SSE && x->id >= 0 && x->op != OP_SSE &&
         r->completed && r->status >= 200 && r->status < 300 &&
         !x->sse_answered) {
@@ -2755,6 +2800,7 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->stream_retry_ms = -1;
     s->list_ttl_ms = -1;
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
+    s->oauth = oauth_new(env->loop, env->curl, decl, index, env->log); /* oauth glue */
     if (decl->transport == CONFIG_HTTP) {
         s->target = xstrdup(decl->url != NULL ? decl->url : "");
     } else {
@@ -2846,6 +2892,7 @@ server_free(struct server *s)
     if (s == NULL)
         return;
     server_stop(s);
+    oauth_free(s->oauth);                           /* oauth glue */
     free(s->target);
     free(s->session_id);
     free(s->protocol_version);
@@ -3155,6 +3202,7 @@ server_send_delete(struct server *s, struct server_ending_run *run, char *id,
         .tls_insecure = s->decl->tls_insecure,
         .maybe_resent = true,
         .pool_key = s->index,
+        .authorization = oauth_authorization(s->oauth), /* oauth glue */
     };
     char *cause = NULL;
 
