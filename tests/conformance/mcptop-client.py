@@ -19,6 +19,7 @@ MCPTOP_CONFORMANCE_WAIT_MS (login --wait, default 15000).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,13 +68,17 @@ def main():
         indent=2))
 
     wait = os.environ.get("MCPTOP_CONFORMANCE_WAIT_MS", "15000")
-    login = subprocess.run([MCPTOP, "login", "conformance", "-c", str(config),
-                            "--wait", wait], env=env, timeout=60)
-    if login.returncode == 2:
-        return 2
-    check = subprocess.run([MCPTOP, "check", "-c", str(config), "--json"],
-                           env=env, timeout=60)
-    return check.returncode
+    try:
+        login = subprocess.run([MCPTOP, "login", "conformance", "-c",
+                                str(config), "--wait", wait], env=env,
+                               timeout=60)
+        if login.returncode == 2:
+            return 2
+        check = subprocess.run([MCPTOP, "check", "-c", str(config), "--json"],
+                               env=env, timeout=60)
+        return check.returncode
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
