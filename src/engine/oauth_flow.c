@@ -32,6 +32,15 @@
 
 static void oauth_flow_next(struct oauth_flow *f);
 
+/* How long the consent may take, ms. */
+static long
+oauth_flow_wait_ms(void)
+{
+    long w = oauth_consent_get()->wait_ms;
+
+    return w > 0 ? w : OAUTH_DEFAULT_WAIT_MS;
+}
+
 void
 oauth_flow_free(struct oauth_flow *f)
 {
@@ -82,8 +91,7 @@ oauth_flow_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
     if (f->step == OAUTH_CONSENT) {
         oauth_finish(f, false, "authorization: the browser did not come "
-            "back to mcptop within %ld s", (oauth_consent_get()->wait_ms > 0 ?
-            oauth_consent_get()->wait_ms : OAUTH_DEFAULT_WAIT_MS) / 1000);
+            "back to mcptop within %ld s", oauth_flow_wait_ms() / 1000);
         return;
     }
     if (f->xfer != NULL) {
@@ -388,8 +396,8 @@ oauth_flow_register_method(const struct oauth_flow *f)
 }
 
 static void oauth_flow_grant_start(struct oauth_flow *f);
-static void oauth_flow_redirect_cb(void *arg, const char *code, const char *state,
-    const char *error, const char *error_description);
+static void oauth_flow_redirect_cb(void *arg, const char *code,
+    const char *state, const char *error, const char *error_description);
 
 /* The requested scope: the configured one, with the challenge's (or else
  * the metadata's scopes_supported), and any pending step-up scope. */
@@ -440,7 +448,8 @@ oauth_flow_client(struct oauth_flow *f)
                 "server does not list PKCE S256 support");
             return;
         }
-        f->listen = oauth_listen_new(o->loop, oauth_flow_redirect_cb, f, &cause);
+        f->listen = oauth_listen_new(o->loop, oauth_flow_redirect_cb, f,
+            &cause);
         if (f->listen == NULL) {
             oauth_finish(f, false, "authorization: %s", cause);
             free(cause);
@@ -527,7 +536,8 @@ struct oauth_flow_form {
 };
 
 static void
-oauth_flow_form_add(struct oauth_flow_form *fm, const char *name, const char *value)
+oauth_flow_form_add(struct oauth_flow_form *fm, const char *name,
+    const char *value)
 {
     char  *e;
     size_t need;
@@ -547,7 +557,8 @@ oauth_flow_form_add(struct oauth_flow_form *fm, const char *name, const char *va
  * RFC 7523 section 2.2): fields into fm, or a Basic header into *authz.
  * false with the flow finished when the assertion cannot be signed. */
 static bool
-oauth_flow_client_auth(struct oauth_flow *f, struct oauth_flow_form *fm, char **authz)
+oauth_flow_client_auth(struct oauth_flow *f, struct oauth_flow_form *fm,
+    char **authz)
 {
     const struct config_oauth *c = f->o->decl->oauth;
     const char                *m = f->auth_method != NULL ? f->auth_method :
@@ -618,9 +629,10 @@ oauth_flow_token_request(struct oauth_flow *f, struct oauth_flow_form *fm)
 static void
 oauth_flow_grant_start(struct oauth_flow *f)
 {
-    struct oauth     *o = f->o;
-    struct oauth_flow_form fm = { 0 };
-    char             *challenge, *url;
+    struct oauth               *o = f->o;
+    const struct oauth_consent *consent = oauth_consent_get();
+    struct oauth_flow_form      fm = { 0 };
+    char                       *challenge, *url;
 
     if (oauth_grant(o) == CONFIG_OAUTH_CLIENT_CREDENTIALS) {
         f->step = OAUTH_TOKEN;
@@ -639,7 +651,8 @@ oauth_flow_grant_start(struct oauth_flow *f)
     challenge = oauth_crypto_s256(f->verifier);
     oauth_flow_form_add(&fm, "response_type", "code");
     oauth_flow_form_add(&fm, "client_id", f->client_id);
-    oauth_flow_form_add(&fm, "redirect_uri", oauth_listen_redirect_uri(f->listen));
+    oauth_flow_form_add(&fm, "redirect_uri",
+        oauth_listen_redirect_uri(f->listen));
     oauth_flow_form_add(&fm, "code_challenge", challenge);
     oauth_flow_form_add(&fm, "code_challenge_method", "S256");
     oauth_flow_form_add(&fm, "state", f->state);
@@ -650,11 +663,10 @@ oauth_flow_grant_start(struct oauth_flow *f)
     free(fm.p);
     free(challenge);
     f->step = OAUTH_CONSENT;
-    oauth_flow_arm(f, (oauth_consent_get()->wait_ms > 0 ? oauth_consent_get()->wait_ms :
-        OAUTH_DEFAULT_WAIT_MS) / 1000.0);
+    oauth_flow_arm(f, oauth_flow_wait_ms() / 1000.0);
     oauth_log(o, "waiting for consent in the browser");
-    if (oauth_consent_get()->open_url != NULL)
-        oauth_consent_get()->open_url(oauth_consent_get()->arg, o->decl->name, url);
+    if (consent->open_url != NULL)
+        consent->open_url(consent->arg, o->decl->name, url);
     free(url);
 }
 
@@ -686,7 +698,8 @@ oauth_flow_redirect_cb(void *arg, const char *code, const char *state,
     f->step = OAUTH_TOKEN;
     oauth_flow_form_add(&fm, "grant_type", "authorization_code");
     oauth_flow_form_add(&fm, "code", code);
-    oauth_flow_form_add(&fm, "redirect_uri", oauth_listen_redirect_uri(f->listen));
+    oauth_flow_form_add(&fm, "redirect_uri",
+        oauth_listen_redirect_uri(f->listen));
     oauth_flow_form_add(&fm, "code_verifier", f->verifier);
     oauth_flow_form_add(&fm, "resource", f->resource_indicator);
     oauth_flow_token_request(f, &fm);

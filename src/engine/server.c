@@ -91,7 +91,6 @@ struct server_xch {
     int                 oauth_rounds;
     enum http_method    oauth_method;
     char               *oauth_body;
-    size_t              oauth_len;
     long                oauth_timeout;
 };
 
@@ -636,7 +635,6 @@ server_post(struct server *s, struct server_xch *x, enum http_method method,
         x->oauth_kept = true;
         x->oauth_method = method;
         x->oauth_body = body != NULL ? str_ndup(body, body_len) : NULL;
-        x->oauth_len = body_len;
         x->oauth_timeout = timeout_ms;
     }
     if (s->decl->transport == CONFIG_STDIO)
@@ -1732,8 +1730,9 @@ server_oauth_resume_cb(void *arg)
     struct server_xch *x = arg;
     char              *cause = NULL;
 
-    if (!server_post(x->s, x, x->oauth_method, x->oauth_body, x->oauth_len,
-        x->oauth_timeout, &cause)) {
+    if (!server_post(x->s, x, x->oauth_method, x->oauth_body,
+        x->oauth_body != NULL ? strlen(x->oauth_body) : 0, x->oauth_timeout,
+        &cause)) {
         struct http_result r = { .ev.net = NET_OTHER, .error_text = cause };
 
         server_route(x->s, x, &r);
@@ -2800,7 +2799,8 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->stream_retry_ms = -1;
     s->list_ttl_ms = -1;
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
-    s->oauth = oauth_new(env->loop, env->curl, decl, index, env->log); /* oauth glue */
+    s->oauth = oauth_new(env->loop, env->curl, decl, index,  /* oauth glue */
+        env->log);
     if (decl->transport == CONFIG_HTTP) {
         s->target = xstrdup(decl->url != NULL ? decl->url : "");
     } else {
