@@ -122,10 +122,6 @@ void oauth_forget(struct oauth *o, void *arg);
  */
 void oauth_explain(const struct oauth *o, char *detail, size_t dsz);
 
-/* True once o obtained or used a token in this process (for login's
- * report). */
-bool oauth_authorized(const struct oauth *o);
-
 /*
  * Forget every cached token of the server named `server` (mcptop
  * logout). The number of entries removed, or -1 with *cause (caller

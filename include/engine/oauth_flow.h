@@ -90,7 +90,6 @@ struct oauth {
     ev_tstamp                   token_at;       /* obtained here, or 0 */
     unsigned                    step_ups;
     ev_tstamp                   step_up_at;
-    bool                        used;
 };
 
 /* oauth.c, for the flow. */

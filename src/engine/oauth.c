@@ -320,12 +320,6 @@ oauth_free(struct oauth *o)
     }
 }
 
-bool
-oauth_authorized(const struct oauth *o)
-{
-    return o != NULL && o->used;
-}
-
 void
 oauth_explain(const struct oauth *o, char *detail, size_t dsz)
 {
@@ -427,7 +421,6 @@ oauth_authorization(struct oauth *o)
         oauth_log(o, "refreshing ahead of expiry");
         oauth_flow_start_refresh(f);
     }
-    o->used = true;
     return o->authz;
 }
 

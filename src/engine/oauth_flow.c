@@ -794,7 +794,6 @@ oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
         explicit_bzero((char *)rt, strlen(rt));
     oauth_doc_free(d);
     o->token_at = ev_now(o->loop);
-    o->used = true;
     oauth_log(o, "%s a token (expires in %s s)", f->step == OAUTH_REFRESH ?
         "refreshed" : "obtained", exp > 0 ? "some" : "unknown");
     oauth_finish(f, true, "%s", "");
