@@ -30,8 +30,11 @@ BROWSER = "curl -sL --max-time 10 -o /dev/null"
 class Env:
     """A private token cache and a config naming the lab as server `lab`."""
 
+    made = 0
+
     def __init__(self, lab, oauth=None):
-        self.dir = mcptest.tmpdir() / ("oauth-%d" % id(self))
+        Env.made += 1
+        self.dir = mcptest.tmpdir() / ("oauth-%d" % Env.made)
         self.dir.mkdir()
         self.state = self.dir / "state"
         self.tokens = self.state / "mcptop" / "tokens.json"
