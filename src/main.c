@@ -32,6 +32,10 @@ main_usage(FILE *out)
         "                      monitor with no UI: JSON Lines on stdout\n"
         "  end [-c FILE | URL] [--server NAME]... [--json] [--teardown MS]\n"
         "                      dial, end each session, report outcomes\n"
+        "  login NAME [-c FILE] [--wait MS]\n"
+        "                      authorize mcptop for server NAME (OAuth)\n"
+        "  logout NAME [-c FILE]\n"
+        "                      forget NAME's cached tokens\n"
         "\n"
         "  Every command takes --log FILE: a debug log of every exchange.\n"
         "\n"
@@ -81,6 +85,10 @@ main(int argc, char **argv)
         rc = cli_watch(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "end") == 0) {
         rc = cli_end(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "login") == 0) {
+        rc = cli_login(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "logout") == 0) {
+        rc = cli_logout(argc - 1, argv + 1);
     } else {
         char *safe = str_sanitized(argv[1]);
 

@@ -18,6 +18,8 @@
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
+int cli_login(int argc, char **argv);
+int cli_logout(int argc, char **argv);
 
 /* Options shared by commands. */
 struct cli_common {

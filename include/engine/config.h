@@ -34,6 +34,28 @@ struct config_kv {
     char *value;
 };
 
+/* --- oauth: MCP authorization (issue 16) ------------------------------ */
+enum config_oauth_grant {
+    CONFIG_OAUTH_AUTHORIZATION_CODE,    /* the default: needs consent */
+    CONFIG_OAUTH_CLIENT_CREDENTIALS,    /* RFC 6749 section 4.4 */
+};
+
+/* A server's "oauth" object (every key optional). Strings are expanded
+ * like headers; client_secret is a secret: never shown or logged. */
+struct config_oauth {
+    char                   *client_id;
+    char                   *client_secret;
+    char                   *token_endpoint_auth_method; /* NULL: chosen
+                                            from the server's metadata */
+    char                   *private_key_file;   /* private_key_jwt */
+    char                   *signing_algorithm;  /* "ES256", "RS256" or
+                                                   NULL (from the key) */
+    enum config_oauth_grant grant;
+    char                   *scope;
+    char                   *client_metadata_url;
+};
+/* --- end oauth --------------------------------------------------------- */
+
 /* Defaults; a server inherits the fleet's, then applies its own keys. */
 #define CONFIG_DEFAULT_PING_INTERVAL_MS   15000
 #define CONFIG_DEFAULT_TIMEOUT_MS         10000
@@ -50,6 +72,7 @@ struct config_server {
     size_t                nheaders;
     char                 *ca_file;      /* NULL: system store */
     bool                  tls_insecure;
+    struct config_oauth  *oauth;        /* NULL: no "oauth" key (oauth) */
     /* stdio */
     char                 *command;
     char                **args;         /* expanded */

@@ -52,6 +52,13 @@ struct http_request {
     bool                    maybe_resent;   /* a pooled connection may be
                                                reused: a failure may hide
                                                libcurl's silent re-send */
+    /* OAuth (MCP basic/authorization). Each is optional: when all are
+     * NULL the request is exactly the MCP one. */
+    const char             *authorization;  /* Authorization value; secret:
+                                               never logged */
+    const char             *content_type;   /* POST body type instead of
+                                               application/json */
+    const char             *accept;         /* Accept instead of MCP's */
 };
 
 /* Everything known when the transfer ended. Borrowed during on_done. */
@@ -73,6 +80,9 @@ struct http_result {
     const char *auth_scheme;                /* WWW-Authenticate scheme */
     const char *location;                   /* Location, as sent, or NULL */
     const char *redirect_url;               /* 3xx: Location resolved */
+    const char *www_authenticate;           /* the whole value (the first
+                                               Bearer one when several), or
+                                               NULL; untrusted text */
     const char *body;                       /* non-SSE body (bounded) */
     size_t      body_len;
     const char *error_text;                 /* libcurl's message, or NULL */

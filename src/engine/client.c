@@ -1053,6 +1053,21 @@ client_transport_cb(void *arg, const struct transport_event *e)
     case TRANSPORT_LOST:
         client_on_lost(c, e);
         break;
+    case TRANSPORT_HELD: {
+        struct client_req *rq = e->owner;
+
+        ev_timer_stop(c->env->loop, &rq->timer);
+        break;
+    }
+    case TRANSPORT_RESUMED: {
+        struct client_req *rq = e->owner;
+
+        if (rq->op != OP_LISTEN) {
+            ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+            ev_timer_start(c->env->loop, &rq->timer);
+        }
+        break;
+    }
     }
 }
 

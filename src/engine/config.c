@@ -45,7 +45,9 @@ static const char *const config_stdio_keys[] = {
 
 /* Keys read for an HTTP server only. */
 static const char *const config_http_keys[] = {
-    "url", "headers", "ca_file", "tls_insecure", NULL
+    "url", "headers", "ca_file", "tls_insecure",
+    "oauth",                                            /* oauth */
+    NULL
 };
 
 /* mcptop's own keys: fleet-wide under "mcptop", or in a server entry. */
@@ -668,6 +670,154 @@ config_opt(struct config_server *s, const cJSON *v, char **why)
     return 1;
 }
 
+/* --- oauth: MCP authorization (issue 16) ------------------------------ */
+
+static void
+config_oauth_free(struct config_oauth *o)
+{
+    if (o == NULL)
+        return;
+    free(o->client_id);
+    config_wipe_free(o->client_secret);
+    free(o->token_endpoint_auth_method);
+    free(o->private_key_file);
+    free(o->signing_algorithm);
+    free(o->scope);
+    free(o->client_metadata_url);
+    free(o);
+}
+
+/* One string key of "oauth", expanded like a header value; the message
+ * names the key, never the value. 0 or -1 with *why. */
+static int
+config_oauth_string(const cJSON *v, char **slot, char **why)
+{
+    char *x, *c = NULL;
+
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+        *why = str_printf("\"oauth\": \"%s\" must be a non-empty string",
+            v->string);
+        return -1;
+    }
+    x = config_expand(v->valuestring, &c);
+    if (x == NULL) {
+        *why = str_printf("\"oauth\": \"%s\": %s", v->string, c);
+        free(c);
+        return -1;
+    }
+    if (config_header_value_bad(x)) {
+        config_wipe_free(x);
+        *why = str_printf("\"oauth\": \"%s\": value contains a control "
+            "character", v->string);
+        return -1;
+    }
+    config_wipe_free(*slot);
+    *slot = x;
+    return 0;
+}
+
+/* Read a server's "oauth" object (every key optional) into *out. 0, or -1
+ * with *why. Unknown keys are warnings. */
+static int
+config_oauth(struct config *cfg, const char *server, const cJSON *v,
+    struct config_oauth **out, char **why)
+{
+    static const char *const methods[] = {
+        "client_secret_basic", "client_secret_post", "none",
+        "private_key_jwt", NULL
+    };
+    static const char *const algs[] = { "ES256", "RS256", NULL };
+    struct config_oauth *o;
+    const cJSON         *e;
+    char                 shown[CONFIG_SHOWN_SIZE], key[CONFIG_SHOWN_SIZE];
+
+    if (!cJSON_IsObject(v)) {
+        *why = str_printf("\"oauth\" is %s, expected an object",
+            config_kind(v));
+        return -1;
+    }
+    o = xcalloc(1, sizeof(*o));
+    cJSON_ArrayForEach(e, v) {
+        const char *k = e->string;
+        char      **slot = NULL;
+
+        if (strcmp(k, "client_id") == 0)
+            slot = &o->client_id;
+        else if (strcmp(k, "client_secret") == 0)
+            slot = &o->client_secret;
+        else if (strcmp(k, "token_endpoint_auth_method") == 0)
+            slot = &o->token_endpoint_auth_method;
+        else if (strcmp(k, "private_key_file") == 0)
+            slot = &o->private_key_file;
+        else if (strcmp(k, "signing_algorithm") == 0)
+            slot = &o->signing_algorithm;
+        else if (strcmp(k, "scope") == 0)
+            slot = &o->scope;
+        else if (strcmp(k, "client_metadata_url") == 0)
+            slot = &o->client_metadata_url;
+        if (slot != NULL) {
+            if (config_oauth_string(e, slot, why) != 0)
+                goto fail;
+        } else if (strcmp(k, "grant") == 0) {
+            if (cJSON_IsString(e) &&
+                strcmp(e->valuestring, "authorization_code") == 0) {
+                o->grant = CONFIG_OAUTH_AUTHORIZATION_CODE;
+            } else if (cJSON_IsString(e) &&
+                strcmp(e->valuestring, "client_credentials") == 0) {
+                o->grant = CONFIG_OAUTH_CLIENT_CREDENTIALS;
+            } else {
+                *why = str_printf("\"oauth\": \"grant\" must be "
+                    "\"authorization_code\" or \"client_credentials\"");
+                goto fail;
+            }
+        } else {
+            config_warn(cfg, "server \"%s\": unknown key \"oauth.%s\" "
+                "(ignored)", config_shown(shown, server),
+                config_shown(key, k));
+        }
+    }
+    if (o->token_endpoint_auth_method != NULL &&
+        !config_in(methods, o->token_endpoint_auth_method)) {
+        *why = str_printf("\"oauth\": \"token_endpoint_auth_method\" must "
+            "be \"client_secret_basic\", \"client_secret_post\", \"none\" "
+            "or \"private_key_jwt\"");
+        goto fail;
+    }
+    if (o->signing_algorithm != NULL &&
+        !config_in(algs, o->signing_algorithm)) {
+        *why = str_printf("\"oauth\": \"signing_algorithm\" must be "
+            "\"ES256\" or \"RS256\"");
+        goto fail;
+    }
+    if (o->token_endpoint_auth_method != NULL &&
+        strcmp(o->token_endpoint_auth_method, "private_key_jwt") == 0 &&
+        o->private_key_file == NULL) {
+        *why = str_printf("\"oauth\": private_key_jwt needs "
+            "\"private_key_file\"");
+        goto fail;
+    }
+    if (o->grant == CONFIG_OAUTH_CLIENT_CREDENTIALS && o->client_id == NULL) {
+        *why = str_printf("\"oauth\": the client_credentials grant needs "
+            "\"client_id\"");
+        goto fail;
+    }
+    if (o->client_metadata_url != NULL &&
+        strncmp(o->client_metadata_url, "https://", 8) != 0) {
+        *why = str_printf("\"oauth\": \"client_metadata_url\" must be an "
+            "https:// URL");
+        goto fail;
+    }
+    config_oauth_free(*out);
+    *out = o;
+    return 0;
+
+fail:
+    config_oauth_free(o);
+    return -1;
+}
+
+/* --- end oauth --------------------------------------------------------- */
+
 /* Set s to the built-in defaults. */
 static void
 config_server_defaults(struct config_server *s)
@@ -719,6 +869,7 @@ config_server_done(struct config_server *s)
     config_kvs_free(s->env, s->nenv);
     free(s->cwd);
     config_strings_free(s->tags, s->ntags);
+    config_oauth_free(s->oauth);                        /* oauth */
     free(s->invalid);
 }
 
@@ -846,6 +997,8 @@ config_server_key(struct config *cfg, struct config_server *s,
         s->url = xstrdup(v->valuestring);
     } else if (strcmp(key, "headers") == 0) {
         return config_kvs(v, true, &s->headers, &s->nheaders, why);
+    } else if (strcmp(key, "oauth") == 0) {                 /* oauth */
+        return config_oauth(cfg, s->name, v, &s->oauth, why);
     } else if (strcmp(key, "command") == 0) {
         if (!cJSON_IsString(v)) {
             *why = str_printf("\"command\" is %s, expected a string",

@@ -54,6 +54,7 @@ struct http_xfer {
     size_t                      session_id_len;     /* refused: too long */
     char                       *auth_scheme;
     char                       *location;
+    char                       *www_auth_value;
     bool                        www_authenticate;
     bool                        cf_challenge;
     bool                        headers_done;
@@ -340,6 +341,8 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         free(x->content_type);
         x->content_type = NULL;
         x->www_authenticate = false;
+        free(x->www_auth_value);
+        x->www_auth_value = NULL;
         x->cf_challenge = false;
         return n;
     }
@@ -382,6 +385,13 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         size_t k = 0;
 
         x->www_authenticate = true;
+        /* OAuth reads the whole challenge: keep the first, or the first
+         * Bearer one (RFC 6750 section 3). */
+        if (x->www_auth_value == NULL || (strncasecmp(v, "Bearer", 6) == 0 &&
+            strncasecmp(x->www_auth_value, "Bearer", 6) != 0)) {
+            free(x->www_auth_value);
+            x->www_auth_value = xstrdup(v);
+        }
         while (v[k] != '\0' && v[k] != ' ' && v[k] != ',')
             k++;
         v[k] = '\0';
@@ -450,18 +460,28 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
             (curl_off_t)rq->body_len);
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, rq->body);
-        /* Exactly this: some servers reject a charset parameter. */
-        x->headers = curl_slist_append(x->headers,
-            "Content-Type: application/json");
-        x->headers = curl_slist_append(x->headers,
-            "Accept: application/json, text/event-stream");
+        if (rq->content_type != NULL) {
+            /* An OAuth request: a form or a registration document. */
+            http_add_header(x, "Content-Type", rq->content_type);
+            http_add_header(x, "Accept", rq->accept != NULL ? rq->accept :
+                "application/json");
+        } else {
+            /* Exactly this: some servers reject a charset parameter. */
+            x->headers = curl_slist_append(x->headers,
+                "Content-Type: application/json");
+            x->headers = curl_slist_append(x->headers,
+                "Accept: application/json, text/event-stream");
+        }
         x->headers = curl_slist_append(x->headers, "Expect:");
         x->body_len = (int64_t)rq->body_len;
         break;
     case HTTP_GET:
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-        x->headers = curl_slist_append(x->headers,
-            "Accept: text/event-stream");
+        if (rq->accept != NULL)
+            http_add_header(x, "Accept", rq->accept);
+        else
+            x->headers = curl_slist_append(x->headers,
+                "Accept: text/event-stream");
         break;
     case HTTP_DELETE:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -479,6 +499,8 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         http_add_header(x, "Mcp-Method", rq->mcp_method);
     if (rq->no_cache)
         http_add_header(x, "Cache-Control", "no-cache");
+    if (rq->authorization != NULL)
+        http_add_header(x, "Authorization", rq->authorization);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
     return 0;
 }
@@ -527,6 +549,7 @@ http_xfer_free(struct http_xfer *x)
     free(x->session_id);
     free(x->auth_scheme);
     free(x->location);
+    free(x->www_auth_value);
     free(x->body);
     free(x);
 }
@@ -627,6 +650,7 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     r->redirect_url = NULL;
     if (x->status >= 300 && x->status < 400)
         curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &r->redirect_url);
+    r->www_authenticate = x->www_auth_value;
     r->body = x->body;
     r->body_len = x->body_used;
     r->error_text = x->errbuf[0] != '\0' ? x->errbuf :

@@ -106,6 +106,9 @@ enum transport_event_type {
                                retry_ms */
     TRANSPORT_LOST,         /* the connection itself is gone: failure, or
                                NULL when only a new exchange can tell */
+    TRANSPORT_HELD,         /* a request waits on authorization: owner
+                               (its timeout stops) */
+    TRANSPORT_RESUMED,      /* ...and went again: owner (timeout anew) */
 };
 
 struct transport_event {

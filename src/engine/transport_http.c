@@ -22,6 +22,7 @@
 #include "ending_run.h"
 #include "engine/http.h"
 #include "engine/jsonrpc.h"
+#include "engine/oauth.h"
 #include "http_judge.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -52,6 +53,7 @@ struct transport_req {
     size_t                 len;
     char                  *url;         /* where it goes (after redirects) */
     int                    hops;        /* redirects followed */
+    int                    auth_rounds; /* held for authorization */
 };
 
 /* An event that arrived inside a libcurl callback, for the loop. */
@@ -75,6 +77,7 @@ struct thttp {
     char                  *url;         /* the endpoint: the configured
                                            one, or where it redirects */
     char                  *warning;     /* a redirect followed */
+    struct oauth          *oauth;       /* MCP authorization, or NULL */
     ev_tstamp              activity;    /* bytes last seen on a stream */
     struct thttp_pending  *pending, **pending_tail;
     ev_timer               defer;
@@ -178,6 +181,7 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
     struct failure_evidence *ev_out)
 {
     thttp_unlink(t, r);
+    oauth_forget(t->oauth, r);
     if (r->xfer != NULL)
         http_xfer_abort(r->xfer, ev_out);
     jsonrpc_free(r->answer);
@@ -277,6 +281,7 @@ thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
         .tls_insecure = d->tls_insecure,
         .maybe_resent = t->used || r->run != NULL,
         .pool_key = t->base.env->pool_key,
+        .authorization = oauth_authorization(t->oauth),
     };
 
     r->carried_session = false;
@@ -381,6 +386,9 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
     out.failed = http_judge_post(res, r->id, r->method,
         t->base.env->decl->max_message_bytes, &out.answer, &out.f);
     out.accepted = r->id < 0 && !out.failed;
+    if (out.failed && t->oauth != NULL && (res->status == 401 ||
+        res->status == 403))
+        oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
     if ((r->flags & TRANSPORT_INITIALIZE) && res->status >= 200 &&
         res->status < 300) {
         /* Only a 2xx answer to initialize issues a session. */
@@ -484,6 +492,56 @@ thttp_follow(struct thttp *t, struct transport_req *r,
     return true;
 }
 
+/* oauth_resume_cb: the authorization work is over; the same request goes
+ * once more, with the new token. */
+static void
+thttp_auth_resume_cb(void *arg)
+{
+    struct transport_req  *r = arg;
+    struct thttp          *t = r->t;
+    char                  *cause = NULL;
+    struct transport_event e = { .type = TRANSPORT_RESUMED,
+                                 .owner = r->owner };
+
+    if (thttp_issue(t, r, &cause) != 0) {
+        struct transport_result out = { .retry_after_s = -1, .failed = true };
+        struct transport_event  d = { .type = TRANSPORT_DONE,
+                                      .owner = r->owner, .result = &out };
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        transport_failure_set(&out.f, &ev, "%s", cause);
+        free(cause);
+        thttp_req_free(t, r, NULL);
+        transport_emit(&t->base, &d);
+        return;
+    }
+    if (!r->is_get && r->run == NULL)
+        transport_emit(&t->base, &e);
+}
+
+/*
+ * MCP authorization (basic/authorization): a 401, or a 403 asking for more
+ * scope, goes to the oauth module, which refreshes, authorizes or steps
+ * up; meanwhile the request is held (its timeout stopped), then sent once
+ * more. At most twice a request; never a DELETE. true when held.
+ */
+static bool
+thttp_auth_hold(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
+
+    if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
+        (res->status != 401 && res->status != 403) ||
+        !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
+        thttp_auth_resume_cb, r))
+        return false;
+    r->auth_rounds++;
+    if (!r->is_get)
+        transport_emit(&t->base, &e);
+    return true;
+}
+
 /* http_callbacks.on_done: route a finished transfer. */
 static void
 thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
@@ -496,7 +554,7 @@ thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
     t->used = true;
     /* What arrived before the end goes up first. */
     thttp_flush(t);
-    if (thttp_follow(t, r, res))
+    if (thttp_follow(t, r, res) || thttp_auth_hold(t, r, res))
         return;
     if (r->run != NULL)
         thttp_delete_done(t, r, res);
@@ -767,6 +825,7 @@ thttp_free(struct transport *base)
     if (t == NULL)
         return;
     thttp_close(base);
+    oauth_free(t->oauth);
     free(t->protocol_version);
     thttp_wipe(t->kept_id);
     free(t->url);
@@ -827,6 +886,8 @@ transport_http_new(const struct transport_env *env)
     t->base.ops = &thttp_ops;
     t->base.env = env;
     t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
+    t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
+        env->log);
     t->pending_tail = &t->pending;
     ev_timer_init(&t->defer, thttp_defer_cb, 0., 0.);
     t->defer.data = t;

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""MCP authorization against oauthlab (an MCP server behind OAuth and its
+authorization server on 127.0.0.1): what the conformance suite does not
+reach. check never asks for consent and says so; login caches a token
+that check uses; refresh on 401 and ahead of expiry; a refused refresh;
+step-up on 403 insufficient_scope (in login, and recorded for the next
+login when check meets it); client credentials with no login; logout; a
+missing metadata document named; and no token or secret in any output,
+log or detail.
+
+Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_oauth.py
+"""
+
+import json
+import os
+import stat
+import sys
+import urllib.parse
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+from mcptest import dig  # noqa: E402
+import oauthlab  # noqa: E402
+
+rep = mcptest.Reporter("MCP authorization (oauthlab)")
+BROWSER = "curl -sL --max-time 10 -o /dev/null"
+
+
+class Env:
+    """A private token cache and a config naming the lab as server `lab`."""
+
+    made = 0
+
+    def __init__(self, lab, oauth=None):
+        Env.made += 1
+        self.dir = mcptest.tmpdir() / ("oauth-%d" % Env.made)
+        self.dir.mkdir()
+        self.state = self.dir / "state"
+        self.tokens = self.state / "mcptop" / "tokens.json"
+        entry = {"url": lab.url, "era": "legacy", "timeout_ms": 5000}
+        if oauth is not None:
+            entry["oauth"] = oauth
+        self.config = self.dir / "mcptop.json"
+        self.config.write_text(json.dumps({"mcpServers": {"lab": entry}}))
+        self.log = self.dir / "debug.log"
+        self.env = mcptest.mcptop_env({"XDG_STATE_HOME": str(self.state),
+                                       "BROWSER": BROWSER,
+                                       "LAB_SECRET": oauthlab.CLIENT_SECRET})
+        self.env.pop("MCPTOP_CONFIG", None)
+        self.outputs = []
+
+    def run(self, c, *args, timeout=30.0):
+        r = mcptest.run_mcptop(list(args) + ["-c", str(self.config), "--log",
+                                             str(self.log)] if args[0] != "logout"
+                               else list(args) + ["-c", str(self.config)],
+                               timeout=timeout, env=self.env)
+        c.attach(r.describe())
+        c.no_crash(r)
+        self.outputs.append(r.stdout + r.stderr)
+        return r
+
+    def check(self, c):
+        r = self.run(c, "check", "--json")
+        doc = r.json()
+        c.require(isinstance(doc, dict), "check printed a JSON object")
+        return r, doc["servers"][0]
+
+    def entry(self):
+        if not self.tokens.exists():
+            return None
+        doc = json.loads(self.tokens.read_text())
+        rows = [t for t in doc["tokens"] if t["server"] == "lab"]
+        return rows[0] if rows else None
+
+    def no_secret_shown(self, c, lab):
+        """No token or client secret in any output or the debug log."""
+        secrets = set(lab.access) | set(lab.refresh) | {oauthlab.CLIENT_SECRET}
+        text = "\n".join(self.outputs)
+        if self.log.exists():
+            text += self.log.read_text()
+        for s in secrets:
+            c.check(s not in text, "a token or secret (%s...) was shown" % s[:10])
+
+
+def a_check_without_login_says_consent_needed(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "exit status")
+        c.eq(dig(s, "last_failure", "kind"), "http_status", "kind")
+        c.eq(dig(s, "last_failure", "http_status"), 401, "status")
+        c.eq(dig(s, "last_failure", "reason"), "auth", "reason")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check("consent needed: run mcptop login lab" in detail,
+                "detail says consent is needed: %r" % detail)
+        c.eq(dig(s, "liveness", "state"), "unknown", "a 401 answered: liveness")
+        for kind in ("prm", "as_metadata", "register", "authorize", "token"):
+            c.eq(len(lab.seen(kind)), 0, "check sent no %s request" % kind)
+
+
+def b_login_then_check(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        r = e.run(c, "login", "lab", "--wait", "15000")
+        c.eq(r.rc, 0, "login exit status")
+        c.check("authorized" in r.stdout, "login says authorized: %r" % r.stdout)
+        c.check("http://127.0.0.1:%d/as/authorize?" % lab.port in r.stderr,
+                "login printed the authorization URL")
+        auth = lab.seen("authorize")
+        c.require(len(auth) == 1, "one authorization request (%d)" % len(auth))
+        q = auth[0]["query"]
+        c.eq(q.get("scope"), "mcp:read", "scope from the challenge")
+        c.eq(q.get("resource"), lab.url, "resource parameter")
+        c.eq(q.get("code_challenge_method"), "S256", "PKCE method")
+        c.eq(q.get("client_id"), oauthlab.CLIENT_ID, "registered client id")
+        redirect = urllib.parse.urlsplit(q.get("redirect_uri", ""))
+        c.eq(redirect.hostname, "127.0.0.1", "loopback redirect")
+        tok = [t for t in lab.seen("token") if t["form"].get("grant_type") ==
+               "authorization_code"]
+        c.require(len(tok) == 1, "one code exchange")
+        c.eq(tok[0]["form"].get("resource"), lab.url, "resource in the token request")
+        c.check(tok[0]["authorization"] or "", "client_secret_basic at the token endpoint")
+        c.require(e.tokens.exists(), "tokens.json written")
+        c.eq(stat.S_IMODE(e.tokens.stat().st_mode), 0o600, "tokens.json mode")
+        c.eq(stat.S_IMODE(e.tokens.parent.stat().st_mode), 0o700, "its directory's mode")
+        before = len(lab.seen("authorize"))
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check exit status with the cached token")
+        c.eq(dig(s, "ok"), True, "ok")
+        c.eq(len(lab.seen("authorize")), before, "check asked for no consent")
+        valid = lab.seen("mcp", valid=True)
+        c.check(len(valid) >= 4, "MCP requests carried the token (%d)" % len(valid))
+        e.no_secret_shown(c, lab)
+
+
+def c_refresh_on_401(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        old = e.entry()["access_token"]
+        lab.revoke_access()
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check after the server forgot the token")
+        refresh = [t for t in lab.seen("token") if t["form"].get("grant_type") ==
+                   "refresh_token"]
+        c.eq(len(refresh), 1, "one refresh grant")
+        c.eq(refresh[0]["form"].get("resource"), lab.url, "resource on refresh")
+        new = e.entry()["access_token"]
+        c.check(new != old, "the new token was cached")
+        c.eq(len(lab.seen("authorize")), 1, "no new consent")
+        e.no_secret_shown(c, lab)
+
+
+def d_refresh_ahead_of_expiry(c):
+    with oauthlab.Lab() as lab:
+        lab.opts["expires_in"] = 30          # within the 60 s refresh margin
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        old = e.entry()["access_token"]
+        refused = len(lab.seen("mcp", valid=False))   # login's first request
+        refreshes = len([t for t in lab.seen("token")
+                         if t["form"].get("grant_type") == "refresh_token"])
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check exit status")
+        refresh = [t for t in lab.seen("token") if t["form"].get("grant_type") ==
+                   "refresh_token"]
+        c.check(len(refresh) > refreshes, "check refreshed before expiry "
+                "(%d, %d during login)" % (len(refresh), refreshes))
+        c.check(e.entry()["access_token"] != old, "the refreshed token was cached")
+        c.eq(len(lab.seen("mcp", valid=False)), refused,
+             "check sent no request the server refused")
+
+
+def e_refresh_refused(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        lab.revoke_access()
+        lab.opts["refresh_error"] = "invalid_grant"
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check exit status")
+        c.eq(dig(s, "last_failure", "reason"), "auth", "reason")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check("token endpoint 400 invalid_grant" in detail,
+                "detail names the step: %r" % detail)
+        c.check("consent needed: run mcptop login lab" in detail,
+                "detail says what to do: %r" % detail)
+        e.no_secret_shown(c, lab)
+
+
+def f_step_up_in_login(c):
+    with oauthlab.Lab() as lab:
+        lab.opts["list_scope"] = "mcp:write"
+        e = Env(lab)
+        r = e.run(c, "login", "lab")
+        c.eq(r.rc, 0, "login exit status")
+        auth = lab.seen("authorize")
+        c.require(len(auth) == 2, "two authorization requests (%d)" % len(auth))
+        c.eq(auth[0]["query"].get("scope"), "mcp:read", "first: the challenge's scope")
+        c.eq(set((auth[1]["query"].get("scope") or "").split()),
+             {"mcp:read", "mcp:write"}, "second: stepped up")
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check with the stepped-up token")
+        c.eq(len(lab.seen("authorize")), 2, "check asked for no consent")
+
+
+def g_step_up_seen_by_check(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        lab.opts["list_scope"] = "mcp:admin"
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check exit status")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.eq(dig(s, "last_failure", "http_status"), 403, "status")
+        c.check('consent needed for scope "mcp:read mcp:admin": run mcptop login lab'
+                in detail, "detail: %r" % detail)
+        c.eq(e.entry().get("step_up_scope"), "mcp:read mcp:admin",
+             "the scope is kept for the next login")
+        r = e.run(c, "login", "lab")
+        c.eq(r.rc, 0, "the next login")
+        auth = lab.seen("authorize")
+        c.require(len(auth) == 2, "one more authorization (%d)" % len(auth))
+        c.check("mcp:admin" in (auth[1]["query"].get("scope") or "").split(),
+                "it asked for the pending scope at once: %r" % auth[1]["query"].get("scope"))
+        c.eq(e.entry().get("step_up_scope"), None, "nothing pending any more")
+
+
+def h_client_credentials_without_login(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab, {"grant": "client_credentials", "client_id": oauthlab.CLIENT_ID,
+                      "client_secret": "${LAB_SECRET}", "scope": "mcp:read"})
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check exit status")
+        cc = [t for t in lab.seen("token") if t["form"].get("grant_type") ==
+              "client_credentials"]
+        c.eq(len(cc), 1, "one client credentials grant")
+        c.eq(cc[0]["form"].get("scope"), "mcp:read", "scope")
+        c.eq(len(lab.seen("authorize")), 0, "no browser")
+        c.eq(len(lab.seen("register")), 0, "no registration for a configured client")
+        e.no_secret_shown(c, lab)
+
+
+def i_logout(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        r = e.run(c, "logout", "lab")
+        c.eq(r.rc, 0, "logout exit status")
+        c.check("forgot 1 cached token" in r.stdout, "logout says so: %r" % r.stdout)
+        c.eq(e.entry(), None, "no entry left")
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check after logout")
+        c.check("consent needed" in (dig(s, "last_failure", "detail") or ""),
+                "consent needed again")
+
+
+def j_missing_metadata_named(c):
+    with oauthlab.Lab() as lab:
+        lab.opts["no_as_metadata"] = True
+        e = Env(lab)
+        r = e.run(c, "login", "lab")
+        c.eq(r.rc, 1, "login exit status")
+        c.check("authorization server metadata not found" in r.stderr,
+                "login names the step: %r" % r.stderr)
+        c.check("401 auth" in r.stderr or "http_status auth" in r.stderr,
+                "an auth failure: %r" % r.stderr)
+        c.eq(len(lab.seen("authorize")), 0, "no authorization without metadata")
+
+
+def k_usage(c):
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        r = e.run(c, "login", "nosuch")
+        c.eq(r.rc, 2, "unknown server")
+        c.check('no server named "nosuch"' in r.stderr, "named: %r" % r.stderr)
+
+
+for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
+           c_refresh_on_401, d_refresh_ahead_of_expiry, e_refresh_refused,
+           f_step_up_in_login, g_step_up_seen_by_check,
+           h_client_credentials_without_login, i_logout,
+           j_missing_metadata_named, k_usage):
+    rep.run(fn.__name__, fn)
+rep.finish()
