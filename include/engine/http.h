@@ -126,6 +126,12 @@ void http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out);
 /* The evidence known so far of a running transfer, which goes on. */
 void http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out);
 
+/* The Mcp-Session-Id of a running transfer's answer so far (borrowed, NULL
+ * when none), whether one was refused as not visible ASCII, and its length
+ * when refused as too long (else 0). */
+void http_xfer_session(struct http_xfer *x, const char **id, bool *invalid,
+    size_t *too_long);
+
 /* ref (absolute, or relative as in an HTTP+SSE `endpoint` event) resolved
  * against base. Caller frees; NULL when either cannot be parsed. */
 char *http_resolve_url(const char *base, const char *ref);

@@ -700,6 +700,15 @@ http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out)
     *ev_out = r.ev;
 }
 
+void
+http_xfer_session(struct http_xfer *x, const char **id, bool *invalid,
+    size_t *too_long)
+{
+    *id = x->session_id;
+    *invalid = x->session_id_invalid;
+    *too_long = x->session_id_len;
+}
+
 char *
 http_resolve_url(const char *base, const char *ref)
 {

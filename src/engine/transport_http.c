@@ -30,6 +30,10 @@
 #define THTTP_MODERN_VERSION "2026-07-28"
 #define THTTP_MAX_HOPS       5      /* redirects followed, at most */
 #define THTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
+#define THTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
+                                       response may take this long to end,
+                                       so the connection returns to the
+                                       pool; then it is aborted */
 
 struct thttp;
 
@@ -54,6 +58,12 @@ struct transport_req {
     char                  *url;         /* where it goes (after redirects) */
     int                    hops;        /* redirects followed */
     int                    auth_rounds; /* held for authorization */
+    bool                   answered;    /* its answer is handed up (queued) */
+    bool                   draining;    /* answered: only the rest of the
+                                           response is left, no owner */
+    bool                   in_done;     /* its on_done runs: freed after */
+    bool                   gone;        /* freed while in_done */
+    ev_timer               drain;
 };
 
 /* An event that arrived inside a libcurl callback, for the loop. */
@@ -62,6 +72,7 @@ struct thttp_pending {
     enum transport_event_type type;
     void                  *owner;
     struct jsonrpc_msg    *msg;
+    struct transport_req  *req;         /* DONE: the answered request */
 };
 
 struct thttp {
@@ -81,9 +92,31 @@ struct thttp {
     ev_tstamp              activity;    /* bytes last seen on a stream */
     struct thttp_pending  *pending, **pending_tail;
     ev_timer               defer;
+    int                    depth;       /* callbacks into the lifecycle */
+    bool                   dead;        /* freed by it meanwhile */
 };
 
 static void thttp_flush(struct thttp *t);
+static void thttp_destroy(struct thttp *t);
+
+/* Around anything that may hand events up: the lifecycle may free the
+ * transport, or cancel a request, from inside an event. leave is true
+ * when t is gone. */
+static void
+thttp_enter(struct thttp *t)
+{
+    t->depth++;
+}
+
+static bool
+thttp_leave(struct thttp *t)
+{
+    if (--t->depth == 0 && t->dead) {
+        thttp_destroy(t);
+        return true;
+    }
+    return false;
+}
 
 static void
 thttp_wipe(char *secret)
@@ -95,7 +128,7 @@ thttp_wipe(char *secret)
 }
 
 /* Queue an event that arrived inside a libcurl callback. Takes msg. */
-static void
+static struct thttp_pending *
 thttp_queue(struct thttp *t, enum transport_event_type type, void *owner,
     struct jsonrpc_msg *msg)
 {
@@ -110,16 +143,25 @@ thttp_queue(struct thttp *t, enum transport_event_type type, void *owner,
         ev_timer_set(&t->defer, 0., 0.);
         ev_timer_start(t->base.env->loop, &t->defer);
     }
+    return p;
 }
 
 /* ev_timer (0 s): emit what was queued, in order. */
 static void
 thttp_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+    struct thttp *t = w->data;
+
     (void)loop;
     (void)revents;
-    thttp_flush(w->data);
+    thttp_enter(t);
+    thttp_flush(t);
+    thttp_leave(t);
 }
+
+static void thttp_answered(struct thttp *t, struct transport_req *r,
+    const struct http_result *res);
+static void thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static void
 thttp_flush(struct thttp *t)
@@ -133,9 +175,14 @@ thttp_flush(struct thttp *t)
         t->pending = p->next;
         if (t->pending == NULL)
             t->pending_tail = &t->pending;
-        transport_emit(&t->base, &e);
+        if (p->type == TRANSPORT_DONE)
+            thttp_answered(t, p->req, NULL);
+        else
+            transport_emit(&t->base, &e);
         jsonrpc_free(p->msg);
         free(p);
+        if (t->dead)
+            break;
     }
 }
 
@@ -148,7 +195,10 @@ thttp_unqueue(struct thttp *t, void *owner, bool all)
     while (*pp != NULL) {
         struct thttp_pending *p = *pp;
 
-        if (all || (p->owner == owner && p->type != TRANSPORT_MESSAGE)) {
+        if (all || (owner != NULL && p->owner == owner &&
+            p->type != TRANSPORT_MESSAGE) ||
+            (owner == NULL && !all && p->type == TRANSPORT_STREAM_OPEN &&
+            p->owner == NULL)) {
             *pp = p->next;
             jsonrpc_free(p->msg);
             free(p);
@@ -180,15 +230,43 @@ static void
 thttp_req_free(struct thttp *t, struct transport_req *r,
     struct failure_evidence *ev_out)
 {
+    if (r->gone)
+        return;
     thttp_unlink(t, r);
     oauth_forget(t->oauth, r);
+    ev_timer_stop(t->base.env->loop, &r->drain);
+    if (r->answered && !r->draining) {
+        /* Its answer is still queued: it goes with the request. */
+        for (struct thttp_pending **pp = &t->pending; *pp != NULL;
+            pp = &(*pp)->next) {
+            if ((*pp)->req == r) {
+                struct thttp_pending *p = *pp;
+
+                *pp = p->next;
+                free(p);
+                break;
+            }
+        }
+        t->pending_tail = &t->pending;
+        while (*t->pending_tail != NULL)
+            t->pending_tail = &(*t->pending_tail)->next;
+    }
     if (r->xfer != NULL)
         http_xfer_abort(r->xfer, ev_out);
+    r->xfer = NULL;
     jsonrpc_free(r->answer);
+    r->answer = NULL;
     thttp_wipe(r->delete_id);
+    r->delete_id = NULL;
     free(r->delete_pv);
     free(r->body);
     free(r->url);
+    if (r->in_done) {
+        /* Its transfer's on_done is running: freed when that returns. */
+        r->gone = true;
+        r->delete_pv = r->body = r->url = NULL;
+        return;
+    }
     free(r);
 }
 
@@ -229,9 +307,25 @@ thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
         return 0;
     if (r->id >= 0 && (jsonrpc_kind(m) == JSONRPC_RESULT ||
         jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, r->id)) {
-        jsonrpc_free(r->answer);
+        if (r->answered || r->draining) {
+            jsonrpc_free(m);
+            return 0;
+        }
         r->answer = m;
-        return 1;
+        if (r->flags & TRANSPORT_STREAMING)
+            return 1;       /* a listen's result ends it */
+        /* Handed up at once; the rest of the response drains, so the
+         * connection goes back to the pool. */
+        r->answered = true;
+        thttp_queue(r->t, TRANSPORT_DONE, r->owner, NULL)->req = r;
+        return 0;
+    }
+    if (r->draining) {
+        if (jsonrpc_method(m) != NULL)
+            thttp_queue(r->t, TRANSPORT_MESSAGE, NULL, m);
+        else
+            jsonrpc_free(m);
+        return 0;
     }
     if (jsonrpc_method(m) == NULL) {
         jsonrpc_free(m);
@@ -338,6 +432,7 @@ thttp_send(struct transport *base, const struct transport_msg *m,
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r = xcalloc(1, sizeof(*r));
 
+    ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
@@ -371,6 +466,85 @@ thttp_peek(struct transport *base, struct transport_req *r,
         http_xfer_peek(r->xfer, ev_out);
 }
 
+/* A session a 2xx answer to initialize issued: handed up, or refused
+ * when it is too long to send back. */
+static void
+thttp_take_session(struct thttp *t, const struct transport_req *r,
+    long status, const char *id, bool invalid, size_t too_long,
+    struct transport_result *out)
+{
+    if (!(r->flags & TRANSPORT_INITIALIZE) || status < 200 || status >= 300)
+        return;
+    /* Only a 2xx answer to initialize issues a session. */
+    out->session = str_dup(id);
+    if (too_long > 0 && !out->failed) {
+        /* Every later request would carry it: refuse it plainly. */
+        out->failed = true;
+        out->f.ev.too_large = true;
+        snprintf(out->f.detail, sizeof(out->f.detail), "initialize issued "
+            "an Mcp-Session-Id of %zu bytes; mcptop takes at most %d",
+            too_long, HTTP_SESSION_ID_MAX);
+    } else if (invalid) {
+        transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
+            "visible ASCII");
+    }
+}
+
+/* ev_timer: the rest of an answered response took too long: aborted (its
+ * connection is not kept). */
+static void
+thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct transport_req *r = w->data;
+
+    (void)loop;
+    (void)revents;
+    thttp_req_free(r->t, r, NULL);
+}
+
+/*
+ * A POST's SSE answer arrived: hand it up now. The request then has no
+ * owner; what is left of the response is read to its end (bounded by
+ * THTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
+ * transfer's result, or NULL while it still runs.
+ */
+static void
+thttp_answered(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_result out = { .retry_after_s = -1 };
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+    const char             *id = NULL;
+    bool                    invalid = false;
+    size_t                  too_long = 0;
+
+    out.answer = r->answer;
+    r->answer = NULL;
+    out.carried_session = r->carried_session;
+    if (res != NULL) {
+        out.f.ev = res->ev;
+        id = res->session_id;
+        invalid = res->session_id_invalid;
+        too_long = res->session_id_len;
+    } else if (r->xfer != NULL) {
+        http_xfer_peek(r->xfer, &out.f.ev);
+        http_xfer_session(r->xfer, &id, &invalid, &too_long);
+    }
+    thttp_take_session(t, r, out.f.ev.http_status, id, invalid, too_long,
+        &out);
+    r->draining = true;
+    r->owner = NULL;
+    if (r->xfer != NULL) {
+        ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
+        r->drain.data = r;
+        ev_timer_start(t->base.env->loop, &r->drain);
+    }
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    thttp_wipe(out.session);
+}
+
 /* A POST finished. */
 static void
 thttp_post_done(struct thttp *t, struct transport_req *r,
@@ -389,22 +563,8 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
     if (out.failed && t->oauth != NULL && (res->status == 401 ||
         res->status == 403))
         oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
-    if ((r->flags & TRANSPORT_INITIALIZE) && res->status >= 200 &&
-        res->status < 300) {
-        /* Only a 2xx answer to initialize issues a session. */
-        out.session = str_dup(res->session_id);
-        if (res->session_id_len > 0 && !out.failed) {
-            /* Every later request would carry it: refuse it plainly. */
-            out.failed = true;
-            out.f.ev.too_large = true;
-            snprintf(out.f.detail, sizeof(out.f.detail), "initialize "
-                "issued an Mcp-Session-Id of %zu bytes; mcptop takes at "
-                "most %d", res->session_id_len, HTTP_SESSION_ID_MAX);
-        } else if (res->session_id_invalid) {
-            transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
-                "visible ASCII");
-        }
-    }
+    thttp_take_session(t, r, res->status, res->session_id,
+        res->session_id_invalid, res->session_id_len, &out);
     thttp_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
     jsonrpc_free(out.answer);
@@ -503,6 +663,7 @@ thttp_auth_resume_cb(void *arg)
     struct transport_event e = { .type = TRANSPORT_RESUMED,
                                  .owner = r->owner };
 
+    r->answered = false;
     if (thttp_issue(t, r, &cause) != 0) {
         struct transport_result out = { .retry_after_s = -1, .failed = true };
         struct transport_event  d = { .type = TRANSPORT_DONE,
@@ -552,16 +713,32 @@ thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
     (void)hx;
     r->xfer = NULL;         /* freed by http.c right after this returns */
     t->used = true;
-    /* What arrived before the end goes up first. */
-    thttp_flush(t);
-    if (thttp_follow(t, r, res) || thttp_auth_hold(t, r, res))
-        return;
-    if (r->run != NULL)
+    r->in_done = true;
+    thttp_enter(t);
+    if (r->answered && !r->draining) {
+        /* The answer first (its queued event goes), then what else came. */
+        thttp_unqueue(t, r->owner, false);
+        thttp_answered(t, r, res);
+    }
+    if (!t->dead)
+        thttp_flush(t);
+    if (t->dead || r->gone)
+        goto out;
+    if (r->draining)
+        thttp_req_free(t, r, NULL);     /* drained: the connection stays */
+    else if (thttp_follow(t, r, res) || thttp_auth_hold(t, r, res))
+        ;
+    else if (r->run != NULL)
         thttp_delete_done(t, r, res);
     else if (r->is_get)
         thttp_stream_done(t, r, res);
     else
         thttp_post_done(t, r, res);
+out:
+    r->in_done = false;
+    if (r->gone)
+        free(r);
+    thttp_leave(t);
 }
 
 /* --- the GET stream ----------------------------------------------------- */
@@ -825,6 +1002,17 @@ thttp_free(struct transport *base)
     if (t == NULL)
         return;
     thttp_close(base);
+    if (t->depth > 0) {
+        /* Freed from inside one of its own events: when that returns. */
+        t->dead = true;
+        return;
+    }
+    thttp_destroy(t);
+}
+
+static void
+thttp_destroy(struct thttp *t)
+{
     oauth_free(t->oauth);
     free(t->protocol_version);
     thttp_wipe(t->kept_id);
