@@ -65,7 +65,7 @@ main(int argc, char **argv)
         fprintf(stderr, "mcptop: cannot initialise libcurl\n");
         return EXIT_USAGE;
     }
-    if (argc < 2 || argv[1][0] == '-' || cli_is_url(argv[1])) {
+    if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
         rc = tui_main(argc, argv);
     } else if (strcmp(argv[1], "tui") == 0) {
         rc = tui_main(argc - 1, argv + 1);

@@ -9,35 +9,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "app/app.h"
 #include "engine/config.h"
 #include "engine/fleet.h"
-
-#define EXIT_NOT_OK 1
-#define EXIT_USAGE  2
 
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
 
-/* Options shared by commands. */
-struct cli_common {
-    const char *config_path;    /* -c */
-    const char *url;            /* bare URL argument */
-    const char *log_path;       /* --log */
-    FILE       *log;
-};
-
-/*
- * Load the fleet: the URL, -c FILE, or the discovered config. 0 and *out,
- * or EXIT_USAGE after printing the reason to stderr. Warnings go to
- * stderr.
- */
-int cli_load_config(const struct cli_common *c, struct config **out);
-/* Open --log; EXIT_USAGE on failure (message printed), else 0. */
-int cli_open_log(struct cli_common *c);
-void cli_close_log(struct cli_common *c);
-/* Is arg an http:// or https:// URL? */
-int cli_is_url(const char *arg);
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "app/app.h"
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
@@ -75,23 +75,22 @@ tui_usage(FILE *out)
         "failure\n"
         "and exchange history; end sessions and watch the endings.\n"
         "\n"
-        "  -c, --config FILE  the fleet config (JSON: mcpServers or servers)\n"
-        "  URL                an http:// or https:// MCP endpoint\n"
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
-        "      --log FILE     append a debug log of every exchange\n"
-        "  -h, --help         this help\n"
+        "  -h, --help         this help\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "Themes are looked up in $MCPTOP_THEMES, %s,\n"
         "/usr/local/share/mcptop/themes. NO_COLOR=1 draws without colour.\n"
-        "Press ? in the TUI for the keys.\n"
-        "Config search without -c or URL: %s\n",
+        "Press ? in the TUI for the keys.\n",
 #ifdef MCPTOP_THEMES_DIR
-        MCPTOP_THEMES_DIR,
+        MCPTOP_THEMES_DIR
 #else
-        "(no source tree)",
+        "(no source tree)"
 #endif
-        config_discover_help());
+        );
+    app_usage_sources(out);
 }
 
 void
@@ -723,29 +722,25 @@ tui_watchers_stop(struct ui *ui)
 
 /* Parse argv into common and *theme. 0, -1 for --help, or EXIT_USAGE. */
 static int
-tui_args(int argc, char **argv, struct cli_common *common,
+tui_args(int argc, char **argv, struct app_common *common,
     const char **theme)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
+        APP_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
-        { "log", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int ch;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        if (app_option(common, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            common->config_path = optarg;
-            break;
         case 't':
             *theme = optarg;
-            break;
-        case 'l':
-            common->log_path = optarg;
             break;
         case 'h':
             tui_usage(stdout);
@@ -755,22 +750,13 @@ tui_args(int argc, char **argv, struct cli_common *common,
             return EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common->config_path != NULL) {
-            fprintf(stderr, "mcptop: unexpected argument '%s' (give -c FILE "
-                "or one http(s):// URL)\n", argv[optind]);
-            return EXIT_USAGE;
-        }
-        common->url = argv[optind];
-    }
-    return 0;
+    return app_args(common, "mcptop", argc, argv, optind);
 }
 
 int
 tui_main(int argc, char **argv)
 {
-    struct cli_common    common = { 0 };
+    struct app_common    common = { 0 };
     struct config       *cfg = NULL;
     struct ui           *ui;
     const char          *theme = NULL;
@@ -782,7 +768,7 @@ tui_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
-    rc = cli_load_config(&common, &cfg);
+    rc = app_load_config(&common, &cfg);
     if (rc != 0)
         return rc;
     if ((!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) &&
@@ -792,7 +778,7 @@ tui_main(int argc, char **argv)
         config_free(cfg);
         return EXIT_USAGE;
     }
-    rc = cli_open_log(&common);
+    rc = app_open_log(&common);
     if (rc != 0) {
         config_free(cfg);
         return rc;
@@ -856,6 +842,6 @@ out_theme:
     theme_list_free(ui->themes, ui->nthemes);
     free(ui);
     config_free(cfg);
-    cli_close_log(&common);
+    app_close_log(&common);
     return rc;
 }
