@@ -2756,7 +2756,7 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->list_ttl_ms = -1;
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     if (decl->transport == CONFIG_HTTP) {
-        s->target = xstrdup(decl->url != NULL ? decl->url : "");
+        s->target = xstrdup(decl->url_shown != NULL ? decl->url_shown : "");
     } else {
         size_t n = strlen(decl->command != NULL ? decl->command : "") + 1;
 
