@@ -928,8 +928,9 @@ config_header_value_bad(const char *value)
 
 /*
  * Read v ("headers", "env" or an alias) as an object of strings,
- * expanding each value (with ctx as in config_strings). 0 with *out and *n set (caller frees), or -1 with *why, which
- * names the entry but never its value.
+ * expanding each value (with ctx as in config_strings). 0 with *out and
+ * *n set (caller frees), or -1 with *why, which names the entry but never
+ * its value.
  */
 static int
 config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
@@ -2349,8 +2350,8 @@ config_parse_with(const char *text, size_t len, const char *origin,
             "Debian has no C library for TOML. Give mcptop the same "
             "servers as JSON with -c: each [mcp_servers.NAME] table "
             "becomes {\"mcpServers\": {\"NAME\": {\"command\": \"...\", "
-            "\"args\": [...], \"env\": {...}}}}, or {\"url\": \"https://...\"} "
-            "for a remote one", origin);
+            "\"args\": [...], \"env\": {...}}}}, or "
+            "{\"url\": \"https://...\"} for a remote one", origin);
         return -1;
     case CONFIG_FORMAT_YAML:
         root = config_yaml_parse(text, len, origin, cause);

@@ -103,7 +103,8 @@ static void
 test_redact_untouched(void **state)
 {
     (void)state;
-    expect_redact("https://mcp.example.com/mcp", "https://mcp.example.com/mcp");
+    expect_redact("https://mcp.example.com/mcp",
+        "https://mcp.example.com/mcp");
     expect_redact("HTTP://Example.com", "HTTP://Example.com");
     expect_redact("http://h:8080", "http://h:8080");
     expect_redact("http://[::1]/mcp?x=1#y", "http://[::1]/mcp?x=1#y");
