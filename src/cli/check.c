@@ -56,8 +56,9 @@ static void
 check_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop check [-c FILE | URL] [--json] [--timeout MS] "
-        "[--pings R] [--stats] [--log FILE]\n"
+        "Usage: mcptop check " APP_USAGE "\n"
+        "                    [--json] [--timeout MS] [--pings R] [--stats]\n"
+        "                    " APP_USAGE_END "\n"
         "\n"
         "Dial every configured MCP server once, ping each that dialed, and\n"
         "report liveness, the last failure's kind and delivery verdict.\n"
@@ -391,6 +392,7 @@ cli_check(int argc, char **argv)
     int                  ch, rc;
     char                *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     while ((ch = getopt_long(argc, argv, APP_SHORTOPTS "h", longopts,
         NULL)) != -1) {

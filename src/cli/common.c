@@ -64,7 +64,10 @@ cli_json_server(const struct server *s)
     cJSON_AddStringToObject(o, "name", name);
     free(name);
     cJSON_AddStringToObject(o, "transport", server_transport_name(s));
+    /* The URL redacted (server_target gives the decl's url_shown). */
     cJSON_AddStringToObject(o, "target", server_target(s));
+    if (server_decl(s)->source != NULL)
+        cJSON_AddStringToObject(o, "source", server_decl(s)->source);
     cJSON_AddBoolToObject(o, "ok", server_ok(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)

@@ -28,8 +28,9 @@ static void
 end_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop end [-c FILE | URL] [--server NAME]... [--json] "
-        "[--teardown MS]\n"
+        "Usage: mcptop end " APP_USAGE "\n"
+        "                  [--server NAME]... [--json] [--teardown MS] "
+        APP_USAGE_END "\n"
         "\n"
         "Dial the chosen servers (all by default), end each session and\n"
         "report each ending's outcome and, apart from it, its settlement.\n"
@@ -170,6 +171,7 @@ cli_end(int argc, char **argv)
     int                  ch, rc = 0;
     char                *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     while ((ch = getopt_long(argc, argv, APP_SHORTOPTS "s:h", longopts,
         NULL)) != -1) {

@@ -24,7 +24,7 @@ static void
 watch_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop watch [-c FILE | URL] [--log FILE]\n"
+        "Usage: mcptop watch " APP_USAGE " " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"
@@ -156,6 +156,7 @@ cli_watch(int argc, char **argv)
     int               ch, rc;
     char             *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     while ((ch = getopt_long(argc, argv, APP_SHORTOPTS "h", longopts,
         NULL)) != -1) {

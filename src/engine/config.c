@@ -2055,8 +2055,7 @@ config_from_json(const cJSON *root, const char *origin,
     ctx.home = home != NULL && home[0] != '\0' ? xstrdup(home) : NULL;
     ctx.workspace = cwd[0] != '\0' ? xstrdup(cwd) : NULL;
     if (ncont == 0)
-        config_note(&ctx, NULL, "%s: no server map (%s)", origin,
-            CONFIG_LOOKED_FOR);
+        config_note(&ctx, NULL, "%s: no server map in it", origin);
     config_server_defaults(&fleet);
     if (e != NULL && config_fleet_load(cfg, &fleet, e, cause) != 0) {
         config_server_done(&fleet);

@@ -68,8 +68,8 @@ static void
 tui_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop [tui] [-c FILE | URL] [--theme NAME|FILE] "
-        "[--log FILE]\n"
+        "Usage: mcptop [tui] " APP_USAGE "\n"
+        "                  [--theme NAME|FILE] " APP_USAGE_END "\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
         "failure\n"
@@ -733,6 +733,8 @@ tui_args(int argc, char **argv, struct app_common *common,
     };
     int ch;
 
+    argc = app_split_command(common, argc, argv);
+    common->interactive = true;
     optind = 1;
     while ((ch = getopt_long(argc, argv, APP_SHORTOPTS "h", longopts,
         NULL)) != -1) {
