@@ -646,8 +646,15 @@ config_url_parse(const char *url, struct config_url *u, char **why)
         u->https = true;
     } else if ((size_t)(p - url) != 4 || strncasecmp(url, "http", 4) != 0) {
         scheme = str_ndup(url, (size_t)(p - url));
-        *why = str_printf("unsupported scheme \"%s\" (expected http:// or "
-            "https://)", config_shown(shown, scheme));
+        /* Quote only what can be a scheme: text before "://" may also
+         * hold a mistyped userinfo. */
+        if (scheme[0] != '\0' && strspn(scheme, "abcdefghijklmnopqrstuvwxyz"
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") == strlen(scheme))
+            *why = str_printf("unsupported scheme \"%s\" (expected http:// "
+                "or https://)", config_shown(shown, scheme));
+        else
+            *why = str_printf("unsupported scheme (expected http:// or "
+                "https://)");
         free(scheme);
         return -1;
     }

@@ -879,11 +879,13 @@ test_predefined(void **state)
 {
     char           cwd[PATH_MAX];
     char          *want;
+    char          *old_home;
     char          *cause = NULL;
     struct config *cfg;
 
     (void)state;
     assert_non_null(getcwd(cwd, sizeof cwd));
+    old_home = getenv("HOME") != NULL ? strdup(getenv("HOME")) : NULL;
     setenv("HOME", "/home/tester", 1);
     cfg = parse_as("t", "{\"servers\": {\"a\": {\"command\": \"x\", "
         "\"args\": [\"${userHome}/d\", \"${workspaceFolder}\", "
@@ -898,6 +900,11 @@ test_predefined(void **state)
     assert_null(config_expand("${userHome}", &cause));
     assert_string_equal(cause, "variable \"userHome\" is not set");
     free(cause);
+    if (old_home != NULL)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    free(old_home);
 }
 
 /* URLs are shown redacted: url_shown, the name of an ad-hoc URL that is
@@ -912,12 +919,14 @@ test_url_shown(void **state)
         "\"a\": {\"url\": \"http://u:" SECRET "@h:1/mcp?token=" SECRET "\"},"
         "\"b\": {\"url\": \"https://h/mcp\"},"
         "\"c\": {\"url\": \"http://u:" SECRET "@h:99999/\"},"
-        "\"d\": {\"command\": \"x\"}}}", NULL);
+        "\"d\": {\"command\": \"x\"},"
+        "\"e\": {\"url\": \"u:" SECRET "@h://x\"}}}", NULL);
     assert_string_equal(ok(cfg, "a")->url_shown,
         "http://***@h:1/mcp?token=***");
     assert_string_equal(ok(cfg, "b")->url_shown, "https://h/mcp");
     assert_invalid(cfg, "c", "bad port");
     assert_null(ok(cfg, "d")->url_shown);
+    assert_invalid(cfg, "e", "unsupported scheme (expected");
     assert_not_shown(cfg, SECRET);
     config_free(cfg);
 
