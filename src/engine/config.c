@@ -162,13 +162,28 @@ struct config_container {
 struct config_note {
     char   *text;
     char  **names;
-    size_t  nnames;
+    size_t  nnames;     /* servers concerned; the first
+                           CONFIG_NOTE_NAMES are in names */
 };
 
 /* An ${input:ID} value already given during this parse (a secret). */
 struct config_input_value {
     char *id;
     char *value;
+};
+
+/* A set of server names, each with a number (a server's index), by
+ * open addressing, so that a repeated name is found in O(1) rather than
+ * by comparing with every earlier server. */
+struct config_name_slot {
+    const char *name;           /* borrowed; NULL: empty */
+    long        value;
+};
+
+struct config_names {
+    struct config_name_slot *slot;
+    size_t                   cap;   /* a power of two */
+    size_t                   n;
 };
 
 /* The state of one parse: options, the file's inputs, notes, inputs
@@ -184,6 +199,7 @@ struct config_ctx {
     size_t                       ngiven;
     char                        *home;
     char                        *workspace;
+    struct config_names          names;     /* of the servers loaded */
 };
 
 /* What an entry's keys leave to be applied after all of them are read. */
@@ -339,6 +355,79 @@ config_var_name_ok(const char *s, size_t n)
             return false;
     }
     return true;
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t
+config_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The slot of name in x: where it is, or the empty one it would take. */
+static struct config_name_slot *
+config_names_slot(const struct config_names *x, const char *name)
+{
+    size_t i = (size_t)config_hash(name) & (x->cap - 1);
+
+    while (x->slot[i].name != NULL && strcmp(x->slot[i].name, name) != 0)
+        i = (i + 1) & (x->cap - 1);
+    return &x->slot[i];
+}
+
+/* The number stored with name, or -1 when name is not in x. */
+static long
+config_names_find(const struct config_names *x, const char *name)
+{
+    const struct config_name_slot *sl;
+
+    if (x->cap == 0)
+        return -1;
+    sl = config_names_slot(x, name);
+    return sl->name != NULL ? sl->value : -1;
+}
+
+/* Add name (borrowed: it must outlive x) with value, unless it is in x
+ * already. The table stays at most half full. */
+static void
+config_names_add(struct config_names *x, const char *name, long value)
+{
+    struct config_name_slot *sl;
+
+    if ((x->n + 1) * 2 > x->cap) {
+        struct config_names bigger = { NULL, x->cap ? x->cap * 2 : 64, 0 };
+        size_t              i;
+
+        bigger.slot = xcalloc(bigger.cap, sizeof *bigger.slot);
+        for (i = 0; i < x->cap; i++) {
+            if (x->slot[i].name != NULL)
+                *config_names_slot(&bigger, x->slot[i].name) = x->slot[i];
+        }
+        bigger.n = x->n;
+        free(x->slot);
+        *x = bigger;
+    }
+    sl = config_names_slot(x, name);
+    if (sl->name == NULL) {
+        sl->name = name;
+        sl->value = value;
+        x->n++;
+    }
+}
+
+/* Free the table (not the names). */
+static void
+config_names_done(struct config_names *x)
+{
+    free(x->slot);
+    x->slot = NULL;
+    x->cap = x->n = 0;
 }
 
 /* The definition of key in config_keys, or NULL when it is unknown. */
@@ -738,11 +827,13 @@ config_note(struct config_ctx *ctx, const char *name, const char *fmt, ...)
         n->names = NULL;
         n->nnames = 0;
     }
-    if (name != NULL) {
-        if (n->nnames % 16 == 0)
-            n->names = xrealloc(n->names, (n->nnames + 16) * sizeof *n->names);
-        n->names[n->nnames++] = str_sanitized(name);
+    /* Only the first few names are shown; the rest are counted. */
+    if (name != NULL && n->nnames < CONFIG_NOTE_NAMES) {
+        n->names = xrealloc(n->names, (n->nnames + 1) * sizeof *n->names);
+        n->names[n->nnames] = str_sanitized(name);
     }
+    if (name != NULL)
+        n->nnames++;
 }
 
 /* Turn the gathered notes into cfg->notes and free them. */
@@ -780,7 +871,7 @@ config_notes_done(struct config_ctx *ctx)
         } else {
             free(b.p);
         }
-        for (k = 0; k < n->nnames; k++)
+        for (k = 0; k < n->nnames && k < CONFIG_NOTE_NAMES; k++)
             free(n->names[k]);
         free(n->names);
         free(n->text);
@@ -1677,31 +1768,29 @@ config_entry_env_keys(struct config_ctx *ctx, struct config_server *s,
 }
 
 /*
- * Fill s from one entry of a server map; the first n servers of the
- * config are already loaded. Problems go to s->invalid or the warnings.
+ * Fill s from one entry of a server map (the servers before it in the
+ * config are loaded). Problems go to s->invalid or the warnings.
  */
 static void
 config_server_load(struct config_ctx *ctx, struct config_server *s,
     const char *name, const cJSON *entry, const struct config_server *fleet,
-    size_t n, enum config_shape shape)
+    enum config_shape shape)
 {
     char                shown[CONFIG_SHOWN_SIZE];
     struct config_entry st = { .shape = shape };
     const cJSON        *e;
     char               *why = NULL;
-    size_t              i;
 
     config_server_defaults(s);
     s->name = xstrdup(name);
     s->origin = xstrdup(ctx->cfg->origin);
     config_server_inherit(s, fleet);
-    for (i = 0; i < n; i++) {
-        if (strcmp(ctx->cfg->servers[i].name, s->name) == 0) {
-            s->invalid = str_printf("duplicate server name \"%s\" (the "
-                "first declaration is used)", config_shown(shown, s->name));
-            return;
-        }
+    if (config_names_find(&ctx->names, s->name) >= 0) {
+        s->invalid = str_printf("duplicate server name \"%s\" (the first "
+            "declaration is used)", config_shown(shown, s->name));
+        return;
     }
+    config_names_add(&ctx->names, s->name, (long)(s - ctx->cfg->servers));
     if (s->name[0] == '\0') {
         s->invalid = str_printf("empty server name");
         return;
@@ -2002,6 +2091,7 @@ config_ctx_done(struct config_ctx *ctx)
     size_t i;
 
     config_notes_done(ctx);
+    config_names_done(&ctx->names);
     for (i = 0; i < ctx->ngiven; i++) {
         free(ctx->given[i].id);
         config_wipe_free(ctx->given[i].value);
@@ -2095,7 +2185,7 @@ config_from_json(const cJSON *root, const char *origin,
                 : e->string, cont[i].shape))
                 continue;
             config_server_load(&ctx, s, nm != NULL ? nm->valuestring
-                : e->string, e, &fleet, cfg->nservers, cont[i].shape);
+                : e->string, e, &fleet, cont[i].shape);
             cfg->nservers++;
         }
     }
@@ -2548,19 +2638,6 @@ config_for_command(char *const *argv, size_t argc)
     return cfg;
 }
 
-/* The index of the server of cfg called name, or -1. */
-static long
-config_find(const struct config *cfg, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->nservers; i++) {
-        if (strcmp(cfg->servers[i].name, name) == 0)
-            return (long)i;
-    }
-    return -1;
-}
-
 /* Append n strings of from to *to (moving them). */
 static void
 config_move_strings(char ***to, size_t *nto, char **from, size_t n)
@@ -2577,26 +2654,25 @@ int
 config_merge(struct config *into, struct config *from, bool rename,
     char **cause)
 {
-    char   shown[CONFIG_SHOWN_SIZE];
-    char **names;
-    size_t i;
-    long   k;
+    struct config_names ix = { NULL, 0, 0 };
+    char                shown[CONFIG_SHOWN_SIZE];
+    char              **names;
+    size_t              i;
+    long                k;
 
     *cause = NULL;
+    for (i = 0; i < into->nservers; i++)
+        config_names_add(&ix, into->servers[i].name, (long)i);
     names = xcalloc(from->nservers + 1, sizeof *names);
     for (i = 0; i < from->nservers; i++) {
         struct config_server *s = &from->servers[i];
 
         names[i] = xstrdup(s->name);
-        k = config_find(into, names[i]);
+        k = config_names_find(&ix, names[i]);
         if (k >= 0 && rename && s->source != NULL) {
             free(names[i]);
             names[i] = str_printf("%s@%s", s->name, s->source);
-            k = config_find(into, names[i]);
-        }
-        for (size_t j = 0; k < 0 && j < i; j++) {
-            if (strcmp(names[j], names[i]) == 0)
-                k = -2;     /* a duplicate within from: already invalid */
+            k = config_names_find(&ix, names[i]);
         }
         if (k >= 0) {
             *cause = str_printf("server \"%s\" is declared in both %s and "
@@ -2605,9 +2681,14 @@ config_merge(struct config *into, struct config *from, bool rename,
             for (size_t j = 0; j <= i; j++)
                 free(names[j]);
             free(names);
+            config_names_done(&ix);
             return -1;
         }
+        /* A name repeated within from is already invalid there: -2 keeps
+         * it from being taken for one of into's. */
+        config_names_add(&ix, names[i], -2);
     }
+    config_names_done(&ix);
     into->servers = xrealloc(into->servers,
         (into->nservers + from->nservers + 1) * sizeof *into->servers);
     for (i = 0; i < from->nservers; i++) {
