@@ -18,31 +18,34 @@ static void
 main_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop [-c FILE | URL] [--theme NAME|FILE]   the TUI\n"
+        "Usage: mcptop [SOURCES] [--theme NAME|FILE]   the TUI\n"
         "       mcptop COMMAND [OPTIONS]\n"
         "\n"
         "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
         "\n"
         "Commands:\n"
-        "  tui [-c FILE | URL] [--theme NAME|FILE] [--log FILE]\n"
+        "  tui [SOURCES] [--theme NAME|FILE]\n"
         "                      the full-screen monitor (the default)\n"
-        "  check [-c FILE | URL] [--json] [--timeout MS] [--pings R] [--stats]\n"
+        "  check [SOURCES] [--json] [--timeout MS] [--pings R] [--stats]\n"
         "                      dial every server once, ping, report, exit\n"
-        "  watch [-c FILE | URL]\n"
+        "  watch [SOURCES]\n"
         "                      monitor with no UI: JSON Lines on stdout\n"
-        "  end [-c FILE | URL] [--server NAME]... [--json] [--teardown MS]\n"
+        "  end [SOURCES] [--server NAME]... [--json] [--teardown MS]\n"
         "                      dial, end each session, report outcomes\n"
         "  login NAME [-c FILE] [--wait MS]\n"
         "                      authorize mcptop for server NAME (OAuth)\n"
         "  logout NAME [-c FILE]\n"
         "                      forget NAME's cached tokens\n"
         "\n"
-        "  Every command takes --log FILE: a debug log of every exchange.\n"
+        "SOURCES (every command; all given are merged into one fleet):\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "  -h, --help          this help ('mcptop COMMAND --help' for more)\n"
         "  -V, --version       version and library versions\n"
         "\n"
         "Exit status: 0 ok, 1 some server not ok, 2 usage or config error.\n");
+    app_usage_sources(out);
 }
 
 int
@@ -75,7 +78,7 @@ main(int argc, char **argv)
         fprintf(stderr, "mcptop: cannot initialise libcurl\n");
         return EXIT_USAGE;
     }
-    if (argc < 2 || argv[1][0] == '-' || cli_is_url(argv[1])) {
+    if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
         rc = tui_main(argc, argv);
     } else if (strcmp(argv[1], "tui") == 0) {
         rc = tui_main(argc - 1, argv + 1);
@@ -92,7 +95,7 @@ main(int argc, char **argv)
     } else {
         char *safe = str_sanitized(argv[1]);
 
-        rc = cli_usage_error(NULL, "unknown command '%.60s'", safe);
+        rc = app_usage_error(NULL, "unknown command '%.60s'", safe);
         free(safe);
     }
     http_global_cleanup();

@@ -9,11 +9,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "app/app.h"
 #include "engine/config.h"
 #include "engine/fleet.h"
-
-#define EXIT_NOT_OK 1
-#define EXIT_USAGE  2
 
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
@@ -21,25 +19,6 @@ int cli_end(int argc, char **argv);
 int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 
-/* Options shared by commands. */
-struct cli_common {
-    const char *config_path;    /* -c */
-    const char *url;            /* bare URL argument */
-    const char *log_path;       /* --log */
-    FILE       *log;
-};
-
-/*
- * Load the fleet: the URL, -c FILE, or the discovered config. 0 and *out,
- * or EXIT_USAGE after printing the reason to stderr. Warnings go to
- * stderr.
- */
-int cli_load_config(const struct cli_common *c, struct config **out);
-/* Open --log; EXIT_USAGE on failure (message printed), else 0. */
-int cli_open_log(struct cli_common *c);
-void cli_close_log(struct cli_common *c);
-/* Is arg an http:// or https:// URL? */
-int cli_is_url(const char *arg);
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);
 
@@ -80,24 +59,6 @@ struct cJSON *cli_json_ending(const struct ending *e);
  * frees with cJSON_Delete. */
 struct cJSON *cli_json_server(const struct server *s);
 
-/*
- * Usage errors, the same for every command: "mcptop CMD: WHAT" and "Try
- * 'mcptop CMD --help' for more information." on stderr (cmd NULL for the
- * top level: "mcptop: WHAT", "Try 'mcptop --help' ..."). Never the help
- * itself, never the binary's path. Returns EXIT_USAGE, for `return`.
- */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-struct option;
-/*
- * The usage error for what getopt_long just rejected: ch is its return
- * value (':' a missing value, '?' an unknown, ambiguous or valueless
- * option). The caller sets opterr = 0 and starts shortopts with ':' so
- * getopt prints nothing itself. Returns EXIT_USAGE.
- */
-int cli_option_error(const char *cmd, int ch, char *const argv[],
-    const struct option *longopts);
 
 /*
  * Write s to out as a cell exactly width display columns wide: padded

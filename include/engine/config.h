@@ -1,15 +1,33 @@
 /*
- * The fleet declaration: a JSON file in the shapes users already have
- * ({"mcpServers": {...}} of Claude Desktop / Cursor, {"servers": {...}} of
- * VS Code), plus mcptop's own optional keys. See DESIGN.md section 7.
+ * The fleet declaration: the config files MCP clients already have, plus
+ * mcptop's own optional keys. See DESIGN.md section 7 and the README's
+ * table of clients. JSON (with comments and trailing commas) or YAML, with
+ * the server map under any of:
+ *
+ *   "mcpServers"        Claude Desktop, Claude Code, Cursor, Windsurf,
+ *                       Cline, Gemini CLI, Amazon Q, ... (an object), or
+ *                       Continue (a list of entries with "name")
+ *   "servers"           VS Code's mcp.json (with "inputs")
+ *   "mcp": {"servers"}  VS Code's user settings.json
+ *   "mcp"               opencode ("type": "local" | "remote")
+ *   "context_servers"   Zed (flat, or "command": {"path", "args", "env"})
+ *   "extensions"        Goose's config.yaml
+ *   "projects"[cwd].mcpServers   Claude Code's per-project servers
+ *
+ * Key aliases (serverUrl, httpUrl, uri, cmd, envs, environment, a command
+ * array) and "type" spellings are read case-insensitively. TOML (Codex) is
+ * refused with a message naming the JSON equivalent.
  *
  * Parsing is strict about structure and lenient about extras: an unknown
- * key is a warning; a broken server entry marks that server invalid
- * (invalid_config, no liveness record) and the others still load; only an
- * unreadable or non-JSON file, or a file with no server map, fails whole.
+ * key is a warning; a key another client uses for its own behaviour is a
+ * note (see struct config); a broken server entry marks that server
+ * invalid (invalid_config, no liveness record) and the others still load;
+ * only an unreadable or unparsable file, or one with no server map, fails
+ * whole.
  *
- * Values expanded from ${VAR} and every header and env value are secrets:
- * nothing here prints them, and no other module may.
+ * Values expanded from ${VAR} or ${input:ID}, values read from an envFile,
+ * and every header and env value are secrets: nothing here prints them,
+ * and no other module may. A URL may hold secrets too: show url_shown.
  */
 #ifndef MCPTOP_ENGINE_CONFIG_H
 #define MCPTOP_ENGINE_CONFIG_H
@@ -67,7 +85,10 @@ struct config_server {
     char                 *name;
     enum config_transport transport;
     /* HTTP */
-    char                 *url;          /* as written (no secrets in URLs) */
+    char                 *url;          /* as written: its userinfo or query
+                                           may be a secret; never shown */
+    char                 *url_shown;    /* url_redact(url): the only form
+                                           shown, logged or written */
     struct config_kv     *headers;
     size_t                nheaders;
     char                 *ca_file;      /* NULL: system store */
@@ -78,7 +99,9 @@ struct config_server {
     char                **args;         /* expanded */
     char                **args_shown;   /* as written: for display */
     size_t                nargs;
-    struct config_kv     *env;          /* expanded; added to mcptop's env */
+    struct config_kv     *env;          /* expanded, then the envFile's
+                                           variables not set here; added to
+                                           mcptop's env */
     size_t                nenv;
     char                 *cwd;
     /* mcptop's keys (fleet-wide under "mcptop", per server at top level) */
@@ -90,35 +113,104 @@ struct config_server {
     enum config_era       era;
     char                **tags;
     size_t                ntags;
+    /* "disabled": true (or "enabled": false): declared but switched off
+     * in the client; not to be dialed until enabled. */
+    bool                  disabled;
+    /* The client whose config it came from under --from ("cursor",
+     * "vscode:project", ...), or NULL. */
+    char                 *source;
+    /* The file it was declared in (as given), "stdin" or "command line". */
+    char                 *origin;
     /* Non-NULL: why this declaration cannot be dialed (invalid_config). */
     char                 *invalid;
 };
 
 struct config {
-    char                 *origin;       /* file path, or "command line" */
+    char                 *origin;       /* file path(s), or "command line" */
     struct config_server *servers;
     size_t                nservers;
     char                **warnings;     /* e.g. unknown keys, with location */
     size_t                nwarnings;
+    /* Keys read but not applied (another client's tool permissions, its
+     * OAuth, ...), how a "timeout" was read, entries skipped: one line per
+     * kind naming its servers, for --verbose and the log. */
+    char                **notes;
+    size_t                nnotes;
 };
 
 /*
- * Parse a config from text (len bytes). origin names it in messages.
- * 0 and *out set (caller frees with config_free), or -1 with *cause set
- * (caller frees): for text that is empty, not JSON (the message names
- * origin, line and column), or has neither "mcpServers" nor "servers"
- * as an object. Per-server problems are not errors: see ->invalid.
+ * Asks for the value of ${input:ID} when MCPTOP_INPUT_<ID> is not set
+ * (the TUI asks on the terminal before it starts). description and
+ * password come from the file's "inputs" (NULL and false when it declares
+ * none). Returns the value, borrowed until the parse returns, or NULL.
+ */
+typedef const char *(*config_input_fn)(void *arg, const char *id,
+    const char *description, bool password);
+
+/* How a config is read. All zero: inputs from the environment only, and a
+ * file with no server map is an error. */
+struct config_options {
+    config_input_fn input;
+    void           *input_arg;
+    bool            allow_none;     /* no server map: an empty fleet and a
+                                       note, not an error (--from) */
+};
+
+/*
+ * Parse a config from text (len bytes). origin names it in messages and
+ * its extension picks the format (.yaml/.yml YAML, .toml refused, .json
+ * JSON; otherwise the text is sniffed). 0 and *out set (caller frees with
+ * config_free), or -1 with *cause set (caller frees): for text that is
+ * empty, not JSON or YAML (the message names origin, line and column),
+ * TOML, or has no server map. Per-server problems are not errors: see
+ * ->invalid.
  */
 int config_parse(const char *text, size_t len, const char *origin,
     struct config **out, char **cause);
+
+/* config_parse with options (NULL: all zero). */
+int config_parse_with(const char *text, size_t len, const char *origin,
+    const struct config_options *opt, struct config **out, char **cause);
 
 /* Read and parse a file. -1 with *cause (naming the path) when unreadable,
  * larger than 16 MiB, or config_parse fails. */
 int config_load_file(const char *path, struct config **out, char **cause);
 
+/* config_load_file with options (NULL: all zero). */
+int config_load_file_with(const char *path, const struct config_options *opt,
+    struct config **out, char **cause);
+
+/* Read fd to its end (at most 16 MiB) and parse it as origin (e.g.
+ * "stdin"). The descriptor is not closed. Errors as config_load_file. */
+int config_load_fd(int fd, const char *origin,
+    const struct config_options *opt, struct config **out, char **cause);
+
 /* A one-server fleet for an ad-hoc URL given on the command line. The
  * server is named after the URL's host:port. Never NULL. */
 struct config *config_for_url(const char *url);
+
+/*
+ * A one-server stdio fleet for argv[0..argc) given on the command line
+ * (after "--"): argv[0] is the command, the rest its arguments, taken as
+ * they are (no ${VAR} expansion: the shell already did it). The server is
+ * named after the command's last path component. Never NULL; argc 0 gives
+ * an invalid server.
+ */
+struct config *config_for_command(char *const *argv, size_t argc);
+
+/*
+ * Move every server, warning and note of from into into, and free from.
+ * A name into already has is an error naming both files, unless rename is
+ * set and the newcomer has a source: then it becomes "NAME@SOURCE". 0, or
+ * -1 with *cause (caller frees; from is left as it was).
+ */
+int config_merge(struct config *into, struct config *from, bool rename,
+    char **cause);
+
+/* The environment variable that gives ${input:id}: "MCPTOP_INPUT_" and id
+ * upper-cased, every byte that is not a letter or digit as '_'. Caller
+ * frees. */
+char *config_input_env(const char *id);
 
 /* config_free(NULL) does nothing. */
 void config_free(struct config *cfg);
@@ -128,6 +220,12 @@ void config_free(struct config *cfg);
  * not followed by '{' is kept). Returns a heap string (caller frees), or
  * NULL with *cause set naming the variable when one is unset or the
  * reference is unterminated. Never puts a variable's value in *cause.
+ *
+ * Within a config file (headers, env, args, the envFile path) the parser
+ * also expands ${input:ID} and VS Code's predefined ${userHome},
+ * ${workspaceFolder} (the current directory), ${workspaceFolderBasename},
+ * ${pathSeparator} and ${/}; config_expand alone reads only the
+ * environment.
  */
 char *config_expand(const char *s, char **cause);
 

@@ -56,28 +56,27 @@ static void
 check_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop check [-c FILE | URL] [--json] [--timeout MS] "
-        "[--pings R] [--stats] [--log FILE]\n"
+        "Usage: mcptop check " APP_USAGE "\n"
+        "                    [--json] [--timeout MS] [--pings R] [--stats]\n"
+        "                    " APP_USAGE_END "\n"
         "\n"
         "Dial every configured MCP server once, ping each that dialed, and\n"
         "report liveness, the last failure's kind and delivery verdict.\n"
         "\n"
-        "  -c, --config FILE  the fleet config (JSON: mcpServers or servers)\n"
-        "  URL                an http:// or https:// MCP endpoint: a "
-        "one-server fleet\n"
         "      --json         one JSON object instead of a table\n"
         "      --timeout MS   request timeout and open deadline, ms\n"
         "      --pings R      ping every server R times, in rounds (default 1);\n"
         "                     report min / median / p99 round trip\n"
         "      --stats        add CPU time, wall time and peak RSS per phase\n"
         "                     (dial, pings, endings)\n"
-        "      --log FILE     append a debug log of every exchange\n"
-        "  -h, --help         this help\n"
+        "  -h, --help         this help\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "Exit status: 0 every server ok (dialed, and its ping completed),\n"
         "1 some server not ok, 2 usage, unreadable config or unwritable\n"
-        "output, 130 interrupted (sessions are still ended first).\n"
-        "Config search without -c or URL: %s\n", config_discover_help());
+        "output, 130 interrupted (sessions are still ended first).\n");
+    app_usage_sources(out);
 }
 
 /* Close a phase: CPU and wall time since the last mark, peak RSS. */
@@ -376,16 +375,15 @@ int
 cli_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
+        APP_LONGOPTS,
         { "json", no_argument, NULL, 'j' },
         { "timeout", required_argument, NULL, 't' },
         { "pings", required_argument, NULL, 'p' },
         { "stats", no_argument, NULL, 's' },
-        { "log", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct cli_common    common = { 0 };
+    struct app_common    common = { 0 };
     struct fleet_options opt = { .no_streams = true, .no_pings = true,
         .no_redial = true };
     struct check         c = { .rounds = 1 };
@@ -399,53 +397,47 @@ cli_check(int argc, char **argv)
     int                  ch, rc;
     char                *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        if (app_option(&common, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            common.config_path = optarg;
-            break;
         case 'j':
             json = true;
             break;
         case 't':
             timeout = cli_parse_ms(optarg);
             if (timeout < 0)
-                return cli_usage_error("check", "--timeout takes a positive "
+                return app_usage_error("check", "--timeout takes a positive "
                     "number of milliseconds, not '%.40s'", optarg);
             break;
         case 'p':
             c.rounds = cli_parse_ms(optarg);
             if (c.rounds < 0 || c.rounds > 100000)
-                return cli_usage_error("check", "--pings takes a count from "
+                return app_usage_error("check", "--pings takes a count from "
                     "1 to 100000, not '%.40s'", optarg);
             with_pings = true;
             break;
         case 's':
             stats = true;
             break;
-        case 'l':
-            common.log_path = optarg;
-            break;
         case 'h':
             check_usage(stdout);
             return 0;
         default:
-            return cli_option_error("check", ch, argv, longopts);
+            return app_option_error("check", ch, argv, longopts);
         }
     }
-    if (optind < argc) {
-        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common.config_path != NULL)
-            return cli_usage_error("check", "unexpected argument '%.60s' "
-                "(give -c FILE or one http(s):// URL)", argv[optind]);
-        common.url = argv[optind];
-    }
-    rc = cli_load_config(&common, &cfg);
+    rc = app_args(&common, "mcptop check", argc, argv, optind);
     if (rc != 0)
         return rc;
-    rc = cli_open_log(&common);
+    rc = app_load_config(&common, &cfg);
+    if (rc != 0)
+        return rc;
+    rc = app_open_log(&common);
     if (rc != 0) {
         config_free(cfg);
         return rc;
@@ -460,7 +452,7 @@ cli_check(int argc, char **argv)
         fprintf(stderr, "mcptop check: %s\n", cause);
         free(cause);
         config_free(cfg);
-        cli_close_log(&common);
+        app_close_log(&common);
         return EXIT_USAGE;
     }
     if (fleet_warning(c.fleet) != NULL)
@@ -552,6 +544,6 @@ cli_check(int argc, char **argv)
     free(c.round_ms);
     fleet_free(c.fleet);
     config_free(cfg);
-    cli_close_log(&common);
+    app_close_log(&common);
     return rc;
 }

@@ -1,7 +1,8 @@
 /*
- * What the commands share: finding and loading the config, the debug log,
- * argument parsing helpers and the JSON form of a server's record (the
- * `check --json` contract, reused by `watch` and later by `end`).
+ * What the commands share beyond src/app (which loads the config and opens
+ * the log): argument parsing helpers, the loop of a one-shot command and
+ * the JSON form of a server's record (the `check --json` contract, reused
+ * by `watch` and later by `end`).
  */
 #include "cli/cli.h"
 
@@ -19,13 +20,6 @@
 #include "util/clock.h"
 #include "util/str.h"
 
-int
-cli_is_url(const char *arg)
-{
-    return strncasecmp(arg, "http://", 7) == 0 ||
-        strncasecmp(arg, "https://", 8) == 0;
-}
-
 long
 cli_parse_ms(const char *s)
 {
@@ -37,61 +31,6 @@ cli_parse_ms(const char *s)
     if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > 86400000L)
         return -1;
     return v;
-}
-
-int
-cli_load_config(const struct cli_common *c, struct config **out)
-{
-    char *cause = NULL;
-    char *found = NULL;
-
-    if (c->url != NULL) {
-        *out = config_for_url(c->url);
-        return 0;
-    }
-    if (c->config_path == NULL) {
-        found = config_discover();
-        if (found == NULL) {
-            fprintf(stderr, "mcptop: no config given and none found "
-                "(looked in %s)\n"
-                "Try 'mcptop check http://127.0.0.1:PORT/mcp' or "
-                "'mcptop check -c FILE'.\n", config_discover_help());
-            return EXIT_USAGE;
-        }
-    }
-    if (config_load_file(found != NULL ? found : c->config_path, out,
-        &cause) != 0) {
-        fprintf(stderr, "mcptop: %s\n", cause);
-        free(cause);
-        free(found);
-        return EXIT_USAGE;
-    }
-    free(found);
-    for (size_t i = 0; i < (*out)->nwarnings; i++)
-        fprintf(stderr, "mcptop: warning: %s\n", (*out)->warnings[i]);
-    return 0;
-}
-
-int
-cli_open_log(struct cli_common *c)
-{
-    if (c->log_path == NULL)
-        return 0;
-    c->log = fopen(c->log_path, "a");
-    if (c->log == NULL) {
-        fprintf(stderr, "mcptop: cannot open log %s: %s\n", c->log_path,
-            strerror(errno));
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-void
-cli_close_log(struct cli_common *c)
-{
-    if (c->log != NULL)
-        fclose(c->log);
-    c->log = NULL;
 }
 
 static void
@@ -126,12 +65,15 @@ cli_json_server(const struct server *s)
     free(name);
     cJSON_AddStringToObject(o, "transport", server_transport_name(s));
     {
-        /* Written by the user, but shown sanitized all the same. */
+        /* The URL redacted (server_target gives the decl's url_shown), and
+         * sanitized all the same: args may hold any bytes. */
         char *target = str_sanitized(server_target(s));
 
         cJSON_AddStringToObject(o, "target", target);
         free(target);
     }
+    if (server_decl(s)->source != NULL)
+        cJSON_AddStringToObject(o, "source", server_decl(s)->source);
     cJSON_AddBoolToObject(o, "ok", server_ok(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)

@@ -28,22 +28,22 @@ static void
 end_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop end [-c FILE | URL] [--server NAME]... [--json] "
-        "[--teardown MS] [--log FILE]\n"
+        "Usage: mcptop end " APP_USAGE "\n"
+        "                  [--server NAME]... [--json] [--teardown MS] "
+        APP_USAGE_END "\n"
         "       mcptop end [-c FILE | URL] --list-servers\n"
         "\n"
         "Dial the chosen servers (all by default), end each session and\n"
         "report each ending's outcome and, apart from it, its settlement.\n"
         "\n"
-        "  -c, --config FILE  the fleet config\n"
-        "  URL                an http:// or https:// MCP endpoint\n"
         "  -s, --server NAME  end this server (repeatable)\n"
         "      --json         one JSON object per line, one per ending\n"
         "      --teardown MS  the teardown deadline (default 3000)\n"
-        "      --log FILE     append a debug log of every exchange\n"
         "      --list-servers print the configured server names (what\n"
         "                     --server takes), one per line, and exit\n"
-        "  -h, --help         this help\n"
+        "  -h, --help         this help\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "Outcomes: terminated (DELETE 2xx), not_allowed (405), already_gone\n"
         "(404), rejected (other status), failed (transport), timed_out,\n"
@@ -53,6 +53,7 @@ end_usage(FILE *out)
         "DELETE once more and reports it as a second ending.\n"
         "Exit status: 0 when every outcome is terminated, not_allowed,\n"
         "already_gone, exited or no_session; 1 otherwise; 2 usage.\n");
+    app_usage_sources(out);
 }
 
 /* Once a chosen server's dial settled, end it (once). */
@@ -156,16 +157,15 @@ int
 cli_end(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
+        APP_LONGOPTS,
         { "server", required_argument, NULL, 's' },
         { "json", no_argument, NULL, 'j' },
         { "teardown", required_argument, NULL, 't' },
-        { "log", required_argument, NULL, 'l' },
         { "list-servers", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct cli_common    common = { 0 };
+    struct app_common    common = { 0 };
     struct fleet_options opt = { .no_streams = true, .no_pings = true,
         .no_redial = true };
     struct end_run       r = { 0 };
@@ -179,13 +179,14 @@ cli_end(int argc, char **argv)
     int                  ch, rc = 0;
     char                *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:s:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "s:h", longopts,
+        NULL)) != -1) {
+        if (app_option(&common, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            common.config_path = optarg;
-            break;
         case 's':
             names = realloc(names, (nnames + 1) * sizeof(*names));
             names[nnames++] = optarg;
@@ -197,12 +198,9 @@ cli_end(int argc, char **argv)
             teardown = cli_parse_ms(optarg);
             if (teardown < 0) {
                 free(names);
-                return cli_usage_error("end", "--teardown takes a positive "
+                return app_usage_error("end", "--teardown takes a positive "
                     "number of milliseconds, not '%.40s'", optarg);
             }
-            break;
-        case 'l':
-            common.log_path = optarg;
             break;
         case 'L':
             list = true;
@@ -213,19 +211,15 @@ cli_end(int argc, char **argv)
             return 0;
         default:
             free(names);
-            return cli_option_error("end", ch, argv, longopts);
+            return app_option_error("end", ch, argv, longopts);
         }
     }
-    if (optind < argc) {
-        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common.config_path != NULL) {
-            free(names);
-            return cli_usage_error("end", "unexpected argument '%.60s' "
-                "(give -c FILE or one http(s):// URL)", argv[optind]);
-        }
-        common.url = argv[optind];
+    rc = app_args(&common, "mcptop end", argc, argv, optind);
+    if (rc != 0) {
+        free(names);
+        return rc;
     }
-    rc = cli_load_config(&common, &cfg);
+    rc = app_load_config(&common, &cfg);
     if (rc != 0) {
         free(names);
         return rc;
@@ -254,7 +248,7 @@ cli_end(int argc, char **argv)
             }
         }
         if (!found)
-            rc = cli_usage_error("end", "no server named '%.60s' in %s",
+            rc = app_usage_error("end", "no server named '%.60s' in %s",
                 names[k], cfg->origin);
     }
     free(names);
@@ -271,7 +265,7 @@ cli_end(int argc, char **argv)
             bound_ms = cfg->servers[i].open_deadline_ms +
                 cfg->servers[i].timeout_ms + cfg->servers[i].teardown_ms;
     }
-    rc = cli_open_log(&common);
+    rc = app_open_log(&common);
     if (rc != 0)
         goto out_cfg;
     opt.log = common.log;
@@ -303,7 +297,7 @@ cli_end(int argc, char **argv)
         rc = 130;
     fleet_free(r.fleet);
 out_log:
-    cli_close_log(&common);
+    app_close_log(&common);
 out_cfg:
     free(r.chosen);
     free(r.asked);

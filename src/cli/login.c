@@ -222,49 +222,42 @@ login_find(const struct config *cfg, const char *cmd, const char *name)
 
 /* Parse the shared options; the NAME is the one positional argument. */
 static int
-login_args(int argc, char **argv, const char *cmd, struct cli_common *c,
+login_args(int argc, char **argv, const char *cmd, struct app_common *c,
     const char **name, long *wait_ms)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
+        APP_LONGOPTS,
         { "wait", required_argument, NULL, 'w' },
-        { "log", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int ch;
 
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        if (app_option(c, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            c->config_path = optarg;
-            break;
         case 'w':
             *wait_ms = cli_parse_ms(optarg);
-            if (*wait_ms < 0) {
-                fprintf(stderr, "mcptop %s: --wait takes a positive number "
-                    "of milliseconds, not '%s'\n", cmd, optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'l':
-            c->log_path = optarg;
+            if (*wait_ms < 0)
+                return app_usage_error(cmd, "--wait takes a positive "
+                    "number of milliseconds, not '%.40s'", optarg);
             break;
         case 'h':
             login_usage(stdout);
             return -1;
         default:
-            login_usage(stderr);
-            return EXIT_USAGE;
+            return app_option_error(cmd, ch, argv, longopts);
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "mcptop %s: give the NAME of one configured "
-            "server\n", cmd);
-        login_usage(stderr);
+    if (c->bad_option)
         return EXIT_USAGE;
-    }
+    if (optind + 1 != argc)
+        return app_usage_error(cmd, "give the NAME of one configured "
+            "server");
     *name = argv[optind];
     return 0;
 }
@@ -272,7 +265,7 @@ login_args(int argc, char **argv, const char *cmd, struct cli_common *c,
 int
 cli_login(int argc, char **argv)
 {
-    struct cli_common    common = { 0 };
+    struct app_common    common = { 0 };
     struct fleet_options opt = { .no_streams = true, .no_pings = true,
         .no_redial = true };
     struct login         l = { 0 };
@@ -290,7 +283,7 @@ cli_login(int argc, char **argv)
     rc = login_args(argc, argv, "login", &common, &name, &wait_ms);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    rc = cli_load_config(&common, &cfg);
+    rc = app_load_config(&common, &cfg);
     if (rc != 0)
         return rc;
     idx = login_find(cfg, "login", name);
@@ -302,7 +295,7 @@ cli_login(int argc, char **argv)
             "a stdio server: MCP authorization is for HTTP servers");
         idx = -1;
     }
-    if (idx < 0 || cli_open_log(&common) != 0) {
+    if (idx < 0 || app_open_log(&common) != 0) {
         free(clean);
         config_free(cfg);
         return EXIT_USAGE;
@@ -320,7 +313,7 @@ cli_login(int argc, char **argv)
         free(cause);
         free(clean);
         config_free(cfg);
-        cli_close_log(&common);
+        app_close_log(&common);
         oauth_set_consent(NULL);
         return EXIT_USAGE;
     }
@@ -364,14 +357,14 @@ cli_login(int argc, char **argv)
     free(chosen);
     free(clean);
     config_free(cfg);
-    cli_close_log(&common);
+    app_close_log(&common);
     return rc;
 }
 
 int
 cli_logout(int argc, char **argv)
 {
-    struct cli_common common = { 0 };
+    struct app_common common = { 0 };
     struct config    *cfg = NULL;
     const char       *name = NULL;
     long              wait_ms = 0, n;
@@ -383,7 +376,7 @@ cli_logout(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     /* The config only confirms the name; tokens of a server that left the
      * config can still be forgotten. */
-    if (cli_load_config(&common, &cfg) == 0 &&
+    if (app_load_config(&common, &cfg) == 0 &&
         login_find(cfg, "logout", name) < 0)
         fprintf(stderr, "mcptop logout: forgetting its tokens anyway\n");
     config_free(cfg);

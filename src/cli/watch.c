@@ -24,16 +24,15 @@ static void
 watch_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop watch [-c FILE | URL] [--log FILE]\n"
+        "Usage: mcptop watch " APP_USAGE " " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"
         "SIGINT or SIGTERM.\n"
         "\n"
-        "  -c, --config FILE  the fleet config (JSON: mcpServers or servers)\n"
-        "  URL                an http:// or https:// MCP endpoint\n"
-        "      --log FILE     append a debug log of every exchange\n"
-        "  -h, --help         this help\n"
+        "  -h, --help         this help\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "Lines:\n"
         "  {\"ts\",\"event\":\"exchange\",\"server\",\"op\",\"outcome\","
@@ -46,8 +45,8 @@ watch_usage(FILE *out)
         "bounded by the teardown deadline plus 1 s; a second signal quits.\n"
         "Exit status: 0 after a signal, 1 when stdout could not be written\n"
         "(the reader went away; noticed at the next line), 2 usage or\n"
-        "unreadable config.\n"
-        "Config search without -c or URL: %s\n", config_discover_help());
+        "unreadable config.\n");
+    app_usage_sources(out);
 }
 
 /* event_cb: one line per event. */
@@ -150,46 +149,39 @@ int
 cli_watch(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "log", required_argument, NULL, 'l' },
+        APP_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct cli_common common = { 0 };
+    struct app_common common = { 0 };
     struct watch      w = { 0 };
     struct config    *cfg = NULL;
     struct ev_loop   *loop = EV_DEFAULT;
     int               ch, rc;
     char             *cause = NULL;
 
+    argc = app_split_command(&common, argc, argv);
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        if (app_option(&common, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            common.config_path = optarg;
-            break;
-        case 'l':
-            common.log_path = optarg;
-            break;
         case 'h':
             watch_usage(stdout);
             return 0;
         default:
-            return cli_option_error("watch", ch, argv, longopts);
+            return app_option_error("watch", ch, argv, longopts);
         }
     }
-    if (optind < argc) {
-        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common.config_path != NULL)
-            return cli_usage_error("watch", "unexpected argument '%.60s' "
-                "(give -c FILE or one http(s):// URL)", argv[optind]);
-        common.url = argv[optind];
-    }
-    rc = cli_load_config(&common, &cfg);
+    rc = app_args(&common, "mcptop watch", argc, argv, optind);
     if (rc != 0)
         return rc;
-    rc = cli_open_log(&common);
+    rc = app_load_config(&common, &cfg);
+    if (rc != 0)
+        return rc;
+    rc = app_open_log(&common);
     if (rc != 0) {
         config_free(cfg);
         return rc;
@@ -203,7 +195,7 @@ cli_watch(int argc, char **argv)
         fprintf(stderr, "mcptop watch: %s\n", cause);
         free(cause);
         config_free(cfg);
-        cli_close_log(&common);
+        app_close_log(&common);
         return EXIT_USAGE;
     }
     if (fleet_warning(w.fleet) != NULL)
@@ -228,6 +220,6 @@ cli_watch(int argc, char **argv)
     fleet_stop(w.fleet);
     fleet_free(w.fleet);
     config_free(cfg);
-    cli_close_log(&common);
+    app_close_log(&common);
     return w.write_failed ? EXIT_NOT_OK : 0;
 }

@@ -529,7 +529,7 @@ server_make_target(const struct config_server *decl)
     char  *t, *p;
 
     if (decl->transport == CONFIG_HTTP)
-        return xstrdup(decl->url != NULL ? decl->url : "");
+        return xstrdup(decl->url_shown != NULL ? decl->url_shown : "");
     for (size_t i = 0; i < decl->nargs; i++)
         n += strlen(shown[i]) + 1;
     t = xcalloc(1, n + 1);

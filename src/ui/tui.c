@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "app/app.h"
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
@@ -70,28 +70,27 @@ tui_usage(FILE *out)
     char *where = theme_search_path();
 
     fprintf(out,
-        "Usage: mcptop [tui] [-c FILE | URL] [--theme NAME|FILE] "
-        "[--log FILE]\n"
+        "Usage: mcptop [tui] " APP_USAGE "\n"
+        "                  [--theme NAME|FILE] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
         "failure\n"
         "and exchange history; end sessions and watch the endings.\n"
         "\n"
-        "  -c, --config FILE  the fleet config (JSON: mcpServers or servers)\n"
-        "  URL                an http:// or https:// MCP endpoint\n"
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
-        "      --log FILE     append a debug log of every exchange\n"
         "      --list-themes  print the theme names found, one per line, "
         "and exit\n"
-        "  -h, --help         this help\n"
+        "  -h, --help         this help\n");
+    app_usage_options(out);
+    fprintf(out,
         "\n"
         "Themes are looked up in %s.\n"
-        "NO_COLOR=1 draws without colour. Press ? in the TUI for the keys.\n"
-        "Config search without -c or URL: %s\n", where,
-        config_discover_help());
+        "NO_COLOR=1 draws without colour. Press ? in the TUI for the keys.\n",
+        where);
     free(where);
+    app_usage_sources(out);
 }
 
 /* --list-themes: the names --theme takes, one per line. */
@@ -741,13 +740,12 @@ tui_watchers_stop(struct ui *ui)
 /* Parse argv into common and *theme. 0, -1 for --help or --list-themes
  * (done), or EXIT_USAGE. */
 static int
-tui_args(int argc, char **argv, struct cli_common *common,
+tui_args(int argc, char **argv, struct app_common *common,
     const char **theme)
 {
     static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
+        APP_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
-        { "log", required_argument, NULL, 'l' },
         { "list-themes", no_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -756,18 +754,17 @@ tui_args(int argc, char **argv, struct cli_common *common,
     const char *cmd = strcmp(argv[0], "tui") == 0 ? "tui" : NULL;
     int         ch;
 
+    argc = app_split_command(common, argc, argv);
+    common->interactive = true;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        if (app_option(common, ch, optarg))
+            continue;
         switch (ch) {
-        case 'c':
-            common->config_path = optarg;
-            break;
         case 't':
             *theme = optarg;
-            break;
-        case 'l':
-            common->log_path = optarg;
             break;
         case 'T':
             return tui_list_themes();
@@ -775,23 +772,17 @@ tui_args(int argc, char **argv, struct cli_common *common,
             tui_usage(stdout);
             return -1;
         default:
-            return cli_option_error(cmd, ch, argv, longopts);
+            return app_option_error(cmd, ch, argv, longopts);
         }
     }
-    if (optind < argc) {
-        if (!cli_is_url(argv[optind]) || optind + 1 < argc ||
-            common->config_path != NULL)
-            return cli_usage_error(cmd, "unexpected argument '%.60s' (give "
-                "-c FILE or one http(s):// URL)", argv[optind]);
-        common->url = argv[optind];
-    }
-    return 0;
+    return app_args(common, cmd != NULL ? "mcptop tui" : "mcptop", argc,
+        argv, optind);
 }
 
 int
 tui_main(int argc, char **argv)
 {
-    struct cli_common    common = { 0 };
+    struct app_common    common = { 0 };
     struct config       *cfg = NULL;
     struct ui           *ui;
     const char          *theme = NULL;
@@ -803,7 +794,7 @@ tui_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
-    rc = cli_load_config(&common, &cfg);
+    rc = app_load_config(&common, &cfg);
     if (rc != 0)
         return rc;
     if ((!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) &&
@@ -813,7 +804,7 @@ tui_main(int argc, char **argv)
         config_free(cfg);
         return EXIT_USAGE;
     }
-    rc = cli_open_log(&common);
+    rc = app_open_log(&common);
     if (rc != 0) {
         config_free(cfg);
         return rc;
@@ -880,6 +871,6 @@ out_theme:
     theme_list_free(ui->themes, ui->nthemes);
     free(ui);
     config_free(cfg);
-    cli_close_log(&common);
+    app_close_log(&common);
     return rc;
 }

@@ -122,8 +122,8 @@ test_warnings(void **state)
 
     (void)state;
     cfg = parse("{\"mcpServers\": {\"a\": {\"url\": \"https://h/mcp\", "
-        "\"oauth\": {\"clientid\": \"x\"}}, \"s\": {\"command\": \"x\", "
-        "\"oauth\": {}}}}");
+        "\"oauth\": {\"client_id\": \"x\", \"clientid\": \"y\"}}, "
+        "\"s\": {\"command\": \"x\", \"oauth\": {\"scope\": \"a\"}}}}");
     assert_null(cfg->servers[0].invalid);
     assert_int_equal(cfg->nwarnings, 2);
     assert_non_null(strstr(cfg->warnings[0], "oauth.clientid"));

@@ -4,7 +4,7 @@
  * arguments through here, so they all read alike; getopt's own messages
  * (which name the binary's path) are switched off by the callers.
  */
-#include "cli/cli.h"
+#include "app/app.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include "util/str.h"
 
 int
-cli_usage_error(const char *cmd, const char *fmt, ...)
+app_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     char   *raw, *what;
@@ -80,7 +80,7 @@ cli_error_is_long(int ch, const char *word, const struct option *longopts)
 }
 
 int
-cli_option_error(const char *cmd, int ch, char *const argv[],
+app_option_error(const char *cmd, int ch, char *const argv[],
     const struct option *longopts)
 {
     /* getopt has stepped past the word that holds a bad long option (a
@@ -96,9 +96,9 @@ cli_option_error(const char *cmd, int ch, char *const argv[],
 
         safe = str_sanitized(opt);
         if (ch == ':')
-            rc = cli_usage_error(cmd, "option '%s' needs a value", safe);
+            rc = app_usage_error(cmd, "option '%s' needs a value", safe);
         else
-            rc = cli_usage_error(cmd, "unknown option '%s'", safe);
+            rc = app_usage_error(cmd, "unknown option '%s'", safe);
         free(safe);
         return rc;
     }
@@ -111,13 +111,13 @@ cli_option_error(const char *cmd, int ch, char *const argv[],
         strcpy(safe + 57, "...");
     o = cli_long_lookup(longopts, word + 2, len, &n);
     if (n > 1)
-        rc = cli_usage_error(cmd, "ambiguous option '%s'", safe);
+        rc = app_usage_error(cmd, "ambiguous option '%s'", safe);
     else if (o == NULL)
-        rc = cli_usage_error(cmd, "unknown option '%s'", safe);
+        rc = app_usage_error(cmd, "unknown option '%s'", safe);
     else if (ch == ':')
-        rc = cli_usage_error(cmd, "option '--%s' needs a value", o->name);
+        rc = app_usage_error(cmd, "option '--%s' needs a value", o->name);
     else
-        rc = cli_usage_error(cmd, "option '--%s' takes no value", o->name);
+        rc = app_usage_error(cmd, "option '--%s' takes no value", o->name);
     free(safe);
     return rc;
 }
