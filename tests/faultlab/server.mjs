@@ -156,7 +156,8 @@
 //                                         (the invariant: == sessions_issued)
 //                     sessions_forgotten  (/forget)
 //                     log                 the first 300 requests: {t (epoch
-//                                         ms), m (HTTP method), rpc (method)};
+//                                         ms), m (HTTP method), rpc (method),
+//                                         slashed (arrived at /redirect/X/)};
 //                                         log_dropped counts the rest
 //                     protocol_versions   {rpc method: {MCP-Protocol-Version: n}}
 //                     with_authorization  requests carrying Authorization
@@ -1347,7 +1348,10 @@ function handle(req, res, origin = "main") {
   const ctx = { req, res, p, ep, c, msg: null };
   const entry = logRequest(c, { t: Date.now(), m: req.method });
   if (req.headers.authorization !== undefined) c.with_authorization++;
-  if (p.name === "redirect" && p.slashed) c.redirected_arrivals++;
+  if (p.name === "redirect" && p.slashed) {
+    c.redirected_arrivals++;
+    entry.slashed = true;
+  }
   // /sdkstream: the tools change ?change_ms= after the endpoint's first request
   if (p.changeMs !== null && ep.changeTimer === null) {
     ep.changeTimer = later(p.changeMs, () => {

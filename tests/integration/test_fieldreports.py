@@ -248,9 +248,11 @@ def redirects(c):
                 "%s: requests arrived at the slashed path (%r)" % (n, cnt.get("redirected_arrivals")))
         path = k.split("?")[0] + "/"
         warned(c, s, n, path)
-        if n.startswith("any") or n == "hops3":
-            c.check(cnt.get("methods", {}).get("initialize", 0) >= 2,
-                    "%s: initialize reached the slashed path with its body (methods %r)" % (n, cnt.get("methods")))
+        if n.startswith("any") or n.startswith("dial") or n == "hops3":
+            c.check(any(e.get("slashed") and e.get("m") == "POST" and e.get("rpc") == "initialize"
+                        for e in cnt.get("log", [])),
+                    "%s: initialize reached the slashed path as a POST with its body (log %r)"
+                    % (n, [(e.get("m"), e.get("rpc"), bool(e.get("slashed"))) for e in cnt.get("log", [])][:12]))
     for n, k in other.items():
         s = by.get(n, {})
         site = "request" if "ping" in n else "connect"

@@ -20,8 +20,9 @@ tests/faultlab/server.mjs and tests/stdio/fake.mjs:
                            stays): the worker does not outlive mcptop
   6 sighup                 watch, check and end on SIGHUP: sessions DELETEd,
                            children that ignore SIGTERM killed, no death by signal
-  7 nofile_local_limit     a fleet bigger than RLIMIT_NOFILE: local limit named
-                           once, classified unknown/no, never connect_refused
+  7 nofile_stdio_fleet     a fleet bigger than RLIMIT_NOFILE: local limit named
+    nofile_http_fleet      once, classified unknown/no, never connect_refused
+                           or spawn_failed; the soft limit raised to the hard
   8 listchanged_storm      list_changed after every listing: re-listings at most
                            about one a second
   9 low_kinds              a 100 KB session id, a 1 MB configured header, invalid
@@ -179,13 +180,14 @@ def reconnect_floor(c):
 
 BIG_TOOLS = 100000
 BIG_DEADLINE_MS = 3000
-PING_GAP_MAX_S = 2.0
+PING_GAP_MAX_S = 3.0
 
 
 def big_page_loop_served(c):
     """One tools/list page of 100,000 tools on `big` (open deadline 3 s) while
     `pinger` is pinged every 0.25 s. Expected: pinger's completed pings never
-    stop for more than 2 s (the loop is never frozen); big's dial is either
+    stop for more than 3 s (the loop is never frozen; a linear read of the
+    11 MB page may take a moment, under ASan too); big's dial is either
     completed within its open deadline by the clock, or a `timeout` at
     connect; SIGINT is served at once afterwards."""
     L = lab()
@@ -257,7 +259,7 @@ def stdio_700k_args(c):
     t0 = time.monotonic()
     r, by = sc.check_json(c, {"args700k": big, "good": {"url": L.url(k_good)},
                               "goodstdio": fake("healthy", marker)},
-                          mcptop={"timeout_ms": 1500, "open_deadline_ms": 1500}, timeout=90, attach=False)
+                          mcptop={"timeout_ms": 1500, "open_deadline_ms": 1500}, timeout=45, attach=False)
     c.attach("states: %s" % {n: (s.get("state"), dig(s, "last_failure", "kind")) for n, s in by.items()})
     c.attach("check took %.1f s" % (time.monotonic() - t0))
     for name, s in by.items():
@@ -304,7 +306,8 @@ def sessions_ended_failed_dial_check(c):
 
 def sessions_ended_failed_dial_end(c):
     """`mcptop end` on the same failed dials: each issued session is ended by
-    the ending procedure, once, listed as half-open; never "no session id"."""
+    the ending procedure, once (one DELETE), listed as one half-open ending,
+    terminated; no ending of theirs says "no session id was issued"."""
     L = lab()
     keys = {n: key(p) for n, p, _, _ in DIAL_FAILS}
     cfg = mcptest.write_config({n: dict(FAST, url=L.url(k)) for n, k in keys.items()})
@@ -314,11 +317,12 @@ def sessions_ended_failed_dial_end(c):
     ends = sc.endings_of(r.stdout)
     for n, _, _, _ in DIAL_FAILS:
         mine = [e for e in ends if e.get("server") == n]
-        c.check(len(mine) == 1, "%s: one ending (got %s)" % (n, json.dumps(mine)))
+        half = [e for e in mine if e.get("half_open") is True]
+        c.check(len(half) == 1 and half[0].get("outcome") == "terminated",
+                "%s: one half-open ending, terminated (endings %s)" % (n, json.dumps(mine)))
         for e in mine:
-            c.eq((e.get("outcome"), e.get("half_open")), ("terminated", True), "%s: outcome, half_open" % n)
-            c.check("no session" not in str(e.get("detail", "")),
-                    "%s: the ending does not say no session was issued: %r" % (n, e.get("detail")))
+            c.check("no session id was issued" not in str(e.get("detail", "")),
+                    "%s: no ending says no session id was issued: %r" % (n, e.get("detail")))
         cnt = sc.counts_of(keys[n])
         c.eq(cnt.get("delete_with_session", 0), 1, "%s: DELETEs with the session id (once)" % n)
     sc.balanced(c, list(keys.values()))
@@ -533,53 +537,101 @@ def sighup_end(c):
         mcptest.terminate(p, grace=1)
 
 
+def sighup_at_first_child(c):
+    """check with a slow-starting stdio child that stays when its stdin
+    closes; SIGHUP the moment the child exists (the handlers must be in
+    place before the first child starts). Expected: not killed by the
+    signal, the child ended (it needs SIGTERM), nothing left."""
+    marker = sc.new_marker()
+    cfg = mcptest.write_config({"slow": fake("ignore-stdin-eof", marker, "--slow-ms=3000")},
+                               mcptop={"teardown_ms": 1000, "timeout_ms": 8000, "open_deadline_ms": 8000})
+    sampler = sc.GroupSampler(marker)
+    p = _spawn_mcptop(["check", "--json", "-c", cfg])
+    try:
+        seen = sc.wait_until(lambda: sc.marked(marker), timeout=10, step=0.005)
+        c.require(seen, "the stdio child started within 10 s")
+        rc, out, err = _hup_and_collect(c, p)
+        c.is_in(rc, (129, 130), "exit code after SIGHUP at the first child (negative is death by the signal)")
+        sc.nothing_left(c, marker, sampler)
+    finally:
+        mcptest.terminate(p, grace=1)
+
+
 # --------------------------------------------------------------------------
 # 7. local limits shown as a remote outage
 
 
 NOFILE_FLEET = 300
 NOFILE_SOFT = 128
+STDIO_FLEET = 12
+STDIO_NOFILE = 24
 LOCAL_LIMIT = "local limit: too many open files"
 
 
-def nofile_local_limit(c):
-    """300 HTTP servers under RLIMIT_NOFILE 128:128 (the soft limit cannot be
-    raised). Expected: never connect_refused; every server that did not fit
-    is `unknown`, delivered `no`, detail "local limit: too many open files";
-    one clear stderr line about open files; sessions of those that dialed
-    ended; and under 128:4096 (the soft limit raised to the hard one at
-    start) every server is ok."""
-    prlimit = shutil.which("prlimit")
-    if not prlimit:
+def _local_limit_verdicts(c, what, by, stderr, must_fail):
+    """Failures are the local limit's (never connect_refused or spawn_failed), said once on stderr."""
+    refused = [n for n, s in by.items() if dig(s, "last_failure", "kind") in ("connect_refused", "spawn_failed")]
+    c.check(not refused, "%s: no server called connect_refused / spawn_failed (%d were, e.g. %r)"
+            % (what, len(refused), [(n, dig(by[n], "last_failure", "detail")) for n in refused[:2]]))
+    failed = {n: s for n, s in by.items() if s.get("ok") is not True}
+    ok = [n for n, s in by.items() if s.get("ok") is True]
+    if must_fail:
+        c.check(len(ok) >= 1, "%s: the servers that fit are ok (%d)" % (what, len(ok)))
+        c.check(len(failed) >= 1, "%s: the fleet does not fit (%d not ok)" % (what, len(failed)))
+    wrong = [(n, dig(s, "last_failure", "kind"), dig(s, "last_failure", "delivered"),
+              dig(s, "last_failure", "detail"), dig(s, "liveness", "state"))
+             for n, s in failed.items()
+             if (dig(s, "last_failure", "kind"), dig(s, "last_failure", "delivered"),
+                 dig(s, "liveness", "state")) != ("unknown", "no", "unknown")
+             or LOCAL_LIMIT not in str(dig(s, "last_failure", "detail"))]
+    c.check(not wrong, "%s: every server that did not fit is unknown / delivered no / liveness unknown / "
+            "%r (%d are not, e.g. %r)" % (what, LOCAL_LIMIT, len(wrong), wrong[:2]))
+    lines = [ln for ln in stderr.splitlines() if re.search(r"open files", ln, re.I)]
+    if failed:
+        c.check(len(lines) == 1, "%s: one stderr line names the open-files limit (got %d: %r)"
+                % (what, len(lines), lines[:5]))
+
+
+def _prlimit():
+    p = shutil.which("prlimit")
+    if not p:
         raise mcptest.SetupError("prlimit (util-linux) is not installed")
+    return p
+
+
+def nofile_stdio_fleet(c):
+    """12 stdio servers under RLIMIT_NOFILE 24:24 (three pipes each: they
+    cannot all fit, and the soft limit cannot be raised). Expected: the
+    ones that fit are ok; every other one is `unknown`, delivered `no`,
+    liveness unknown, detail "local limit: too many open files" (never
+    spawn_failed: the command exists); one clear stderr line; no child left."""
+    marker = sc.new_marker()
+    servers = {"c%02d" % i: fake("healthy", marker) for i in range(STDIO_FLEET)}
+    sampler = sc.GroupSampler(marker)
+    r, by = sc.check_json(c, servers, mcptop={"timeout_ms": 5000, "open_deadline_ms": 8000}, timeout=60,
+                          argv_prefix=[_prlimit(), "--nofile=%d:%d" % (STDIO_NOFILE, STDIO_NOFILE), "--"])
+    _local_limit_verdicts(c, "stdio, nofile %d:%d" % (STDIO_NOFILE, STDIO_NOFILE), by, r.stderr, must_fail=True)
+    sc.nothing_left(c, marker, sampler)
+
+
+def nofile_http_fleet(c):
+    """300 HTTP servers under RLIMIT_NOFILE 128:128: never connect_refused
+    (today 4 in 5 "refuse" with errno 0); whatever does not fit is the local
+    limit's, said once; the sessions of those that dialed are ended. Under
+    128:4096 (the soft limit raised to the hard one at start) every server
+    is ok."""
     L = lab()
     for hard in (NOFILE_SOFT, 4096):
         t = sc.tag()
         keys = {"s%03d" % i: "/healthy?nf=%s-%d" % (t, i) for i in range(NOFILE_FLEET)}
         r, by = sc.check_json(c, {n: {"url": L.url(k)} for n, k in keys.items()},
                               mcptop={"timeout_ms": 5000, "open_deadline_ms": 5000}, timeout=60,
-                              argv_prefix=[prlimit, "--nofile=%d:%d" % (NOFILE_SOFT, hard), "--"],
+                              argv_prefix=[_prlimit(), "--nofile=%d:%d" % (NOFILE_SOFT, hard), "--"],
                               attach=False)
-        what = "nofile %d:%d" % (NOFILE_SOFT, hard)
-        refused = [n for n, s in by.items() if dig(s, "last_failure", "kind") == "connect_refused"]
-        c.check(not refused, "%s: no server called connect_refused (%d were)" % (what, len(refused)))
-        failed = {n: s for n, s in by.items() if s.get("ok") is not True}
-        ok = [n for n, s in by.items() if s.get("ok") is True]
-        if hard == NOFILE_SOFT:
-            c.check(len(ok) >= 1, "%s: the servers that fit are ok (%d)" % (what, len(ok)))
-            c.check(len(failed) >= 1, "%s: the fleet does not fit (%d not ok)" % (what, len(failed)))
-            wrong = [(n, dig(s, "last_failure", "kind"), dig(s, "last_failure", "delivered"),
-                      dig(s, "last_failure", "detail"), dig(s, "liveness", "state"))
-                     for n, s in failed.items()
-                     if (dig(s, "last_failure", "kind"), dig(s, "last_failure", "delivered"),
-                         dig(s, "liveness", "state")) != ("unknown", "no", "unknown")
-                     or LOCAL_LIMIT not in str(dig(s, "last_failure", "detail"))]
-            c.check(not wrong, "%s: every server that did not fit is unknown / delivered no / liveness "
-                    "unknown / %r (%d are not, e.g. %r)" % (what, LOCAL_LIMIT, len(wrong), wrong[:3]))
-            lines = [ln for ln in r.stderr.splitlines() if re.search(r"open files", ln, re.I)]
-            c.check(len(lines) == 1, "%s: one stderr line names the open-files limit (got %d: %r)"
-                    % (what, len(lines), lines[:5]))
-        else:
+        what = "http, nofile %d:%d" % (NOFILE_SOFT, hard)
+        _local_limit_verdicts(c, what, by, r.stderr, must_fail=False)
+        if hard != NOFILE_SOFT:
+            failed = {n: s for n, s in by.items() if s.get("ok") is not True}
             c.check(not failed, "%s: the soft limit is raised to the hard one: every server ok (%d not: %r)"
                     % (what, len(failed), [(n, dig(s, "last_failure", "detail")) for n, s in failed.items()][:3]))
         sc.balanced(c, list(keys.values()))
@@ -705,7 +757,9 @@ CASES = [
     ("6 sighup_watch", sighup_watch),
     ("6 sighup_check", sighup_check),
     ("6 sighup_end", sighup_end),
-    ("7 nofile_local_limit", nofile_local_limit),
+    ("6 sighup_at_first_child", sighup_at_first_child),
+    ("7 nofile_stdio_fleet", nofile_stdio_fleet),
+    ("7 nofile_http_fleet", nofile_http_fleet),
     ("8 listchanged_storm", listchanged_storm),
     ("9 low_kinds", low_kinds),
 ]
