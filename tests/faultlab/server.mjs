@@ -32,6 +32,25 @@
 //   big         200 JSON answer of ?mb= MB (default 20)
 //   dribble     the whole HTTP answer written ?bps= bytes/s (default 1)
 //   gone404     plain 404 Not Found
+//   error500    plain 500                  status     ?code= (500), plain text
+//   exception500  500 with a serialized exception as JSON (no JSON-RPC)
+//   cfchallenge 403 + cf-mitigated: challenge and an HTML bot-check page
+//   auth403     403 + WWW-Authenticate: Bearer error="insufficient_scope"
+//   forbidden403  plain 403                ratelimit429  429 (?s= adds Retry-After)
+//   gateway504  504 with an HTML page (a gateway's)
+//   redirect    ?code= (307) with Location: the same path with a trailing
+//               slash on this origin (served healthy there: the mount
+//               point), after ?hops= (1) redirects in all; ?to=other: the
+//               same path on the --other-port (another origin). Site `any`
+//               redirects every request to the unslashed path, GET and
+//               DELETE included. /redirect/X and /redirect/X/ share counts.
+//   bigsession  initialize answered with a ?kb= (100) KB Mcp-Session-Id
+//   busy503 and ratelimit429 take ?s=: digits are sent verbatim (a huge value
+//   stays huge); ?date=1 sends an HTTP date at least s seconds ahead.
+//
+// Site `initialized` (besides dial, ping, list, any): the fault answers the
+// notifications/initialized POST. ?nosession=1 on any endpoint: no
+// Mcp-Session-Id is ever issued.
 //
 // Endpoint behaviours (no site):
 //   /healthy            correct; ?tools=N (3) ?page=N (all on one page)
@@ -49,6 +68,36 @@
 //   /flap?up_ms=U&down_ms=D
 //                       healthy for U ms (1200), then resets every request for
 //                       D ms (1200), and so on, from the endpoint's first request
+//   /legacysse?endpoint=same|other&v=V
+//                       the 2024-11-05 HTTP+SSE transport: every POST to it
+//                       405; GET opens the stream whose `endpoint` event names
+//                       where to POST: same (default) a relative URL here,
+//                       other an absolute URL on the --other-port (another
+//                       origin; a client that follows it is counted there).
+//                       Answers come down the stream; initialize answers ?v=
+//                       (default: the offered version echoed)
+//   /retry0?retry=R&id=short|long|utf8|none
+//                       offers tools.listChanged; the GET stream opens, says
+//                       `retry: R` (0) and one event id (a 1000-byte one, a
+//                       non-ASCII one, or none), and closes at once
+//   /storm              offers tools.listChanged; a list_changed notice when
+//                       the GET stream opens and after every tools/list answer
+//   /sdkstream?first_byte_ms=F&keepalive_ms=K&close_ms=C&change_ms=T&add=N
+//                       a GET stream like the official SDK's: 2xx headers at
+//                       once, the first byte (a `: keepalive` comment) after F
+//                       ms (15000; -1 never), then one every K ms (0 none); the
+//                       server ends it after C ms (0 never); T ms (300000)
+//                       after the endpoint's first request N tools (2) are
+//                       added and list_changed goes to every open stream
+//   /forget?after=N&times=K&mode=rpc200|400|404&stream=1
+//                       a session answers N requests that carry its id (3),
+//                       then is forgotten (K sessions, 1): a request with it
+//                       gets 200 with a JSON-RPC error -32600 id null
+//                       ("Bad Request: No valid session ID provided"), or that
+//                       body behind 400 / 404; GET and DELETE with it 400
+//   /maintenance?s=S&date=1
+//                       every request, any method, 503 + Retry-After: S (7)
+//                       (date=1: as an HTTP date)
 //   DELETE behaviour, on any endpoint with ?delete=, or as the paths below:
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
@@ -87,20 +136,55 @@
 //   503           discover 503 + Retry-After; initialize works
 //   reset         discover: the connection is reset; initialize works
 //   hang          discover is never answered; initialize works
+//   exc500        discover 500 with a serialized exception (exception500);
+//                 initialize works
+//   init32022     the first ?times= (1) discovers 404 (empty); otherwise the
+//                 modern-only `discover` server, so initialize gets 400
+//                 -32022 naming only 2026-07-28
+//   ?init=<fault> on a probe endpoint that serves 2025: that message fault
+//                 answers initialize (e.g. /probe/exc500?init=html502)
 //   Counts: the usual per-method counts, plus with_mcp_method and
 //   probe_rejections (modern requests refused by the checks above).
 //
 // Lab endpoints:
 //   GET  /_counts   JSON: per endpoint (path + query), HTTP methods, JSON-RPC
 //                   methods, faults fired, sessions issued/expired/deleted,
-//                   DELETEs; sessions_live over all endpoints
+//                   DELETEs; sessions_live over all endpoints. Also, per
+//                   endpoint:
+//                     sessions_ended      session ids this endpoint issued that
+//                                         got a DELETE, whatever it answered
+//                                         (the invariant: == sessions_issued)
+//                     sessions_forgotten  (/forget)
+//                     log                 the first 300 requests: {t (epoch
+//                                         ms), m (HTTP method), rpc (method),
+//                                         slashed (arrived at /redirect/X/)};
+//                                         log_dropped counts the rest
+//                     protocol_versions   {rpc method: {MCP-Protocol-Version: n}}
+//                     with_authorization  requests carrying Authorization
+//                     streams_opened, streams_closed_by_client,
+//                     streams_closed_by_server, stream_reconnects (GET
+//                     streams opened again by a session that had one)
+//                     last_event_ids, last_event_id_unsafe (Last-Event-ID
+//                     longer than 128 or outside visible ASCII)
+//                     relistings          first-page tools/list after the
+//                                         first, per session
+//                     list_changed_sent, list_changed_lost (no stream open)
+//                     redirects_sent, redirected_arrivals (at the slashed path)
+//                     sse_sessions_opened, sse_sessions_closed (/legacysse)
+//                   and over the lab: other_origin {requests,
+//                   with_authorization, methods, by_from {endpoint key:
+//                   {requests, with_authorization}}} (what reached the
+//                   --other-port), client_errors (requests Node refused)
 //   POST /_reset    zero the counts and forget every session
 //   GET  /          this text
+//   (the same on the --other-port, which serves every endpoint too, counted
+//   under "other:<key>")
 //
-// usage: node server.mjs --port PORT [--host 127.0.0.1] [--tls-port PORT
-//        --tls-cert FILE --tls-key FILE] [--parent-pid PID] [--verbose]
-// PORT 0 picks a free port. Prints one line when listening:
-//   faultlab ready {"http":"http://127.0.0.1:PORT","https":...,"pid":N}
+// usage: node server.mjs --port PORT [--host 127.0.0.1] [--other-port PORT]
+//        [--tls-port PORT --tls-cert FILE --tls-key FILE] [--parent-pid PID] [--verbose]
+// PORT 0 picks a free port. --other-port: a second plain-HTTP port, another
+// origin for the faults that point elsewhere. Prints one line when listening:
+//   faultlab ready {"http":"http://127.0.0.1:PORT","https":...,"other":...,"pid":N}
 // SIGTERM / SIGINT: every connection is destroyed and the process exits 0.
 import http from "node:http";
 import https from "node:https";
@@ -119,12 +203,12 @@ function usage(msg) {
   if (msg) process.stderr.write(`faultlab: ${msg}\n`);
   process.stderr.write(
     "usage: node server.mjs --port PORT [--host 127.0.0.1] " +
-      "[--tls-port PORT --tls-cert FILE --tls-key FILE] [--parent-pid PID] [--verbose]\n");
+      "[--other-port PORT] [--tls-port PORT --tls-cert FILE --tls-key FILE] [--parent-pid PID] [--verbose]\n");
   process.exit(2);
 }
 
 const opts = { host: "127.0.0.1", port: null, tlsPort: null, tlsCert: null, tlsKey: null,
-  parentPid: 0, verbose: false };
+  parentPid: 0, verbose: false, otherPort: null };
 {
   const argv = process.argv.slice(2);
   const need = (i) => {
@@ -139,6 +223,7 @@ const opts = { host: "127.0.0.1", port: null, tlsPort: null, tlsCert: null, tlsK
     else if (a === "--tls-cert") opts.tlsCert = need(i++);
     else if (a === "--tls-key") opts.tlsKey = need(i++);
     else if (a === "--parent-pid") opts.parentPid = Number(need(i++));
+    else if (a === "--other-port") opts.otherPort = Number(need(i++));
     else if (a === "--verbose" || a === "-v") opts.verbose = true;
     else if (a === "--help" || a === "-h") {
       process.stdout.write(helpText());
@@ -147,6 +232,8 @@ const opts = { host: "127.0.0.1", port: null, tlsPort: null, tlsCert: null, tlsK
   }
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) usage("--port PORT is required");
   if (!LOOPBACK_HOSTS.has(opts.host)) usage(`--host must be a loopback address, not ${opts.host}`);
+  if (opts.otherPort !== null && (!Number.isInteger(opts.otherPort) || opts.otherPort < 0 ||
+      opts.otherPort > 65535)) usage("bad --other-port");
   if (opts.tlsPort !== null) {
     if (!Number.isInteger(opts.tlsPort) || opts.tlsPort < 0 || opts.tlsPort > 65535) usage("bad --tls-port");
     if (!opts.tlsCert || !opts.tlsKey) usage("--tls-port needs --tls-cert and --tls-key");
@@ -170,6 +257,7 @@ function log(msg) {
 // ---------------------------------------------------------------- state
 
 const sockets = new Set();   // every connection, destroyed at exit
+let otherBase = null;        // http://HOST:OTHERPORT (--other-port), another origin
 const timers = new Set();    // every pending timer, cleared at exit
 const endpoints = new Map(); // key (path + query) -> endpoint state
 let counts = new Map();      // key -> counts
@@ -202,7 +290,12 @@ function countsFor(key) {
     c = { POST: 0, GET: 0, DELETE: 0, other_http: 0, methods: {}, with_session: {},
       with_protocol_version: {}, faults: 0, sessions_issued: 0, sessions_expired: 0,
       session_404s: 0, delete_with_session: 0, sessions_deleted: 0, list_changed_sent: 0, late_answers: 0,
-      resets: 0, with_mcp_method: {}, probe_rejections: 0 };
+      resets: 0, with_mcp_method: {}, probe_rejections: 0,
+      // issues 12 and 13
+      sessions_ended: 0, sessions_forgotten: 0, with_authorization: 0, protocol_versions: {},
+      streams_opened: 0, streams_closed_by_client: 0, streams_closed_by_server: 0, stream_reconnects: 0,
+      last_event_ids: 0, last_event_id_unsafe: 0, relistings: 0, list_changed_lost: 0, redirects_sent: 0,
+      redirected_arrivals: 0, sse_sessions_opened: 0, sse_sessions_closed: 0, log: [], log_dropped: 0 };
     counts.set(key, c);
   }
   return c;
@@ -216,7 +309,15 @@ function endpointFor(key) {
   let e = endpoints.get(key);
   if (!e) {
     e = { sessions: new Map(), toolsAdded: 0, firstSeen: Date.now(), expiredSoFar: 0,
-      listChangedArmed: false, discovers: 0 };
+      listChangedArmed: false, discovers: 0,
+      issued: new Set(),      // every session id this endpoint ever issued
+      ended: new Set(),       // ... of which a DELETE arrived (whatever it was answered)
+      forgotten: new Set(),   // /forget: ids the server no longer knows
+      forgottenSoFar: 0,
+      streams: new Set(),     // open GET streams (responses)
+      streamSessions: new Set(), // session ids that opened a GET stream
+      listedSessions: new Set(), // session ids that listed (first page) at least once
+      changeTimer: null };
     endpoints.set(key, e);
   }
   return e;
@@ -338,14 +439,21 @@ function healthyPost(ctx) {
     answer(ctx, healthyAnswer(msg, p, ep), headers);
     return;
   }
+  if (msg.method === "tools/list" && !(msg.params && msg.params.cursor)) {
+    // a listing from the first page: the first per session, or a re-listing
+    const sid = req.headers["mcp-session-id"] ?? "(no session)";
+    if (ep.listedSessions.has(sid)) c.relistings++;
+    else ep.listedSessions.add(sid);
+  }
   answer(ctx, healthyAnswer(msg, p, ep));
-  void req;
+  // /storm: every listing is followed by a list_changed notice on the stream
+  if (p.stream === "storm" && msg.method === "tools/list") broadcastListChanged(ctx);
 }
 
-// A new session on this endpoint: its id.
-function issueSession(ctx) {
-  const sid = newSessionId();
+// A new session on this endpoint: its id (sid: a given id, else a fresh one).
+function issueSession(ctx, sid = newSessionId()) {
   ctx.ep.sessions.set(sid, { requests: 0, created: Date.now() });
+  ctx.ep.issued.add(sid);
   ctx.c.sessions_issued++;
   return sid;
 }
@@ -360,6 +468,10 @@ function sessionGate(ctx) {
     sendJson(res, 400, rpcError(null, -32000, "Bad Request: Mcp-Session-Id header is required"));
     return true;
   }
+  if (ep.forgotten.has(sid)) {
+    // /forget: a gateway that lost the session says so its own way.
+    return forgottenAnswer(ctx, p.str("mode", "rpc200")), true;
+  }
   const s = ep.sessions.get(sid);
   if (!s) {
     c.session_404s++;
@@ -367,6 +479,15 @@ function sessionGate(ctx) {
     return true;
   }
   s.requests++;
+  if (p.forgetAfter !== null && s.requests > p.forgetAfter && ep.forgottenSoFar < p.forgetTimes) {
+    ep.sessions.delete(sid);
+    ep.forgotten.add(sid);
+    ep.forgottenSoFar++;
+    c.sessions_forgotten++;
+    log(`${p.key}: session ${sid} forgotten after ${p.forgetAfter} requests`);
+    forgottenAnswer(ctx, p.str("mode", "rpc200"));
+    return true;
+  }
   if (p.expireAfter !== null && s.requests > p.expireAfter && ep.expiredSoFar < p.expireTimes) {
     ep.sessions.delete(sid);
     ep.expiredSoFar++;
@@ -438,6 +559,78 @@ function sendBig(ctx, id) {
   pump();
 }
 
+const HTML_504 = "<html>\r\n<head><title>504 Gateway Time-out</title></head>\r\n<body>\r\n" +
+  "<center><h1>504 Gateway Time-out</h1></center>\r\n<hr><center>faultlab</center>\r\n</body>\r\n</html>\r\n";
+// A CDN/WAF bot check's interstitial (what a browser would solve, a client cannot).
+const HTML_CHALLENGE = "<!DOCTYPE html><html lang=\"en\"><head><title>Just a moment...</title>" +
+  "<meta http-equiv=\"refresh\" content=\"360\"></head><body><noscript>Enable JavaScript and cookies " +
+  "to continue</noscript><div id=\"challenge\">Checking your browser before accessing the site." +
+  "</div></body></html>\n";
+// What some SDK servers send when a handler throws: the exception object
+// serialized as JSON, with no JSON-RPC envelope.
+const EXCEPTION_BODY = {
+  name: "TypeError",
+  message: "Cannot read properties of undefined (reading 'protocolVersion')",
+  stack: "TypeError: Cannot read properties of undefined (reading 'protocolVersion')\n" +
+    "    at handlePost (file:///srv/app/dist/transport.js:412:37)\n" +
+    "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)",
+};
+const FORGOTTEN_MESSAGE = "Bad Request: No valid session ID provided";
+
+// /forget: the answer to a request carrying a forgotten session id.
+function forgottenAnswer(ctx, mode) {
+  const body = rpcError(null, -32600, FORGOTTEN_MESSAGE);
+  if (mode === "404") return sendJson(ctx.res, 404, body);
+  if (mode === "400") return sendJson(ctx.res, 400, body);
+  return sendJson(ctx.res, 200, body);
+}
+
+// Retry-After as asked: ?s= seconds (digits kept verbatim, so a huge value
+// reaches the client as written), or with ?date=1 an HTTP date at least s
+// seconds ahead.
+function retryAfterValue(p) {
+  const raw = p.str("s", "7");
+  if (p.str("date", "0") === "1") {
+    const at = Math.ceil((Date.now() + p.num("s", 7) * 1000) / 1000) * 1000;
+    return new Date(at).toUTCString();
+  }
+  return /^[0-9]+$/.test(raw) ? raw : String(p.num("s", 7));
+}
+
+// /redirect: a 3xx whose Location is the slashed path on this origin (after
+// ?hops= redirects in all), or with ?to=other the same path on the lab's
+// other port (another origin). Absolute Location, as Starlette sends.
+function redirectAnswer(ctx) {
+  const { p, req, res, c } = ctx;
+  const code = p.num("code", 307);
+  const u = new URL(req.url, "http://faultlab.invalid");
+  const q = new URLSearchParams(u.search);
+  const hop = p.num("hop", 0);
+  const hops = Math.max(1, p.num("hops", 1));
+  let loc;
+  if (p.str("to", "slash") === "other") {
+    if (!otherBase) return sendText(res, 500, "text/plain", "faultlab: started without --other-port\n");
+    q.delete("hop");
+    q.set("from", p.key);
+    loc = `${otherBase}${u.pathname}/?${q}`;
+  } else if (hop + 1 < hops) {
+    q.set("hop", String(hop + 1));
+    loc = `http://${req.headers.host}${u.pathname}?${q}`;
+  } else {
+    q.delete("hop");
+    const qs = q.toString();
+    loc = `http://${req.headers.host}${u.pathname}/${qs ? "?" + qs : ""}`;
+  }
+  c.redirects_sent++;
+  log(`${p.key}: ${code} to ${loc}`);
+  sendText(res, code, "text/html", `<html><body>Moved: <a href="${loc}">here</a></body></html>\n`,
+    { Location: loc });
+}
+
+function statusText(ctx, code, headers = {}) {
+  sendText(ctx.res, code, "text/plain", `${code} ${http.STATUS_CODES[code] || "Status"} (faultlab)\n`, headers);
+}
+
 const MESSAGE_FAULTS = {
   reset: (ctx) => resetConnection(ctx),
   hang: (ctx) => holdOpen(ctx),
@@ -458,7 +651,7 @@ const MESSAGE_FAULTS = {
     { "WWW-Authenticate": `Bearer realm="faultlab", error="invalid_token", ` +
       `resource_metadata="http://${ctx.req.headers.host}/.well-known/oauth-protected-resource"` }),
   busy503: (ctx) => sendText(ctx.res, 503, "text/plain", "Service Unavailable\n",
-    { "Retry-After": String(ctx.p.num("s", 7)) }),
+    { "Retry-After": retryAfterValue(ctx.p) }),
   html200: (ctx) => sendText(ctx.res, 200, "text/html; charset=utf-8", HTML_200),
   wrongid: (ctx) => {
     const good = healthyAnswer(ctx.msg, ctx.p, ctx.ep);
@@ -496,11 +689,35 @@ const MESSAGE_FAULTS = {
   big: (ctx) => sendBig(ctx, ctx.msg.id),
   dribble: (ctx) => dribble(ctx, healthyAnswer(ctx.msg, ctx.p, ctx.ep)),
   gone404: (ctx) => sendText(ctx.res, 404, "text/plain", "Not Found\n"),
+  // issues 12 and 13
+  error500: (ctx) => statusText(ctx, 500),
+  status: (ctx) => statusText(ctx, ctx.p.num("code", 500)),
+  exception500: (ctx) => sendJson(ctx.res, 500, EXCEPTION_BODY),
+  cfchallenge: (ctx) => sendText(ctx.res, 403, "text/html; charset=UTF-8", HTML_CHALLENGE,
+    { "cf-mitigated": "challenge", "Cache-Control": "private, max-age=0, no-store", Server: "cloudflare" }),
+  auth403: (ctx) => sendJson(ctx.res, 403,
+    { error: "insufficient_scope", error_description: "faultlab: the token lacks a scope" },
+    { "WWW-Authenticate": 'Bearer realm="faultlab", error="insufficient_scope", scope="mcp:tools"' }),
+  forbidden403: (ctx) => statusText(ctx, 403),
+  ratelimit429: (ctx) => statusText(ctx, 429,
+    ctx.p.str("s", null) !== null ? { "Retry-After": retryAfterValue(ctx.p) } : {}),
+  gateway504: (ctx) => sendText(ctx.res, 504, "text/html", HTML_504),
+  redirect: (ctx) => redirectAnswer(ctx),
+  bigsession: (ctx) => {
+    if (ctx.msg.method !== "initialize") return healthyPost(ctx);
+    const kb = Math.max(1, Math.min(4096, ctx.p.num("kb", 100)));
+    const sid = `lab-big-${crypto.randomBytes(8).toString("hex")}-`.padEnd(kb * 1024, "s");
+    if (ctx.p.sessions) ctx.presetSid = issueSession(ctx, sid);
+    healthyPost(ctx);
+  },
 };
 
-const SITES = new Set(["dial", "ping", "list", "any"]);
+const SITES = new Set(["dial", "initialized", "ping", "list", "any"]);
 
 function faultArmed(site, msg) {
+  if (site === "initialized") {
+    return !!msg && typeof msg === "object" && msg.method === "notifications/initialized";
+  }
   if (!isRequest(msg)) return false;
   switch (site) {
   case "dial": return msg.method === "initialize";
@@ -517,6 +734,18 @@ function handleDelete(ctx) {
   const { req, res, p, ep, c } = ctx;
   const sid = req.headers["mcp-session-id"];
   if (sid !== undefined) c.delete_with_session++;
+  // A DELETE for a session this endpoint issued ends it from the client's
+  // side, whatever the answer below (the invariant: issued == ended).
+  if (sid !== undefined && ep.issued.has(sid) && !ep.ended.has(sid)) {
+    ep.ended.add(sid);
+    c.sessions_ended++;
+  }
+  if (p.name === "legacysse") {
+    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "GET, POST" });
+  }
+  if (sid !== undefined && ep.forgotten.has(sid)) {
+    return sendJson(res, 400, rpcError(null, -32600, FORGOTTEN_MESSAGE));
+  }
   const ok = () => {
     if (!p.sessions) return sendText(res, 405, "text/plain", "no sessions here\n", { Allow: "POST" });
     if (sid === undefined) return sendJson(res, 400, rpcError(null, -32000, "Bad Request: no Mcp-Session-Id"));
@@ -542,16 +771,127 @@ function handleDelete(ctx) {
   }
 }
 
+// A GET stream answered 2xx: headers flushed at once; counted; tracked in
+// ep.streams until it closes (by the client or by the server).
+function openStream(ctx) {
+  const { req, res, ep, c } = ctx;
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.flushHeaders();
+  c.streams_opened++;
+  const sid = req.headers["mcp-session-id"] ?? "(no session)";
+  if (ep.streamSessions.has(sid)) c.stream_reconnects++;
+  else ep.streamSessions.add(sid);
+  ep.streams.add(res);
+  const own = new Set();  // this stream's timers
+  res.on("close", () => {
+    ep.streams.delete(res);
+    for (const t of own) stopTimer(t);
+    if (!res.writableEnded) c.streams_closed_by_client++;
+  });
+  return {
+    timer(t) {
+      own.add(t);
+    },
+    end() {
+      if (res.writableEnded || res.destroyed) return;
+      c.streams_closed_by_server++;
+      res.end();
+    },
+  };
+}
+
+// Tell every open GET stream of the endpoint that the tools changed.
+function broadcastListChanged(ctx) {
+  const { ep, c } = ctx;
+  if (ep.streams.size === 0) {
+    c.list_changed_lost++;
+    return;
+  }
+  for (const r of ep.streams) {
+    c.list_changed_sent++;
+    r.write(sseEvent({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }));
+  }
+}
+
+function lastEventIdSeen(ctx) {
+  const v = ctx.req.headers["last-event-id"];
+  if (v === undefined) return;
+  ctx.c.last_event_ids++;
+  // Node hands header bytes over as latin1: anything outside visible ASCII
+  // (or a very long value) is a server-chosen id sent back unsafely.
+  if (v.length > 128 || !/^[\x21-\x7e]*$/.test(v)) ctx.c.last_event_id_unsafe++;
+}
+
+let eventSeq = 0;
+function eventIdFor(kind) {
+  eventSeq++;
+  switch (kind) {
+  case "long": return `ev-${eventSeq}-` + "L".repeat(1000);
+  case "utf8": return `\u00e9v\u00e8nement-${eventSeq}`;
+  case "none": return null;
+  default: return `ev-${eventSeq}`;
+  }
+}
+
+// /retry0: the stream opens, names `retry: ?retry=` (0) and one event id
+// (?id=short|long|utf8|none), and closes at once.
+function retryStream(ctx) {
+  const st = openStream(ctx);
+  const id = eventIdFor(ctx.p.str("id", "short"));
+  ctx.res.write(`retry: ${ctx.p.num("retry", 0)}\n` + (id !== null ? `id: ${id}\n` : "") + "data: \n\n");
+  st.end();
+}
+
+// /sdkstream: like the official SDK's standalone GET stream: 2xx headers at
+// once, the first body byte only after ?first_byte_ms= (15000; -1 never),
+// then a keep-alive comment every ?keepalive_ms= (0: none); the server ends
+// the stream after ?close_ms= (0: never).
+function sdkStream(ctx) {
+  const { p } = ctx;
+  const st = openStream(ctx);
+  const first = p.num("first_byte_ms", 15000);
+  const every_ = p.num("keepalive_ms", 0);
+  const close = p.num("close_ms", 0);
+  const keep = () => ctx.res.write(": keepalive\n\n");
+  if (first >= 0) {
+    st.timer(later(first, () => {
+      keep();
+      if (every_ > 0) st.timer(every(every_, keep));
+    }));
+  }
+  if (close > 0) st.timer(later(close, () => st.end()));
+}
+
 function handleGet(ctx) {
   const { req, res, p, ep, c } = ctx;
+  lastEventIdSeen(ctx);
+  if (p.name === "legacysse") return legacySseGet(ctx);
   if (!p.listChanged) {
     return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE" });
   }
   const sid = req.headers["mcp-session-id"];
+  if (sid !== undefined && ep.forgotten.has(sid)) {
+    return sendJson(res, 400, rpcError(null, -32600, FORGOTTEN_MESSAGE));
+  }
   if (p.sessions && (sid === undefined || !ep.sessions.has(sid))) {
     return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"));
   }
-  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  if (p.stream === "retry") return retryStream(ctx);
+  if (p.stream === "sdk") return sdkStream(ctx);
+  if (p.stream === "storm") {
+    // the storm starts as the stream opens: "the tools changed"; every
+    // listing that follows is answered by another notice
+    openStream(ctx);
+    c.list_changed_sent++;
+    res.write(sseEvent({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }));
+    return;
+  }
+  if (p.stream === "plain") {
+    openStream(ctx);
+    res.write(": faultlab GET stream\n\n");
+    return;
+  }
+  openStream(ctx);
   res.write(": faultlab GET stream\n\n");
   if (!ep.listChangedArmed) {
     ep.listChangedArmed = true;
@@ -572,6 +912,66 @@ function handleGet(ctx) {
       }
     });
   }
+}
+
+// ---------------------------------------------------------------- 2024-11-05 HTTP+SSE
+
+// sse_sid -> the GET stream's ctx (its endpoint, counts and response)
+const sseSessions = new Map();
+
+// /legacysse: the 2024-11-05 HTTP+SSE transport. The GET stream's first
+// event, `endpoint`, names where to POST: ?endpoint=same (default) a
+// relative URL on this origin; ?endpoint=other an absolute URL on the lab's
+// other port (another origin). Answers go down the stream.
+function legacySseGet(ctx) {
+  const { req, res, p, c } = ctx;
+  const sid = crypto.randomBytes(8).toString("hex");
+  const u = new URL(req.url, "http://faultlab.invalid");
+  const q = new URLSearchParams(u.search);
+  q.set("sse_sid", sid);
+  let endpoint;
+  if (p.str("endpoint", "same") === "other") {
+    if (!otherBase) return sendText(res, 500, "text/plain", "faultlab: started without --other-port\n");
+    q.set("from", p.key);
+    endpoint = `${otherBase}/steal?${q}`;
+  } else {
+    endpoint = `${u.pathname}/message?${q}`;
+  }
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.write(`event: endpoint\ndata: ${endpoint}\n\n`);
+  sseSessions.set(sid, ctx);
+  c.sse_sessions_opened++;
+  log(`${p.key}: HTTP+SSE stream ${sid}, endpoint ${endpoint}`);
+  res.on("close", () => {
+    sseSessions.delete(sid);
+    c.sse_sessions_closed++;
+  });
+}
+
+// A POST to an HTTP+SSE endpoint URL (either port): 202, the answer on the stream.
+function sseMessage(req, res, url) {
+  const sctx = sseSessions.get(url.searchParams.get("sse_sid"));
+  readBody(req, (body) => {
+    if (!sctx) return sendText(res, 404, "text/plain", "Could not find session\n");
+    const { c, p, ep } = sctx;
+    c.POST++;
+    let msg;
+    try {
+      msg = JSON.parse(body === null ? "" : body.toString("utf8"));
+    } catch (e) {
+      return sendText(res, 400, "text/plain", "Invalid message\n");
+    }
+    const method = msg && typeof msg.method === "string" ? msg.method : "(response)";
+    bump(c.methods, method);
+    if (req.headers.authorization !== undefined) c.with_authorization++;
+    sendText(res, 202, "text/plain", "Accepted");
+    if (!isRequest(msg)) return;
+    let out = healthyAnswer(msg, p, ep);
+    // ?v= a fixed protocolVersion (a real 2024-11-05 server says 2024-11-05);
+    // by default the offered one is echoed, as the SDK's SSE servers do.
+    if (msg.method === "initialize" && p.str("v", null) !== null) out.result.protocolVersion = p.str("v", null);
+    if (!sctx.res.destroyed) sctx.res.write(sseEvent(out));
+  });
 }
 
 // ---------------------------------------------------------------- era probes (2026-07-28)
@@ -701,6 +1101,15 @@ const PROBE_CASES = {
   503: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "busy503") },
   reset: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "reset") },
   hang: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "hang") },
+  // issue 13.2: discover answered 500 with a serialized exception (no JSON-RPC)
+  exc500: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "exception500") },
+  // issue 13.2: the first ?times= (1) discovers 404 (taken for legacy); a
+  // modern-only server otherwise, so initialize gets 400 -32022 naming only
+  // 2026-07-28
+  init32022: {
+    modernOnly: true,
+    discover: (ctx) => (ctx.ep.discovers > ctx.p.num("times", 1) ? false : emptyStatus(ctx, 404)),
+  },
 };
 
 function emptyStatus(ctx, status, headers = {}) {
@@ -724,6 +1133,11 @@ function probePost(ctx) {
     if (pc.discover(ctx)) return;
   }
   if (pc.modernOnly) return modernPost(ctx);
+  // ?init=<fault>: that message fault answers initialize
+  if (p.initFault && msg && msg.method === "initialize") {
+    ctx.c.faults++;
+    return MESSAGE_FAULTS[p.initFault](ctx);
+  }
   // The 2025 healthy endpoint; a modern request other than discover gets what
   // a 2025 server would (the e32022legacy case refuses it by version).
   if (p.probe === "e32022legacy" && envelopeOf(msg) && msg.method !== "initialize") {
@@ -744,13 +1158,19 @@ function params(url) {
     key: url.pathname + url.search,
     name,
     site,
+    slashed: url.pathname.length > 1 && url.pathname.endsWith("/"),
     tools: Number(q.get("tools") || 3),
     page: Number(q.get("page") || 0),
     sse: q.get("sse") === "1",
-    sessions: true,
+    sessions: q.get("nosession") !== "1",
     listChanged: false,
+    stream: null,
     expireAfter: null,
     expireTimes: 1,
+    forgetAfter: null,
+    forgetTimes: 1,
+    changeMs: null,
+    initFault: q.get("init") || null,
     delete: q.get("delete") || "200",
     flap: null,
     num(k, d) {
@@ -795,6 +1215,46 @@ function params(url) {
     p.name = "healthy";
     p.site = "dial";
     break;
+  // issues 12 and 13
+  case "legacysse":
+    p.site = "dial";
+    break;
+  case "retry0":
+    p.listChanged = true;
+    p.stream = "retry";
+    p.name = "healthy";
+    break;
+  case "storm":
+    p.listChanged = true;
+    p.stream = "storm";
+    p.name = "healthy";
+    break;
+  case "sdkstream":
+    p.listChanged = true;
+    p.stream = "sdk";
+    p.changeMs = p.num("change_ms", 300000);
+    p.name = "healthy";
+    break;
+  case "forget":
+    p.forgetAfter = p.num("after", 3);
+    p.forgetTimes = p.num("times", 1);
+    if (q.get("stream") === "1") {
+      p.listChanged = true;
+      p.stream = "plain";
+    }
+    p.name = "healthy";
+    break;
+  case "maintenance":
+    p.site = "any";
+    break;
+  case "redirect": {
+    // /redirect/<site> and /redirect/<site>/ (the mount point) are one endpoint
+    const k = new URLSearchParams(q);
+    k.delete("hop");
+    const ks = k.toString();
+    p.key = url.pathname.replace(/\/+$/, "") + (ks ? "?" + ks : "");
+    break;
+  }
   default:
     break;
   }
@@ -817,10 +1277,28 @@ function readBody(req, cb) {
 function countsJson() {
   const out = {};
   for (const [k, v] of counts) out[k] = v;
-  return { endpoints: out, sessions_live: [...endpoints.values()].reduce((n, e) => n + e.sessions.size, 0) };
+  return { endpoints: out, sessions_live: [...endpoints.values()].reduce((n, e) => n + e.sessions.size, 0),
+    other_origin: otherOrigin, client_errors: clientErrors };
 }
 
-function handle(req, res) {
+// Requests that reached the other port (another origin than the main one).
+let otherOrigin = freshOtherOrigin();
+let clientErrors = 0;
+
+function freshOtherOrigin() {
+  return { requests: 0, with_authorization: 0, methods: {}, by_from: {} };
+}
+
+const LOG_CAP = 300;
+
+function logRequest(c, entry) {
+  if (c.log.length < LOG_CAP) c.log.push(entry);
+  else c.log_dropped++;
+  return entry;
+}
+
+// origin: "main" (the lab's port) or "other" (--other-port: another origin)
+function handle(req, res, origin = "main") {
   const url = new URL(req.url, "http://faultlab.invalid");
   res.on("error", () => {});
 
@@ -830,23 +1308,82 @@ function handle(req, res) {
   if (url.pathname === "/_reset" && req.method === "POST") {
     counts = new Map();
     endpoints.clear();
+    otherOrigin = freshOtherOrigin();
+    clientErrors = 0;
     return sendJson(res, 200, { reset: true });
   }
   if (url.pathname === "/" && req.method === "GET") {
     return sendText(res, 200, "text/plain; charset=utf-8", helpText());
   }
+  if (origin === "other") {
+    const auth = req.headers.authorization !== undefined;
+    const from = url.searchParams.get("from") || url.pathname + url.search;
+    const b = otherOrigin.by_from[from] || (otherOrigin.by_from[from] = { requests: 0, with_authorization: 0 });
+    otherOrigin.requests++;
+    b.requests++;
+    bump(otherOrigin.methods, req.method);
+    if (auth) {
+      otherOrigin.with_authorization++;
+      b.with_authorization++;
+    }
+    log(`other origin: ${req.method} ${url.pathname}${url.search}${auth ? " (with Authorization)" : ""}`);
+  }
+  if (url.searchParams.has("sse_sid") && req.method === "POST") return sseMessage(req, res, url);
 
   const p = params(url);
-  const known = p.name === "healthy" || Object.hasOwn(MESSAGE_FAULTS, p.name);
+  if (origin === "other") p.key = "other:" + p.key;
+  const known = p.name === "healthy" || p.name === "legacysse" || p.name === "maintenance" ||
+    Object.hasOwn(MESSAGE_FAULTS, p.name);
   if (!known || !SITES.has(p.site)) {
     return sendText(res, 404, "text/plain", `faultlab: no endpoint ${url.pathname}\n`);
   }
   if (p.probe !== undefined && !Object.hasOwn(PROBE_CASES, p.probe)) {
     return sendText(res, 404, "text/plain", `faultlab: no endpoint ${url.pathname}\n`);
   }
+  if (p.initFault !== null && !Object.hasOwn(MESSAGE_FAULTS, p.initFault)) {
+    return sendText(res, 404, "text/plain", `faultlab: no fault ${p.initFault} for ?init=\n`);
+  }
   const c = countsFor(p.key);
   const ep = endpointFor(p.key);
   const ctx = { req, res, p, ep, c, msg: null };
+  const entry = logRequest(c, { t: Date.now(), m: req.method });
+  if (req.headers.authorization !== undefined) c.with_authorization++;
+  if (p.name === "redirect" && p.slashed) {
+    c.redirected_arrivals++;
+    entry.slashed = true;
+  }
+  // /sdkstream: the tools change ?change_ms= after the endpoint's first request
+  if (p.changeMs !== null && ep.changeTimer === null) {
+    ep.changeTimer = later(p.changeMs, () => {
+      ep.toolsAdded += p.num("add", 2);
+      log(`${p.key}: tools now ${p.tools + ep.toolsAdded}; telling ${ep.streams.size} stream(s)`);
+      broadcastListChanged(ctx);
+    });
+  }
+
+  // /maintenance: every request, whatever it is, is answered 503 + Retry-After.
+  if (p.name === "maintenance") {
+    if (req.method === "GET") c.GET++;
+    else if (req.method === "DELETE") c.DELETE++;
+    else if (req.method === "POST") c.POST++;
+    else c.other_http++;
+    readBody(req, (body) => {
+      try {
+        const msg = JSON.parse(body ? body.toString("utf8") : "");
+        if (msg && typeof msg.method === "string") {
+          bump(c.methods, msg.method);
+          entry.rpc = msg.method;
+        }
+      } catch (e) {
+        /* not JSON: counted by HTTP method only */
+      }
+      c.faults++;
+      sendText(res, 503, "text/plain", "Down for maintenance\n", { "Retry-After": retryAfterValue(p) });
+    });
+    return;
+  }
+  // /redirect/any: the whole mount point moved, GET and DELETE included
+  const mountMoved = p.name === "redirect" && p.site === "any" && !p.slashed;
 
   if (p.probe !== undefined && PROBE_CASES[p.probe].modernOnly && req.method !== "POST") {
     if (req.method === "GET") c.GET++;
@@ -857,12 +1394,12 @@ function handle(req, res) {
   }
   if (req.method === "GET") {
     c.GET++;
-    readBody(req, () => handleGet(ctx));
+    readBody(req, () => (mountMoved ? redirectAnswer(ctx) : handleGet(ctx)));
     return;
   }
   if (req.method === "DELETE") {
     c.DELETE++;
-    readBody(req, () => handleDelete(ctx));
+    readBody(req, () => (mountMoved ? redirectAnswer(ctx) : handleDelete(ctx)));
     return;
   }
   if (req.method !== "POST") {
@@ -883,8 +1420,13 @@ function handle(req, res) {
     const method = msg && typeof msg === "object" && !Array.isArray(msg)
       ? (typeof msg.method === "string" ? msg.method : "(response)") : "(batch)";
     bump(c.methods, method);
+    entry.rpc = method;
     if (req.headers["mcp-session-id"] !== undefined) bump(c.with_session, method);
-    if (req.headers["mcp-protocol-version"] !== undefined) bump(c.with_protocol_version, method);
+    if (req.headers["mcp-protocol-version"] !== undefined) {
+      bump(c.with_protocol_version, method);
+      const pv = c.protocol_versions[method] || (c.protocol_versions[method] = {});
+      bump(pv, String(req.headers["mcp-protocol-version"]));
+    }
     if (req.headers["mcp-method"] !== undefined) bump(c.with_mcp_method, method);
     log(`${p.key}: POST ${method}${isRequest(msg) ? ` id=${JSON.stringify(msg.id)}` : ""}`);
 
@@ -900,6 +1442,14 @@ function handle(req, res) {
       return sendJson(res, 406, rpcError(null, -32000,
         "Not Acceptable: Accept must list application/json and text/event-stream"));
     }
+    // /legacysse: a 2024-11-05 server has no POST on its stream URL.
+    if (p.name === "legacysse") {
+      return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "GET" });
+    }
+    if (mountMoved) {
+      c.faults++;
+      return redirectAnswer(ctx);
+    }
 
     if (p.probe !== undefined) return probePost(ctx);
     // The flapping endpoint resets every request during its down window.
@@ -912,8 +1462,9 @@ function handle(req, res) {
     }
     // A fault armed for this message fires before any session check, so that
     // it is what answers (a gateway or a broken server does not look at
-    // sessions); everything else goes through the session gate.
-    if (p.name !== "healthy" && faultArmed(p.site, msg)) {
+    // sessions); everything else goes through the session gate. The
+    // redirect fault's target (the slashed path) is served healthy.
+    if (p.name !== "healthy" && faultArmed(p.site, msg) && !(p.name === "redirect" && p.slashed)) {
       c.faults++;
       return MESSAGE_FAULTS[p.name](ctx);
     }
@@ -931,6 +1482,7 @@ function track(server) {
     s.on("error", () => {});
   });
   server.on("clientError", (err, s) => {
+    clientErrors++;
     if (!s.destroyed) s.destroy();
   });
   server.on("tlsClientError", () => {});
@@ -985,6 +1537,14 @@ try {
   const plain = track(http.createServer(handle));
   servers.push(plain);
   const port = await listen(plain, opts.port);
+  let otherUrl = null;
+  if (opts.otherPort !== null) {
+    const other = track(http.createServer((req, res) => handle(req, res, "other")));
+    servers.push(other);
+    const oport = await listen(other, opts.otherPort);
+    otherUrl = `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${oport}`;
+    otherBase = otherUrl;
+  }
   let tlsUrl = null;
   if (opts.tlsPort !== null) {
     const secure = track(https.createServer({
@@ -997,7 +1557,7 @@ try {
   }
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
   process.stdout.write(`faultlab ready ${JSON.stringify({ http: `http://${host}:${port}`, https: tlsUrl,
-    pid: process.pid })}\n`);
+    other: otherUrl, pid: process.pid })}\n`);
 } catch (e) {
   process.stderr.write(`faultlab: cannot listen: ${e.message}\n`);
   process.exit(1);

@@ -8,6 +8,7 @@ Everything listens on 127.0.0.1 only and every wait is bounded.
   lab.url("/reset/ping")        -> "http://127.0.0.1:P/reset/ping"
   lab.tls_url("/healthy")       -> "https://127.0.0.1:Q/healthy"
   lab.counts()                  -> the lab's GET /_counts JSON
+  lab.other_base                -> "http://127.0.0.1:R", the lab's second port (another origin)
   gw = Nginx({"/dead/": "http://127.0.0.1:DEAD/", ...}).start()
 """
 
@@ -66,7 +67,9 @@ class FaultLab:
         self.proc = None
         self.base = None
         self.tls_base = None
+        self.other_base = None    # the lab's second port: another origin
         self.port = None
+        self.other_port = None
         self.log_path = mcptest.tmpdir() / "faultlab.log"
         self._lines = queue.Queue()
 
@@ -76,7 +79,7 @@ class FaultLab:
             raise SetupError("node is not on PATH")
         if not SERVER_MJS.exists():
             raise SetupError("%s is missing" % SERVER_MJS)
-        argv = [node, SERVER_MJS, "--port", "0", "--parent-pid", str(os.getpid())]
+        argv = [node, SERVER_MJS, "--port", "0", "--other-port", "0", "--parent-pid", str(os.getpid())]
         if self.tls is not None:
             argv += ["--tls-port", "0", "--tls-cert", self.tls.cert, "--tls-key", self.tls.key]
         if self.verbose:
@@ -100,7 +103,9 @@ class FaultLab:
                 info = json.loads(m.group(1))
                 self.base = info["http"]
                 self.tls_base = info.get("https")
+                self.other_base = info.get("other")
                 self.port = int(self.base.rsplit(":", 1)[1])
+                self.other_port = int(self.other_base.rsplit(":", 1)[1]) if self.other_base else None
                 return self
         rc = self.proc.poll()
         mcptest.terminate(self.proc)
@@ -132,6 +137,10 @@ class FaultLab:
 
     def endpoint_counts(self, path, timeout=5.0):
         return self.counts(timeout).get("endpoints", {}).get(path, {})
+
+    def other_origin(self, timeout=5.0):
+        """What reached the other port: {requests, with_authorization, methods, by_from}."""
+        return self.counts(timeout).get("other_origin", {})
 
     def stop(self):
         if self.proc is not None:

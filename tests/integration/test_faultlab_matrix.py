@@ -39,16 +39,35 @@ WATCH = {"timeout_ms": 1500, "open_deadline_ms": 1500, "ping_interval_s": 0.3}
 ENDINGS_SKIP = "covered by tests/integration/test_end.py, which runs `mcptop end` against these lab endpoints"
 
 Row = namedtuple("Row", "name via target site kind delivered liveness status detail opts tools "
-                        "saw ending skip")
+                        "saw ending skip reason extra warn sessions other")
 
 
 def R(name, target, site, kind=None, delivered=None, liveness=None, status=None, detail=None,
-      opts=None, tools=None, saw=None, via="check", ending=None, skip=None):
-    """kind None: the row must be ok (reachable, no last_failure)."""
+      opts=None, tools=None, saw=None, via="check", ending=None, skip=None,
+      reason=None, extra=None, warn=None, sessions=False, other=False):
+    """kind None: the row must be ok (reachable, no last_failure).
+
+    Columns added for issues 12 and 13 (None / False: not checked):
+      reason    last_failure.reason
+      extra     {dotted path in the server object: expected value, or a predicate}
+      warn      a regex one of the row's `warnings` must match
+      sessions  every session the lab issued on the row's endpoint got a DELETE
+      other     nothing of the row reached the lab's other port (another origin)
+    In detail and warn, {other} stands for the other port's base URL."""
     if kind is None and liveness is None:
         liveness = "reachable"
     return Row(name, via, target, site, kind, delivered, liveness, status, detail,
-               opts if opts is not None else FAST, tools, saw, ending, skip)
+               opts if opts is not None else FAST, tools, saw, ending, skip,
+               reason, extra, warn, sessions, other)
+
+
+def after_start(seconds):
+    """A predicate: an epoch-ms number at least `seconds` after the check run started."""
+    def pred(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            v >= CHECK_RUN.get("started_ms", 0) + seconds * 1000
+    pred.__doc__ = "epoch ms >= check start + %.0f s" % seconds
+    return pred
 
 
 # target: lab:PATH (the fault lab), tls:PATH (the lab over https), gw:PATH
@@ -143,6 +162,121 @@ MATRIX = [
       tools=5, via="watch", opts="watch"),
     R("flapping: resets 1.5 s of every 3 s", "lab:/flap?up_ms=1500&down_ms=1500", "ping",
       "connection_failed", "unknown", "reachable", via="watch", opts="watch"),
+    # --- issue 12: hostile input (test_hostile.py has the rest) ----------------
+    R("HTTP+SSE endpoint on another origin (12.1)", "lab:/legacysse?endpoint=other", "dial",
+      "protocol", "yes", "reachable", detail=r"{other_hostport}", other=True),
+    R("notifications/initialized answered 500, session issued (12.4) @dial", "lab:/error500/initialized",
+      "dial", "http_status", "unknown", "unknown", 500, reason="server_error",
+      detail=r"notifications/initialized", sessions=True),
+    R("tools/list answered 500, session issued (12.4) @list", "lab:/error500/list", "list",
+      "http_status", "unknown", "unknown", 500, reason="server_error", detail=r"tools/list", sessions=True),
+    R("protocol version refused after a session was issued (12.4)", "lab:/badversion/dial?v=1999-01-01&s=1",
+      "dial", "protocol", "yes", "reachable", sessions=True),
+    R("a 100 KB Mcp-Session-Id (12.9)", "lab:/bigsession/dial?kb=100", "dial",
+      "not_mcp_response", "no", "unknown", detail=r"(?i)limit"),
+    R("Retry-After 99999999999999999999999 (12.9) @ping", "lab:/busy503/ping?s=99999999999999999999999",
+      "ping", "http_status", "unknown", "unknown", 503, reason="unavailable",
+      detail=r"^(?!.*9223372036854775807)(?i:.*clamp)", sessions=True),
+    # --- issue 13.1: every legacy revision ----------------------------------
+    R("initialize answered 2024-11-05 (13.1)", "lab:/badversion/dial?v=2024-11-05", "dial", tools=3,
+      extra={"era": "legacy", "session.protocol_version": "2024-11-05"}, sessions=True),
+    R("initialize answered 2025-03-26 (13.1)", "lab:/badversion/dial?v=2025-03-26", "dial", tools=3,
+      extra={"era": "legacy", "session.protocol_version": "2025-03-26"}, sessions=True),
+    R("initialize answered 2024-10-07, outside the set (13.1)", "lab:/badversion/dial?v=2024-10-07", "dial",
+      "protocol", "yes", "reachable", detail=r"2024-10-07.*2025-11-25|2025-11-25.*2024-10-07", sessions=True),
+    R("HTTP+SSE server answering 2024-11-05 (13.1)", "lab:/legacysse?v=2024-11-05", "dial", tools=3,
+      extra={"era": "legacy_sse", "session.protocol_version": "2024-11-05"}),
+    # --- issue 13.2: era evidence --------------------------------------------
+    R("server/discover answered 500 with an exception body (13.2)", "lab:/probe/exc500", "dial", tools=3,
+      extra={"era": "legacy"}, warn=r"server/discover.*500|500.*server/discover", sessions=True),
+    R("... and initialize answered 502 (13.2)", "lab:/probe/exc500?init=html502", "dial",
+      "http_status", "unknown", "unknown", 502, reason="bad_gateway", detail=r"initialize"),
+    R("discover 404, then initialize -32022 naming only 2026-07-28 (13.2)", "lab:/probe/init32022", "dial",
+      tools=3, extra={"era": "modern"}, saw={"initialize": 1, "ping": 0}),
+    # --- issue 13.3: redirects -----------------------------------------------
+    R("307 to the slashed path, mount moved (13.3) @dial", "lab:/redirect/any?code=307", "dial", tools=3,
+      warn=r"/redirect/any/", sessions=True),
+    R("308 to the slashed path, mount moved (13.3) @dial", "lab:/redirect/any?code=308", "dial", tools=3,
+      warn=r"/redirect/any/", sessions=True),
+    R("301 to the slashed path, mount moved (13.3) @dial", "lab:/redirect/any?code=301", "dial", tools=3,
+      warn=r"/redirect/any/", sessions=True),
+    R("302 to the slashed path, mount moved (13.3) @dial", "lab:/redirect/any?code=302", "dial", tools=3,
+      warn=r"/redirect/any/", sessions=True),
+    R("307 to the slashed path (13.3) @ping", "lab:/redirect/ping?code=307", "ping",
+      warn=r"/redirect/ping/", sessions=True),
+    R("307 to another origin (13.3) @dial", "lab:/redirect/dial?code=307&to=other", "dial",
+      "http_status", "unknown", "unknown", 307, reason="redirect", detail=r"{other}/redirect/dial/", other=True),
+    R("307 to another origin (13.3) @ping", "lab:/redirect/ping?code=307&to=other", "ping",
+      "http_status", "unknown", "unknown", 307, reason="redirect", detail=r"{other}/redirect/ping/",
+      other=True, sessions=True),
+    # --- issue 13.4: the reason behind a status (dial and ping) ---------------
+    R("403 cf-mitigated: challenge, HTML (13.4) @dial", "lab:/cfchallenge/dial", "dial",
+      "http_status", "unknown", "unknown", 403, reason="challenge", detail=r"^(?!.*(?i:auth))"),
+    R("403 cf-mitigated: challenge, HTML (13.4) @ping", "lab:/cfchallenge/ping", "ping",
+      "http_status", "unknown", "unknown", 403, reason="challenge", detail=r"^(?!.*(?i:auth))", sessions=True),
+    R("401 Bearer (13.4) @dial", "lab:/auth401/dial?r=1", "dial", "http_status", "unknown", "unknown", 401,
+      reason="auth"),
+    R("401 Bearer (13.4) @ping", "lab:/auth401/ping?r=1", "ping", "http_status", "unknown", "unknown", 401,
+      reason="auth", sessions=True),
+    R("403 with WWW-Authenticate (13.4) @dial", "lab:/auth403/dial", "dial", "http_status", "unknown",
+      "unknown", 403, reason="auth"),
+    R("403 with WWW-Authenticate (13.4) @ping", "lab:/auth403/ping", "ping", "http_status", "unknown",
+      "unknown", 403, reason="auth", sessions=True),
+    R("plain 403 (13.4) @dial", "lab:/forbidden403/dial", "dial", "http_status", "unknown", "unknown", 403,
+      reason="forbidden"),
+    R("plain 403 (13.4) @ping", "lab:/forbidden403/ping", "ping", "http_status", "unknown", "unknown", 403,
+      reason="forbidden", sessions=True),
+    R("429 (13.4) @dial", "lab:/ratelimit429/dial", "dial", "http_status", "unknown", "unknown", 429,
+      reason="rate_limited"),
+    R("429 (13.4) @ping", "lab:/ratelimit429/ping", "ping", "http_status", "unknown", "unknown", 429,
+      reason="rate_limited", sessions=True),
+    R("503 (13.4) @dial", "lab:/busy503/dial?s=1", "dial", "http_status", "unknown", "unknown", 503,
+      reason="unavailable"),
+    R("503 (13.4) @ping", "lab:/busy503/ping?s=1", "ping", "http_status", "unknown", "unknown", 503,
+      reason="unavailable", sessions=True),
+    R("502 HTML (13.4) @dial", "lab:/html502/dial?r=1", "dial", "http_status", "unknown", "unknown", 502,
+      reason="bad_gateway"),
+    R("502 HTML (13.4) @ping", "lab:/html502/ping?r=1", "ping", "http_status", "unknown", "unknown", 502,
+      reason="bad_gateway", sessions=True),
+    R("504 HTML (13.4) @dial", "lab:/gateway504/dial", "dial", "http_status", "unknown", "unknown", 504,
+      reason="gateway_timeout"),
+    R("504 HTML (13.4) @ping", "lab:/gateway504/ping", "ping", "http_status", "unknown", "unknown", 504,
+      reason="gateway_timeout", sessions=True),
+    R("302 without Location (13.4) @dial", "lab:/status/dial?code=302", "dial", "http_status", "unknown",
+      "unknown", 302, reason="redirect"),
+    R("302 without Location (13.4) @ping", "lab:/status/ping?code=302", "ping", "http_status", "unknown",
+      "unknown", 302, reason="redirect", sessions=True),
+    R("404 (13.4) @dial", "lab:/gone404/dial?r=1", "dial", "http_status", "unknown", "unknown", 404,
+      reason="not_found"),
+    R("404 (13.4) @ping", "lab:/gone404/ping", "ping", "http_status", "unknown", "unknown", 404,
+      reason="not_found", sessions=True),
+    R("405 (13.4) @dial", "lab:/status/dial?code=405", "dial", "http_status", "unknown", "unknown", 405,
+      reason="method_not_allowed"),
+    R("405 (13.4) @ping", "lab:/status/ping?code=405", "ping", "http_status", "unknown", "unknown", 405,
+      reason="method_not_allowed", sessions=True),
+    R("500 (13.4) @dial", "lab:/error500/dial", "dial", "http_status", "unknown", "unknown", 500,
+      reason="server_error"),
+    R("500 (13.4) @ping", "lab:/error500/ping", "ping", "http_status", "unknown", "unknown", 500,
+      reason="server_error", sessions=True),
+    R("418 (13.4) @dial", "lab:/status/dial?code=418", "dial", "http_status", "unknown", "unknown", 418,
+      reason="client_error"),
+    R("418 (13.4) @ping", "lab:/status/ping?code=418", "ping", "http_status", "unknown", "unknown", 418,
+      reason="client_error", sessions=True),
+    # --- issue 13.5: the wait a server asks for (test_fieldreports.py times it) ---
+    R("503 + Retry-After 5 on every request (13.5) @dial", "lab:/maintenance?s=5", "dial",
+      "http_status", "unknown", "unknown", 503, reason="unavailable", saw={"initialize": 0},
+      extra={"next_attempt_at": after_start(4)}),
+    R("503 + Retry-After 5 (13.5) @ping", "lab:/busy503/ping?s=5", "ping",
+      "http_status", "unknown", "unknown", 503, reason="unavailable",
+      extra={"next_attempt_at": after_start(4)}),
+    # --- issue 13.7: the step named ------------------------------------------
+    R("no session id; notifications/initialized answered 404 (13.7)", "lab:/gone404/initialized?nosession=1",
+      "dial", "http_status", "unknown", "unknown", 404, reason="not_found",
+      detail=r"notifications/initialized answered 404 after initialize succeeded"),
+    R("initialize answered 502 (13.7)", "lab:/html502/dial?step=1", "dial", "http_status", "unknown",
+      "unknown", 502, detail=r"^(?!.*notifications/initialized).*initialize"),
+    R("server/discover answered 503 (13.7)", "lab:/probe/503", "dial", "http_status", "unknown",
+      "unknown", 503, detail=r"server/discover", saw={"initialize": 0}),
     # --- endings (not yet in mcptop) ------------------------------------------
     R("DELETE answered 405", "lab:/delete405", "end", via="end", ending="not_allowed", skip=ENDINGS_SKIP),
     R("DELETE answered 404", "lab:/delete404", "end", via="end", ending="already_gone", skip=ENDINGS_SKIP),
@@ -291,17 +425,56 @@ def judge_check_row(c, row, s):
     act = actual_of(s)
     bad = [k for k in ("ok", "kind", "delivered", "liveness", "http_status", "site", "op")
            if exp[k] != act[k]]
-    if row.detail and not re.search(row.detail, act.get("detail") or ""):
+    detail_re = placeholders(row.detail) if row.detail else None
+    if detail_re and not re.search(detail_re, act.get("detail") or ""):
         bad.append("detail")
     if row.tools is not None and s.get("tools") != row.tools:
         bad.append("tools")
+    if row.reason is not None and dig(s, "last_failure", "reason") != row.reason:
+        bad.append("reason")
     if bad:
-        c.failures.append("mismatch in %s\n  expected: %s%s%s\n  actual:   %s tools=%s\n  detail:   %r"
+        c.failures.append("mismatch in %s\n  expected: %s%s%s%s\n  actual:   %s tools=%s reason=%s\n"
+                          "  detail:   %r"
                           % (", ".join(bad), fmt(exp),
-                             " detail~/%s/" % row.detail if row.detail else "",
+                             " detail~/%s/" % detail_re if detail_re else "",
                              " tools=%s" % row.tools if row.tools is not None else "",
-                             fmt(act), s.get("tools"), act.get("detail")))
+                             " reason=%s" % row.reason if row.reason is not None else "",
+                             fmt(act), s.get("tools"), dig(s, "last_failure", "reason"), act.get("detail")))
+    for path, want in (row.extra or {}).items():
+        got = dig(s, *path.split("."))
+        if callable(want):
+            c.check(want(got), "%s: %r does not hold (%s)" % (path, got, want.__doc__ or "predicate"))
+        else:
+            c.eq(got, want, path)
+    if row.warn is not None:
+        ws = s.get("warnings") if isinstance(s.get("warnings"), list) else []
+        pat = placeholders(row.warn)
+        c.check(any(isinstance(w, str) and re.search(pat, w) for w in ws),
+                "a warning matching /%s/ (warnings %r)" % (pat, ws))
     check_saw(c, row, exp)
+    check_lab_invariants(c, row)
+
+
+def placeholders(pattern):
+    """{other}: the lab's other port as a URL; {other_hostport}: 127.0.0.1:PORT of it."""
+    if Env.lab is None or not Env.lab.other_base:
+        return pattern
+    return pattern.replace("{other}", re.escape(Env.lab.other_base)).replace(
+        "{other_hostport}", re.escape(Env.lab.other_base.split("//", 1)[1]))
+
+
+def check_lab_invariants(c, row):
+    """The new rows' lab-side promises: sessions ended, nothing sent to another origin."""
+    key = lab_key(row)
+    if key is None:
+        return
+    if row.sessions:
+        cnt = Env.lab.endpoint_counts(key)
+        c.eq(cnt.get("sessions_ended", 0), cnt.get("sessions_issued", 0),
+             "sessions ended (DELETE seen) == issued on %s" % key)
+    if row.other:
+        frm = (Env.lab.other_origin().get("by_from") or {}).get(key) or {}
+        c.eq(frm.get("requests", 0), 0, "requests from %s that reached the other origin" % key)
 
 
 # --------------------------------------------------------------------------
@@ -314,6 +487,7 @@ def run_check():
     rows = [(i, r) for i, r in enumerate(MATRIX) if r.via == "check" and not r.skip]
     cfg = mcptest.write_config({server_name(i): declaration(r) for i, r in rows})
     t0 = time.monotonic()
+    CHECK_RUN["started_ms"] = time.time() * 1000
     res = mcptest.run_mcptop(["check", "--json", "-c", cfg], timeout=60)
     CHECK_RUN["elapsed"] = time.monotonic() - t0
     CHECK_RUN["result"] = res

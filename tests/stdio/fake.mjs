@@ -4,21 +4,94 @@
 // tools/list, notifications) to look healthy until its fault starts.
 //
 // Modes: healthy, banner, hang-after-init, close-stdout, ignore-sigterm,
-// ignore-stdin-eof, flood-stderr, big-line, exit-at-once.
-import { argv, stdin, stdout, stderr, exit } from 'node:process';
-import { closeSync } from 'node:fs';
+// ignore-stdin-eof, flood-stderr, big-line, exit-at-once, and for issues 12
+// and 13:
+//   exit-on-unknown  exits 0 at once on a request whose method it does not
+//                    know (a server/discover probe), without answering
+//   late-modern      a 2026-07-28-only server: server/discover answers a
+//                    DiscoverResult, initialize gets -32022 naming only
+//                    2026-07-28, tools/list (with _meta) answers 2 tools
+//   fork-exit        forks a worker (a grandchild, same process group,
+//                    stdio not inherited) and exits 0 at once
+//   fork-stay        forks such a worker, then serves like healthy
+//   worker           (the grandchild) idles; exits by itself after 60 s
+// Options:
+//   --version=V          initialize answers protocolVersion V whatever was offered
+//   --slow-ms=N          a slow start: stdin is read only N ms after start
+//   --spawn-log=PATH     append this process's pid to PATH at start (counts spawns)
+//   --worker-pids=PATH   fork-*: append the worker's pid to PATH
+//   --worker-ignores-term  fork-*: the worker ignores SIGTERM
+//   --tag=TEXT           ignored (a pgrep marker; handed on to the worker)
+import { argv, stdin, stdout, stderr, exit, execPath, pid } from 'node:process';
+import { closeSync, appendFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-const mode = (argv.find((a) => a.startsWith('--mode=')) || '--mode=healthy').slice(7);
+function opt(name, dflt) {
+  const a = argv.find((x) => x.startsWith(`--${name}=`));
+  return a === undefined ? dflt : a.slice(name.length + 3);
+}
+const flag = (name) => argv.includes(`--${name}`);
+
+const mode = opt('mode', 'healthy');
+const fixedVersion = opt('version', null);
+const slowMs = Number(opt('slow-ms', '0')) || 0;
+const startedAt = Date.now();
 let initialized = false;
+
+if (opt('spawn-log', null)) appendFileSync(opt('spawn-log'), `${pid}\n`);
+
+if (mode === 'worker') {
+  // The grandchild: nothing to serve, only to be noticed when left behind.
+  if (flag('ignore-term')) process.on('SIGTERM', () => {});
+  setTimeout(() => exit(0), 60000);
+  setInterval(() => {}, 1000);
+}
+
+if (mode === 'fork-exit' || mode === 'fork-stay') {
+  const args = [fileURLToPath(import.meta.url), '--mode=worker', `--tag=${opt('tag', '')}`];
+  if (flag('worker-ignores-term')) args.push('--ignore-term');
+  // detached: false keeps the worker in this process's group; its stdio is
+  // not the pipes, so only the group tells mcptop it exists.
+  const w = spawn(execPath, args, { stdio: 'ignore', detached: false });
+  if (opt('worker-pids', null)) appendFileSync(opt('worker-pids'), `${w.pid}\n`);
+  w.unref();
+  if (mode === 'fork-exit') exit(0);
+}
+
+const MODERN = '2026-07-28';
+function modernAnswer(req) {
+  const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: 'fake-late-modern', version: '1.0.0' } };
+  if (req.method === 'server/discover') {
+    return send({ jsonrpc: '2.0', id: req.id, result: { resultType: 'complete', supportedVersions: [MODERN],
+      capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'private', _meta: serverInfo } });
+  }
+  if (req.method === 'initialize') {
+    return send({ jsonrpc: '2.0', id: req.id, error: { code: -32022,
+      message: `Unsupported protocol version: ${req.params?.protocolVersion}`,
+      data: { supported: [MODERN], requested: req.params?.protocolVersion } } });
+  }
+  if (req.method === 'tools/list' && req.params?._meta) {
+    return send({ jsonrpc: '2.0', id: req.id, result: { tools: [
+      { name: 'echo', inputSchema: { type: 'object' } },
+      { name: 'add', inputSchema: { type: 'object' } },
+    ], resultType: 'complete', ttlMs: 60000, cacheScope: 'private', _meta: serverInfo } });
+  }
+  send({ jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'Method not found' } });
+}
 
 function send(msg) {
   stdout.write(JSON.stringify(msg) + '\n');
 }
 
+const KNOWN = new Set(['initialize', 'ping', 'tools/list']);
+
 function answer(req) {
+  if (mode === 'late-modern') return modernAnswer(req);
+  if (mode === 'exit-on-unknown' && !KNOWN.has(req.method)) exit(0);
   if (req.method === 'initialize') {
     send({ jsonrpc: '2.0', id: req.id, result: {
-      protocolVersion: req.params?.protocolVersion ?? '2025-11-25',
+      protocolVersion: fixedVersion ?? req.params?.protocolVersion ?? '2025-11-25',
       capabilities: { tools: {} },
       serverInfo: { name: 'fake-' + mode, version: '1.0.0' },
     } });
@@ -70,9 +143,9 @@ if (mode === 'flood-stderr') {
 }
 
 let buf = '';
-stdin.setEncoding('utf8');
-stdin.on('data', (d) => {
-  buf += d;
+let ready = slowMs <= 0;
+function drain() {
+  if (!ready) return;
   let i;
   while ((i = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, i);
@@ -82,8 +155,27 @@ stdin.on('data', (d) => {
     try { msg = JSON.parse(line); } catch { continue; }
     if (msg.id !== undefined && msg.method) answer(msg);
   }
-});
-stdin.on('end', () => {
+}
+if (!ready) {
+  setTimeout(() => {
+    ready = true;
+    drain();
+    if (stdinEnded) onStdinEnd();
+  }, Math.max(0, slowMs - (Date.now() - startedAt)));
+}
+let stdinEnded = false;
+if (mode !== 'worker') {
+  stdin.setEncoding('utf8');
+  stdin.on('data', (d) => {
+    buf += d;
+    drain();
+  });
+  stdin.on('end', () => {
+    stdinEnded = true;
+    if (ready) onStdinEnd();
+  });
+}
+function onStdinEnd() {
   // The MCP shutdown sequence starts by closing stdin.
   if (mode === 'ignore-stdin-eof' || mode === 'ignore-sigterm' ||
       mode === 'close-stdout' || mode === 'hang-after-init') {
@@ -91,6 +183,6 @@ stdin.on('end', () => {
     return;
   }
   exit(0);
-});
+}
 // Stay alive even if stdin closes early in the odd modes.
 if (mode === 'close-stdout' || mode === 'hang-after-init') setInterval(() => {}, 1000);
