@@ -18,8 +18,11 @@ typedef void (*curlev_done_cb)(void *arg, void *easy, int curl_code);
 
 /* New glue on loop for a fleet of `servers`: one multi handle per group of
  * 256 servers, each caching a connection per server (or pings reconnect).
- * NULL on failure. */
-struct curlev *curlev_new(struct ev_loop *loop, size_t servers);
+ * max_sockets (> 0) bounds the connections open at once across the
+ * groups: past it, transfers wait for one instead of failing for want of a
+ * descriptor; 0 means no bound. NULL on failure. */
+struct curlev *curlev_new(struct ev_loop *loop, size_t servers,
+    long max_sockets);
 /* Removes every transfer still added (without calling done) and frees.
  * Call while the loop still exists. curlev_free(NULL) does nothing. */
 void curlev_free(struct curlev *ce);

@@ -25,6 +25,7 @@ struct fleet_options {
     long  open_deadline_ms; /* likewise */
     FILE *log;              /* debug log, or NULL; borrowed */
     bool  test_keep_id;     /* see server_test_repeat_delete */
+    long  stream_idle_ms;   /* test hook: the stream watchdog, when > 0 */
 };
 
 /* New fleet over cfg (borrowed: must outlive the fleet) on loop. NULL with

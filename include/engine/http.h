@@ -78,6 +78,8 @@ struct http_result {
     size_t      session_id_len;             /* >0: an id refused as longer
                                                than HTTP_SESSION_ID_MAX */
     const char *auth_scheme;                /* WWW-Authenticate scheme */
+    bool        header_too_large;           /* libcurl refused an answer
+                                               header (past 100 KiB) */
     const char *location;                   /* Location, as sent, or NULL */
     const char *redirect_url;               /* 3xx: Location resolved */
     const char *www_authenticate;           /* the whole value (the first

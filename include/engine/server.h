@@ -69,6 +69,8 @@ struct server_env {
     bool            test_keep_id;   /* test hook: keep an ended session's id
                                        so server_test_repeat_delete can
                                        send it once more */
+    long            stream_idle_ms; /* test hook: the server stream's idle
+                                       watchdog, when > 0 */
 };
 
 /* One exchange in the history ring. */

@@ -284,6 +284,17 @@ cli_end(int argc, char **argv)
     fleet_start_some(r.fleet, r.chosen);
     cli_run_kick(&r.run);
     ev_run(loop, 0);
+    if (r.run.interrupted) {
+        /* Interrupted mid-dial: what a dial was issued is ended all the
+         * same (a second signal cuts the wait short). */
+        for (size_t i = 0; i < fleet_size(r.fleet); i++) {
+            if (r.chosen[i] && !r.asked[i]) {
+                r.asked[i] = true;
+                server_end(fleet_server(r.fleet, i), false);
+            }
+        }
+        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
+    }
     if (opt.test_keep_id && !r.run.interrupted) {
         /* Test hook: DELETE each ended session once more. */
         for (size_t i = 0; i < fleet_size(r.fleet); i++)

@@ -28,7 +28,7 @@ watch_usage(FILE *out)
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"
-        "SIGINT or SIGTERM.\n"
+        "SIGINT, SIGTERM or SIGHUP.\n"
         "\n"
         "  -h, --help         this help\n");
     app_usage_options(out);
@@ -36,16 +36,20 @@ watch_usage(FILE *out)
         "\n"
         "Lines:\n"
         "  {\"ts\",\"event\":\"exchange\",\"server\",\"op\",\"outcome\","
-        "\"delivered\"?,\"http_status\"?,\"site\"?,\"ms\"}\n"
+        "\"delivered\"?,\"http_status\"?,\"reason\"?,\"site\"?,\"detail\"?,\n"
+        "   \"next_attempt_at\"?,\"ms\"}   (next_attempt_at: epoch ms of the\n"
+        "   next dial or the end of a wait the server asked for)\n"
         "  {\"ts\",\"event\":\"liveness\",\"server\",\"state\","
         "\"error_code\"?}\n"
         "  {\"ts\",\"event\":\"tools_changed\",\"server\",\"tools\"}\n"
         "  {\"ts\",\"event\":\"ending\"|\"settled\",\"server\",\"outcome\",...}\n"
-        "On SIGINT/SIGTERM every session is ended (DELETE) before exit,\n"
+        "On SIGINT/SIGTERM/SIGHUP every session is ended (DELETE) before exit,\n"
         "bounded by the teardown deadline plus 1 s; a second signal quits.\n"
         "Exit status: 0 after a signal, 1 when stdout could not be written\n"
         "(the reader went away; noticed at the next line), 2 usage or\n"
-        "unreadable config.\n");
+        "unreadable config.\n"
+        "Test hook: MCPTOP_TEST_STREAM_IDLE_MS=MS sets the server stream's\n"
+        "idle watchdog (default: 4 ping intervals, at least 60 s).\n");
     app_usage_sources(out);
 }
 
@@ -188,7 +192,10 @@ cli_watch(int argc, char **argv)
     }
     {
         struct fleet_options opt = { .log = common.log };
+        const char          *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
 
+        if (idle != NULL)
+            opt.stream_idle_ms = cli_parse_ms(idle);
         w.fleet = fleet_new(loop, cfg, &opt, &cause);
     }
     if (w.fleet == NULL) {

@@ -460,6 +460,7 @@ client_dial(struct client *c)
     ev_timer_start(c->env->loop, &c->open_timer);
     c->probe_retried = false;
     c->probed_this_dial = false;
+    c->init_said_modern = false;
     c->respawned = false;
     c->silent_probe = false;
     c->dial_step = NULL;
@@ -562,7 +563,7 @@ client_initialize_revises_era(struct client *c,
 
     if (ev->rpc_error && !ev->rpc_error_id_null &&
         ev->rpc_error_code == -32022 && res->answer != NULL && auto_era &&
-        !c->probed_this_dial &&
+        !c->init_said_modern &&
         jsonrpc_array_has(res->answer, "error.data.supported",
         MCP_PROTOCOL_MODERN)) {
         bool legacy = false;
@@ -575,6 +576,7 @@ client_initialize_revises_era(struct client *c,
                 v[i]);
         }
         if (!legacy) {
+            c->init_said_modern = true;
             server_log(c->s, "era: initialize got -32022 listing only %s: "
                 "modern", MCP_PROTOCOL_MODERN);
             c->era = ERA_MODERN;

@@ -90,6 +90,7 @@ struct client {
     /* the dial */
     const char                 *dial_step;      /* the request in flight */
     bool                        probed_this_dial;
+    bool                        init_said_modern;
     bool                        respawned;      /* for initialize, once */
     bool                        silent_probe;   /* legacy by silence */
     int64_t                     probe_id;       /* the last probe's id */

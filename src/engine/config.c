@@ -48,6 +48,7 @@
 #define CONFIG_MAX_FILE_BYTES   (16u * 1024 * 1024)
 #define CONFIG_MAX_INT          INT_MAX
 #define CONFIG_NOTE_NAMES       8       /* servers named per note */
+#define CONFIG_HEADER_MAX       8192    /* one header, name and value */
 #define CONFIG_TIMEOUT_MAX_S    3600    /* larger bare "timeout"s are ms */
 
 /* What a key of a server entry means to mcptop. */
@@ -1068,6 +1069,15 @@ config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
             config_wipe_free(x);
             *why = str_printf("%s \"%s\": value contains a control "
                 "character", what, shown);
+            goto fail;
+        }
+        if (headers && strlen(e->string) + strlen(x) > CONFIG_HEADER_MAX) {
+            /* It would go on every request, and libcurl refuses it. */
+            size_t len = strlen(e->string) + strlen(x);
+
+            config_wipe_free(x);
+            *why = str_printf("%s \"%s\" is %zu bytes; the limit is %d "
+                "for a header", what, shown, len, CONFIG_HEADER_MAX);
             goto fail;
         }
         kv[i].name = xstrdup(e->string);

@@ -193,7 +193,7 @@ curlev_check_done(struct curlev_multi *cm)
 }
 
 static struct curlev_multi *
-curlev_multi_new(struct curlev *ce)
+curlev_multi_new(struct curlev *ce, long max_sockets)
 {
     struct curlev_multi *cm = xcalloc(1, sizeof(*cm));
 
@@ -210,22 +210,32 @@ curlev_multi_new(struct curlev *ce)
     curl_multi_setopt(cm->multi, CURLMOPT_TIMERFUNCTION, curlev_timer_cb);
     curl_multi_setopt(cm->multi, CURLMOPT_TIMERDATA, cm);
     /* One cached connection per server of the group (plus its GET
-     * stream), or every ping reconnects (PERF-NOTES). */
+     * stream), or every ping reconnects (PERF-NOTES); but never more
+     * sockets than this process may open: past its share, transfers wait
+     * in libcurl's queue instead of failing for want of a descriptor. */
     curl_multi_setopt(cm->multi, CURLMOPT_MAXCONNECTS,
-        (long)(2 * CURLEV_GROUP + 8));
+        max_sockets > 0 && max_sockets < 2 * CURLEV_GROUP + 8 ?
+        max_sockets : (long)(2 * CURLEV_GROUP + 8));
+    if (max_sockets > 0)
+        curl_multi_setopt(cm->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+            max_sockets);
     return cm;
 }
 
 struct curlev *
-curlev_new(struct ev_loop *loop, size_t servers)
+curlev_new(struct ev_loop *loop, size_t servers, long max_sockets)
 {
     struct curlev *ce = xcalloc(1, sizeof(*ce));
+    long           share;
 
     ce->loop = loop;
     ce->ngroups = servers / CURLEV_GROUP + 1;
     ce->groups = xcalloc(ce->ngroups, sizeof(*ce->groups));
+    share = max_sockets > 0 ? max_sockets / (long)ce->ngroups : 0;
+    if (max_sockets > 0 && share < 1)
+        share = 1;
     for (size_t i = 0; i < ce->ngroups; i++) {
-        ce->groups[i] = curlev_multi_new(ce);
+        ce->groups[i] = curlev_multi_new(ce, share);
         if (ce->groups[i] == NULL) {
             curlev_free(ce);
             return NULL;

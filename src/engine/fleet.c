@@ -93,11 +93,30 @@ fleet_fd_warning(const struct config *cfg)
         need <= lim.rlim_cur)
         return NULL;
     return str_printf("%zu servers need about %lu file descriptors and this "
-        "process may open %lu (ulimit -n, hard limit %lu): some will fail "
-        "with \"local limit: too many open files\"; raise the limit or split "
-        "the fleet (--shard)", cfg->nservers, need,
+        "process may open %lu (ulimit -n, hard limit %lu): HTTP requests "
+        "will wait for a free connection, and what cannot start fails with "
+        "\"local limit: too many open files\"; raise the limit or split the "
+        "fleet (--shard)", cfg->nservers, need,
         (unsigned long)lim.rlim_cur, lim.rlim_max == RLIM_INFINITY ?
         0UL : (unsigned long)lim.rlim_max);
+}
+
+/* How many sockets HTTP may hold open at once: what the descriptor limit
+ * leaves after the stdio servers' pipes and the loop's own. 0: no bound. */
+static long
+fleet_socket_budget(const struct config *cfg)
+{
+    struct rlimit lim;
+    long          left;
+
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+        return 0;
+    left = (long)lim.rlim_cur - 48;
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        if (cfg->servers[i].transport == CONFIG_STDIO)
+            left -= 3;
+    }
+    return left > 8 ? left : 8;
 }
 
 const char *
@@ -117,7 +136,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     f->warning = fleet_fd_warning(cfg);
     /* One cached connection per server (PERF-NOTES: fewer and pings
      * reconnect), plus room for the GET streams. */
-    f->curl = curlev_new(loop, cfg->nservers);
+    f->curl = curlev_new(loop, cfg->nservers, fleet_socket_budget(cfg));
     if (f->curl == NULL) {
         *cause = xstrdup("cannot start libcurl's multi interface");
         free(f);
@@ -136,6 +155,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
         f->env.open_deadline_ms = opt->open_deadline_ms;
         f->env.log = opt->log;
         f->env.test_keep_id = opt->test_keep_id;
+        f->env.stream_idle_ms = opt->stream_idle_ms;
     }
     f->nservers = cfg->nservers;
     f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));

@@ -635,6 +635,12 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
         sse_lines_recognised(x->sse) == 0 && x->response_bytes > 0)
         r->ev.sse_no_lines = true;
 
+    if (ended && code == CURLE_OUT_OF_MEMORY && x->status != 0) {
+        /* libcurl refused an answer header longer than it takes. */
+        r->header_too_large = true;
+        r->ev.too_large = true;
+        r->ev.net = NET_OK;
+    }
     r->completed = ended && code == CURLE_OK;
     r->stopped = x->stopped;
     r->status = x->status;

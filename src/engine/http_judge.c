@@ -195,6 +195,11 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
     }
     if (*answer != NULL)
         return false;
+    if (r->header_too_large) {
+        snprintf(f->detail, sizeof(f->detail), "an answer header to %s is "
+            "longer than libcurl takes (its limit is 100 KiB)", method);
+        return true;
+    }
     if (!r->completed && !r->stopped && r->ev.net != NET_OK) {
         http_judge_net(r, f->detail, sizeof(f->detail));
         return true;

@@ -53,6 +53,9 @@ struct server {
     struct ending_run          *ending;     /* the session's, if any */
     bool                        ending_redial;
     bool                        in_end;     /* server_end runs */
+    bool                        orphan_ended; /* since the last dial began:
+                                               a session it was issued went
+                                               to a half-open ending */
     bool                        end_settled;/* ...and its ending settled */
 
     unsigned                    busy;       /* unsettled endings and
@@ -402,6 +405,7 @@ server_end_orphan(struct server *s, char *session,
     struct ending_run *run = endings_start(server_endings(s),
         client_transport(s->client), s->decl->teardown_ms, true);
 
+    s->orphan_ended = true;
     if (why != NULL)
         ending_run_note(run, why);
     ending_run_go(run, session, protocol_version);
@@ -426,7 +430,14 @@ server_end(struct server *s, bool redial)
     if (!client_has_session(s->client)) {
         char why[160];
 
-        if (s->rec.has_failure && strcmp(s->rec.last_failure_op, "dial") == 0)
+        if (s->orphan_ended && s->rec.has_failure &&
+            strcmp(s->rec.last_failure_op, "dial") == 0)
+            snprintf(why, sizeof(why), "no session open: the dial failed "
+                "(%s) and the session it was issued was ended (half-open); "
+                "nothing more sent", failure_kind_name(
+                s->rec.last_failure.kind));
+        else if (s->rec.has_failure &&
+            strcmp(s->rec.last_failure_op, "dial") == 0)
             snprintf(why, sizeof(why), "no session id was issued (the dial "
                 "failed: %s); nothing sent",
                 failure_kind_name(s->rec.last_failure.kind));
@@ -495,6 +506,7 @@ server_dial(struct server *s)
     }
     ev_timer_stop(s->env->loop, &s->tick);
     s->dial_due = false;
+    s->orphan_ended = false;
     s->dials++;
     server_set_state(s, SERVER_DIALING);
     client_dial(s->client);
