@@ -41,7 +41,8 @@
     X(THEME,       "cycle the colour theme")                        \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
-    X(MOUSE,       "click selects a row")                           \
+    X(MOUSE,       "click selects a row, the wheel scrolls")        \
+    X(MOUSE_TOGGLE, "mouse capture on / off (off: select and copy text)") \
     X(RESIZE,      "")
 
 enum ui_action {
@@ -126,7 +127,11 @@ struct ui {
     bool                 up;            /* curses is up */
     int                  exit_code;
     /* watchers */
-    ev_io                input_w;
+    ev_io                input_w;       /* the terminal */
+    ev_io                keys_w;        /* curses' key pipe */
+    ev_timer             hold_w;        /* a cut escape sequence */
+    ev_signal            stall_w;       /* test hook */
+    long                 test_stall_ms;
     ev_signal            winch_w, int_w, term_w, hup_w;
     ev_prepare           prepare_w;
     ev_timer             frame_w, age_w, quit_w;

@@ -37,6 +37,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'p',       "p",      UI_ACT_PING },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 't',       "t",      UI_ACT_THEME },
+    { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },
     { 'q',       "q",      UI_ACT_QUIT },

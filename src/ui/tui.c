@@ -69,7 +69,7 @@ tui_usage(FILE *out)
 {
     fprintf(out,
         "Usage: mcptop [tui] [-c FILE | URL] [--theme NAME|FILE] "
-        "[--log FILE]\n"
+        "[--no-mouse] [--log FILE]\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
         "failure\n"
@@ -79,6 +79,8 @@ tui_usage(FILE *out)
         "  URL                an http:// or https:// MCP endpoint\n"
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
+        "      --no-mouse     leave the mouse to the terminal (select and copy\n"
+        "                     text); m in the TUI switches it\n"
         "      --log FILE     append a debug log of every exchange\n"
         "  -h, --help         this help\n"
         "\n"
@@ -260,8 +262,13 @@ tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct ui *ui = w->data;
     ev_tstamp  now, since;
+    int        stalled;
 
     (void)revents;
+    stalled = screen_tick();
+    if (stalled > 0)
+        ui_message(ui, ROLE_WARNING, "the screen was not updated for %d s "
+            "(the event loop was blocked)", stalled);
     if (ui->quitting && !fleet_endings_busy(ui->fleet)) {
         ev_break(loop, EVBREAK_ONE);
         return;
@@ -526,13 +533,50 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_THEME:
         tui_theme_next(ui);
         break;
+    case UI_ACT_MOUSE_TOGGLE:
+        screen_mouse(!screen_mouse_enabled());
+        if (screen_mouse_enabled())
+            ui_message(ui, ROLE_NORMAL, "mouse capture on: a click selects "
+                "a row, the wheel scrolls (m: off)");
+        else
+            ui_message(ui, ROLE_NORMAL, "mouse capture off: the terminal "
+                "selects and copies text (m: on)");
+        break;
     default:
         break;
     }
 }
 
+/* A mouse event: a press on a table row selects it; the wheel scrolls
+ * whatever is shown. */
 static void
-tui_key(struct ui *ui, int ch, int click_y)
+tui_mouse(struct ui *ui, const struct screen_click *click)
+{
+    enum ui_action a = click->wheel < 0 ? UI_ACT_UP : UI_ACT_DOWN;
+
+    if (click->wheel != 0) {
+        for (int i = 0; i < 3; i++) {
+            if (ui->mode == UI_MODE_HELP)
+                view_help_key(ui, a == UI_ACT_UP ? UI_ACT_DETAIL_UP :
+                    UI_ACT_DETAIL_DOWN);
+            else if (ui->mode == UI_MODE_ENDINGS)
+                view_endings_key(ui, a);
+            else
+                view_table_key(ui, a);
+        }
+        return;
+    }
+    if (click->y >= ui->table_y && click->y < ui->table_y + ui->table_rows &&
+        ui->mode == UI_MODE_TABLE) {
+        size_t pos = ui->model.top + (size_t)(click->y - ui->table_y);
+
+        if (pos < ui->model.nvis)
+            model_goto(&ui->model, pos);
+    }
+}
+
+static void
+tui_key(struct ui *ui, int ch, const struct screen_click *click)
 {
     enum ui_action a = keys_action(ch);
 
@@ -575,13 +619,7 @@ tui_key(struct ui *ui, int ch, int click_y)
     }
     ui->message[0] = '\0';
     if (a == UI_ACT_MOUSE) {
-        if (click_y >= ui->table_y && click_y < ui->table_y + ui->table_rows &&
-            ui->mode == UI_MODE_TABLE) {
-            size_t pos = ui->model.top + (size_t)(click_y - ui->table_y);
-
-            if (pos < ui->model.nvis)
-                model_goto(&ui->model, pos);
-        }
+        tui_mouse(ui, click);
         return;
     }
     if (ui->mode == UI_MODE_HELP) {
@@ -609,21 +647,76 @@ tui_key(struct ui *ui, int ch, int click_y)
     tui_command(ui, a);
 }
 
-/* ev_io on stdin: every key waiting. */
+/* ev_io on curses' key pipe: every key waiting (a bounded batch per turn;
+ * the rest on the next turn). */
+static void
+tui_keys_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct ui          *ui = w->data;
+    struct screen_click click;
+    int                 ch, budget = 512;
+
+    (void)revents;
+    while (budget-- > 0) {
+        ch = screen_key(&click);
+        if (ch < 0)
+            break;
+        tui_key(ui, ch, &click);
+    }
+    if (!ev_is_active(&ui->input_w) && screen_pump_release())
+        ev_io_start(loop, &ui->input_w);
+}
+
+/* ev_io on stdin: move what the terminal sent to curses' pipe. */
 static void
 tui_input_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct ui *ui = w->data;
-    int        ch, click_y, budget = 512;
+
+    (void)revents;
+    switch (screen_pump()) {
+    case SCREEN_PUMP_HELD:
+        if (!ev_is_active(&ui->hold_w)) {
+            ev_timer_set(&ui->hold_w, SCREEN_HOLD_MS / 1000.0, 0.);
+            ev_timer_start(loop, &ui->hold_w);
+        }
+        break;
+    case SCREEN_PUMP_FULL:
+        ev_io_stop(loop, w);
+        break;
+    case SCREEN_PUMP_GONE:
+        /* The terminal hung up: nothing can be shown or asked. */
+        ev_io_stop(loop, w);
+        ev_break(loop, EVBREAK_ONE);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ev_timer: a cut escape sequence was not completed in time: it is keys. */
+static void
+tui_hold_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct ui *ui = w->data;
+
+    (void)revents;
+    if (!screen_pump_release())
+        ev_io_stop(loop, &ui->input_w);
+}
+
+/* ev_signal SIGUSR1, only with MCPTOP_TEST_STALL_MS (a test hook): block
+ * the loop that long, as a stuck call would, to show the stale marker. */
+static void
+tui_stall_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct ui *ui = w->data;
+    int64_t    until = clock_mono_ms() + ui->test_stall_ms;
 
     (void)loop;
     (void)revents;
-    while (budget-- > 0) {
-        ch = screen_key(&click_y);
-        if (ch < 0)
-            break;
-        tui_key(ui, ch, click_y);
-    }
+    while (clock_mono_ms() < until)
+        ;
 }
 
 /* ev_signal SIGWINCH: follow the terminal's size. */
@@ -684,6 +777,16 @@ tui_watchers_start(struct ui *ui)
     ev_io_init(&ui->input_w, tui_input_cb, STDIN_FILENO, EV_READ);
     ui->input_w.data = ui;
     ev_io_start(ui->loop, &ui->input_w);
+    ev_io_init(&ui->keys_w, tui_keys_cb, screen_keys_fd(), EV_READ);
+    ui->keys_w.data = ui;
+    ev_io_start(ui->loop, &ui->keys_w);
+    ev_init(&ui->hold_w, tui_hold_cb);
+    ui->hold_w.data = ui;
+    if (ui->test_stall_ms > 0) {
+        ev_signal_init(&ui->stall_w, tui_stall_cb, SIGUSR1);
+        ui->stall_w.data = ui;
+        ev_signal_start(ui->loop, &ui->stall_w);
+    }
     ev_signal_init(&ui->winch_w, tui_winch_cb, SIGWINCH);
     ui->winch_w.data = ui;
     ev_signal_start(ui->loop, &ui->winch_w);
@@ -711,6 +814,10 @@ static void
 tui_watchers_stop(struct ui *ui)
 {
     ev_io_stop(ui->loop, &ui->input_w);
+    ev_io_stop(ui->loop, &ui->keys_w);
+    ev_timer_stop(ui->loop, &ui->hold_w);
+    if (ui->test_stall_ms > 0)
+        ev_signal_stop(ui->loop, &ui->stall_w);
     ev_signal_stop(ui->loop, &ui->winch_w);
     ev_signal_stop(ui->loop, &ui->int_w);
     ev_signal_stop(ui->loop, &ui->term_w);
@@ -721,14 +828,16 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common and *theme. 0, -1 for --help, or EXIT_USAGE. */
+/* Parse argv into common, *theme and *no_mouse. 0, -1 for --help, or
+ * EXIT_USAGE. */
 static int
 tui_args(int argc, char **argv, struct cli_common *common,
-    const char **theme)
+    const char **theme, bool *no_mouse)
 {
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "theme", required_argument, NULL, 't' },
+        { "no-mouse", no_argument, NULL, 'm' },
         { "log", required_argument, NULL, 'l' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -743,6 +852,9 @@ tui_args(int argc, char **argv, struct cli_common *common,
             break;
         case 't':
             *theme = optarg;
+            break;
+        case 'm':
+            *no_mouse = true;
             break;
         case 'l':
             common->log_path = optarg;
@@ -776,9 +888,10 @@ tui_main(int argc, char **argv)
     const char          *theme = NULL;
     const char          *codeset;
     char                *cause = NULL;
+    bool                 no_mouse = false;
     int                  rc;
 
-    rc = tui_args(argc, argv, &common, &theme);
+    rc = tui_args(argc, argv, &common, &theme, &no_mouse);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
@@ -827,7 +940,7 @@ tui_main(int argc, char **argv)
     /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
     atexit(screen_fini);
-    if (screen_init() != 0) {
+    if (screen_init(ui->utf8, !no_mouse) != 0) {
         fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
             "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
             getenv("TERM") != NULL ? getenv("TERM") : "");
@@ -836,7 +949,11 @@ tui_main(int argc, char **argv)
     }
     ui->color = screen_colour_ok();
     screen_theme(&ui->theme, ui->color);
+    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
+        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
     tui_watchers_start(ui);
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
+        screen_watchdog_start();
     fleet_subscribe(ui->fleet, tui_event_cb, ui);
     ui->dirty = true;
     fleet_start(ui->fleet);

@@ -15,12 +15,16 @@ static void
 frame_title(struct ui *ui, struct ui_line *l)
 {
     const struct model *m = &ui->model;
-    char                origin[256];
+    char                origin[256], now[16];
 
     str_sanitize(origin, sizeof(origin), ui->cfg->origin,
         strlen(ui->cfg->origin));
+    /* The clock moves every second: a screen whose clock stands still is
+     * not being updated. */
+    fmt_clock(now, sizeof(now), m->now_ms, false);
     ui_line_reset(l, ROLE_NORMAL);
     ui_line_add(l, ROLE_HEADER, "mcptop");
+    ui_line_addf(l, ROLE_DIM, " %s", now);
     ui_line_addf(l, ROLE_NORMAL, " %s config %s %s %zu servers %s sort %s",
         ui->g.sep, origin, ui->g.sep, m->n, ui->g.sep,
         model_sort_name(m->sort));

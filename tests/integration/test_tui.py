@@ -44,7 +44,7 @@ def tmux_bin():
 class Tui:
     """mcptop running in a detached tmux session on a private socket."""
 
-    def __init__(self, args, env=None, cols=COLS, rows=ROWS):
+    def __init__(self, args, env=None, cols=COLS, rows=ROWS, term=None):
         global _seq
         mcptest.require_mcptop()
         _seq += 1
@@ -59,8 +59,13 @@ class Tui:
         # After mcptop: its exit code on the screen, then linger so the pane
         # (and the exit code) can be read.
         inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
+        if term is not None:
+            # The pane's TERM (else tmux's default-terminal); tmux sets
+            # TERM in the pane after -e, so the shell sets it.
+            inner = "TERM=%s %s" % (shlex.quote(term), inner)
         envargs = []
-        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "MCPTOP_TEST_STALL_MS",
+                  "ASAN_OPTIONS", "UBSAN_OPTIONS"):
             if k in self.env:
                 envargs += ["-e", "%s=%s" % (k, self.env[k])]
         self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
@@ -342,19 +347,161 @@ def case_resize_keeps_selection(c):
         t.close(c)
 
 
-def case_mouse_click(c):
-    t, text = start(c, shared_server())
+def pane_term(t):
+    """The TERM mcptop runs under in the pane (from its environment)."""
+    for p in t.mcptop_pids():
+        try:
+            with open("/proc/%d/environ" % p, "rb") as f:
+                for kv in f.read().split(b"\0"):
+                    if kv.startswith(b"TERM="):
+                        return kv[5:].decode()
+        except OSError:
+            pass
+    return None
+
+
+def mouse_encoding(term):
+    """"sgr" when the terminal's kmous is the SGR 1006 prefix (ESC [ <), else
+    "x10" (ESC [ M): what ncurses expects, so what a real terminal sends."""
+    r = subprocess.run(["infocmp", "-1", term], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, timeout=10)
+    for line in r.stdout.decode(errors="replace").split("\n"):
+        line = line.strip()
+        if line.startswith("kmous="):
+            return "sgr" if line.startswith("kmous=\\E[<") else "x10"
+    return "x10"
+
+
+def mouse_report(enc, x, y, release=False, button=0):
+    """One mouse report as bytes, for a 0-based cell (x, y)."""
+    if enc == "sgr":
+        return ("\x1b[<%d;%d;%d%s" % (button, x + 1, y + 1, "m" if release else "M")).encode()
+    # X10: ESC [ M, then button+32 (3 = release), column+33, row+33.
+    return bytes([0x1b, 0x5b, 0x4d, 32 + (3 if release else button), 33 + x, 33 + y])
+
+
+def send_bytes(t, data):
+    """One write of raw bytes into the pane, as a terminal would send them."""
+    t.tmux("send-keys", "-H", *["%02x" % b for b in data])
+
+
+CLOCK_RE = re.compile(r"\b(\d\d:\d\d:\d\d)\b")
+
+
+def header_clock(text):
+    lines = text.split("\n")
+    m = CLOCK_RE.search(lines[0]) if lines else None
+    return m.group(1) if m else None
+
+
+def wait_ticking(t, ticks=2, timeout=6.0):
+    """With no input at all: the header clock moves `ticks` times (the loop
+    turns, pings run, the screen is redrawn). The distinct clocks seen."""
+    seen = []
+
+    def pred(s):
+        ck = header_clock(s)
+        if ck is not None and (not seen or seen[-1] != ck):
+            seen.append(ck)
+        return len(seen) > ticks
+    t.wait(pred, timeout)
+    return seen
+
+
+# tmux's default pane TERM (screen or tmux-256color, by version), then the
+# TERM values users set: each with the mouse encoding its kmous names.
+MOUSE_TERMS = (None, "screen", "screen-256color", "tmux-256color", "xterm-256color")
+
+
+def case_mouse_click(c, term):
+    t = Tui(["-c", fixture(shared_server())], term=term)
     try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        real = pane_term(t)
+        enc = mouse_encoding(real)
+        c.attach("pane TERM=%s, mouse reports: %s" % (real, enc))
         lines = text.split("\n")
         y = next((i for i, l in enumerate(lines) if row(l, "refused") == l), None)
         c.require(y is not None, "the refused row is on screen")
-        # tmux's default TERM inside a pane is "screen", whose kmous is the
-        # X10 encoding: ESC [ M, button+32, column+33, row+33 (0-based).
-        press = [0x1b, 0x5b, 0x4d, 32 + 0, 33 + 10, 33 + y]
-        release = [0x1b, 0x5b, 0x4d, 32 + 3, 33 + 10, 33 + y]
-        t.tmux("send-keys", "-H", *["%02x" % b for b in press + release])
+        # Press, then ~100 ms later the release, in a separate write: what a
+        # real click looks like to the program.
+        send_bytes(t, mouse_report(enc, 10, y))
+        time.sleep(0.1)
+        send_bytes(t, mouse_report(enc, 10, y, release=True))
         text, ok = t.wait(lambda s: selected_name(s) == "refused")
-        c.check(ok, "a click on the refused row selects it (selected: %r)" % selected_name(text))
+        c.check(ok, "a click (press, release 100 ms later) selects the refused row "
+                "(selected: %r)" % selected_name(text))
+        seen = wait_ticking(t)
+        if not c.check(len(seen) > 2, "after the click the screen keeps updating with no key "
+                       "(header clocks seen: %r)" % seen):
+            c.attach("--- screen ---\n" + t.screen())
+        # A right click, a wheel turn and a release with no press: events a
+        # terminal sends that select nothing; none may stop the loop.
+        up = next((i for i, l in enumerate(t.lines()) if row(l, "everything") == l), y)
+        send_bytes(t, mouse_report(enc, 10, up, button=2))
+        time.sleep(0.1)
+        send_bytes(t, mouse_report(enc, 10, up, release=True, button=2))
+        send_bytes(t, mouse_report(enc, 10, up, button=64))
+        send_bytes(t, mouse_report(enc, 10, up, release=True))
+        seen = wait_ticking(t, 1)
+        c.check(len(seen) > 1, "after a right click, a wheel turn and a lone release the "
+                "screen keeps updating (clocks seen: %r)" % seen)
+        # A report cut short (its start, and nothing after it for good).
+        send_bytes(t, b"\x1b[M" if enc == "x10" else b"\x1b[<0;5")
+        seen = wait_ticking(t, 1)
+        c.check(len(seen) > 1, "after a truncated mouse report the screen keeps updating "
+                "(clocks seen: %r)" % seen)
+        t.keys("?")
+        text, ok = t.wait(lambda s: "mcptop help" in s)
+        c.check(ok, "keys still work afterwards (? opens the help)")
+        t.keys("Escape")
+        t.wait(lambda s: "mcptop help" not in s)
+    finally:
+        t.close(c)
+
+
+def case_mouse_toggle(c):
+    t = Tui(["-c", fixture(shared_server()), "--no-mouse"])
+    try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        flags = lambda: t.fmt("#{mouse_standard_flag}#{mouse_button_flag}#{mouse_any_flag}")
+        c.eq(flags(), "000", "--no-mouse: the terminal keeps the mouse (no reporting mode on)")
+        t.keys("m")
+        text, ok = t.wait(lambda s: "mouse capture on" in s)
+        c.check(ok, "m: the status line says mouse capture is on")
+        deadline = time.monotonic() + KEY_WAIT
+        while flags() == "000" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        c.check(flags() != "000", "m: mouse reporting is on in the terminal (%s)" % flags())
+        t.keys("m")
+        text, ok = t.wait(lambda s: "mouse capture off" in s and "select" in s)
+        c.check(ok, "m again: mouse capture off, text can be selected")
+        deadline = time.monotonic() + KEY_WAIT
+        while flags() != "000" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        c.eq(flags(), "000", "m again: mouse reporting off in the terminal")
+    finally:
+        t.close(c)
+
+
+def case_stale_marker(c):
+    # The test hook blocks the loop for 4.5 s on SIGUSR1, as a stuck call would.
+    t = Tui(["-c", fixture(shared_server())], env={"MCPTOP_TEST_STALL_MS": "4500"})
+    try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        pids = t.mcptop_pids()
+        c.require(pids, "mcptop runs under the pane")
+        os.kill(pids[0], signal.SIGUSR1)
+        text, ok = t.wait(lambda s: re.search(r"STALE \d+s", s.split("\n")[0]) is not None, 4.0)
+        if not c.check(ok, "while the loop is blocked, STALE Ns shows in the header within 4 s"):
+            c.attach("--- screen ---\n" + text)
+        text, ok = t.wait(lambda s: "STALE" not in s and "not updated for" in s, 6.0)
+        if not c.check(ok, "once the loop runs again the marker is gone and the status line "
+                       "says how long the screen was not updated"):
+            c.attach("--- screen ---\n" + text)
     finally:
         t.close(c)
 
@@ -578,7 +725,12 @@ def main():
     rep.run("? shows help", case_help)
     rep.run("/ filters by name, failure kind, tag", case_filter)
     rep.run("resize to 50x12 and back keeps the selection", case_resize_keeps_selection)
-    rep.run("mouse click selects a row", case_mouse_click)
+    for term in MOUSE_TERMS:
+        rep.run("TERM=%s: a click with the release in a separate write selects a row and "
+                "never stops the loop" % (term or "(tmux default)"),
+                lambda c, term=term: case_mouse_click(c, term))
+    rep.run("--no-mouse, and m switches mouse capture", case_mouse_toggle)
+    rep.run("a blocked loop shows STALE, then says for how long", case_stale_marker)
     rep.run("NO_COLOR: no colour escapes", case_no_color)
     rep.run("killed server turns unreachable (connect_refused, no)", case_kill_turns_unreachable)
     rep.run("x ends the selected session", case_end_selected)
