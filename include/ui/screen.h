@@ -35,10 +35,11 @@ void screen_end(void);
 void screen_mouse(bool on);
 bool screen_mouse_enabled(void);
 
-/* What a mouse event said: the row of a button-1 press or click (else
- * -1), the wheel (-1 up, 1 down, 0 none). */
+/* What a mouse event said: the cell of a button-1 press or click (y -1
+ * when none), the wheel (-1 up, 1 down, 0 none). */
 struct screen_click {
     int y;
+    int x;
     int wheel;
 };
 /* Next key, or -1 when none is waiting; never blocks. KEY_MOUSE fills

@@ -30,6 +30,15 @@ static const struct ui_binding keys_bindings[] = {
     { '/',       "/",      UI_ACT_FILTER },
     { 27,        "Esc",    UI_ACT_CANCEL },
     { 's',       "s",      UI_ACT_SORT },
+    { '>',       ">",      UI_ACT_SORT },
+    { '<',       "<",      UI_ACT_SORT_PREV },
+    { 'I',       "I",      UI_ACT_SORT_INVERT },
+    { 'N',       "N",      UI_ACT_SORT_NAME },
+    { 'L',       "L",      UI_ACT_SORT_LIVENESS },
+    { 'A',       "A",      UI_ACT_SORT_AGE },
+    { 'F',       "F",      UI_ACT_SORT_FAILURE },
+    { 'R',       "R",      UI_ACT_SORT_RTT },
+    { 'T',       "T",      UI_ACT_SORT_TOOLS },
     { ' ',       "space",  UI_ACT_MARK },
     { 'x',       "x",      UI_ACT_END_ONE },
     { 'X',       "X",      UI_ACT_END_MARKED },
@@ -87,4 +96,16 @@ bool
 keys_is_backspace(int key)
 {
     return key == KEY_BACKSPACE || key == 127 || key == 8;
+}
+
+bool
+keys_is_kill_line(int key)
+{
+    return key == CTRL('u');
+}
+
+bool
+keys_is_kill_word(int key)
+{
+    return key == CTRL('w');
 }

@@ -376,13 +376,16 @@ screen_key(struct screen_click *click)
     MEVENT me;
 
     click->y = -1;
+    click->x = -1;
     click->wheel = 0;
     if (ch == ERR)
         return -1;
     if (ch == KEY_MOUSE && getmouse(&me) == OK) {
         if (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED |
-            BUTTON1_DOUBLE_CLICKED | BUTTON1_TRIPLE_CLICKED))
+            BUTTON1_DOUBLE_CLICKED | BUTTON1_TRIPLE_CLICKED)) {
             click->y = me.y;
+            click->x = me.x;
+        }
         else if (me.bstate & BUTTON4_PRESSED)
             click->wheel = -1;
 #ifdef BUTTON5_PRESSED

@@ -43,6 +43,13 @@ static const struct ui_glyphs tui_glyphs_utf8 = {
                [LIVENESS_UNREACHABLE] = "\xe2\x96\x81",     /* ▁ */
                [LIVENESS_UNKNOWN] = "\xe2\x96\x84" },       /* ▄ */
     .strip_absent = "\xc2\xb7",                             /* · */
+    .strip_error = "\xe2\x96\x80",                          /* ▀ */
+    .times = "\xc3\x97",                                    /* × */
+    .stale = "~",
+    .changed = "\xce\x94",                                  /* Δ */
+    .sort_down = "\xe2\x96\xbe",                            /* ▾ */
+    .sort_up = "\xe2\x96\xb4",                              /* ▴ */
+    .ellipsis = "\xe2\x80\xa6",                             /* … */
     .mark = "*",
     .cursor = "\xe2\x96\xb8",                              /* ▸ */
     .sep = "\xc2\xb7",
@@ -57,6 +64,13 @@ static const struct ui_glyphs tui_glyphs_ascii = {
     .strip = { [LIVENESS_REACHABLE] = "#", [LIVENESS_UNREACHABLE] = "_",
                [LIVENESS_UNKNOWN] = "?" },
     .strip_absent = ".",
+    .strip_error = "!",
+    .times = "x",
+    .stale = "~",
+    .changed = "^",
+    .sort_down = "v",
+    .sort_up = "^",
+    .ellipsis = "...",
     .mark = "*",
     .cursor = ">",
     .sep = "|",
@@ -105,6 +119,8 @@ ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     vsnprintf(ui->message, sizeof(ui->message), fmt, ap);
     va_end(ap);
     ui->message_role = role;
+    ui->message_until = ev_time() +
+        (role == ROLE_WARNING ? UI_WARNING_S : UI_MESSAGE_S);
     ui_dirty(ui);
 }
 
@@ -167,7 +183,6 @@ tui_draw(struct ui *ui)
         screen_end();
         return;
     }
-    view_header_draw(ui, 0, TUI_HEADER_ROWS);
     body = ui->rows - TUI_HEADER_ROWS - 1;
     ui->table_rows = 0;
     switch (ui->mode) {
@@ -190,6 +205,8 @@ tui_draw(struct ui *ui)
         }
         break;
     }
+    /* The header last: it says which rows the table showed. */
+    view_header_draw(ui, 0, TUI_HEADER_ROWS);
     view_status_draw(ui, ui->rows - 1);
     screen_end();
 }
@@ -310,6 +327,9 @@ tui_age_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (ui->model.sort == MODEL_SORT_AGE)
         ui->model_stale = true;
+    if (ui->message[0] != '\0' && ui->message_until > 0 &&
+        ev_time() >= ui->message_until)
+        ui->message[0] = '\0';
     ui_dirty(ui);
 }
 
@@ -328,7 +348,7 @@ tui_event_cb(void *arg, const struct event *e)
 {
     struct ui *ui = arg;
 
-    (void)e;
+    model_event(&ui->model, e);
     ui->model_stale = true;
     ui->dirty = true;
 }
@@ -345,6 +365,11 @@ tui_quit(struct ui *ui)
     }
     ui->quitting = true;
     ui->prompt = UI_PROMPT_NONE;
+    ui->quit_at = clock_wall_ms();
+    /* Endings already under way count as the quit's too. */
+    ui->quit_busy = xcalloc(fleet_size(ui->fleet) + 1, sizeof(bool));
+    for (size_t i = 0; i < fleet_size(ui->fleet); i++)
+        ui->quit_busy[i] = server_ending_busy(fleet_server(ui->fleet, i));
     ui->quit_total = fleet_end_all(ui->fleet);
     ui->model.dirty = true;
     if (!fleet_endings_busy(ui->fleet)) {
@@ -461,6 +486,14 @@ tui_filter_key(struct ui *ui, int ch)
                 break;
         }
         ui->input[len] = '\0';
+    } else if (keys_is_kill_line(ch)) {
+        ui->input[0] = '\0';
+    } else if (keys_is_kill_word(ch)) {
+        while (len > 0 && ui->input[len - 1] == ' ')
+            len--;
+        while (len > 0 && ui->input[len - 1] != ' ')
+            len--;
+        ui->input[len] = '\0';
     } else if (ch >= 32 && ch < 256 && len + 1 < sizeof(ui->input)) {
         ui->input[len] = (char)ch;
         ui->input[len + 1] = '\0';
@@ -468,6 +501,66 @@ tui_filter_key(struct ui *ui, int ch)
         return;
     }
     model_set_filter(&ui->model, ui->input);
+}
+
+static void
+tui_sort_message(struct ui *ui)
+{
+    ui_message(ui, ROLE_NORMAL, "sort: %s%s %s (I reverses, < > other "
+        "columns)", model_sort_name(ui->model.sort),
+        ui->model.invert ? ", reversed" : "",
+        ui->model.invert ? ui->g.sort_up : ui->g.sort_down);
+}
+
+/*
+ * When x (redial false) or r (redial true) can do nothing for server s,
+ * say why on the status line and return true: an invalid declaration, a
+ * transport not supported, a stopped server, work already under way.
+ */
+static bool
+tui_why_not(struct ui *ui, const struct server *s, bool redial)
+{
+    const struct failure *f = server_last_failure(s, NULL);
+    char                  name[128], detail[200] = "";
+
+    fmt_name(name, sizeof(name), s);
+    if (f != NULL && f->detail[0] != '\0')
+        str_sanitize(detail, sizeof(detail), f->detail, strlen(f->detail));
+    switch (server_state(s)) {
+    case SERVER_INVALID:
+        ui_message(ui, ROLE_WARNING, "%s: %s: the config entry cannot be "
+            "dialed; fix it (invalid_config%s%s)", name,
+            redial ? "cannot redial" : "no session to end",
+            detail[0] != '\0' ? ": " : "", detail);
+        return true;
+    case SERVER_UNSUPPORTED:
+        ui_message(ui, ROLE_WARNING, "%s: %s: its transport is not "
+            "supported", name, redial ? "cannot redial" :
+            "no session to end");
+        return true;
+    case SERVER_STOPPED:
+        ui_message(ui, ROLE_WARNING, "%s: stopped: %s", name, redial ?
+            "it dials no more" : "no session to end");
+        return true;
+    case SERVER_DIALING:
+        if (!redial)
+            return false;
+        ui_message(ui, ROLE_WARNING, "%s: a dial is already under way",
+            name);
+        return true;
+    case SERVER_ENDING:
+        ui_message(ui, ROLE_WARNING, "%s: its ending is under way%s (e: "
+            "endings)", name, redial ? "; r again once it settles" : "");
+        return true;
+    default:
+        break;
+    }
+    if (!redial && server_ending_busy(s)) {
+        ui_message(ui, ROLE_WARNING, "%s: its ending is under way (e: "
+            "endings)", name);
+        return true;
+    }
+    return false;
 }
 
 static void
@@ -498,6 +591,8 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_END_ONE:
         if (m->nvis == 0)
             break;
+        if (tui_why_not(ui, fleet_server(ui->fleet, m->sel), false))
+            break;
         ui->confirm_server = m->sel;
         ui->prompt = UI_PROMPT_END_ONE;
         break;
@@ -511,9 +606,37 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_REDIAL:
         if (m->nvis == 0)
             break;
+        if (tui_why_not(ui, fleet_server(ui->fleet, m->sel), true))
+            break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         server_redial(fleet_server(ui->fleet, m->sel));
         ui_message(ui, ROLE_NORMAL, "redialing %s", name);
+        break;
+    case UI_ACT_SORT:
+    case UI_ACT_SORT_PREV:
+        m->sort = (enum model_sort)((m->sort + (a == UI_ACT_SORT ? 1 :
+            MODEL_SORT__COUNT - 1)) % MODEL_SORT__COUNT);
+        m->invert = false;
+        m->dirty = true;
+        tui_sort_message(ui);
+        break;
+    case UI_ACT_SORT_INVERT:
+        m->invert = !m->invert;
+        m->dirty = true;
+        tui_sort_message(ui);
+        break;
+    case UI_ACT_SORT_NAME:
+    case UI_ACT_SORT_LIVENESS:
+    case UI_ACT_SORT_AGE:
+    case UI_ACT_SORT_FAILURE:
+    case UI_ACT_SORT_RTT:
+    case UI_ACT_SORT_TOOLS:
+        model_set_sort(m, a == UI_ACT_SORT_NAME ? MODEL_SORT_NAME :
+            a == UI_ACT_SORT_LIVENESS ? MODEL_SORT_LIVENESS :
+            a == UI_ACT_SORT_AGE ? MODEL_SORT_AGE :
+            a == UI_ACT_SORT_FAILURE ? MODEL_SORT_FAILURE :
+            a == UI_ACT_SORT_RTT ? MODEL_SORT_RTT : MODEL_SORT_TOOLS);
+        tui_sort_message(ui);
         break;
     case UI_ACT_PING:
         if (m->nvis == 0)
@@ -564,6 +687,12 @@ tui_mouse(struct ui *ui, const struct screen_click *click)
             else
                 view_table_key(ui, a);
         }
+        return;
+    }
+    if (click->y == ui->table_y - 1 && ui->mode == UI_MODE_TABLE &&
+        ui->table_rows > 0) {
+        if (view_table_title_click(ui, click->x))
+            tui_sort_message(ui);
         return;
     }
     if (click->y >= ui->table_y && click->y < ui->table_y + ui->table_rows &&
@@ -747,6 +876,55 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     tui_quit(ui);
 }
 
+/*
+ * The line printed on the restored terminal after q (or SIGINT/SIGTERM):
+ * "ended 10 sessions: 8 terminated, 1 not_allowed, 1 timed_out", the
+ * servers that had none, and the endings a second q left pending. Read
+ * before the fleet is freed; caller frees.
+ */
+static char *
+tui_quit_summary(const struct ui *ui)
+{
+    size_t counts[ENDING__COUNT] = { 0 };
+    size_t sessions = 0;
+    char   buf[512];
+    size_t len;
+
+    for (size_t i = 0; i < fleet_size(ui->fleet); i++) {
+        const struct server *s = fleet_server(ui->fleet, i);
+        size_t               ne = server_ending_count(s);
+
+        for (size_t k = 0; k < ne; k++) {
+            const struct ending *e = server_ending(s, k);
+
+            if (e == NULL || (e->started_at < ui->quit_at &&
+                !(k + 1 == ne && ui->quit_busy[i])))
+                continue;
+            counts[e->outcome]++;
+            if (e->outcome != ENDING_NO_SESSION)
+                sessions++;
+        }
+    }
+    len = (size_t)snprintf(buf, sizeof(buf), "mcptop: ended %zu session%s",
+        sessions, sessions == 1 ? "" : "s");
+    for (int o = 0, first = 1; o < ENDING__COUNT && len < sizeof(buf); o++) {
+        if (counts[o] == 0 || o == ENDING_NO_SESSION || o == ENDING_PENDING)
+            continue;
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %zu %s",
+            first ? ":" : ",", counts[o],
+            ending_outcome_name((enum ending_outcome)o));
+        first = 0;
+    }
+    if (counts[ENDING_PENDING] > 0 && len < sizeof(buf))
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "; %zu not "
+            "answered yet when mcptop left", counts[ENDING_PENDING]);
+    if (counts[ENDING_NO_SESSION] > 0 && len < sizeof(buf))
+        snprintf(buf + len, sizeof(buf) - len, "; %zu server%s had no "
+            "session to end", counts[ENDING_NO_SESSION],
+            counts[ENDING_NO_SESSION] == 1 ? "" : "s");
+    return xstrdup(buf);
+}
+
 /* Load --theme (or dark) before the screen is taken. */
 static void
 tui_theme_init(struct ui *ui, const char *want)
@@ -776,10 +954,13 @@ tui_watchers_start(struct ui *ui)
 {
     ev_io_init(&ui->input_w, tui_input_cb, STDIN_FILENO, EV_READ);
     ui->input_w.data = ui;
-    ev_io_start(ui->loop, &ui->input_w);
     ev_io_init(&ui->keys_w, tui_keys_cb, screen_keys_fd(), EV_READ);
     ui->keys_w.data = ui;
-    ev_io_start(ui->loop, &ui->keys_w);
+    /* The frame benchmark runs with no terminal on stdin. */
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL) {
+        ev_io_start(ui->loop, &ui->input_w);
+        ev_io_start(ui->loop, &ui->keys_w);
+    }
     ev_init(&ui->hold_w, tui_hold_cb);
     ui->hold_w.data = ui;
     if (ui->test_stall_ms > 0) {
@@ -889,6 +1070,7 @@ tui_main(int argc, char **argv)
     const char          *codeset;
     char                *cause = NULL;
     bool                 no_mouse = false;
+    char                *summary = NULL;
     int                  rc;
 
     rc = tui_args(argc, argv, &common, &theme, &no_mouse);
@@ -962,7 +1144,12 @@ tui_main(int argc, char **argv)
     else
         ev_run(ui->loop, 0);
     tui_watchers_stop(ui);
+    if (ui->quitting)
+        summary = tui_quit_summary(ui);
     screen_fini();
+    if (summary != NULL)
+        printf("%s\n", summary);
+    free(summary);
     rc = 0;
 out_fleet:
     xmalloc_set_oom_hook(NULL);
@@ -971,6 +1158,7 @@ out_fleet:
     model_done(&ui->model);
 out_theme:
     theme_list_free(ui->themes, ui->nthemes);
+    free(ui->quit_busy);
     free(ui);
     config_free(cfg);
     cli_close_log(&common);
