@@ -21,7 +21,7 @@ main_usage(FILE *out)
         "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
         "\n"
         "Commands:\n"
-        "  tui [-c FILE | URL] [--theme NAME|FILE] [--log FILE]\n"
+        "  tui [-c FILE | URL] [--theme NAME|FILE] [--no-mouse] [--log FILE]\n"
         "                      the full-screen monitor (the default)\n"
         "  check [-c FILE | URL] [--json] [--timeout MS] [--pings R] [--stats]\n"
         "                      dial every server once, ping, report, exit\n"
