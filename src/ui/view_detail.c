@@ -95,8 +95,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
             delivered_name(f->delivered),
             f->evidence_no ? " (by evidence)" : "", op != NULL ? op : "",
             http, failure_site_name(f->site), detail);
-        detail_kv(o, l, current ? "failing" : "last fail",
-            current ? ROLE_WARNING : ROLE_DIM, buf);
+        detail_kv(o, l, "last fail", current ? ROLE_WARNING : ROLE_DIM, buf);
     }
     rtt = server_rtt_ms(s);
     if (rtt >= 0) {
