@@ -805,6 +805,9 @@ tui_input_cb(struct ev_loop *loop, ev_io *w, int revents)
 
     (void)revents;
     switch (screen_pump()) {
+    case SCREEN_PUMP_OK:
+        ev_timer_stop(loop, &ui->hold_w);
+        break;
     case SCREEN_PUMP_HELD:
         if (!ev_is_active(&ui->hold_w)) {
             ev_timer_set(&ui->hold_w, SCREEN_HOLD_MS / 1000.0, 0.);
@@ -818,10 +821,10 @@ tui_input_cb(struct ev_loop *loop, ev_io *w, int revents)
         /* The terminal hung up: nothing can be shown or asked. */
         ev_io_stop(loop, w);
         ev_break(loop, EVBREAK_ONE);
-        break;
-    default:
-        break;
+        return;
     }
+    /* The keys are in curses' pipe: read them now, not a turn later. */
+    tui_keys_cb(loop, &ui->keys_w, EV_READ);
 }
 
 /* ev_timer: a cut escape sequence was not completed in time: it is keys. */
