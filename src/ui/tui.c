@@ -2,10 +2,14 @@
  * The TUI command: load the config, start the fleet, take the terminal,
  * and run one libev loop in which engine events only mark the screen
  * dirty and an ev_prepare draws at most once per loop turn (and at most
- * about 30 times a second). stdin is an ev_io, SIGWINCH an ev_signal. The
- * terminal is restored on every way out: q, a second q, SIGINT/SIGTERM,
- * and allocation failure (the xmalloc hook). Never prints while curses is
- * up; errors before it starts go to stderr.
+ * about 30 times a second). stdin is an ev_io whose bytes reach curses
+ * through screen.c's non-blocking pipe (a second ev_io reads the keys), so
+ * nothing curses does can block the loop; every turn feeds the stale
+ * marker's watchdog. SIGWINCH is an ev_signal. The terminal is restored on
+ * every way out: q, a second q, SIGINT/SIGTERM, the terminal hanging up,
+ * and allocation failure (the xmalloc hook); after q one summary line of
+ * the endings is printed on it. Never prints while curses is up; errors
+ * before it starts go to stderr.
  */
 #include "ui/tui.h"
 
