@@ -24,7 +24,7 @@ main_usage(FILE *out)
         "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
         "\n"
         "Commands:\n"
-        "  tui [SOURCES] [--theme NAME|FILE]\n"
+        "  tui [SOURCES] [--theme NAME|FILE] [--no-mouse]\n"
         "                      the full-screen monitor (the default)\n"
         "  check [SOURCES] [--json] [--timeout MS] [--pings R] [--stats]\n"
         "                      dial every server once, ping, report, exit\n"

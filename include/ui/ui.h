@@ -28,10 +28,17 @@
     X(DETAIL,      "toggle the detail pane")                        \
     X(DETAIL_DOWN, "scroll the detail pane down")                   \
     X(DETAIL_UP,   "scroll the detail pane up")                     \
-    X(FILTER,      "filter by name, tag, transport or failure kind") \
+    X(FILTER,      "filter (see FILTER below; Ctrl-U clears the line)") \
     X(CANCEL,      "clear the filter / close a pane")               \
-    X(SORT,        "cycle the sort: name, liveness, last failure, "  \
-                   "round trip, age")                               \
+    X(SORT,        "sort by the next column")                       \
+    X(SORT_PREV,   "sort by the previous column")                   \
+    X(SORT_INVERT, "reverse the sort")                              \
+    X(SORT_NAME,   "sort by name (again: reverse)")                 \
+    X(SORT_LIVENESS, "sort by liveness, worst first (again: reverse)") \
+    X(SORT_AGE,    "sort by age, oldest observation first (again: reverse)") \
+    X(SORT_FAILURE, "sort by current failure (again: reverse)")     \
+    X(SORT_RTT,    "sort by round trip, slowest first (again: reverse)") \
+    X(SORT_TOOLS,  "sort by tool count (again: reverse)")           \
     X(MARK,        "mark / unmark the selected server")             \
     X(END_ONE,     "end the selected server's session (asks y/n)")  \
     X(END_MARKED,  "end every marked server's session (asks y/n)")  \
@@ -41,7 +48,8 @@
     X(THEME,       "cycle the colour theme")                        \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
-    X(MOUSE,       "click selects a row")                           \
+    X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \
+    X(MOUSE_TOGGLE, "mouse capture on / off (off: select and copy text)") \
     X(RESIZE,      "")
 
 enum ui_action {
@@ -78,6 +86,14 @@ struct ui_glyphs {
     const char *absent;
     const char *strip[LIVENESS__COUNT];
     const char *strip_absent;
+    const char *strip_error;        /* answered with an error */
+    const char *times;              /* "x" of a count: x12 */
+    const char *stale;              /* before a value kept from before a
+                                       failure */
+    const char *changed;            /* the tool list changed */
+    const char *sort_down;          /* the sort's natural order */
+    const char *sort_up;            /* ...reversed */
+    const char *ellipsis;
     const char *mark;
     const char *cursor;
     const char *sep;
@@ -114,9 +130,13 @@ struct ui {
     size_t               confirm_server;
     char                 message[256];
     enum ui_role         message_role;
+    ev_tstamp            message_until; /* 0: until the next key */
     /* quitting */
     bool                 quitting;
     size_t               quit_total;    /* endings started by q */
+    int64_t              quit_at;       /* epoch ms of the q */
+    bool                *quit_busy;     /* per server: ending under way at
+                                           the q */
     /* redraw */
     bool                 dirty;
     bool                 model_stale;   /* engine events since rebuild */
@@ -126,7 +146,11 @@ struct ui {
     bool                 up;            /* curses is up */
     int                  exit_code;
     /* watchers */
-    ev_io                input_w;
+    ev_io                input_w;       /* the terminal */
+    ev_io                keys_w;        /* curses' key pipe */
+    ev_timer             hold_w;        /* a cut escape sequence */
+    ev_signal            stall_w;       /* test hook */
+    long                 test_stall_ms;
     ev_signal            winch_w, int_w, term_w, hup_w;
     ev_prepare           prepare_w;
     ev_timer             frame_w, age_w, quit_w;
@@ -140,8 +164,14 @@ const char *keys_action_help(enum ui_action a);
 /* Keys the line editor of the filter prompt reads. */
 bool keys_is_enter(int key);
 bool keys_is_backspace(int key);
+/* Ctrl-U: clear the line; Ctrl-W: delete the word before the cursor. */
+bool keys_is_kill_line(int key);
+bool keys_is_kill_word(int key);
 
-/* tui.c: a message on the status line (until the next key). */
+/* tui.c: a message on the status line, until the next key or for a few
+ * seconds (UI_MESSAGE_S, a warning UI_WARNING_S). */
+#define UI_MESSAGE_S 5.0
+#define UI_WARNING_S 15.0
 void ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* tui.c: ask for a redraw (drawn by the prepare watcher, rate-limited). */
@@ -153,6 +183,8 @@ void view_header_draw(struct ui *ui, int y, int rows);
 void view_status_draw(struct ui *ui, int y);
 void view_table_draw(struct ui *ui, int y, int rows);
 bool view_table_key(struct ui *ui, enum ui_action a);
+/* A click on the column titles at x: sort by that column. true if so. */
+bool view_table_title_click(struct ui *ui, int x);
 void view_detail_draw(struct ui *ui, int y, int rows);
 bool view_detail_key(struct ui *ui, enum ui_action a);
 void view_endings_draw(struct ui *ui, int y, int rows);
@@ -168,8 +200,19 @@ enum ui_role fmt_delivered_role(enum delivered d);
 /* The liveness word with its glyph: "● reachable", "— absent"... */
 void fmt_liveness(const struct ui *ui, char *buf, size_t n,
     const struct liveness *l);
-/* The HTTP status cell: "502", "401 auth", "" for none. */
-void fmt_http(char *buf, size_t n, long status);
+/* The HTTP status cell: "502 bad_gateway", "403 challenge", "404", ""
+ * for none. */
+void fmt_http(char *buf, size_t n, long status, enum failure_reason reason);
+/* The role of an HTTP status cell: warning for what the operator can act
+ * on (auth, forbidden, challenge), else normal (current) or dim (old). */
+enum ui_role fmt_reason_role(enum failure_reason reason, bool current);
+/* The role of a failure kind: the liveness it supports (unreachable,
+ * unknown), warning when the server answered with an error. */
+enum ui_role fmt_kind_role(enum failure_kind k);
+/* The failure streak: "x12" ("x100+" when the whole history failed), ""
+ * when the last exchange completed. */
+void fmt_failing(const struct ui *ui, char *buf, size_t n,
+    const struct server *s);
 /* A server's name, sanitized into buf. */
 void fmt_name(char *buf, size_t n, const struct server *s);
 /* One ending as a line: time, [server,] outcome, status or exit,

@@ -84,14 +84,66 @@ fmt_liveness(const struct ui *ui, char *buf, size_t n,
 }
 
 void
-fmt_http(char *buf, size_t n, long status)
+fmt_http(char *buf, size_t n, long status, enum failure_reason reason)
 {
     if (status <= 0)
         snprintf(buf, n, "%s", "");
-    else if (status == 401 || status == 403)
-        snprintf(buf, n, "%ld auth", status);
+    else if (reason != REASON_NONE) {
+        /* Words, as an operator says them: "502 bad gateway". */
+        int off = snprintf(buf, n, "%ld %s", status,
+            failure_reason_name(reason));
+
+        for (int i = 0; i < off && (size_t)i < n; i++) {
+            if (buf[i] == '_')
+                buf[i] = ' ';
+        }
+    }
     else
         snprintf(buf, n, "%ld", status);
+}
+
+enum ui_role
+fmt_reason_role(enum failure_reason reason, bool current)
+{
+    switch (reason) {
+    case REASON_AUTH:
+    case REASON_FORBIDDEN:
+    case REASON_CHALLENGE:
+        /* The operator can act on these: credentials, a WAF rule. */
+        return ROLE_WARNING;
+    default:
+        return current ? ROLE_NORMAL : ROLE_DIM;
+    }
+}
+
+enum ui_role
+fmt_kind_role(enum failure_kind k)
+{
+    enum liveness_state st;
+
+    if (!liveness_state_of_kind(k, &st))
+        return ROLE_ABSENT;
+    switch (st) {
+    case LIVENESS_UNREACHABLE:
+        return ROLE_UNREACHABLE;
+    case LIVENESS_UNKNOWN:
+        return ROLE_UNKNOWN;
+    default:
+        /* The server answered, with an error. */
+        return ROLE_WARNING;
+    }
+}
+
+void
+fmt_failing(const struct ui *ui, char *buf, size_t n, const struct server *s)
+{
+    bool          more;
+    unsigned long k = model_fail_streak(s, &more);
+
+    if (k == 0)
+        snprintf(buf, n, "%s", "");
+    else
+        snprintf(buf, n, "%s%lu%s", ui->g.times, k, more ? "+" : "");
 }
 
 void

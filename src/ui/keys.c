@@ -30,6 +30,15 @@ static const struct ui_binding keys_bindings[] = {
     { '/',       "/",      UI_ACT_FILTER },
     { 27,        "Esc",    UI_ACT_CANCEL },
     { 's',       "s",      UI_ACT_SORT },
+    { '>',       ">",      UI_ACT_SORT },
+    { '<',       "<",      UI_ACT_SORT_PREV },
+    { 'I',       "I",      UI_ACT_SORT_INVERT },
+    { 'N',       "N",      UI_ACT_SORT_NAME },
+    { 'L',       "L",      UI_ACT_SORT_LIVENESS },
+    { 'A',       "A",      UI_ACT_SORT_AGE },
+    { 'F',       "F",      UI_ACT_SORT_FAILURE },
+    { 'R',       "R",      UI_ACT_SORT_RTT },
+    { 'T',       "T",      UI_ACT_SORT_TOOLS },
     { ' ',       "space",  UI_ACT_MARK },
     { 'x',       "x",      UI_ACT_END_ONE },
     { 'X',       "X",      UI_ACT_END_MARKED },
@@ -37,6 +46,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'p',       "p",      UI_ACT_PING },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 't',       "t",      UI_ACT_THEME },
+    { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },
     { 'q',       "q",      UI_ACT_QUIT },
@@ -86,4 +96,16 @@ bool
 keys_is_backspace(int key)
 {
     return key == KEY_BACKSPACE || key == 127 || key == 8;
+}
+
+bool
+keys_is_kill_line(int key)
+{
+    return key == CTRL('u');
+}
+
+bool
+keys_is_kill_word(int key)
+{
+    return key == CTRL('w');
 }

@@ -1,16 +1,20 @@
 /*
- * Filtering, sorting and counting the fleet for the table. Runs only when
- * the model is dirty: an engine event, a new filter, a new sort. Sort keys
- * are computed once per rebuild into scratch arrays, so a sort of 10,000
- * servers does not call getters inside the comparison.
+ * Filtering, sorting and counting the fleet for the table, and what the
+ * UI remembers per server. Rebuilds run only when the model is dirty: an
+ * engine event, a new filter, a new sort. Sort keys are computed once per
+ * rebuild into scratch arrays, so a sort of 10,000 servers does not call
+ * getters inside the comparison. A server's tool lists are compared by
+ * sorting copies (n log n: a server controls how many tools it lists).
  */
 #include "ui/model.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "ui/line.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -41,37 +45,193 @@ model_init(struct model *m, struct fleet *f)
     m->marked = xcalloc(m->n + 1, sizeof(*m->marked));
     m->key = xcalloc(m->n + 1, sizeof(*m->key));
     m->rank = xcalloc(m->n + 1, sizeof(*m->rank));
+    m->missing = xcalloc(m->n + 1, sizeof(*m->missing));
+    m->srv = xcalloc(m->n + 1, sizeof(*m->srv));
+    m->name_w = xcalloc(m->n + 1, sizeof(*m->name_w));
+    for (size_t i = 0; i < m->n; i++) {
+        const char *name = server_name(fleet_server(f, i));
+        char        buf[256];
+
+        /* As drawn: sanitized, in display columns. */
+        str_sanitize(buf, sizeof(buf), name, strlen(name));
+        m->name_w[i] = ui_text_cols(buf, strlen(buf));
+        m->srv[i].ntools = -1;
+        server_set_data(fleet_server(f, i), &m->srv[i]);
+    }
     m->sel = MODEL_NONE;     /* the first row, once sorted */
     m->dirty = true;
 }
 
+static void
+model_names_free(char **v, size_t n)
+{
+    for (size_t i = 0; v != NULL && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The fleet may be gone already: nothing here reads it. */
 void
 model_done(struct model *m)
 {
+    for (size_t i = 0; m->srv != NULL && i < m->n; i++) {
+        struct model_server *ms = &m->srv[i];
+
+        model_names_free(ms->tools, ms->ntools > 0 ? (size_t)ms->ntools : 0);
+        model_names_free(ms->added, ms->nadded);
+        model_names_free(ms->removed, ms->nremoved);
+    }
+    free(m->srv);
+    free(m->name_w);
     free(m->order);
     free(m->marked);
     free(m->key);
     free(m->rank);
+    free(m->missing);
     memset(m, 0, sizeof(*m));
 }
 
-bool
-model_current_failure(const struct server *s, enum failure_kind *kind,
-    long *http_status)
+/* ------------------------------------------------------------------ */
+/* What a row shows: the current failure, its streak, the round trip. */
+
+const struct failure *
+model_current_failure(const struct server *s)
 {
-    const struct liveness *l = server_liveness(s);
-    const struct failure  *f = server_last_failure(s, NULL);
+    const struct liveness        *l = server_liveness(s);
+    const struct failure         *f = server_last_failure(s, NULL);
+    size_t                        len = server_history_len(s);
+    const struct server_exchange *x;
 
     if (f == NULL)
-        return false;
-    if (l->present && l->state == LIVENESS_REACHABLE)
-        return false;
-    if (!l->present && f->kind != FAILURE_INVALID_CONFIG)
-        return false;
-    *kind = f->kind;
-    *http_status = f->http_status;
-    return true;
+        return NULL;
+    if (len > 0) {
+        x = server_history(s, len - 1);
+        return x != NULL && !x->completed ? f : NULL;
+    }
+    if (f->kind == FAILURE_INVALID_CONFIG)
+        return f;
+    if (l->present && l->state != LIVENESS_REACHABLE)
+        return f;
+    return NULL;
 }
+
+unsigned long
+model_fail_streak(const struct server *s, bool *more)
+{
+    size_t        len = server_history_len(s);
+    unsigned long n = 0;
+
+    if (more != NULL)
+        *more = false;
+    for (size_t k = len; k > 0; k--) {
+        const struct server_exchange *x = server_history(s, k - 1);
+
+        if (x == NULL || x->completed)
+            return n;
+        n++;
+    }
+    if (more != NULL)
+        *more = len >= SERVER_HISTORY;
+    return n;
+}
+
+double
+model_rtt(const struct server *s)
+{
+    if (model_current_failure(s) != NULL)
+        return -1;
+    return server_rtt_ms(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tools: the UI keeps the last list it saw, to show what changed. */
+
+static char **
+model_names_copy(const struct server *s, long n)
+{
+    char **v = xcalloc((size_t)n + 1, sizeof(*v));
+
+    for (long i = 0; i < n; i++) {
+        const char *name = server_tool_name(s, i);
+
+        v[i] = xstrdup(name != NULL ? name : "");
+    }
+    return v;
+}
+
+static int
+model_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in a and not in b, and the names in b and not in a, by a
+ * merge of sorted copies. */
+static void
+model_tools_diff(struct model_server *ms, char **was, size_t nwas,
+    char **now, size_t nnow)
+{
+    char  **a = xcalloc(nwas + 1, sizeof(*a));
+    char  **b = xcalloc(nnow + 1, sizeof(*b));
+    size_t  i = 0, j = 0;
+
+    memcpy(a, was, nwas * sizeof(*a));
+    memcpy(b, now, nnow * sizeof(*b));
+    qsort(a, nwas, sizeof(*a), model_strcmp);
+    qsort(b, nnow, sizeof(*b), model_strcmp);
+    model_names_free(ms->added, ms->nadded);
+    model_names_free(ms->removed, ms->nremoved);
+    ms->added = xcalloc(nnow + 1, sizeof(*ms->added));
+    ms->removed = xcalloc(nwas + 1, sizeof(*ms->removed));
+    ms->nadded = ms->nremoved = 0;
+    while (i < nwas || j < nnow) {
+        int c = i == nwas ? 1 : j == nnow ? -1 : strcmp(a[i], b[j]);
+
+        if (c == 0) {
+            i++;
+            j++;
+        } else if (c < 0) {
+            ms->removed[ms->nremoved++] = xstrdup(a[i++]);
+        } else {
+            ms->added[ms->nadded++] = xstrdup(b[j++]);
+        }
+    }
+    free(a);
+    free(b);
+}
+
+void
+model_event(struct model *m, const struct event *e)
+{
+    struct model_server *ms;
+    long                 n;
+
+    if (e->server == NULL)
+        return;
+    ms = server_data(e->server);
+    if (ms == NULL || ms < m->srv || ms >= m->srv + m->n)
+        return;
+    n = server_tools(e->server);
+    if (e->type == EVENT_TOOLS_CHANGED && ms->ntools >= 0 && n >= 0) {
+        char **now = model_names_copy(e->server, n);
+
+        model_tools_diff(ms, ms->tools, (size_t)ms->ntools, now, (size_t)n);
+        model_names_free(ms->tools, (size_t)ms->ntools);
+        ms->tools = now;
+        ms->ntools = n;
+        ms->tool_changes++;
+        ms->tools_changed_at = e->ts;
+        return;
+    }
+    /* The first listing seen: remembered, so a change can be shown. */
+    if (ms->ntools < 0 && n >= 0) {
+        ms->tools = model_names_copy(e->server, n);
+        ms->ntools = n;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The filter. */
 
 /* Case-insensitive substring search (needle already lower case). */
 static bool
@@ -95,30 +255,190 @@ model_contains(const char *hay, const char *needle)
     return n == 0;
 }
 
+/* Case-insensitive prefix test (prefix already lower case). */
 static bool
-model_matches(const struct model *m, const struct server *s)
+model_prefix(const char *s, const char *prefix)
+{
+    if (s == NULL)
+        return false;
+    for (; *prefix != '\0'; s++, prefix++) {
+        if (*s == '\0' || tolower((unsigned char)*s) != (unsigned char)*prefix)
+            return false;
+    }
+    return true;
+}
+
+static bool
+model_term_matches(const struct model_term *t, const struct server *s)
 {
     const struct config_server *d = server_decl(s);
     const struct liveness      *l = server_liveness(s);
-    enum failure_kind           k;
-    long                        st;
+    const struct failure       *f = model_current_failure(s);
+    const char                 *live = l->present ?
+        liveness_state_name(l->state) : "absent";
+    char                        http[24];
 
-    if (m->filter[0] == '\0')
-        return true;
-    if (model_contains(server_name(s), m->filter) ||
-        model_contains(server_transport_name(s), m->filter))
+    switch (t->field) {
+    case MODEL_FIELD_NAME:
+        return model_contains(server_name(s), t->value);
+    case MODEL_FIELD_TAG:
+        for (size_t i = 0; d != NULL && i < d->ntags; i++) {
+            if (strcasecmp(d->tags[i], t->value) == 0)
+                return true;
+        }
+        return false;
+    case MODEL_FIELD_KIND:
+        return f != NULL && model_prefix(failure_kind_name(f->kind),
+            t->value);
+    case MODEL_FIELD_LIVE:
+        return model_prefix(live, t->value);
+    case MODEL_FIELD_TRANS:
+        return model_prefix(server_transport_name(s), t->value);
+    case MODEL_FIELD_REASON:
+        return f != NULL && f->reason != REASON_NONE &&
+            model_prefix(failure_reason_name(f->reason), t->value);
+    case MODEL_FIELD_HTTP:
+        if (f == NULL || f->http_status <= 0)
+            return false;
+        snprintf(http, sizeof(http), "%ld", f->http_status);
+        return model_prefix(http, t->value);
+    default:
+        break;
+    }
+    if (model_contains(server_name(s), t->value) ||
+        model_contains(server_transport_name(s), t->value))
         return true;
     for (size_t i = 0; d != NULL && i < d->ntags; i++) {
-        if (model_contains(d->tags[i], m->filter))
+        if (model_contains(d->tags[i], t->value))
             return true;
     }
-    if (model_current_failure(s, &k, &st) &&
-        model_contains(failure_kind_name(k), m->filter))
+    if (f != NULL && (model_contains(failure_kind_name(f->kind), t->value) ||
+        (f->reason != REASON_NONE &&
+        model_contains(failure_reason_name(f->reason), t->value))))
         return true;
-    if (l->present && model_contains(liveness_state_name(l->state),
-        m->filter))
-        return true;
-    return false;
+    return l->present && model_contains(live, t->value);
+}
+
+static bool
+model_matches(const struct model *m, const struct server *s)
+{
+    for (size_t i = 0; i < m->nterms; i++) {
+        const struct model_term *t = &m->terms[i];
+
+        if (model_term_matches(t, s) == t->neg)
+            return false;
+    }
+    return true;
+}
+
+static const struct {
+    const char      *name;
+    enum model_field field;
+} model_fields[] = {
+    { "name", MODEL_FIELD_NAME },
+    { "tag", MODEL_FIELD_TAG },
+    { "kind", MODEL_FIELD_KIND },
+    { "live", MODEL_FIELD_LIVE },
+    { "liveness", MODEL_FIELD_LIVE },
+    { "trans", MODEL_FIELD_TRANS },
+    { "transport", MODEL_FIELD_TRANS },
+    { "reason", MODEL_FIELD_REASON },
+    { "http", MODEL_FIELD_HTTP },
+    { "status", MODEL_FIELD_HTTP },
+};
+
+/* One term of the filter (len bytes at w) into t. false when its field
+ * is unknown (m->filter_error set). */
+static bool
+model_parse_term(struct model *m, struct model_term *t, const char *w,
+    size_t len)
+{
+    const char *colon;
+    size_t      flen, i;
+
+    memset(t, 0, sizeof(*t));
+    if (len > 0 && w[0] == '!') {
+        t->neg = true;
+        w++;
+        len--;
+    }
+    colon = memchr(w, ':', len);
+    t->field = MODEL_FIELD_ANY;
+    if (colon != NULL) {
+        flen = (size_t)(colon - w);
+        for (i = 0; i < sizeof(model_fields) / sizeof(model_fields[0]); i++) {
+            if (strlen(model_fields[i].name) == flen &&
+                strncasecmp(model_fields[i].name, w, flen) == 0)
+                break;
+        }
+        if (i == sizeof(model_fields) / sizeof(model_fields[0])) {
+            char field[32];
+
+            str_sanitize(field, sizeof(field), w, flen);
+            snprintf(m->filter_error, sizeof(m->filter_error),
+                "no field \"%s\" (name tag kind live trans reason http)",
+                field);
+            return false;
+        }
+        t->field = model_fields[i].field;
+        len -= flen + 1;
+        w = colon + 1;
+    }
+    for (i = 0; i < len && i + 1 < sizeof(t->value); i++)
+        t->value[i] = (char)tolower((unsigned char)w[i]);
+    t->value[i] = '\0';
+    return true;
+}
+
+void
+model_set_filter(struct model *m, const char *filter)
+{
+    const char *p = filter;
+
+    snprintf(m->filter, sizeof(m->filter), "%s", filter);
+    m->nterms = 0;
+    m->filter_error[0] = '\0';
+    while (*p != '\0') {
+        const char *w;
+
+        while (*p == ' ' || *p == '\t')
+            p++;
+        w = p;
+        while (*p != '\0' && *p != ' ' && *p != '\t')
+            p++;
+        if (p == w || (p - w == 1 && *w == '!'))
+            continue;
+        if (m->nterms == MODEL_FILTER_TERMS) {
+            snprintf(m->filter_error, sizeof(m->filter_error),
+                "at most %d terms", MODEL_FILTER_TERMS);
+            break;
+        }
+        if (!model_parse_term(m, &m->terms[m->nterms], w, (size_t)(p - w))) {
+            /* An unknown field matches nothing, so the mistake shows. */
+            memset(&m->terms[m->nterms], 0, sizeof(m->terms[0]));
+            m->terms[m->nterms].field = MODEL_FIELD_NAME;
+            snprintf(m->terms[m->nterms].value,
+                sizeof(m->terms[0].value), "%s", "\x01");
+        }
+        m->nterms++;
+    }
+    m->dirty = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sorting and counting. */
+
+void
+model_set_sort(struct model *m, enum model_sort s)
+{
+    if ((unsigned)s >= MODEL_SORT__COUNT)
+        return;
+    if (s == m->sort)
+        m->invert = !m->invert;
+    else
+        m->invert = false;
+    m->sort = s;
+    m->dirty = true;
 }
 
 /* Liveness rank for sorting: the worst first. */
@@ -137,36 +457,117 @@ model_live_rank(const struct liveness *l)
     }
 }
 
-/* Sort keys of server i: rank (coarse) then key (fine), then name. */
+/* "2025-11-25" as 20251125; 0 when it is not a date. */
+static double
+model_version_key(const char *v)
+{
+    double k = 0;
+
+    if (v == NULL)
+        return 0;
+    for (; *v != '\0'; v++) {
+        if (*v >= '0' && *v <= '9')
+            k = k * 10 + (*v - '0');
+    }
+    return k;
+}
+
+/*
+ * Sort keys of server i: missing (a value this sort cannot use: last in
+ * either direction), then rank (coarse) and key (fine), then the name.
+ * Each sort's natural order puts what needs a look first.
+ */
 static void
 model_keys(struct model *m, size_t i)
 {
-    const struct server   *s = fleet_server(m->fleet, i);
-    const struct liveness *l = server_liveness(s);
-    const struct failure  *f;
-    double                 rtt;
+    const struct server       *s = fleet_server(m->fleet, i);
+    const struct liveness     *l = server_liveness(s);
+    const struct failure      *f;
+    struct server_session_info si;
+    const char                *t;
+    double                     v;
+    size_t                     len, bad;
 
     m->rank[i] = 0;
     m->key[i] = 0;
+    m->missing[i] = false;
     switch (m->sort) {
-    case MODEL_SORT_NAME:
+    case MODEL_SORT_TRANSPORT:
+        /* Alphabetical by the transport's first two letters (http,
+         * sse, stdio): enough to group them. */
+        t = server_transport_name(s);
+        m->rank[i] = (unsigned char)t[0] * 256 +
+            (t[0] != '\0' ? (unsigned char)t[1] : 0);
         break;
     case MODEL_SORT_LIVENESS:
         m->rank[i] = model_live_rank(l);
         break;
-    case MODEL_SORT_FAILURE:
-        f = server_last_failure(s, NULL);
-        m->rank[i] = f != NULL ? (int)f->kind : FAILURE__COUNT;
-        m->key[i] = f != NULL ? (double)f->http_status : 0;
+    case MODEL_SORT_AGE:
+        /* The oldest observation first. */
+        m->missing[i] = !l->present;
+        m->key[i] = (double)l->observed_at;
+        break;
+    case MODEL_SORT_STREAK:
+        m->missing[i] = !l->present;
+        m->key[i] = -(double)server_streak(s);
+        break;
+    case MODEL_SORT_SESSION:
+        server_session(s, &si);
+        m->missing[i] = !si.open;
+        m->rank[i] = model_current_failure(s) != NULL;
+        break;
+    case MODEL_SORT_PROTOCOL:
+        server_session(s, &si);
+        v = si.open ? model_version_key(si.protocol_version) : 0;
+        m->missing[i] = v == 0;
+        m->key[i] = -v;
+        break;
+    case MODEL_SORT_TOOLS:
+        m->missing[i] = server_tools(s) < 0;
+        m->key[i] = -(double)server_tools(s);
         break;
     case MODEL_SORT_RTT:
-        rtt = server_rtt_ms(s);
-        m->rank[i] = rtt < 0;
-        m->key[i] = -rtt;           /* slowest first */
+        /* The slowest first; a server whose last exchange failed has no
+         * round trip worth showing, so it is never "the slowest". */
+        v = model_rtt(s);
+        m->missing[i] = v < 0;
+        m->key[i] = -v;
         break;
-    case MODEL_SORT_AGE:
-        m->rank[i] = !l->present;
-        m->key[i] = l->present ? (double)l->observed_at : 0;
+    case MODEL_SORT_FAILURE:
+        /* Current failures by kind, the longest streak first; then old
+         * failures; servers that never failed last. */
+        f = model_current_failure(s);
+        if (f != NULL) {
+            m->rank[i] = (int)f->kind;
+            m->key[i] = -(double)model_fail_streak(s, NULL);
+        } else {
+            f = server_last_failure(s, NULL);
+            m->missing[i] = f == NULL;
+            m->rank[i] = FAILURE__COUNT + (f != NULL ? (int)f->kind : 0);
+        }
+        break;
+    case MODEL_SORT_DELIVERED:
+        f = model_current_failure(s);
+        m->missing[i] = f == NULL;
+        m->rank[i] = f != NULL ? (int)f->delivered : 0;
+        break;
+    case MODEL_SORT_HTTP:
+        f = model_current_failure(s);
+        m->missing[i] = f == NULL || f->http_status <= 0;
+        m->key[i] = f != NULL ? (double)f->http_status : 0;
+        break;
+    case MODEL_SORT_HISTORY:
+        /* The largest share of failed exchanges first. */
+        len = server_history_len(s);
+        bad = 0;
+        for (size_t k = 0; k < len; k++) {
+            const struct server_exchange *x = server_history(s, k);
+
+            if (x != NULL && !x->completed)
+                bad++;
+        }
+        m->missing[i] = len == 0;
+        m->key[i] = len > 0 ? -(double)bad / (double)len : 0;
         break;
     default:
         break;
@@ -178,26 +579,30 @@ model_cmp(const void *a, const void *b)
 {
     const struct model *m = model_sorting;
     size_t              i = *(const size_t *)a, j = *(const size_t *)b;
+    int                 dir = m->invert ? -1 : 1;
     int                 c;
 
+    if (m->missing[i] != m->missing[j])
+        return m->missing[i] ? 1 : -1;
     if (m->rank[i] != m->rank[j])
-        return m->rank[i] < m->rank[j] ? -1 : 1;
+        return (m->rank[i] < m->rank[j] ? -1 : 1) * dir;
     if (m->key[i] != m->key[j])
-        return m->key[i] < m->key[j] ? -1 : 1;
+        return (m->key[i] < m->key[j] ? -1 : 1) * dir;
     c = strcasecmp(server_name(fleet_server(m->fleet, i)),
         server_name(fleet_server(m->fleet, j)));
+    if (m->sort == MODEL_SORT_NAME)
+        c *= dir;
     if (c != 0)
         return c;
-    return i < j ? -1 : i > j;
+    return (i < j ? -1 : i > j) * (m->sort == MODEL_SORT_NAME ? dir : 1);
 }
 
 static void
-model_count(struct model *m, const struct server *s)
+model_count(struct model *m, size_t i, const struct server *s)
 {
     struct model_counts   *c = &m->counts;
     const struct liveness *l = server_liveness(s);
-    enum failure_kind      k;
-    long                   st;
+    const struct failure  *f;
 
     if (l->present)
         c->live[l->state]++;
@@ -205,23 +610,29 @@ model_count(struct model *m, const struct server *s)
         c->absent++;
     if (server_ending_busy(s) || server_state(s) == SERVER_ENDING)
         c->ending++;
-    if (!model_current_failure(s, &k, &st))
+    if (m->srv[i].tool_changes > 0)
+        c->tools_changed++;
+    f = model_current_failure(s);
+    if (f == NULL)
         return;
-    c->kind[k]++;
-    if (k == FAILURE_HTTP_STATUS && st != 0) {
+    c->failing++;
+    c->kind[f->kind]++;
+    if (f->kind == FAILURE_HTTP_STATUS && f->http_status != 0) {
         size_t h;
 
         for (h = 0; h < c->nhttp; h++) {
-            if (c->http_status[h] == st)
+            if (c->http[h].status == f->http_status &&
+                c->http[h].reason == f->reason)
                 break;
         }
         if (h == c->nhttp && c->nhttp < MODEL_HTTP_SLOTS) {
-            c->http_status[h] = st;
-            c->http_n[h] = 0;
+            c->http[h].status = f->http_status;
+            c->http[h].reason = f->reason;
+            c->http[h].n = 0;
             c->nhttp++;
         }
         if (h < c->nhttp)
-            c->http_n[h]++;
+            c->http[h].n++;
     }
 }
 
@@ -235,14 +646,17 @@ model_rebuild(struct model *m, int64_t now_ms)
         return;
     memset(&m->counts, 0, sizeof(m->counts));
     m->nvis = 0;
+    m->longest_name = 0;
     for (size_t i = 0; i < m->n; i++) {
         const struct server *s = fleet_server(m->fleet, i);
 
-        model_count(m, s);
+        model_count(m, i, s);
         if (!model_matches(m, s))
             continue;
         model_keys(m, i);
         m->order[m->nvis++] = i;
+        if (m->name_w[i] > m->longest_name)
+            m->longest_name = m->name_w[i];
     }
     model_sorting = m;
     qsort(m->order, m->nvis, sizeof(*m->order), model_cmp);
@@ -312,15 +726,4 @@ model_toggle_mark(struct model *m, size_t i)
         m->nmarked++;
     else
         m->nmarked--;
-}
-
-void
-model_set_filter(struct model *m, const char *filter)
-{
-    size_t i;
-
-    for (i = 0; filter[i] != '\0' && i + 1 < sizeof(m->filter); i++)
-        m->filter[i] = (char)tolower((unsigned char)filter[i]);
-    m->filter[i] = '\0';
-    m->dirty = true;
 }

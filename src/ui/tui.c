@@ -2,10 +2,14 @@
  * The TUI command: load the config, start the fleet, take the terminal,
  * and run one libev loop in which engine events only mark the screen
  * dirty and an ev_prepare draws at most once per loop turn (and at most
- * about 30 times a second). stdin is an ev_io, SIGWINCH an ev_signal. The
- * terminal is restored on every way out: q, a second q, SIGINT/SIGTERM,
- * and allocation failure (the xmalloc hook). Never prints while curses is
- * up; errors before it starts go to stderr.
+ * about 30 times a second). stdin is an ev_io whose bytes reach curses
+ * through screen.c's non-blocking pipe (a second ev_io reads the keys), so
+ * nothing curses does can block the loop; every turn feeds the stale
+ * marker's watchdog. SIGWINCH is an ev_signal. The terminal is restored on
+ * every way out: q, a second q, SIGINT/SIGTERM, the terminal hanging up,
+ * and allocation failure (the xmalloc hook); after q one summary line of
+ * the endings is printed on it. Never prints while curses is up; errors
+ * before it starts go to stderr.
  */
 #include "ui/tui.h"
 
@@ -43,6 +47,13 @@ static const struct ui_glyphs tui_glyphs_utf8 = {
                [LIVENESS_UNREACHABLE] = "\xe2\x96\x81",     /* ▁ */
                [LIVENESS_UNKNOWN] = "\xe2\x96\x84" },       /* ▄ */
     .strip_absent = "\xc2\xb7",                             /* · */
+    .strip_error = "\xe2\x96\x80",                          /* ▀ */
+    .times = "\xc3\x97",                                    /* × */
+    .stale = "~",
+    .changed = "\xce\x94",                                  /* Δ */
+    .sort_down = "\xe2\x96\xbe",                            /* ▾ */
+    .sort_up = "\xe2\x96\xb4",                              /* ▴ */
+    .ellipsis = "\xe2\x80\xa6",                             /* … */
     .mark = "*",
     .cursor = "\xe2\x96\xb8",                              /* ▸ */
     .sep = "\xc2\xb7",
@@ -57,6 +68,13 @@ static const struct ui_glyphs tui_glyphs_ascii = {
     .strip = { [LIVENESS_REACHABLE] = "#", [LIVENESS_UNREACHABLE] = "_",
                [LIVENESS_UNKNOWN] = "?" },
     .strip_absent = ".",
+    .strip_error = "!",
+    .times = "x",
+    .stale = "~",
+    .changed = "^",
+    .sort_down = "v",
+    .sort_up = "^",
+    .ellipsis = "...",
     .mark = "*",
     .cursor = ">",
     .sep = "|",
@@ -71,7 +89,7 @@ tui_usage(FILE *out)
 
     fprintf(out,
         "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] " APP_USAGE_END "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
@@ -80,6 +98,9 @@ tui_usage(FILE *out)
         "\n"
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
+        "      --no-mouse     leave the mouse to the terminal (select and "
+        "copy\n"
+        "                     text); m in the TUI switches it\n"
         "      --list-themes  print the theme names found, one per line, "
         "and exit\n"
         "  -h, --help         this help\n");
@@ -119,6 +140,8 @@ ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     vsnprintf(ui->message, sizeof(ui->message), fmt, ap);
     va_end(ap);
     ui->message_role = role;
+    ui->message_until = ev_time() +
+        (role == ROLE_WARNING ? UI_WARNING_S : UI_MESSAGE_S);
     ui_dirty(ui);
 }
 
@@ -181,7 +204,6 @@ tui_draw(struct ui *ui)
         screen_end();
         return;
     }
-    view_header_draw(ui, 0, TUI_HEADER_ROWS);
     body = ui->rows - TUI_HEADER_ROWS - 1;
     ui->table_rows = 0;
     switch (ui->mode) {
@@ -204,6 +226,8 @@ tui_draw(struct ui *ui)
         }
         break;
     }
+    /* The header last: it says which rows the table showed. */
+    view_header_draw(ui, 0, TUI_HEADER_ROWS);
     view_status_draw(ui, ui->rows - 1);
     screen_end();
 }
@@ -276,8 +300,13 @@ tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct ui *ui = w->data;
     ev_tstamp  now, since;
+    int        stalled;
 
     (void)revents;
+    stalled = screen_tick();
+    if (stalled > 0)
+        ui_message(ui, ROLE_WARNING, "the screen was not updated for %d s "
+            "(the event loop was blocked)", stalled);
     if (ui->quitting && !fleet_endings_busy(ui->fleet)) {
         ev_break(loop, EVBREAK_ONE);
         return;
@@ -319,6 +348,9 @@ tui_age_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (ui->model.sort == MODEL_SORT_AGE)
         ui->model_stale = true;
+    if (ui->message[0] != '\0' && ui->message_until > 0 &&
+        ev_time() >= ui->message_until)
+        ui->message[0] = '\0';
     ui_dirty(ui);
 }
 
@@ -337,7 +369,7 @@ tui_event_cb(void *arg, const struct event *e)
 {
     struct ui *ui = arg;
 
-    (void)e;
+    model_event(&ui->model, e);
     ui->model_stale = true;
     ui->dirty = true;
 }
@@ -354,6 +386,11 @@ tui_quit(struct ui *ui)
     }
     ui->quitting = true;
     ui->prompt = UI_PROMPT_NONE;
+    ui->quit_at = clock_wall_ms();
+    /* Endings already under way count as the quit's too. */
+    ui->quit_busy = xcalloc(fleet_size(ui->fleet) + 1, sizeof(bool));
+    for (size_t i = 0; i < fleet_size(ui->fleet); i++)
+        ui->quit_busy[i] = server_ending_busy(fleet_server(ui->fleet, i));
     ui->quit_total = fleet_end_all(ui->fleet);
     ui->model.dirty = true;
     if (!fleet_endings_busy(ui->fleet)) {
@@ -470,6 +507,14 @@ tui_filter_key(struct ui *ui, int ch)
                 break;
         }
         ui->input[len] = '\0';
+    } else if (keys_is_kill_line(ch)) {
+        ui->input[0] = '\0';
+    } else if (keys_is_kill_word(ch)) {
+        while (len > 0 && ui->input[len - 1] == ' ')
+            len--;
+        while (len > 0 && ui->input[len - 1] != ' ')
+            len--;
+        ui->input[len] = '\0';
     } else if (ch >= 32 && ch < 256 && len + 1 < sizeof(ui->input)) {
         ui->input[len] = (char)ch;
         ui->input[len + 1] = '\0';
@@ -477,6 +522,66 @@ tui_filter_key(struct ui *ui, int ch)
         return;
     }
     model_set_filter(&ui->model, ui->input);
+}
+
+static void
+tui_sort_message(struct ui *ui)
+{
+    ui_message(ui, ROLE_NORMAL, "sort: %s%s %s (I reverses, < > other "
+        "columns)", model_sort_name(ui->model.sort),
+        ui->model.invert ? ", reversed" : "",
+        ui->model.invert ? ui->g.sort_up : ui->g.sort_down);
+}
+
+/*
+ * When x (redial false) or r (redial true) can do nothing for server s,
+ * say why on the status line and return true: an invalid declaration, a
+ * transport not supported, a stopped server, work already under way.
+ */
+static bool
+tui_why_not(struct ui *ui, const struct server *s, bool redial)
+{
+    const struct failure *f = server_last_failure(s, NULL);
+    char                  name[128], detail[200] = "";
+
+    fmt_name(name, sizeof(name), s);
+    if (f != NULL && f->detail[0] != '\0')
+        str_sanitize(detail, sizeof(detail), f->detail, strlen(f->detail));
+    switch (server_state(s)) {
+    case SERVER_INVALID:
+        ui_message(ui, ROLE_WARNING, "%s: %s: the config entry cannot be "
+            "dialed; fix it (invalid_config%s%s)", name,
+            redial ? "cannot redial" : "no session to end",
+            detail[0] != '\0' ? ": " : "", detail);
+        return true;
+    case SERVER_UNSUPPORTED:
+        ui_message(ui, ROLE_WARNING, "%s: %s: its transport is not "
+            "supported", name, redial ? "cannot redial" :
+            "no session to end");
+        return true;
+    case SERVER_STOPPED:
+        ui_message(ui, ROLE_WARNING, "%s: stopped: %s", name, redial ?
+            "it dials no more" : "no session to end");
+        return true;
+    case SERVER_DIALING:
+        if (!redial)
+            return false;
+        ui_message(ui, ROLE_WARNING, "%s: a dial is already under way",
+            name);
+        return true;
+    case SERVER_ENDING:
+        ui_message(ui, ROLE_WARNING, "%s: its ending is under way%s (e: "
+            "endings)", name, redial ? "; r again once it settles" : "");
+        return true;
+    default:
+        break;
+    }
+    if (!redial && server_ending_busy(s)) {
+        ui_message(ui, ROLE_WARNING, "%s: its ending is under way (e: "
+            "endings)", name);
+        return true;
+    }
+    return false;
 }
 
 static void
@@ -507,6 +612,8 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_END_ONE:
         if (m->nvis == 0)
             break;
+        if (tui_why_not(ui, fleet_server(ui->fleet, m->sel), false))
+            break;
         ui->confirm_server = m->sel;
         ui->prompt = UI_PROMPT_END_ONE;
         break;
@@ -520,9 +627,37 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_REDIAL:
         if (m->nvis == 0)
             break;
+        if (tui_why_not(ui, fleet_server(ui->fleet, m->sel), true))
+            break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         server_redial(fleet_server(ui->fleet, m->sel));
         ui_message(ui, ROLE_NORMAL, "redialing %s", name);
+        break;
+    case UI_ACT_SORT:
+    case UI_ACT_SORT_PREV:
+        m->sort = (enum model_sort)((m->sort + (a == UI_ACT_SORT ? 1 :
+            MODEL_SORT__COUNT - 1)) % MODEL_SORT__COUNT);
+        m->invert = false;
+        m->dirty = true;
+        tui_sort_message(ui);
+        break;
+    case UI_ACT_SORT_INVERT:
+        m->invert = !m->invert;
+        m->dirty = true;
+        tui_sort_message(ui);
+        break;
+    case UI_ACT_SORT_NAME:
+    case UI_ACT_SORT_LIVENESS:
+    case UI_ACT_SORT_AGE:
+    case UI_ACT_SORT_FAILURE:
+    case UI_ACT_SORT_RTT:
+    case UI_ACT_SORT_TOOLS:
+        model_set_sort(m, a == UI_ACT_SORT_NAME ? MODEL_SORT_NAME :
+            a == UI_ACT_SORT_LIVENESS ? MODEL_SORT_LIVENESS :
+            a == UI_ACT_SORT_AGE ? MODEL_SORT_AGE :
+            a == UI_ACT_SORT_FAILURE ? MODEL_SORT_FAILURE :
+            a == UI_ACT_SORT_RTT ? MODEL_SORT_RTT : MODEL_SORT_TOOLS);
+        tui_sort_message(ui);
         break;
     case UI_ACT_PING:
         if (m->nvis == 0)
@@ -542,13 +677,56 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_THEME:
         tui_theme_next(ui);
         break;
+    case UI_ACT_MOUSE_TOGGLE:
+        screen_mouse(!screen_mouse_enabled());
+        if (screen_mouse_enabled())
+            ui_message(ui, ROLE_NORMAL, "mouse capture on: a click selects "
+                "a row, the wheel scrolls (m: off)");
+        else
+            ui_message(ui, ROLE_NORMAL, "mouse capture off: the terminal "
+                "selects and copies text (m: on)");
+        break;
     default:
         break;
     }
 }
 
+/* A mouse event: a press on a table row selects it; the wheel scrolls
+ * whatever is shown. */
 static void
-tui_key(struct ui *ui, int ch, int click_y)
+tui_mouse(struct ui *ui, const struct screen_click *click)
+{
+    enum ui_action a = click->wheel < 0 ? UI_ACT_UP : UI_ACT_DOWN;
+
+    if (click->wheel != 0) {
+        for (int i = 0; i < 3; i++) {
+            if (ui->mode == UI_MODE_HELP)
+                view_help_key(ui, a == UI_ACT_UP ? UI_ACT_DETAIL_UP :
+                    UI_ACT_DETAIL_DOWN);
+            else if (ui->mode == UI_MODE_ENDINGS)
+                view_endings_key(ui, a);
+            else
+                view_table_key(ui, a);
+        }
+        return;
+    }
+    if (click->y == ui->table_y - 1 && ui->mode == UI_MODE_TABLE &&
+        ui->table_rows > 0) {
+        if (view_table_title_click(ui, click->x))
+            tui_sort_message(ui);
+        return;
+    }
+    if (click->y >= ui->table_y && click->y < ui->table_y + ui->table_rows &&
+        ui->mode == UI_MODE_TABLE) {
+        size_t pos = ui->model.top + (size_t)(click->y - ui->table_y);
+
+        if (pos < ui->model.nvis)
+            model_goto(&ui->model, pos);
+    }
+}
+
+static void
+tui_key(struct ui *ui, int ch, const struct screen_click *click)
 {
     enum ui_action a = keys_action(ch);
 
@@ -591,13 +769,7 @@ tui_key(struct ui *ui, int ch, int click_y)
     }
     ui->message[0] = '\0';
     if (a == UI_ACT_MOUSE) {
-        if (click_y >= ui->table_y && click_y < ui->table_y + ui->table_rows &&
-            ui->mode == UI_MODE_TABLE) {
-            size_t pos = ui->model.top + (size_t)(click_y - ui->table_y);
-
-            if (pos < ui->model.nvis)
-                model_goto(&ui->model, pos);
-        }
+        tui_mouse(ui, click);
         return;
     }
     if (ui->mode == UI_MODE_HELP) {
@@ -625,21 +797,79 @@ tui_key(struct ui *ui, int ch, int click_y)
     tui_command(ui, a);
 }
 
-/* ev_io on stdin: every key waiting. */
+/* ev_io on curses' key pipe: every key waiting (a bounded batch per turn;
+ * the rest on the next turn). */
+static void
+tui_keys_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct ui          *ui = w->data;
+    struct screen_click click;
+    int                 ch, budget = 512;
+
+    (void)revents;
+    while (budget-- > 0) {
+        ch = screen_key(&click);
+        if (ch < 0)
+            break;
+        tui_key(ui, ch, &click);
+    }
+    if (!ev_is_active(&ui->input_w) && screen_pump_release())
+        ev_io_start(loop, &ui->input_w);
+}
+
+/* ev_io on stdin: move what the terminal sent to curses' pipe. */
 static void
 tui_input_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct ui *ui = w->data;
-    int        ch, click_y, budget = 512;
+
+    (void)revents;
+    switch (screen_pump()) {
+    case SCREEN_PUMP_OK:
+        ev_timer_stop(loop, &ui->hold_w);
+        break;
+    case SCREEN_PUMP_HELD:
+        if (!ev_is_active(&ui->hold_w)) {
+            ev_timer_set(&ui->hold_w, SCREEN_HOLD_MS / 1000.0, 0.);
+            ev_timer_start(loop, &ui->hold_w);
+        }
+        break;
+    case SCREEN_PUMP_FULL:
+        ev_io_stop(loop, w);
+        break;
+    case SCREEN_PUMP_GONE:
+        /* The terminal hung up: nothing can be shown or asked. */
+        ev_io_stop(loop, w);
+        ev_break(loop, EVBREAK_ONE);
+        return;
+    }
+    /* The keys are in curses' pipe: read them now, not a turn later. */
+    tui_keys_cb(loop, &ui->keys_w, EV_READ);
+}
+
+/* ev_timer: a cut escape sequence was not completed in time: it is keys. */
+static void
+tui_hold_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct ui *ui = w->data;
+
+    (void)revents;
+    if (!screen_pump_release())
+        ev_io_stop(loop, &ui->input_w);
+}
+
+/* ev_signal SIGUSR1, only with MCPTOP_TEST_STALL_MS (a test hook): block
+ * the loop that long, as a stuck call would, to show the stale marker. */
+static void
+tui_stall_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct ui *ui = w->data;
+    int64_t    until = clock_mono_ms() + ui->test_stall_ms;
 
     (void)loop;
     (void)revents;
-    while (budget-- > 0) {
-        ch = screen_key(&click_y);
-        if (ch < 0)
-            break;
-        tui_key(ui, ch, click_y);
-    }
+    while (clock_mono_ms() < until)
+        ;
 }
 
 /* ev_signal SIGWINCH: follow the terminal's size. */
@@ -668,6 +898,55 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
         return;
     }
     tui_quit(ui);
+}
+
+/*
+ * The line printed on the restored terminal after q (or SIGINT/SIGTERM):
+ * "ended 10 sessions: 8 terminated, 1 not_allowed, 1 timed_out", the
+ * servers that had none, and the endings a second q left pending. Read
+ * before the fleet is freed; caller frees.
+ */
+static char *
+tui_quit_summary(const struct ui *ui)
+{
+    size_t counts[ENDING__COUNT] = { 0 };
+    size_t sessions = 0;
+    char   buf[512];
+    size_t len;
+
+    for (size_t i = 0; i < fleet_size(ui->fleet); i++) {
+        const struct server *s = fleet_server(ui->fleet, i);
+        size_t               ne = server_ending_count(s);
+
+        for (size_t k = 0; k < ne; k++) {
+            const struct ending *e = server_ending(s, k);
+
+            if (e == NULL || (e->started_at < ui->quit_at &&
+                !(k + 1 == ne && ui->quit_busy[i])))
+                continue;
+            counts[e->outcome]++;
+            if (e->outcome != ENDING_NO_SESSION)
+                sessions++;
+        }
+    }
+    len = (size_t)snprintf(buf, sizeof(buf), "mcptop: ended %zu session%s",
+        sessions, sessions == 1 ? "" : "s");
+    for (int o = 0, first = 1; o < ENDING__COUNT && len < sizeof(buf); o++) {
+        if (counts[o] == 0 || o == ENDING_NO_SESSION || o == ENDING_PENDING)
+            continue;
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %zu %s",
+            first ? ":" : ",", counts[o],
+            ending_outcome_name((enum ending_outcome)o));
+        first = 0;
+    }
+    if (counts[ENDING_PENDING] > 0 && len < sizeof(buf))
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "; %zu not "
+            "answered yet when mcptop left", counts[ENDING_PENDING]);
+    if (counts[ENDING_NO_SESSION] > 0 && len < sizeof(buf))
+        snprintf(buf + len, sizeof(buf) - len, "; %zu server%s had no "
+            "session to end", counts[ENDING_NO_SESSION],
+            counts[ENDING_NO_SESSION] == 1 ? "" : "s");
+    return xstrdup(buf);
 }
 
 /* Load --theme (or dark) before the screen is taken. */
@@ -699,7 +978,20 @@ tui_watchers_start(struct ui *ui)
 {
     ev_io_init(&ui->input_w, tui_input_cb, STDIN_FILENO, EV_READ);
     ui->input_w.data = ui;
-    ev_io_start(ui->loop, &ui->input_w);
+    ev_io_init(&ui->keys_w, tui_keys_cb, screen_keys_fd(), EV_READ);
+    ui->keys_w.data = ui;
+    /* The frame benchmark runs with no terminal on stdin. */
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL) {
+        ev_io_start(ui->loop, &ui->input_w);
+        ev_io_start(ui->loop, &ui->keys_w);
+    }
+    ev_init(&ui->hold_w, tui_hold_cb);
+    ui->hold_w.data = ui;
+    if (ui->test_stall_ms > 0) {
+        ev_signal_init(&ui->stall_w, tui_stall_cb, SIGUSR1);
+        ui->stall_w.data = ui;
+        ev_signal_start(ui->loop, &ui->stall_w);
+    }
     ev_signal_init(&ui->winch_w, tui_winch_cb, SIGWINCH);
     ui->winch_w.data = ui;
     ev_signal_start(ui->loop, &ui->winch_w);
@@ -727,6 +1019,10 @@ static void
 tui_watchers_stop(struct ui *ui)
 {
     ev_io_stop(ui->loop, &ui->input_w);
+    ev_io_stop(ui->loop, &ui->keys_w);
+    ev_timer_stop(ui->loop, &ui->hold_w);
+    if (ui->test_stall_ms > 0)
+        ev_signal_stop(ui->loop, &ui->stall_w);
     ev_signal_stop(ui->loop, &ui->winch_w);
     ev_signal_stop(ui->loop, &ui->int_w);
     ev_signal_stop(ui->loop, &ui->term_w);
@@ -737,16 +1033,17 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common and *theme. 0, -1 for --help or --list-themes
- * (done), or EXIT_USAGE. */
+/* Parse argv into common, *theme and *no_mouse. 0, -1 for --help or
+ * --list-themes (done), or EXIT_USAGE. */
 static int
 tui_args(int argc, char **argv, struct app_common *common,
-    const char **theme)
+    const char **theme, bool *no_mouse)
 {
     static const struct option longopts[] = {
         APP_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
         { "list-themes", no_argument, NULL, 'T' },
+        { "no-mouse", no_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -768,6 +1065,9 @@ tui_args(int argc, char **argv, struct app_common *common,
             break;
         case 'T':
             return tui_list_themes();
+        case 'm':
+            *no_mouse = true;
+            break;
         case 'h':
             tui_usage(stdout);
             return -1;
@@ -788,9 +1088,11 @@ tui_main(int argc, char **argv)
     const char          *theme = NULL;
     const char          *codeset;
     char                *cause = NULL;
+    bool                 no_mouse = false;
+    char                *summary = NULL;
     int                  rc;
 
-    rc = tui_args(argc, argv, &common, &theme);
+    rc = tui_args(argc, argv, &common, &theme, &no_mouse);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
@@ -842,7 +1144,7 @@ tui_main(int argc, char **argv)
     /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
     atexit(screen_fini);
-    if (screen_init() != 0) {
+    if (screen_init(ui->utf8, !no_mouse) != 0) {
         fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
             "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
             getenv("TERM") != NULL ? getenv("TERM") : "");
@@ -851,7 +1153,11 @@ tui_main(int argc, char **argv)
     }
     ui->color = screen_colour_ok();
     screen_theme(&ui->theme, ui->color);
+    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
+        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
     tui_watchers_start(ui);
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
+        screen_watchdog_start();
     fleet_subscribe(ui->fleet, tui_event_cb, ui);
     ui->dirty = true;
     fleet_start(ui->fleet);
@@ -860,7 +1166,12 @@ tui_main(int argc, char **argv)
     else
         ev_run(ui->loop, 0);
     tui_watchers_stop(ui);
+    if (ui->quitting)
+        summary = tui_quit_summary(ui);
     screen_fini();
+    if (summary != NULL)
+        printf("%s\n", summary);
+    free(summary);
     rc = 0;
 out_fleet:
     xmalloc_set_oom_hook(NULL);
@@ -869,6 +1180,7 @@ out_fleet:
     model_done(&ui->model);
 out_theme:
     theme_list_free(ui->themes, ui->nthemes);
+    free(ui->quit_busy);
     free(ui);
     config_free(cfg);
     app_close_log(&common);

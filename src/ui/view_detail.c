@@ -38,6 +38,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     const struct failure      *f;
     const char                *op = NULL;
     char                       buf[512], age[32], tbuf[32];
+    double                     rtt;
 
     server_session(s, &si);
     snprintf(buf, sizeof(buf), "%s %s %s", si.server_name != NULL ?
@@ -45,11 +46,13 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
         si.server_version : "", si.tools_list_changed ?
         "(tools list_changed)" : "");
     detail_kv(o, l, "server", ROLE_NORMAL, buf);
-    snprintf(buf, sizeof(buf), "%s  protocol %s  session %s",
+    snprintf(buf, sizeof(buf), "%s  protocol %s  session %s%s",
         server_state_name(server_state(s)),
         si.protocol_version != NULL ? si.protocol_version : "-",
         si.open ? (si.id_prefix[0] != '\0' ? si.id_prefix :
-        "open (no session id)") : "none");
+        "open (no session id)") : "none", si.open &&
+        model_current_failure(s) != NULL ? " (held; the last exchange "
+        "failed)" : "");
     if (server_pid(s) > 0)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  pid %ld",
             server_pid(s));
@@ -80,16 +83,74 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     detail_kv(o, l, "liveness", fmt_live_role(live), buf);
     f = server_last_failure(s, &op);
     if (f != NULL) {
-        char http[32], detail[300];
+        char http[48], detail[300], streak[32];
+        bool current = model_current_failure(s) != NULL;
 
-        fmt_http(http, sizeof(http), f->http_status);
+        fmt_http(http, sizeof(http), f->http_status, f->reason);
         str_sanitize(detail, sizeof(detail), f->detail, strlen(f->detail));
-        snprintf(buf, sizeof(buf), "%s  delivered %s%s  %s %s  site %s  %s",
-            failure_kind_name(f->kind), delivered_name(f->delivered),
+        fmt_failing(o->ui, streak, sizeof(streak), s);
+        snprintf(buf, sizeof(buf), "%s%s%s%s  delivered %s%s  %s %s  "
+            "site %s  %s", current ? "failing " : "", current ? streak : "",
+            current ? ": " : "", failure_kind_name(f->kind),
+            delivered_name(f->delivered),
             f->evidence_no ? " (by evidence)" : "", op != NULL ? op : "",
             http, failure_site_name(f->site), detail);
-        detail_kv(o, l, "last fail", ROLE_WARNING, buf);
+        detail_kv(o, l, "last fail", current ? ROLE_WARNING : ROLE_DIM, buf);
     }
+    rtt = server_rtt_ms(s);
+    if (rtt >= 0) {
+        snprintf(buf, sizeof(buf), "%.1f ms, the last completed exchange%s",
+            rtt, model_current_failure(s) != NULL ? " (stale: a later one "
+            "failed)" : "");
+        detail_kv(o, l, "round trip", model_current_failure(s) != NULL ?
+            ROLE_DIM : ROLE_NORMAL, buf);
+    }
+}
+
+/* A list of names after a label, wrapped to the width, each with a
+ * prefix ("+" added, "-" removed). */
+static void
+detail_names(struct ui_out *o, struct ui_line *l, const char *label,
+    enum ui_role role, const char *prefix, char **names, size_t n)
+{
+    char buf[160];
+
+    if (n == 0)
+        return;
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_cell(l, ROLE_HEADER, label, 11, false, o->ui->utf8);
+    for (size_t i = 0; i < n; i++) {
+        int w;
+
+        str_sanitize(buf, sizeof(buf), names[i], strlen(names[i]));
+        w = ui_text_cols(buf, strlen(buf)) + 3;
+        if (l->cols > 11 && l->cols + w > o->ui->cols) {
+            ui_out_line(o, l);
+            ui_line_reset(l, ROLE_NORMAL);
+            ui_line_pad(l, ROLE_NORMAL, 11);
+        }
+        ui_line_addf(l, role, "%s%s%s", prefix, buf, i + 1 < n ? ", " : "");
+    }
+    ui_out_line(o, l);
+}
+
+/* What the last change of the tool list did, as the UI saw it. */
+static void
+detail_tools_diff(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    const struct model_server *ms = server_data(s);
+    char                       when[32], buf[160];
+
+    if (ms == NULL || ms->tool_changes == 0)
+        return;
+    fmt_clock(when, sizeof(when), ms->tools_changed_at, false);
+    snprintf(buf, sizeof(buf), "%s the tool list changed %lu time%s, last "
+        "at %s: %zu added, %zu removed", o->ui->g.changed, ms->tool_changes,
+        ms->tool_changes == 1 ? "" : "s", when, ms->nadded, ms->nremoved);
+    detail_kv(o, l, "changed", ROLE_WARNING, buf);
+    detail_names(o, l, "  added", ROLE_REACHABLE, "+", ms->added, ms->nadded);
+    detail_names(o, l, "  removed", ROLE_UNREACHABLE, "-", ms->removed,
+        ms->nremoved);
 }
 
 static void
@@ -132,6 +193,7 @@ detail_lists(struct ui_out *o, struct ui_line *l, const struct server *s)
         ui_line_addf(l, ROLE_NORMAL, "%s%s", buf, i + 1 < tools ? ", " : "");
     }
     ui_out_line(o, l);
+    detail_tools_diff(o, l, s);
 }
 
 static void
@@ -157,12 +219,13 @@ detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
         ui_line_add(l, ROLE_NORMAL, " ");
         if (!x->completed) {
             if (liveness_state_of_kind(x->kind, &st))
-                role = st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
-                    st == LIVENESS_UNKNOWN ? ROLE_UNKNOWN : ROLE_REACHABLE;
+                role = fmt_kind_role(x->kind);
             else
                 role = ROLE_ABSENT;
         }
-        ui_line_cell(l, role, x->completed ? "completed" : "failed", 9, false,
+        ui_line_cell(l, role, x->completed ? "completed" :
+            liveness_state_of_kind(x->kind, &st) &&
+            st == LIVENESS_REACHABLE ? "error" : "failed", 9, false,
             o->ui->utf8);
         ui_line_add(l, ROLE_NORMAL, " ");
         ui_line_cell(l, role, x->completed ? "" : failure_kind_name(x->kind),
@@ -170,7 +233,7 @@ detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
         ui_line_add(l, ROLE_NORMAL, " ");
         ui_line_cell(l, fmt_delivered_role(x->delivered), x->completed ? "" :
             delivered_name(x->delivered), 7, false, o->ui->utf8);
-        fmt_http(http, sizeof(http), x->http_status);
+        fmt_http(http, sizeof(http), x->http_status, REASON_NONE);
         ui_line_add(l, ROLE_NORMAL, " ");
         ui_line_cell(l, ROLE_NORMAL, http, 8, false, o->ui->utf8);
         ui_line_addf(l, ROLE_NORMAL, " %8.1f ms", x->ms);

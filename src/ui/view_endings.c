@@ -48,7 +48,8 @@ view_endings_draw(struct ui *ui, int y, int rows)
             v[n++] = e;
         }
     }
-    qsort(v, n, sizeof(*v), endings_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), endings_cmp);    /* v is NULL when n is 0 */
     ui_line_reset(&l, ROLE_NORMAL);
     ui_line_addf(&l, ROLE_HEADER, "ENDINGS %zu", n);
     ui_line_addf(&l, busy > 0 ? ROLE_WARNING : ROLE_DIM, "  %s %zu under way",

@@ -15,22 +15,39 @@ static void
 frame_title(struct ui *ui, struct ui_line *l)
 {
     const struct model *m = &ui->model;
-    char                origin[256];
+    char                origin[256], now[16];
 
     str_sanitize(origin, sizeof(origin), ui->cfg->origin,
         strlen(ui->cfg->origin));
+    /* The clock moves every second: a screen whose clock stands still is
+     * not being updated. */
+    fmt_clock(now, sizeof(now), m->now_ms, false);
     ui_line_reset(l, ROLE_NORMAL);
     ui_line_add(l, ROLE_HEADER, "mcptop");
-    ui_line_addf(l, ROLE_NORMAL, " %s config %s %s %zu servers %s sort %s",
-        ui->g.sep, origin, ui->g.sep, m->n, ui->g.sep,
-        model_sort_name(m->sort));
+    ui_line_addf(l, ROLE_DIM, " %s", now);
+    ui_line_addf(l, ROLE_NORMAL, " %s %zu servers", ui->g.sep, m->n);
+    /* Which rows are on screen: "rows 1-27 of 200". */
+    if (ui->table_rows > 0 && m->nvis > 0) {
+        size_t last = m->top + (size_t)ui->table_rows;
+
+        ui_line_addf(l, ROLE_NORMAL, " %s rows %zu-%zu of %zu", ui->g.sep,
+            m->top + 1, last < m->nvis ? last : m->nvis, m->nvis);
+    }
+    ui_line_addf(l, ROLE_NORMAL, " %s sort %s %s", ui->g.sep,
+        model_sort_name(m->sort), m->invert ? ui->g.sort_up :
+        ui->g.sort_down);
     if (m->filter[0] != '\0')
         ui_line_addf(l, ROLE_WARNING, " %s filter \"%s\": %zu shown",
             ui->g.sep, m->filter, m->nvis);
+    if (m->filter_error[0] != '\0')
+        ui_line_addf(l, ROLE_WARNING, " (%s)", m->filter_error);
     if (m->nmarked > 0)
         ui_line_addf(l, ROLE_MARKED, " %s %zu marked", ui->g.sep,
             m->nmarked);
-    ui_line_addf(l, ROLE_DIM, " %s theme %s", ui->g.sep, ui->theme.name);
+    if (!screen_mouse_enabled())
+        ui_line_addf(l, ROLE_DIM, " %s mouse off", ui->g.sep);
+    ui_line_addf(l, ROLE_DIM, " %s theme %s %s config %s", ui->g.sep,
+        ui->theme.name, ui->g.sep, origin);
 }
 
 static void
@@ -68,6 +85,8 @@ frame_counts(struct ui *ui, struct ui_line *l)
         "endings under way %zu", c->ending);
 }
 
+/* The incident line: servers per current failure kind, http_status split
+ * by status and reason ("502 bad_gateway x20"), tool lists that changed. */
 static void
 frame_incidents(struct ui *ui, struct ui_line *l)
 {
@@ -87,29 +106,29 @@ frame_incidents(struct ui *ui, struct ui_line *l)
         if (k == FAILURE_HTTP_STATUS && c->nhttp > 0) {
             ui_line_add(l, ROLE_UNKNOWN, "http_status");
             for (size_t h = 0; h < c->nhttp; h++) {
-                long st = c->http_status[h];
+                char cell[48];
 
-                ui_line_addf(l, (st == 401 || st == 403) ? ROLE_WARNING :
-                    ROLE_UNKNOWN, " %ld%s %s%zu", st,
-                    (st == 401 || st == 403) ? " auth" : "",
-                    ui->utf8 ? "\xc3\x97" : "x", c->http_n[h]);
-                shown += c->http_n[h];
+                fmt_http(cell, sizeof(cell), c->http[h].status,
+                    c->http[h].reason);
+                ui_line_addf(l, c->http[h].reason == REASON_NONE ?
+                    ROLE_UNKNOWN : fmt_reason_role(c->http[h].reason, true),
+                    " %s %s%zu", cell, ui->g.times, c->http[h].n);
+                shown += c->http[h].n;
             }
             if (shown < c->kind[k])
-                ui_line_addf(l, ROLE_UNKNOWN, " other %s%zu",
-                    ui->utf8 ? "\xc3\x97" : "x", c->kind[k] - shown);
+                ui_line_addf(l, ROLE_UNKNOWN, " other %s%zu", ui->g.times,
+                    c->kind[k] - shown);
             continue;
         }
-        {
-            enum liveness_state st;
-            enum ui_role        role = ROLE_ABSENT;
-
-            if (liveness_state_of_kind((enum failure_kind)k, &st))
-                role = st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
-                    st == LIVENESS_UNKNOWN ? ROLE_UNKNOWN : ROLE_NORMAL;
-            ui_line_addf(l, role, "%s %zu",
-                failure_kind_name((enum failure_kind)k), c->kind[k]);
-        }
+        ui_line_addf(l, fmt_kind_role((enum failure_kind)k), "%s %zu",
+            failure_kind_name((enum failure_kind)k), c->kind[k]);
+    }
+    if (c->tools_changed > 0) {
+        if (any)
+            ui_line_addf(l, ROLE_DIM, " %s ", ui->g.sep);
+        any = true;
+        ui_line_addf(l, ROLE_WARNING, "tools changed %s %zu", ui->g.changed,
+            c->tools_changed);
     }
     if (!any)
         ui_line_add(l, ROLE_DIM, "none");
@@ -149,13 +168,13 @@ frame_keys(struct ui *ui, struct ui_line *l)
     default:
         break;
     }
-    ui_line_add(l, ROLE_DIM, "q quit  ? help  / filter  s sort  ");
+    ui_line_add(l, ROLE_DIM, "q quit  ? help  / filter  s/I sort  ");
     ui_line_add(l, ROLE_DIM, ui->detail ? "Enter close  J/K scroll  " :
         "Enter detail  ");
     ui_line_add(l, ROLE_DIM, "space mark  x end  ");
     if (ui->model.nmarked > 0)
         ui_line_add(l, ROLE_DIM, "X end marked  ");
-    ui_line_add(l, ROLE_DIM, "r redial  p ping  e endings  t theme");
+    ui_line_add(l, ROLE_DIM, "r redial  p ping  e endings  t theme  m mouse");
     if (ui->model.filter[0] != '\0')
         ui_line_add(l, ROLE_DIM, "  Esc clear filter");
 }
@@ -178,7 +197,8 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, ROLE_WARNING, "/");
         ui_line_add(&l, ROLE_NORMAL, ui->input);
         ui_line_add(&l, ROLE_SELECTION, " ");
-        ui_line_add(&l, ROLE_DIM, "  Enter keep  Esc clear");
+        ui_line_add(&l, ROLE_DIM, "  Enter keep  Esc clear  ^U clear line  "
+            "!neg tag: kind: live: trans: reason: http: name:");
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));

@@ -1,24 +1,42 @@
 /*
  * The help: the key table itself (keys grouped by action, in the order of
- * the actions), then what the glyphs mean. Any key closes it.
+ * the actions), the filter's syntax, then what every column and glyph
+ * means. Up/Down scroll; any other key closes it.
  */
 #include <string.h>
 
 #include "ui/screen.h"
 #include "ui/ui.h"
 
-void
-view_help_draw(struct ui *ui, int y, int rows)
+/* "label     text": one legend line, the label in the header role. */
+static void
+help_line(struct ui_out *o, struct ui_line *l, const char *label,
+    const char *text)
 {
-    struct ui_out            o = { .ui = ui, .y = y, .rows = rows,
-                                   .skip = ui->help_scroll };
-    struct ui_line           l;
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_add(l, ROLE_NORMAL, "  ");
+    ui_line_cell(l, ROLE_HEADER, label, 14, false, o->ui->utf8);
+    ui_line_add(l, ROLE_NORMAL, " ");
+    ui_line_add(l, ROLE_NORMAL, text);
+    ui_out_line(o, l);
+}
+
+static void
+help_title(struct ui_out *o, struct ui_line *l, const char *title)
+{
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_out_line(o, l);
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_add(l, ROLE_HEADER, title);
+    ui_out_line(o, l);
+}
+
+static void
+help_keys(struct ui_out *o, struct ui_line *l)
+{
     size_t                   nb;
     const struct ui_binding *b = keys_table(&nb);
 
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_add(&l, ROLE_HEADER, "mcptop help: keys");
-    ui_out_line(&o, &l);
     for (int a = UI_ACT_NONE + 1; a < UI_ACT__COUNT; a++) {
         char keys[64] = "";
         int  nk = 0;
@@ -33,41 +51,121 @@ view_help_draw(struct ui *ui, int y, int rows)
                 strncat(keys, " ", sizeof(keys) - strlen(keys) - 1);
             strncat(keys, b[i].label, sizeof(keys) - strlen(keys) - 1);
         }
-        ui_line_reset(&l, ROLE_NORMAL);
-        ui_line_add(&l, ROLE_NORMAL, "  ");
-        ui_line_cell(&l, ROLE_WARNING, keys, 14, false, ui->utf8);
-        ui_line_add(&l, ROLE_NORMAL, " ");
-        ui_line_add(&l, ROLE_NORMAL, keys_action_help((enum ui_action)a));
-        ui_out_line(&o, &l);
+        ui_line_reset(l, ROLE_NORMAL);
+        ui_line_add(l, ROLE_NORMAL, "  ");
+        ui_line_cell(l, ROLE_WARNING, keys, 14, false, o->ui->utf8);
+        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_add(l, ROLE_NORMAL, keys_action_help((enum ui_action)a));
+        ui_out_line(o, l);
     }
+}
+
+static void
+help_filter(struct ui_out *o, struct ui_line *l)
+{
+    help_title(o, l, "FILTER (/)  every term must match");
+    help_line(o, l, "word", "in the name, transport, a tag, the current "
+        "failure kind or reason, or the liveness word");
+    help_line(o, l, "name: tag:", "the name contains it; a tag is it "
+        "(tag:prod)");
+    help_line(o, l, "kind: reason:", "the current failure's kind or reason "
+        "begins with it (kind:timeout, reason:challenge)");
+    help_line(o, l, "live: trans:", "liveness (reachable, unreachable, "
+        "unknown, absent) or transport begins with it");
+    help_line(o, l, "http:", "the current failure's HTTP status begins "
+        "with it (http:5 is every 5xx)");
+    help_line(o, l, "!term", "negates the term (!tag:staging, "
+        "!live:reachable)");
+    help_line(o, l, "Ctrl-U Ctrl-W", "clear the line, delete a word; Enter "
+        "keeps the filter, Esc clears it");
+}
+
+static void
+help_columns(struct ui_out *o, struct ui_line *l)
+{
+    const struct ui_glyphs *g = &o->ui->g;
+    char                    buf[256];
+
+    help_title(o, l, "COLUMNS  (narrow screens drop PROTOCOL first, then "
+        "STRK, TOOLS, SESSION, TRANS, RTT, HTTP, DELIV, HISTORY, AGE)");
+    snprintf(buf, sizeof(buf), "%s reachable: an exchange completed, or the "
+        "server answered (even with an error)", g->live[LIVENESS_REACHABLE]);
+    help_line(o, l, "LIVENESS", buf);
+    snprintf(buf, sizeof(buf), "%s unreachable: lost at the transport or "
+        "the clock (refused, reset, closed, spawn failed, timeout)",
+        g->live[LIVENESS_UNREACHABLE]);
+    help_line(o, l, "", buf);
+    snprintf(buf, sizeof(buf), "%s unknown: something answered, and it "
+        "does not say whether the server did (an HTTP status, not MCP)",
+        g->live[LIVENESS_UNKNOWN]);
+    help_line(o, l, "", buf);
+    snprintf(buf, sizeof(buf), "%s absent: no observation at all (not "
+        "dialed yet, or an invalid declaration); never the same as unknown",
+        g->absent);
+    help_line(o, l, "", buf);
+    help_line(o, l, "AGE", "how long ago the liveness was observed");
+    help_line(o, l, "STRK", "how many observations in a row gave this "
+        "liveness");
+    snprintf(buf, sizeof(buf), "the session id's first characters, or the "
+        "child's pid; %s before it: held, but the last exchange failed",
+        g->stale);
+    help_line(o, l, "SESSION", buf);
+    snprintf(buf, sizeof(buf), "the last listing's count; %sN: the list "
+        "changed N times (Enter shows what changed)", g->changed);
+    help_line(o, l, "TOOLS", buf);
+    help_line(o, l, "RTT ms", "the last completed round trip; blank when "
+        "the last exchange failed (never a stale value)");
+    snprintf(buf, sizeof(buf), "in the warning colour: the current failure "
+        "(%sN: N exchanges failed in a row); dim: an old one", g->times);
+    help_line(o, l, "LAST FAILURE", buf);
+    help_line(o, l, "DELIV", "did the failed request reach the server? yes "
+        "(it answered), no (it provably never left), unknown");
+    help_line(o, l, "HTTP", "the status instead of an MCP answer, and why: "
+        "auth, challenge (a CDN/WAF check), bad_gateway...");
+}
+
+static void
+help_glyphs(struct ui_out *o, struct ui_line *l)
+{
+    const struct ui_glyphs *g = &o->ui->g;
+
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_add(l, ROLE_NORMAL, "  ");
+    ui_line_cell(l, ROLE_HEADER, "HISTORY", 14, false, o->ui->utf8);
+    ui_line_add(l, ROLE_NORMAL, " ");
+    ui_line_addf(l, ROLE_REACHABLE, "%s completed  ",
+        g->strip[LIVENESS_REACHABLE]);
+    ui_line_addf(l, ROLE_WARNING, "%s answered with an error  ",
+        g->strip_error);
+    ui_line_addf(l, ROLE_UNKNOWN, "%s unclear  ", g->strip[LIVENESS_UNKNOWN]);
+    ui_line_addf(l, ROLE_UNREACHABLE, "%s lost  ",
+        g->strip[LIVENESS_UNREACHABLE]);
+    ui_line_addf(l, ROLE_ABSENT, "%s not an observation", g->strip_absent);
+    ui_out_line(o, l);
+    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_add(l, ROLE_NORMAL, "  ");
+    ui_line_cell(l, ROLE_HEADER, "STALE Ns", 14, false, o->ui->utf8);
+    ui_line_add(l, ROLE_NORMAL, " in the top right corner: the screen has "
+        "not been updated for N s (the header clock stands still)");
+    ui_out_line(o, l);
+}
+
+void
+view_help_draw(struct ui *ui, int y, int rows)
+{
+    struct ui_out  o = { .ui = ui, .y = y, .rows = rows,
+                         .skip = ui->help_scroll };
+    struct ui_line l;
+
     ui_line_reset(&l, ROLE_NORMAL);
+    ui_line_add(&l, ROLE_HEADER, "mcptop help: keys");
+    ui_line_add(&l, ROLE_DIM, "  (Up/Down scroll; any other key closes "
+        "this help)");
     ui_out_line(&o, &l);
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_add(&l, ROLE_HEADER, "liveness  ");
-    ui_line_addf(&l, ROLE_REACHABLE, "%s reachable  ",
-        ui->g.live[LIVENESS_REACHABLE]);
-    ui_line_addf(&l, ROLE_UNREACHABLE, "%s unreachable  ",
-        ui->g.live[LIVENESS_UNREACHABLE]);
-    ui_line_addf(&l, ROLE_UNKNOWN, "%s unknown  ",
-        ui->g.live[LIVENESS_UNKNOWN]);
-    ui_line_addf(&l, ROLE_ABSENT, "%s absent (no observation)",
-        ui->g.absent);
-    ui_out_line(&o, &l);
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_add(&l, ROLE_HEADER, "history   ");
-    ui_line_addf(&l, ROLE_REACHABLE, "%s completed  ",
-        ui->g.strip[LIVENESS_REACHABLE]);
-    ui_line_addf(&l, ROLE_UNREACHABLE, "%s lost  ",
-        ui->g.strip[LIVENESS_UNREACHABLE]);
-    ui_line_addf(&l, ROLE_UNKNOWN, "%s unclear  ",
-        ui->g.strip[LIVENESS_UNKNOWN]);
-    ui_line_addf(&l, ROLE_ABSENT, "%s not an observation",
-        ui->g.strip_absent);
-    ui_out_line(&o, &l);
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_add(&l, ROLE_DIM, "Up/Down scroll; any other key closes this "
-        "help");
-    ui_out_line(&o, &l);
+    help_keys(&o, &l);
+    help_filter(&o, &l);
+    help_columns(&o, &l);
+    help_glyphs(&o, &l);
     if (ui->help_scroll > 0 && o.n - ui->help_scroll < rows) {
         ui->help_scroll = o.n > rows ? o.n - rows : 0;
         ui_dirty(ui);
@@ -81,14 +179,20 @@ view_help_key(struct ui *ui, enum ui_action a)
     case UI_ACT_DOWN:
     case UI_ACT_DETAIL_DOWN:
     case UI_ACT_PAGE_DOWN:
-        ui->help_scroll += a == UI_ACT_PAGE_DOWN ? 5 : 1;
+        ui->help_scroll += a == UI_ACT_PAGE_DOWN ? ui->rows / 2 : 1;
         break;
     case UI_ACT_UP:
     case UI_ACT_DETAIL_UP:
     case UI_ACT_PAGE_UP:
-        ui->help_scroll -= a == UI_ACT_PAGE_UP ? 5 : 1;
+        ui->help_scroll -= a == UI_ACT_PAGE_UP ? ui->rows / 2 : 1;
         if (ui->help_scroll < 0)
             ui->help_scroll = 0;
+        break;
+    case UI_ACT_HOME:
+        ui->help_scroll = 0;
+        break;
+    case UI_ACT_END:
+        ui->help_scroll = 1 << 20;
         break;
     default:
         ui->mode = ui->back;

@@ -1,8 +1,14 @@
 /*
- * The server table: one row per visible server, columns chosen by
- * priority to fit the width, rows formatted into ui_lines (text + role)
- * and only the visible rows formatted at all. Every state is a word or a
- * glyph as well as a colour.
+ * The server table: one row per visible server, rows formatted into
+ * ui_lines (text + role) and only the visible rows formatted at all. The
+ * layout: NAME first, as wide as the longest name shown (up to a third of
+ * the width); then the other columns by a fixed order of importance, each
+ * dropped whole when it does not fit (PROTOCOL gives way first, then STRK,
+ * TOOLS, SESSION, TRANS, RTT, HTTP, DELIV, HISTORY, AGE); spare room widens
+ * LAST FAILURE and HTTP (streak and reason), then HISTORY. Every state is a
+ * word or a glyph as well as a colour. A row never shows a value as if it
+ * were current when the last exchange failed: the round trip is left
+ * blank and the session id is marked stale.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,97 +36,107 @@ enum table_col {
 };
 
 struct table_col_def {
-    const char *title;
-    int         width;      /* minimum */
-    int         max;        /* grows up to this with spare room */
-    int         prio;       /* lower: kept longer when narrow */
-    bool        right;
+    const char     *title;
+    int             width;      /* minimum */
+    int             max;        /* grows up to this with spare room */
+    int             prio;       /* lower: kept longer when narrow */
+    bool            right;
+    int             sort;       /* enum model_sort, or -1 */
 };
 
+#define TABLE_PRIOS 12
+
 static const struct table_col_def table_cols[COL__COUNT] = {
-    [COL_MARK]      = { "",             2,  2,  0, false },
-    [COL_NAME]      = { "NAME",         10, 28, 0, false },
-    [COL_TRANSPORT] = { "TRANS",        5,  5,  7, false },
-    [COL_LIVENESS]  = { "LIVENESS",     13, 13, 0, false },
-    [COL_AGE]       = { "AGE",          4,  4,  2, true },
-    [COL_STREAK]    = { "STRK",         4,  5,  10, true },
-    [COL_SESSION]   = { "SESSION",      9,  11, 8, false },
-    [COL_PROTO]     = { "PROTOCOL",     10, 10, 11, false },
-    [COL_TOOLS]     = { "TOOLS",        5,  5,  9, true },
-    [COL_RTT]       = { "RTT ms",       6,  7,  6, true },
-    [COL_FAILURE]   = { "LAST FAILURE", 17, 17, 1, false },
-    [COL_DELIVERED] = { "DELIV",        7,  7,  4, false },
-    [COL_HTTP]      = { "HTTP",         8,  8,  5, false },
-    [COL_HISTORY]   = { "HISTORY",      7,  40, 3, false },
+    [COL_MARK]      = { "",             2,  2,  0, false, -1 },
+    [COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
+    [COL_TRANSPORT] = { "TRANS",        5,  5,  7, false,
+                        MODEL_SORT_TRANSPORT },
+    [COL_LIVENESS]  = { "LIVENESS",     13, 13, 0, false,
+                        MODEL_SORT_LIVENESS },
+    [COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
+    [COL_STREAK]    = { "STRK",         4,  5,  10, true, MODEL_SORT_STREAK },
+    [COL_SESSION]   = { "SESSION",      9,  11, 8, false,
+                        MODEL_SORT_SESSION },
+    [COL_PROTO]     = { "PROTOCOL",     10, 10, 11, false,
+                        MODEL_SORT_PROTOCOL },
+    [COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
+    [COL_RTT]       = { "RTT ms",       6,  7,  6, true, MODEL_SORT_RTT },
+    [COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
+                        MODEL_SORT_FAILURE },
+    [COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
+                        MODEL_SORT_DELIVERED },
+    [COL_HTTP]      = { "HTTP",         8,  22, 5, false, MODEL_SORT_HTTP },
+    [COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
+                        MODEL_SORT_HISTORY },
+};
+
+/* The order in which spare room widens columns. */
+static const enum table_col table_grow[] = {
+    COL_HISTORY, COL_TOOLS, COL_SESSION, COL_STREAK, COL_RTT,
 };
 
 struct table_layout {
     bool on[COL__COUNT];
+    int  x[COL__COUNT];         /* first column on screen */
     int  width[COL__COUNT];
 };
 
-/* Choose the columns that fit in cols with the name `name_w` wide, then
- * widen name and history. Returns the least important priority dropped
- * (or a large number when none was). */
-static int
-table_fit(struct table_layout *lay, int cols, int name_w)
+/* The last layout drawn, for a click on the column titles. */
+static struct table_layout table_last;
+
+/*
+ * The layout for cols columns. want[c] is the width a column's content
+ * asks for (the longest name, the longest failure and status shown), or
+ * 0 for its minimum. NAME is placed first (up to a third of the width),
+ * then every other column that fits at the width its content wants (within
+ * its minimum and maximum), most important first; a column that does not
+ * fit is dropped whole. Spare room then widens HISTORY and the rest
+ * (table_grow).
+ */
+static void
+table_layout(struct table_layout *lay, int cols, const int *want)
 {
-    int used = 0, spare, dropped = 1 << 20;
+    int used = 0, spare, x = 0;
 
     memset(lay, 0, sizeof(*lay));
-    for (int prio = 0; prio <= 11; prio++) {
+    for (int prio = 0; prio < TABLE_PRIOS; prio++) {
         for (int c = 0; c < COL__COUNT; c++) {
-            int w;
+            int w = table_cols[c].width;
 
             if (table_cols[c].prio != prio)
                 continue;
-            w = c == COL_NAME ? name_w : table_cols[c].width;
-            if (used + w + (used > 0 ? 1 : 0) > cols) {
-                if (prio < dropped)
-                    dropped = prio;
+            if (want[c] > w)
+                w = want[c];
+            if (c == COL_NAME && w > cols / 3)
+                w = cols / 3 > table_cols[c].width ? cols / 3 :
+                    table_cols[c].width;
+            else if (c != COL_NAME && w > table_cols[c].max)
+                w = table_cols[c].max;
+            if (used + w + (used > 0 ? 1 : 0) > cols)
                 continue;
-            }
             lay->on[c] = true;
             lay->width[c] = w;
             used += w + (used > 0 ? 1 : 0);
         }
     }
     spare = cols - used;
-    /* Spare room: the history strip first, then the other columns. */
-    if (lay->on[COL_HISTORY] && spare > 0) {
-        int grow = table_cols[COL_HISTORY].max - lay->width[COL_HISTORY];
+    for (size_t i = 0; i < sizeof(table_grow) / sizeof(table_grow[0]) &&
+        spare > 0; i++) {
+        enum table_col c = table_grow[i];
+        int            grow = table_cols[c].max - lay->width[c];
 
-        grow = grow > spare ? spare : grow;
-        lay->width[COL_HISTORY] += grow;
-        spare -= grow;
-    }
-    for (int c = 0; c < COL__COUNT && spare > 0; c++) {
-        int grow;
-
-        if (!lay->on[c] || c == COL_HISTORY)
-            continue;
-        grow = table_cols[c].max - lay->width[c];
-        if (grow <= 0)
+        if (!lay->on[c] || grow <= 0)
             continue;
         grow = grow > spare ? spare : grow;
         lay->width[c] += grow;
         spare -= grow;
     }
-    return dropped;
-}
-
-/* The layout: the names as wide as the longest (up to 20) when that costs
- * only the least useful columns (tools, streak, protocol), else as narrow
- * as needed. */
-static void
-table_layout(struct table_layout *lay, int cols, int longest)
-{
-    int want = longest < table_cols[COL_NAME].width ?
-        table_cols[COL_NAME].width : longest > 20 ? 20 : longest;
-
-    if (want > table_cols[COL_NAME].width && table_fit(lay, cols, want) >= 9)
-        return;
-    table_fit(lay, cols, table_cols[COL_NAME].width);
+    for (int c = 0; c < COL__COUNT; c++) {
+        if (!lay->on[c])
+            continue;
+        lay->x[c] = x;
+        x += lay->width[c] + 1;
+    }
 }
 
 /* One cell, with its separator. */
@@ -136,7 +152,8 @@ table_cell(const struct ui *ui, struct ui_line *l,
     ui_line_cell(l, role, text, lay->width[c], table_cols[c].right, ui->utf8);
 }
 
-/* The history strip: the newest `width` exchanges, oldest at the left. */
+/* The history strip: the newest `width` exchanges, oldest at the left. An
+ * answer with an error has its own mark: it proves reach, not health. */
 static void
 table_strip(const struct ui *ui, struct ui_line *l,
     const struct table_layout *lay, const struct server *s)
@@ -156,17 +173,150 @@ table_strip(const struct ui *ui, struct ui_line *l,
 
         if (x == NULL)
             break;
-        if (x->completed) {
+        if (x->completed)
             ui_line_add(l, ROLE_REACHABLE, ui->g.strip[LIVENESS_REACHABLE]);
-        } else if (liveness_state_of_kind(x->kind, &st)) {
-            ui_line_add(l, st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
-                st == LIVENESS_UNKNOWN ? ROLE_UNKNOWN : ROLE_REACHABLE,
-                ui->g.strip[st]);
-        } else {
+        else if (!liveness_state_of_kind(x->kind, &st))
             ui_line_add(l, ROLE_ABSENT, ui->g.strip_absent);
-        }
+        else if (st == LIVENESS_REACHABLE)
+            ui_line_add(l, ROLE_WARNING, ui->g.strip_error);
+        else
+            ui_line_add(l, st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
+                ROLE_UNKNOWN, ui->g.strip[st]);
     }
     ui_line_pad(l, l->base, start + w);
+}
+
+/* The session cell: the id prefix (marked stale when the last exchange
+ * failed), the child's pid, or what the era says. */
+static void
+table_session(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct server *s, bool failing)
+{
+    struct server_session_info si;
+    char                       buf[64];
+    enum ui_role               role;
+
+    if (server_state(s) == SERVER_ENDING || server_ending_busy(s)) {
+        table_cell(ui, l, lay, COL_SESSION, ROLE_WARNING, ui->g.ending);
+        return;
+    }
+    server_session(s, &si);
+    role = si.open ? ROLE_NORMAL : ROLE_DIM;
+    if (si.open && si.id_prefix[0] != '\0') {
+        snprintf(buf, sizeof(buf), "%s%s", failing ? ui->g.stale : "",
+            si.id_prefix);
+        if (failing)
+            role = ROLE_DIM;
+    } else if (server_pid(s) > 0) {
+        snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
+    } else if (si.open && server_era(s) == ERA_MODERN) {
+        snprintf(buf, sizeof(buf), "sessionless");
+    } else if (si.open) {
+        snprintf(buf, sizeof(buf), "open");
+    } else if (server_era(s) == ERA_MODERN) {
+        snprintf(buf, sizeof(buf), "modern");
+    } else {
+        snprintf(buf, sizeof(buf), "-");
+    }
+    table_cell(ui, l, lay, COL_SESSION, role, buf);
+}
+
+/* The tools cell: the count, and Δn when the list changed n times (in the
+ * warning role for a minute after a change). */
+static void
+table_tools(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct server *s, size_t idx)
+{
+    const struct model_server *ms = &ui->model.srv[idx];
+    long                       tools = server_tools(s);
+    char                       buf[48] = "";
+    bool                       recent;
+
+    if (tools >= 0 && ms->tool_changes > 0)
+        snprintf(buf, sizeof(buf), "%ld %s%lu", tools, ui->g.changed,
+            ms->tool_changes);
+    else if (tools >= 0)
+        snprintf(buf, sizeof(buf), "%ld", tools);
+    recent = ms->tool_changes > 0 &&
+        ui->model.now_ms - ms->tools_changed_at < 60000;
+    table_cell(ui, l, lay, COL_TOOLS, recent ? ROLE_WARNING : ROLE_NORMAL,
+        buf);
+}
+
+/* The LAST FAILURE and HTTP texts of server s: the current failure with
+ * its streak ("timeout x12"), or an old one; "502 bad_gateway". NULL when
+ * nothing failed; *current says which. */
+static const struct failure *
+table_failure_text(const struct ui *ui, const struct server *s, char *kind,
+    size_t nkind, char *http, size_t nhttp, bool *current)
+{
+    const struct failure *cur = model_current_failure(s);
+    const struct failure *f = cur != NULL ? cur :
+        server_last_failure(s, NULL);
+    char                  streak[32];
+
+    *current = cur != NULL;
+    if (f == NULL)
+        return NULL;
+    if (cur != NULL && model_fail_streak(s, NULL) > 1) {
+        fmt_failing(ui, streak, sizeof(streak), s);
+        snprintf(kind, nkind, "%s %s", failure_kind_name(f->kind), streak);
+    } else {
+        snprintf(kind, nkind, "%s", failure_kind_name(f->kind));
+    }
+    fmt_http(http, nhttp, f->http_status, f->reason);
+    return f;
+}
+
+/* The failure cells: the current failure (warning, with its streak) or
+ * an old one (dim: later exchanges completed). */
+static void
+table_failure(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct server *s)
+{
+    char                  kind[96], http[64];
+    bool                  cur;
+    const struct failure *f = table_failure_text(ui, s, kind, sizeof(kind),
+        http, sizeof(http), &cur);
+
+    if (f == NULL) {
+        table_cell(ui, l, lay, COL_FAILURE, ROLE_DIM, "");
+        table_cell(ui, l, lay, COL_DELIVERED, ROLE_DIM, "");
+        table_cell(ui, l, lay, COL_HTTP, ROLE_DIM, "");
+        return;
+    }
+    table_cell(ui, l, lay, COL_FAILURE, cur ? ROLE_WARNING : ROLE_DIM, kind);
+    table_cell(ui, l, lay, COL_DELIVERED, cur ?
+        fmt_delivered_role(f->delivered) : ROLE_DIM,
+        delivered_name(f->delivered));
+    table_cell(ui, l, lay, COL_HTTP, fmt_reason_role(f->reason, cur), http);
+}
+
+/* What the rows on screen ask of the columns whose width follows their
+ * content: the failure with its streak, the status with its reason. */
+static void
+table_want(const struct ui *ui, size_t rows, int *want)
+{
+    const struct model *m = &ui->model;
+
+    memset(want, 0, sizeof(*want) * COL__COUNT);
+    want[COL_NAME] = m->longest_name;
+    for (size_t p = m->top; p < m->nvis && p < m->top + rows; p++) {
+        const struct server *s = fleet_server(ui->fleet, m->order[p]);
+        char                 kind[96], http[64];
+        bool                 cur;
+        int                  w;
+
+        if (table_failure_text(ui, s, kind, sizeof(kind), http, sizeof(http),
+            &cur) == NULL)
+            continue;
+        w = ui_text_cols(kind, strlen(kind));
+        if (w > want[COL_FAILURE])
+            want[COL_FAILURE] = w;
+        w = ui_text_cols(http, strlen(http));
+        if (w > want[COL_HTTP])
+            want[COL_HTTP] = w;
+    }
 }
 
 /* Format server s as one table row. */
@@ -176,13 +326,10 @@ table_row(const struct ui *ui, struct ui_line *l,
     bool selected)
 {
     const struct liveness     *live = server_liveness(s);
-    const struct failure      *f = server_last_failure(s, NULL);
     struct server_session_info si;
     bool                       marked = ui->model.marked[idx];
-    bool                       current;
-    enum failure_kind          k;
-    long                       st, tools = server_tools(s);
-    double                     rtt = server_rtt_ms(s);
+    bool                       failing = model_current_failure(s) != NULL;
+    double                     rtt = model_rtt(s);
     char                       buf[160];
 
     ui_line_reset(l, ROLE_NORMAL);
@@ -205,77 +352,44 @@ table_row(const struct ui *ui, struct ui_line *l,
     if (live->present)
         snprintf(buf, sizeof(buf), "%lu", server_streak(s));
     table_cell(ui, l, lay, COL_STREAK, ROLE_DIM, buf);
+    table_session(ui, l, lay, s, failing);
     server_session(s, &si);
-    if (server_state(s) == SERVER_ENDING || server_ending_busy(s)) {
-        table_cell(ui, l, lay, COL_SESSION, ROLE_WARNING, ui->g.ending);
-    } else {
-        if (si.open && si.id_prefix[0] != '\0')
-            snprintf(buf, sizeof(buf), "%s", si.id_prefix);
-        else if (server_pid(s) > 0)
-            snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
-        else if (si.open && server_era(s) == ERA_MODERN)
-            snprintf(buf, sizeof(buf), "sessionless");
-        else if (si.open)
-            snprintf(buf, sizeof(buf), "open");
-        else if (server_era(s) == ERA_MODERN)
-            snprintf(buf, sizeof(buf), "modern");
-        else
-            snprintf(buf, sizeof(buf), "-");
-        table_cell(ui, l, lay, COL_SESSION, si.open ? ROLE_NORMAL : ROLE_DIM,
-            buf);
-    }
     table_cell(ui, l, lay, COL_PROTO, ROLE_DIM,
         si.open && si.protocol_version != NULL ? si.protocol_version : "");
-    buf[0] = '\0';
-    if (tools >= 0)
-        snprintf(buf, sizeof(buf), "%ld", tools);
-    table_cell(ui, l, lay, COL_TOOLS, ROLE_NORMAL, buf);
+    table_tools(ui, l, lay, s, idx);
     buf[0] = '\0';
     if (rtt >= 0)
         snprintf(buf, sizeof(buf), rtt < 10 ? "%.1f" : "%.0f", rtt);
     table_cell(ui, l, lay, COL_RTT, ROLE_NORMAL, buf);
-    current = model_current_failure(s, &k, &st);
-    if (f != NULL) {
-        table_cell(ui, l, lay, COL_FAILURE, current ? fmt_live_role(live) :
-            ROLE_DIM, failure_kind_name(f->kind));
-        table_cell(ui, l, lay, COL_DELIVERED, current ?
-            fmt_delivered_role(f->delivered) : ROLE_DIM,
-            delivered_name(f->delivered));
-        fmt_http(buf, sizeof(buf), f->http_status);
-        table_cell(ui, l, lay, COL_HTTP, (f->http_status == 401 ||
-            f->http_status == 403) ? ROLE_WARNING : current ? ROLE_NORMAL :
-            ROLE_DIM, buf);
-    } else {
-        table_cell(ui, l, lay, COL_FAILURE, ROLE_DIM, "");
-        table_cell(ui, l, lay, COL_DELIVERED, ROLE_DIM, "");
-        table_cell(ui, l, lay, COL_HTTP, ROLE_DIM, "");
-    }
+    table_failure(ui, l, lay, s);
     table_strip(ui, l, lay, s);
 }
 
-/* The widest name among the rows that will be shown. */
-static int
-table_longest_name(const struct ui *ui, size_t rows)
+/* The column titles; the sorted one carries the sort's direction. */
+static void
+table_titles(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay)
 {
     const struct model *m = &ui->model;
-    int                 longest = 0;
-    size_t              top = m->top;
 
-    /* The window the rows will use (model_scroll runs after the layout). */
-    if (m->sel_pos >= top + rows)
-        top = m->sel_pos - rows + 1;
-    if (m->sel_pos < top)
-        top = m->sel_pos;
-    for (size_t p = top; p < m->nvis && p < top + rows; p++) {
-        char name[128];
-        int  w;
+    ui_line_reset(l, ROLE_HEADER);
+    for (int c = 0; c < COL__COUNT; c++) {
+        char title[32];
 
-        fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->order[p]));
-        w = ui_text_cols(name, strlen(name));
-        if (w > longest)
-            longest = w;
+        if (table_cols[c].sort >= 0 && table_cols[c].sort == (int)m->sort) {
+            const char *arrow = m->invert ? ui->g.sort_up : ui->g.sort_down;
+            int         room = lay->width[c] - 1;
+            int         tw = (int)strlen(table_cols[c].title);
+
+            /* The arrow after the title, over its last letter if need
+             * be. */
+            snprintf(title, sizeof(title), "%.*s%s", tw < room ? tw : room,
+                table_cols[c].title, arrow);
+        } else {
+            snprintf(title, sizeof(title), "%s", table_cols[c].title);
+        }
+        table_cell(ui, l, lay, (enum table_col)c, ROLE_HEADER, title);
     }
-    return longest;
 }
 
 void
@@ -284,20 +398,20 @@ view_table_draw(struct ui *ui, int y, int rows)
     struct model       *m = &ui->model;
     struct table_layout lay;
     struct ui_line      l;
+    int                 want[COL__COUNT];
 
     ui->table_y = y + 1;
     ui->table_rows = rows > 1 ? rows - 1 : 0;
     if (rows <= 0)
         return;
-    table_layout(&lay, ui->cols, table_longest_name(ui, (size_t)rows));
-    ui_line_reset(&l, ROLE_HEADER);
-    for (int c = 0; c < COL__COUNT; c++)
-        table_cell(ui, &l, &lay, (enum table_col)c, ROLE_HEADER,
-            table_cols[c].title);
+    model_scroll(m, (size_t)ui->table_rows);
+    table_want(ui, (size_t)ui->table_rows, want);
+    table_layout(&lay, ui->cols, want);
+    table_last = lay;
+    table_titles(ui, &l, &lay);
     screen_line(y, &l, ui->cols, false);
     if (ui->table_rows == 0)
         return;
-    model_scroll(m, (size_t)ui->table_rows);
     if (m->nvis == 0) {
         ui_line_reset(&l, ROLE_DIM);
         if (m->filter[0] != '\0')
@@ -319,6 +433,21 @@ view_table_draw(struct ui *ui, int y, int rows)
             pos == m->sel_pos);
         screen_line(y + 1 + r, &l, ui->cols, pos == m->sel_pos);
     }
+}
+
+bool
+view_table_title_click(struct ui *ui, int x)
+{
+    for (int c = 0; c < COL__COUNT; c++) {
+        if (!table_last.on[c] || table_cols[c].sort < 0)
+            continue;
+        if (x >= table_last.x[c] && x <= table_last.x[c] +
+            table_last.width[c]) {
+            model_set_sort(&ui->model, (enum model_sort)table_cols[c].sort);
+            return true;
+        }
+    }
+    return false;
 }
 
 bool
@@ -351,11 +480,6 @@ view_table_key(struct ui *ui, enum ui_action a)
             return true;
         model_toggle_mark(m, m->sel);
         model_move(m, 1);
-        break;
-    case UI_ACT_SORT:
-        m->sort = (enum model_sort)((m->sort + 1) % MODEL_SORT__COUNT);
-        m->dirty = true;
-        ui_message(ui, ROLE_NORMAL, "sort: %s", model_sort_name(m->sort));
         break;
     default:
         return false;

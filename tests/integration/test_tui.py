@@ -44,7 +44,7 @@ def tmux_bin():
 class Tui:
     """mcptop running in a detached tmux session on a private socket."""
 
-    def __init__(self, args, env=None, cols=COLS, rows=ROWS):
+    def __init__(self, args, env=None, cols=COLS, rows=ROWS, term=None):
         global _seq
         mcptest.require_mcptop()
         _seq += 1
@@ -59,8 +59,13 @@ class Tui:
         # After mcptop: its exit code on the screen, then linger so the pane
         # (and the exit code) can be read.
         inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
+        if term is not None:
+            # The pane's TERM (else tmux's default-terminal); tmux sets
+            # TERM in the pane after -e, so the shell sets it.
+            inner = "TERM=%s %s" % (shlex.quote(term), inner)
         envargs = []
-        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "MCPTOP_TEST_STALL_MS",
+                  "ASAN_OPTIONS", "UBSAN_OPTIONS"):
             if k in self.env:
                 envargs += ["-e", "%s=%s" % (k, self.env[k])]
         self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
@@ -109,6 +114,24 @@ class Tui:
                 return text, False
             time.sleep(0.1)
 
+    def expect(self, c, checks, timeout=KEY_WAIT, require=False):
+        """Wait (bounded) for one screen on which every (description,
+        predicate) holds, then record each as a check: every assertion is
+        made on a screen that was waited for, never on the first one read.
+        Returns that screen (or the last one read)."""
+        def all_hold(s):
+            return all(_holds(p, s) for _, p in checks)
+        text, ok = self.wait(all_hold, timeout)
+        for desc, p in checks:
+            good = _holds(p, text)
+            if require:
+                if not good:
+                    c.attach("--- screen ---\n" + text)
+                c.require(good, desc)
+            elif not c.check(good, desc):
+                c.attach("--- screen (%s) ---\n%s" % (desc, text))
+        return text
+
     def mcptop_pids(self):
         """mcptop processes under the pane's shell."""
         pids = []
@@ -146,6 +169,13 @@ class Tui:
             except OSError:
                 pass
         self.tmux("kill-server", check=False)
+
+
+def _holds(pred, text):
+    try:
+        return bool(pred(text))
+    except Exception:
+        return False
 
 
 def _kill_all_sockets():
@@ -247,71 +277,117 @@ def shared_server():
 def case_rows_and_header(c):
     t, text = start(c, shared_server())
     try:
+        line = lambda s, i: s.split("\n")[i]
+        text = t.expect(c, [
+            ("header counts 1/1/0/1", lambda s: header_counts(s) == {
+                "reachable": 1, "unreachable": 1, "unknown": 0, "absent": 1}),
+            ("endings under way 0 in the header", lambda s: "endings under way 0" in line(s, 1)),
+            ("incident line counts connect_refused 1 and invalid_config 1",
+             lambda s: "connect_refused 1" in line(s, 2) and "invalid_config 1" in line(s, 2)),
+            ("everything: http, reachable, 13 tools",
+             lambda s: " http " in row(s, "everything") and "reachable" in row(s, "everything")
+             and re.search(r"\b13\b", row(s, "everything")) is not None),
+            ("refused: unreachable, connect_refused, delivered no",
+             lambda s: "unreachable" in row(s, "refused") and "connect_refused" in row(s, "refused")
+             and " no " in row(s, "refused")),
+            ("broken: absent (an em dash), invalid_config",
+             lambda s: "\u2014" in row(s, "broken") and "invalid_config" in row(s, "broken")
+             and "reachable" not in row(s, "broken")),
+            ("the header says which rows are shown: rows 1-3 of 3", lambda s: "rows 1-3 of 3" in line(s, 0)),
+            ("the header clock is shown", lambda s: header_clock(s) is not None),
+            ("the status line names the keys", lambda s: "quit" in s.rstrip("\n").split("\n")[-1]),
+        ], START_WAIT)
         c.attach("--- screen ---\n" + text)
-        c.eq(header_counts(text), {"reachable": 1, "unreachable": 1, "unknown": 0, "absent": 1},
-             "header counts")
-        c.check("endings under way 0" in text.split("\n")[1], "endings under way 0 in the header")
-        inc = text.split("\n")[2]
-        c.check("connect_refused 1" in inc and "invalid_config 1" in inc,
-                "incident line counts connect_refused 1 and invalid_config 1: %r" % inc)
-        ev, ref, bad = row(text, "everything"), row(text, "refused"), row(text, "broken")
-        c.check(" http " in ev and "reachable" in ev and "2025-" in ev,
-                "everything: http, reachable, a protocol version: %r" % ev)
-        c.check(re.search(r"\b13\b", ev) is not None, "everything shows its 13 tools: %r" % ev)
-        c.check("unreachable" in ref and "connect_refused" in ref and " no " in ref,
-                "refused: unreachable, connect_refused, delivered no: %r" % ref)
-        c.check("\u2014" in bad and "invalid_config" in bad and "reachable" not in bad,
-                "broken: absent (an em dash), invalid_config: %r" % bad)
-        c.check("quit" in text.split("\n")[-2] or "quit" in text.rstrip("\n").split("\n")[-1],
-                "the status line names the keys")
         esc = t.screen(escapes=True)
         c.check(re.search(r"\x1b\[[0-9;]*3[0-7](;|m)", esc) is not None,
                 "colour escapes are used when NO_COLOR is unset (sanity for the NO_COLOR case)")
+        # The protocol column gives way at 120 columns; the detail pane has it.
+        t.keys("Home")
+        t.keys("Down")
+        t.expect(c, [("everything selected", lambda s: selected_name(s) == "everything")],
+                 require=True)
+        t.keys("Enter")
+        t.expect(c, [("the detail pane shows the protocol version 2025-",
+                      lambda s: re.search(r"protocol 2025-\d\d-\d\d", s) is not None)])
     finally:
         t.close(c)
 
 
 def case_help(c):
-    t, _ = start(c, shared_server())
+    # Tall enough for the whole help at once; then the scroll at 30 rows.
+    t = Tui(["-c", fixture(shared_server())], rows=90)
     try:
+        t.expect(c, [("the three rows settle", settled)], START_WAIT, require=True)
         t.keys("?")
-        text, ok = t.wait(lambda s: "mcptop help" in s and "filter by name" in s)
-        c.check(ok, "? shows the help with the key table")
-        if ok:
-            for want in ("cycle the sort", "end the selected", "quit"):
-                c.check(want in text, "help mentions %r" % want)
+        t.expect(c, [
+            ("? shows the help with the key table", lambda s: "mcptop help" in s),
+            ("help: sort keys", lambda s: "reverse the sort" in s and "I " in s),
+            ("help: end", lambda s: "end the selected" in s),
+            ("help: the mouse key", lambda s: "mouse capture on / off" in s),
+            ("help: the filter syntax", lambda s: "tag:prod" in s and "!tag:staging" in s),
+            ("legend: DELIV", lambda s: "DELIV" in s and "reach the server" in s),
+            ("legend: STRK", lambda s: "STRK" in s and "observations in a row" in s),
+            ("legend: AGE", lambda s: "AGE" in s and "how long ago" in s),
+            ("legend: unknown vs absent", lambda s: "never the same as unknown" in s),
+            ("legend: the history strip", lambda s: "answered with an error" in s),
+            ("legend: STALE", lambda s: "STALE Ns" in s),
+        ])
+        t.resize(COLS, ROWS)
+        t.expect(c, [("at 30 rows the legend is below the fold",
+                      lambda s: "mcptop help" in s and "never the same as unknown" not in s)])
+        t.keys("End")
+        t.expect(c, [("End scrolls to the legend",
+                      lambda s: "never the same as unknown" in s and "mcptop help" not in s)])
+        t.keys("Home")
+        t.expect(c, [("Home scrolls the help back to the top", lambda s: "mcptop help" in s)])
         t.keys("Escape")
-        text, ok = t.wait(lambda s: "mcptop help" not in s and row(s, "refused") is not None)
-        c.check(ok, "a key closes the help")
+        t.expect(c, [("a key closes the help",
+                      lambda s: "mcptop help" not in s and row(s, "refused") is not None)])
     finally:
         t.close(c)
+
+
+NAMES = ("everything", "refused", "broken")
+
+
+def only(*names):
+    """Exactly these rows of the fixture are shown (and the table is drawn)."""
+    def pred(s):
+        return ("NAME" in s and
+                {n for n in NAMES if row(s, n) is not None} == set(names))
+    return pred
 
 
 def case_filter(c):
     t, _ = start(c, shared_server())
     try:
-        def only(name):
-            def pred(s):
-                names = [n for n in ("everything", "refused", "broken") if row(s, n) is not None]
-                return names == [name]
-            return pred
-
-        for query, want in (("ref", "refused"), ("connect_", "refused"), ("demo-tag", "everything"),
-                            ("invalid_config", "broken")):
+        for query, want in (("ref", ["refused"]), ("connect_", ["refused"]),
+                            ("demo-tag", ["everything"]), ("invalid_config", ["broken"]),
+                            ("tag:demo-tag", ["everything"]), ("tag:demo", []),
+                            ("!tag:demo-tag", ["broken", "refused"]),
+                            ("kind:connect", ["refused"]), ("kind:timeout", []),
+                            ("live:absent", ["broken"]), ("!live:reachable !live:absent", ["refused"]),
+                            ("trans:http !ref", ["broken", "everything"])):
             t.keys("/")
             t.literal(query)
-            text, ok = t.wait(only(want))
-            if not c.check(ok, "/%s shows only %s" % (query, want)):
-                c.attach("--- screen after /%s ---\n%s" % (query, text))
+            t.expect(c, [("/%s shows %s" % (query, want or "no row"), only(*want))])
             t.keys("Enter")
             t.keys("Escape")
-            text, ok = t.wait(lambda s: all(row(s, n) for n in ("everything", "refused", "broken")))
-            c.check(ok, "Esc clears the filter after /%s" % query)
+            t.expect(c, [("Esc clears the filter after /%s" % query,
+                          lambda s: all(row(s, n) for n in NAMES))])
         t.keys("/")
         t.literal("http")
-        text, ok = t.wait(lambda s: all(row(s, n) for n in ("everything", "refused", "broken")))
-        c.check(ok, "/http (a transport) keeps every row")
+        t.expect(c, [("/http (a transport) keeps every row", lambda s: all(row(s, n) for n in NAMES))])
+        t.literal(" ref")
+        t.expect(c, [("/http ref: both terms must match", only("refused"))])
+        t.keys("C-u")
+        t.expect(c, [("Ctrl-U clears the line: every row again",
+                      lambda s: all(row(s, n) for n in NAMES) and 'filter "' not in s.split("\n")[0])])
+        t.literal("bogus:x")
+        t.expect(c, [("an unknown field is named in the header",
+                      lambda s: 'no field "bogus"' in s.split("\n")[0] and only()(s))])
         t.keys("Escape")
+        t.expect(c, [("Esc clears it", lambda s: all(row(s, n) for n in NAMES))])
     finally:
         t.close(c)
 
@@ -342,19 +418,161 @@ def case_resize_keeps_selection(c):
         t.close(c)
 
 
-def case_mouse_click(c):
-    t, text = start(c, shared_server())
+def pane_term(t):
+    """The TERM mcptop runs under in the pane (from its environment)."""
+    for p in t.mcptop_pids():
+        try:
+            with open("/proc/%d/environ" % p, "rb") as f:
+                for kv in f.read().split(b"\0"):
+                    if kv.startswith(b"TERM="):
+                        return kv[5:].decode()
+        except OSError:
+            pass
+    return None
+
+
+def mouse_encoding(term):
+    """"sgr" when the terminal's kmous is the SGR 1006 prefix (ESC [ <), else
+    "x10" (ESC [ M): what ncurses expects, so what a real terminal sends."""
+    r = subprocess.run(["infocmp", "-1", term], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, timeout=10)
+    for line in r.stdout.decode(errors="replace").split("\n"):
+        line = line.strip()
+        if line.startswith("kmous="):
+            return "sgr" if line.startswith("kmous=\\E[<") else "x10"
+    return "x10"
+
+
+def mouse_report(enc, x, y, release=False, button=0):
+    """One mouse report as bytes, for a 0-based cell (x, y)."""
+    if enc == "sgr":
+        return ("\x1b[<%d;%d;%d%s" % (button, x + 1, y + 1, "m" if release else "M")).encode()
+    # X10: ESC [ M, then button+32 (3 = release), column+33, row+33.
+    return bytes([0x1b, 0x5b, 0x4d, 32 + (3 if release else button), 33 + x, 33 + y])
+
+
+def send_bytes(t, data):
+    """One write of raw bytes into the pane, as a terminal would send them."""
+    t.tmux("send-keys", "-H", *["%02x" % b for b in data])
+
+
+CLOCK_RE = re.compile(r"\b(\d\d:\d\d:\d\d)\b")
+
+
+def header_clock(text):
+    lines = text.split("\n")
+    m = CLOCK_RE.search(lines[0]) if lines else None
+    return m.group(1) if m else None
+
+
+def wait_ticking(t, ticks=2, timeout=6.0):
+    """With no input at all: the header clock moves `ticks` times (the loop
+    turns, pings run, the screen is redrawn). The distinct clocks seen."""
+    seen = []
+
+    def pred(s):
+        ck = header_clock(s)
+        if ck is not None and (not seen or seen[-1] != ck):
+            seen.append(ck)
+        return len(seen) > ticks
+    t.wait(pred, timeout)
+    return seen
+
+
+# tmux's default pane TERM (screen upstream, tmux-256color on Debian), then the
+# TERM values users set: each with the mouse encoding its kmous names.
+MOUSE_TERMS = (None, "screen", "screen-256color", "xterm-256color")
+
+
+def case_mouse_click(c, term):
+    t = Tui(["-c", fixture(shared_server())], term=term)
     try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        real = pane_term(t)
+        enc = mouse_encoding(real)
+        c.attach("pane TERM=%s, mouse reports: %s" % (real, enc))
         lines = text.split("\n")
         y = next((i for i, l in enumerate(lines) if row(l, "refused") == l), None)
         c.require(y is not None, "the refused row is on screen")
-        # tmux's default TERM inside a pane is "screen", whose kmous is the
-        # X10 encoding: ESC [ M, button+32, column+33, row+33 (0-based).
-        press = [0x1b, 0x5b, 0x4d, 32 + 0, 33 + 10, 33 + y]
-        release = [0x1b, 0x5b, 0x4d, 32 + 3, 33 + 10, 33 + y]
-        t.tmux("send-keys", "-H", *["%02x" % b for b in press + release])
+        # Press, then ~100 ms later the release, in a separate write: what a
+        # real click looks like to the program.
+        send_bytes(t, mouse_report(enc, 10, y))
+        time.sleep(0.1)
+        send_bytes(t, mouse_report(enc, 10, y, release=True))
         text, ok = t.wait(lambda s: selected_name(s) == "refused")
-        c.check(ok, "a click on the refused row selects it (selected: %r)" % selected_name(text))
+        c.check(ok, "a click (press, release 100 ms later) selects the refused row "
+                "(selected: %r)" % selected_name(text))
+        seen = wait_ticking(t)
+        if not c.check(len(seen) > 2, "after the click the screen keeps updating with no key "
+                       "(header clocks seen: %r)" % seen):
+            c.attach("--- screen ---\n" + t.screen())
+        # A right click, a wheel turn and a release with no press: events a
+        # terminal sends that select nothing; none may stop the loop.
+        up = next((i for i, l in enumerate(t.lines()) if row(l, "everything") == l), y)
+        send_bytes(t, mouse_report(enc, 10, up, button=2))
+        time.sleep(0.1)
+        send_bytes(t, mouse_report(enc, 10, up, release=True, button=2))
+        send_bytes(t, mouse_report(enc, 10, up, button=64))
+        send_bytes(t, mouse_report(enc, 10, up, release=True))
+        seen = wait_ticking(t, 1)
+        c.check(len(seen) > 1, "after a right click, a wheel turn and a lone release the "
+                "screen keeps updating (clocks seen: %r)" % seen)
+        # A report cut short (its start, and nothing after it for good).
+        send_bytes(t, b"\x1b[M" if enc == "x10" else b"\x1b[<0;5")
+        seen = wait_ticking(t, 1)
+        c.check(len(seen) > 1, "after a truncated mouse report the screen keeps updating "
+                "(clocks seen: %r)" % seen)
+        t.keys("?")
+        text, ok = t.wait(lambda s: "mcptop help" in s)
+        c.check(ok, "keys still work afterwards (? opens the help)")
+        t.keys("Escape")
+        t.wait(lambda s: "mcptop help" not in s)
+    finally:
+        t.close(c)
+
+
+def case_mouse_toggle(c):
+    t = Tui(["-c", fixture(shared_server()), "--no-mouse"])
+    try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        flags = lambda: t.fmt("#{mouse_standard_flag}#{mouse_button_flag}#{mouse_any_flag}")
+        c.eq(flags(), "000", "--no-mouse: the terminal keeps the mouse (no reporting mode on)")
+        t.keys("m")
+        text, ok = t.wait(lambda s: "mouse capture on" in s)
+        c.check(ok, "m: the status line says mouse capture is on")
+        deadline = time.monotonic() + KEY_WAIT
+        while flags() == "000" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        c.check(flags() != "000", "m: mouse reporting is on in the terminal (%s)" % flags())
+        t.keys("m")
+        text, ok = t.wait(lambda s: "mouse capture off" in s and "select" in s)
+        c.check(ok, "m again: mouse capture off, text can be selected")
+        deadline = time.monotonic() + KEY_WAIT
+        while flags() != "000" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        c.eq(flags(), "000", "m again: mouse reporting off in the terminal")
+    finally:
+        t.close(c)
+
+
+def case_stale_marker(c):
+    # The test hook blocks the loop for 4.5 s on SIGUSR1, as a stuck call would.
+    t = Tui(["-c", fixture(shared_server())], env={"MCPTOP_TEST_STALL_MS": "4500"})
+    try:
+        text, ok = t.wait(settled, START_WAIT)
+        c.require(ok, "the three rows settle")
+        pids = t.mcptop_pids()
+        c.require(pids, "mcptop runs under the pane")
+        os.kill(pids[0], signal.SIGUSR1)
+        text, ok = t.wait(lambda s: re.search(r"STALE \d+s", s.split("\n")[0]) is not None, 4.0)
+        if not c.check(ok, "while the loop is blocked, STALE Ns shows in the header within 4 s"):
+            c.attach("--- screen ---\n" + text)
+        text, ok = t.wait(lambda s: "STALE" not in s and "not updated for" in s, 6.0)
+        if not c.check(ok, "once the loop runs again the marker is gone and the status line "
+                       "says how long the screen was not updated"):
+            c.attach("--- screen ---\n" + text)
     finally:
         t.close(c)
 
@@ -374,7 +592,7 @@ def case_no_color(c):
                     if n not in (39, 49):   # "default colour" resets are not colour
                         bad.append(m.group(0))
         c.check(not bad, "no SGR colour codes under NO_COLOR (found %r)" % sorted(set(bad))[:5])
-        c.check(selected_name(t.screen()) is not None, "the selection shows as a glyph")
+        t.expect(c, [("the selection shows as a glyph", lambda s: selected_name(s) is not None)])
     finally:
         t.close(c)
 
@@ -385,18 +603,16 @@ def case_kill_turns_unreachable(c):
     try:
         t0 = time.monotonic()
         srv.kill()
-        text, ok = t.wait(lambda s: row(s, "everything") is not None and
-                          "unreachable" in row(s, "everything") and
-                          "connect_refused" in row(s, "everything") and
-                          " no " in row(s, "everything"), KILL_BOUND)
-        took = time.monotonic() - t0
-        if not c.check(ok, "after the kill, everything shows unreachable / connect_refused / no "
-                       "within %.0fs" % KILL_BOUND):
-            c.attach("--- screen ---\n" + text)
-        else:
-            c.attach("turned unreachable after %.1fs" % took)
-            c.eq(header_counts(text).get("unreachable"), 2, "header: unreachable 2")
-            c.check("connect_refused 2" in text.split("\n")[2], "incident line: connect_refused 2")
+        ev = lambda s: row(s, "everything") or ""
+        text = t.expect(c, [
+            ("after the kill, everything shows unreachable / connect_refused / no",
+             lambda s: "unreachable" in ev(s) and "connect_refused" in ev(s) and " no " in ev(s)),
+            ("header: unreachable 2", lambda s: header_counts(s).get("unreachable") == 2),
+            ("incident line: connect_refused 2", lambda s: "connect_refused 2" in s.split("\n")[2]),
+            ("its round trip is blank, not the last good one (tools, then the failure)",
+             lambda s: re.search(r"\s13\s+connect_refused", ev(s)) is not None),
+        ], KILL_BOUND)
+        c.attach("turned unreachable after %.1fs" % (time.monotonic() - t0))
     finally:
         t.close(c)
         srv.stop()
@@ -499,15 +715,18 @@ def case_quit_progress_and_second_q(c):
                           START_WAIT)
         c.require(ok, "the slow server is reachable")
         t.keys("q")
-        text, ok = t.wait(lambda s: "quitting: ending 1 sessions" in s and "q again" in s)
-        if not c.check(ok, "q shows the progress line while the DELETE runs"):
-            c.attach("--- screen ---\n" + text)
-        c.check(row(text, "slow") is not None and "ending" in row(text, "slow"),
-                "the row shows it is ending: %r" % row(text, "slow"))
+        t.expect(c, [
+            ("q shows the progress line while the DELETE runs",
+             lambda s: "quitting: ending 1 sessions" in s and "q again" in s),
+            ("the row shows it is ending", lambda s: "ending" in row(s, "slow")),
+        ])
         t0 = time.monotonic()
         t.keys("q")
         text, ok = t.wait(lambda s: "__EXIT=" in s, 2.0)
         c.check(ok and "__EXIT=0__" in text, "a second q quits at once (exit 0)")
+        c.check("not answered yet when mcptop left" in text,
+                "the summary says the ending was left unanswered: %r"
+                % [l for l in text.split("\n") if "mcptop:" in l])
         c.attach("second q took %.2fs" % (time.monotonic() - t0))
     finally:
         t.close(c)
@@ -544,6 +763,10 @@ def case_quit_restores_terminal(c):
         c.attach("q took %.1fs" % (time.monotonic() - t0))
         c.check("__EXIT=0__" in text, "exit code 0: %r" % re.findall(r"__EXIT=\d+__", text))
         c.check("NAME" not in text and "incidents" not in text, "the table is gone from the terminal")
+        summary = [l for l in text.split("\n") if l.startswith("mcptop: ended")]
+        c.check(summary and summary[0].startswith("mcptop: ended 1 session: 1 terminated")
+                and "1 server had no session to end" in summary[0],
+                "one summary line on the restored terminal: %r" % summary)
         c.eq(t.fmt("#{alternate_on}"), "0", "alternate screen left")
         c.eq(t.fmt("#{cursor_flag}"), "1", "cursor visible again")
         c.eq(t.fmt("#{keypad_cursor_flag}"), "0", "cursor keys back in normal mode")
@@ -558,12 +781,280 @@ def case_bad_theme(c):
     bad = mcptest.write_file('{"roles": {"reachable": {"fg": "grean"}}}')
     t = Tui(["-c", fixture(shared_server()), "--theme", bad])
     try:
-        text, ok = t.wait(lambda s: "reachable" in s and "grean" in s, START_WAIT)
-        if not c.check(ok, "a broken theme names the role and the problem on the status line"):
-            c.attach("--- screen ---\n" + text)
-        c.check("theme dark" in text.split("\n")[0], "falls back to the dark theme")
+        t.expect(c, [
+            ("the rows are drawn", lambda s: "reachable" in (row(s, "everything") or "")),
+            ("a broken theme names the role and the problem on the status line",
+             lambda s: "grean" in s.rstrip("\n").split("\n")[-1]),
+            ("falls back to the dark theme", lambda s: "theme dark" in s.split("\n")[0]),
+        ], START_WAIT)
     finally:
         t.close(c)
+
+# --------------------------------------------------------------------------
+# The fault lab (tests/faultlab): servers that answer with an error, a 502,
+# a changed tool list.
+
+_lab = None
+
+
+def lab():
+    global _lab
+    if _lab is None:
+        import faultlab
+        _lab = faultlab.FaultLab().start()
+    return _lab
+
+
+def cell_role_sgr(t, name, word):
+    """The SGR parameters in force where `word` is drawn in the row of
+    server `name` (from capture-pane -e), or None."""
+    for line in t.screen(escapes=True).split("\n"):
+        plain = re.sub(r"\x1b\[[0-9;:]*m", "", line)
+        if row(plain, name) != plain:
+            continue
+        sgr = ""
+        i = 0
+        while i < len(line):
+            m = re.match(r"\x1b\[([0-9;:]*)m", line[i:])
+            if m:
+                sgr = "0" if m.group(1) in ("", "0") else sgr + ";" + m.group(1)
+                i += m.end()
+                continue
+            if line.startswith(word, i):
+                return sgr
+            i += 1
+    return None
+
+
+def case_failing_server(c):
+    """A server that answers every ping with a JSON-RPC error: reachable (an
+    answer proves reach), and visibly failing."""
+    L = lab()
+    cfg = mcptest.write_config({
+        "healthy": {"url": L.url("/healthy")},
+        "rpc-errors": {"url": L.url("/rpcerror/ping")},
+        "gateway-502": {"url": L.url("/html502/ping")},
+    }, mcptop={"ping_interval_s": PING_INTERVAL_S})
+    t = Tui(["-c", cfg])
+    try:
+        rpc = lambda s: row(s, "rpc-errors") or ""
+        gw = lambda s: row(s, "gateway-502") or ""
+        text = t.expect(c, [
+            ("rpc-errors stays reachable", lambda s: "\u25cf reachable" in rpc(s)),
+            ("its current failure shows with its streak: protocol x3 or more",
+             lambda s: re.search(r"protocol \u00d7([3-9]|\d\d)", rpc(s)) is not None),
+            ("its history strip marks the answers with an error",
+             lambda s: "\u2580\u2580" in rpc(s)),
+            ("its round trip is blank (tools, then the failure)",
+             lambda s: re.search(r"\s3\s+protocol", rpc(s)) is not None),
+            ("its session id is marked stale (~)", lambda s: re.search(r"\s~\S{4,}", rpc(s))),
+            ("gateway-502: the status and its reason in the row",
+             lambda s: "502 bad gateway" in gw(s) and "http_status" in gw(s)),
+            ("the incident line splits http_status by status and reason",
+             lambda s: re.search(r"http_status 502 bad gateway \u00d71", s.split("\n")[2])),
+            ("healthy shows a round trip and no failure",
+             lambda s: re.search(r"\s3\s+\d+(\.\d)?\s*$", (row(s, "healthy") or "").split("\u2588")[0]
+                                 .rstrip()) is not None),
+        ], START_WAIT)
+        c.attach("--- screen ---\n" + text)
+        sgr = cell_role_sgr(t, "rpc-errors", "protocol")
+        c.check(sgr is not None and "33" in sgr.split(";") and "2" not in sgr.split(";"),
+                "the current failure is drawn in the warning role (yellow, not dim): %r" % sgr)
+        # Sort by round trip: the slowest first, and a server whose last
+        # exchange failed is never "the slowest".
+        t.keys("R")
+        t.expect(c, [
+            ("R sorts by round trip", lambda s: "sort round trip" in s.split("\n")[0]),
+            ("the healthy server is on top", lambda s: first_row(s) == "healthy"),
+        ])
+        t.keys("I")
+        t.expect(c, [
+            ("I reverses the sort", lambda s: "\u25b4" in s.split("\n")[0]),
+            ("reversed, the failing servers still come last",
+             lambda s: first_row(s) == "healthy"),
+        ])
+        t.keys("Home")
+        t.keys("Down")
+        t.expect(c, [("rpc-errors selected", lambda s: selected_name(s) in ("rpc-errors", "gateway-502"))])
+        t.keys("N")
+        t.keys("Home")
+        t.keys("End")
+        t.expect(c, [("N sorts by name: rpc-errors last", lambda s: selected_name(s) == "rpc-errors")],
+                 require=True)
+        t.keys("Enter")
+        t.expect(c, [("the detail pane says failing xN: protocol",
+                      lambda s: re.search(r"failing \u00d7\d+: protocol", s) is not None)])
+    finally:
+        t.close(c)
+
+
+def first_row(text):
+    """The name in the first table row."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "NAME" in line and "LIVENESS" in line and i + 1 < len(lines):
+            cells = lines[i + 1][3:].split()
+            return cells[0] if cells else None
+    return None
+
+
+def case_tools_change(c):
+    L = lab()
+    cfg = mcptest.write_config({
+        "tools-change": {"url": L.url("/listchanged?after_ms=700&add=2")},
+    }, mcptop={"ping_interval_s": PING_INTERVAL_S})
+    t = Tui(["-c", cfg])
+    try:
+        tc = lambda s: row(s, "tools-change") or ""
+        t.expect(c, [
+            ("the row shows 5 tools, changed once (\u03941)", lambda s: "5 \u03941" in tc(s)),
+            ("the incident line counts it", lambda s: "tools changed" in s.split("\n")[2]),
+        ], START_WAIT)
+        t.keys("Enter")
+        t.expect(c, [
+            ("the detail pane says what changed",
+             lambda s: "the tool list changed 1 time" in s and "2 added, 0 removed" in s),
+            ("and names the new tools", lambda s: re.search(r"added\s+\+\S+, \+\S+", s) is not None),
+        ])
+    finally:
+        t.close(c)
+
+
+LONG = "a-server-name-of-forty-characters-long-x"
+
+
+def case_columns(c):
+    """Names are not cut at ordinary widths; the rest gives way in order; a
+    line that does not fit ends with an ellipsis."""
+    cfg = mcptest.write_config({
+        "everything-http": {"url": shared_server().url},
+        "everything-stdio": {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port()},
+        LONG: {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port()},
+    }, mcptop={"ping_interval_s": PING_INTERVAL_S})
+    t = Tui(["-c", cfg], cols=100)
+    try:
+        for cols in (100, 80, 60):
+            if cols != 100:
+                t.resize(cols, ROWS)
+            third = cols // 3
+            cut = LONG[:third - 1] + "\u2026"
+            t.expect(c, [
+                ("%d cols: everything-http shown whole" % cols,
+                 lambda s: row(s, "everything-http") is not None),
+                ("%d cols: everything-stdio shown whole" % cols,
+                 lambda s: row(s, "everything-stdio") is not None),
+                ("%d cols: the 40-character name takes a third (%d) and ends in an ellipsis" % (cols, third),
+                 lambda s, cut=cut: row(s, cut) is not None),
+                ("%d cols: no line is wider than the screen" % cols,
+                 lambda s, cols=cols: max(len(l) for l in s.split("\n")) <= cols),
+                ("%d cols: the title line, too long, ends with an ellipsis" % cols,
+                 lambda s, cols=cols: s.split("\n")[0].rstrip().endswith("\u2026")),
+                ("%d cols: LIVENESS and LAST FAILURE stay" % cols,
+                 lambda s: "LIVENESS" in s and "LAST FAILURE" in s),
+            ], START_WAIT if cols == 100 else KEY_WAIT)
+        text = t.screen()
+        c.check("PROTOCOL" not in text and "STRK" not in text,
+                "at 60 columns PROTOCOL and STRK gave way")
+    finally:
+        t.close(c)
+
+
+def case_rows_of_n_and_messages(c):
+    servers = {"s%02d" % i: {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port()} for i in range(40)}
+    cfg = mcptest.write_config(servers, mcptop={"ping_interval_s": 5})
+    t = Tui(["-c", cfg])
+    rows = ROWS - 3 - 1 - 1     # header, column titles, status line
+    try:
+        t.expect(c, [("rows 1-%d of 40" % rows, lambda s: "rows 1-%d of 40" % rows in s.split("\n")[0])],
+                 START_WAIT)
+        t.keys("End")
+        t.expect(c, [("End: rows %d-40 of 40" % (41 - rows),
+                      lambda s: "rows %d-40 of 40" % (41 - rows) in s.split("\n")[0])])
+        t.keys("/")
+        t.literal("s1")
+        t.expect(c, [("a filter: rows 1-10 of 10", lambda s: "rows 1-10 of 10" in s.split("\n")[0])])
+        t.keys("Escape")
+        t.keys("s")
+        t.expect(c, [("s: the sort message", lambda s: "sort: transport" in s)])
+        t0 = time.monotonic()
+        t.expect(c, [("the message expires by itself (no key)",
+                      lambda s: "sort: transport" not in s and "q quit" in s)],
+                 UI_MESSAGE_S + 3.0)
+        c.attach("message gone after %.1fs" % (time.monotonic() - t0))
+    finally:
+        t.close(c)
+
+
+UI_MESSAGE_S = 5.0
+
+
+def case_invalid_entry(c):
+    t, _ = start(c, shared_server())
+    try:
+        t.keys("Home")
+        t.expect(c, [("broken selected", lambda s: selected_name(s) == "broken")], require=True)
+        t.keys("x")
+        t.expect(c, [("x on an invalid entry says why nothing happens, without asking",
+                      lambda s: "broken: no session to end" in s and "invalid_config" in
+                      s.rstrip("\n").split("\n")[-1] and "(y/n)" not in s)])
+        t.keys("r")
+        t.expect(c, [("r on an invalid entry says why it cannot redial",
+                      lambda s: "broken: cannot redial" in s and "fix it" in s)])
+        t.keys("e")
+        t.expect(c, [("nothing was ended", lambda s: "ENDINGS 0" in s)])
+    finally:
+        t.close(c)
+
+
+def sgr_runs(esc):
+    """(params in force, text) for each run of text in a capture-pane -e screen."""
+    out = []
+    sgr = []
+    for part in re.split(r"(\x1b\[[0-9;:]*m)", esc):
+        m = re.match(r"\x1b\[([0-9;:]*)m", part)
+        if m:
+            ps = [p for p in re.split(r"[;:]", m.group(1)) if p != ""]
+            if not ps or ps == ["0"]:
+                sgr = []
+            else:
+                sgr = sgr + ps
+            continue
+        if part:
+            out.append((list(sgr), part))
+    return out
+
+
+def has_bg(params):
+    """Whether SGR params (accumulated) leave a non-default background."""
+    bg = False
+    i = 0
+    while i < len(params):
+        p = int(params[i])
+        if p == 0 or p == 49:
+            bg = False
+        elif 40 <= p <= 47 or 100 <= p <= 107:
+            bg = True
+        elif p in (38, 48) and i + 1 < len(params):
+            if p == 48:
+                bg = True
+            i += 2 if params[i + 1] == "5" else 4
+        i += 1
+    return bg
+
+
+def case_light_theme(c):
+    t = Tui(["-c", fixture(shared_server()), "--theme", "light"])
+    try:
+        t.expect(c, [("the rows settle under the light theme", settled),
+                     ("theme light", lambda s: "theme light" in s.split("\n")[0])], START_WAIT,
+                 require=True)
+        runs = sgr_runs(t.screen(escapes=True))
+        naked = [txt for params, txt in runs if txt.strip() and not has_bg(params)]
+        c.check(not naked, "every piece of text has the theme's background, so none "
+                "vanishes on a dark terminal (without: %r)" % naked[:5])
+    finally:
+        t.close(c)
+
 
 
 def main():
@@ -578,7 +1069,19 @@ def main():
     rep.run("? shows help", case_help)
     rep.run("/ filters by name, failure kind, tag", case_filter)
     rep.run("resize to 50x12 and back keeps the selection", case_resize_keeps_selection)
-    rep.run("mouse click selects a row", case_mouse_click)
+    for term in MOUSE_TERMS:
+        rep.run("TERM=%s: a click with the release in a separate write selects a row and "
+                "never stops the loop" % (term or "(tmux default)"),
+                lambda c, term=term: case_mouse_click(c, term))
+    rep.run("--no-mouse, and m switches mouse capture", case_mouse_toggle)
+    rep.run("a blocked loop shows STALE, then says for how long", case_stale_marker)
+    rep.run("answered with an error: failing xN, marks, no stale RTT; 502 bad gateway; R and I",
+            case_failing_server)
+    rep.run("a changed tool list: a marker, a counter, the diff", case_tools_change)
+    rep.run("columns: names whole, a third at most, ellipsis at the edge", case_columns)
+    rep.run("rows x-y of N; a message expires", case_rows_of_n_and_messages)
+    rep.run("x and r on an invalid entry say why", case_invalid_entry)
+    rep.run("the light theme paints its background", case_light_theme)
     rep.run("NO_COLOR: no colour escapes", case_no_color)
     rep.run("killed server turns unreachable (connect_refused, no)", case_kill_turns_unreachable)
     rep.run("x ends the selected session", case_end_selected)

@@ -1,0 +1,249 @@
+/*
+ * Tests for the TUI's model (no terminal): the filter language (words,
+ * fields, negation, an unknown field), the sort by name and its reversal,
+ * missing values last, and the line buffer's ellipsis. The fleet is built
+ * from a config; only the invalid declaration is started (it is judged at
+ * once, with no network), so every other server is idle, with no
+ * observation, and the loop never runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/config.h"
+#include "engine/fleet.h"
+#include "ui/line.h"
+#include "ui/model.h"
+
+static const char fixture[] =
+    "{\"mcpServers\": {"
+    "  \"alpha\": {\"url\": \"http://127.0.0.1:1/mcp\", \"tags\": [\"prod\"]},"
+    "  \"beta\": {\"url\": \"http://127.0.0.1:1/mcp\","
+    "            \"tags\": [\"preprod\", \"eu\"]},"
+    "  \"gamma\": {\"command\": \"/bin/true\", \"tags\": [\"prod\"]},"
+    "  \"broken\": {\"url\": \"not a url\"}"
+    "}}";
+
+struct fx {
+    struct config *cfg;
+    struct fleet  *fleet;
+    struct model   m;
+};
+
+static int
+setup(void **state)
+{
+    struct fx            *fx = calloc(1, sizeof(*fx));
+    struct fleet_options  opt = { 0 };
+    char                 *cause = NULL;
+
+    assert_non_null(fx);
+    assert_int_equal(config_parse(fixture, strlen(fixture), "test",
+        &fx->cfg, &cause), 0);
+    fx->fleet = fleet_new(EV_DEFAULT, fx->cfg, &opt, &cause);
+    assert_non_null(fx->fleet);
+    {
+        bool chosen[8] = { false };
+
+        assert_true(fleet_size(fx->fleet) <= 8);
+        for (size_t i = 0; i < fleet_size(fx->fleet); i++)
+            chosen[i] = strcmp(server_name(fleet_server(fx->fleet, i)),
+                "broken") == 0;
+        fleet_start_some(fx->fleet, chosen);
+    }
+    model_init(&fx->m, fx->fleet);
+    *state = fx;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fx *fx = *state;
+
+    model_done(&fx->m);
+    fleet_free(fx->fleet);
+    config_free(fx->cfg);
+    free(fx);
+    return 0;
+}
+
+/* The visible names, in order, joined by spaces. */
+static const char *
+shown(struct model *m, const char *filter)
+{
+    static char buf[256];
+
+    model_set_filter(m, filter);
+    model_rebuild(m, 0);
+    buf[0] = '\0';
+    for (size_t p = 0; p < m->nvis; p++) {
+        if (p > 0)
+            strcat(buf, " ");
+        strcat(buf, server_name(fleet_server(m->fleet, m->order[p])));
+    }
+    return buf;
+}
+
+static void
+test_filter_words_and_fields(void **state)
+{
+    struct fx *fx = *state;
+
+    assert_string_equal(shown(&fx->m, ""), "alpha beta broken gamma");
+    assert_string_equal(shown(&fx->m, "ALP"), "alpha");
+    /* A bare word matches tags by substring; tag: needs the whole tag. */
+    assert_string_equal(shown(&fx->m, "prod"), "alpha beta gamma");
+    assert_string_equal(shown(&fx->m, "tag:prod"), "alpha gamma");
+    assert_string_equal(shown(&fx->m, "tag:PROD"), "alpha gamma");
+    assert_string_equal(shown(&fx->m, "trans:stdio"), "gamma");
+    assert_string_equal(shown(&fx->m, "name:a"), "alpha beta gamma");
+    /* Every term must match. */
+    assert_string_equal(shown(&fx->m, "tag:prod trans:http"), "alpha");
+    assert_string_equal(shown(&fx->m, "  tag:eu   b  "), "beta");
+    assert_string_equal(fx->m.filter_error, "");
+}
+
+static void
+test_filter_negation(void **state)
+{
+    struct fx *fx = *state;
+
+    assert_string_equal(shown(&fx->m, "!tag:prod"), "beta broken");
+    assert_string_equal(shown(&fx->m, "!tag:prod !broken"), "beta");
+    /* A lone "!" is no term. */
+    assert_string_equal(shown(&fx->m, "!"), "alpha beta broken gamma");
+}
+
+static void
+test_filter_kind_and_liveness(void **state)
+{
+    struct fx *fx = *state;
+
+    /* Never dialed: no observation; the invalid entry is absent too, and
+     * its current failure is its invalid_config. */
+    assert_string_equal(shown(&fx->m, "kind:invalid"), "broken");
+    assert_string_equal(shown(&fx->m, "invalid_config"), "broken");
+    assert_string_equal(shown(&fx->m, "live:absent"),
+        "alpha beta broken gamma");
+    assert_string_equal(shown(&fx->m, "live:reachable"), "");
+    assert_string_equal(shown(&fx->m, "kind:timeout"), "");
+    assert_string_equal(shown(&fx->m, "http:5"), "");
+}
+
+static void
+test_filter_unknown_field(void **state)
+{
+    struct fx *fx = *state;
+
+    assert_string_equal(shown(&fx->m, "colour:red"), "");
+    assert_non_null(strstr(fx->m.filter_error, "\"colour\""));
+    /* Cleared by the next filter. */
+    assert_string_equal(shown(&fx->m, "alpha"), "alpha");
+    assert_string_equal(fx->m.filter_error, "");
+}
+
+static void
+test_sort_name_and_reverse(void **state)
+{
+    struct fx *fx = *state;
+
+    model_set_sort(&fx->m, MODEL_SORT_NAME);   /* already: reverses */
+    assert_true(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "gamma broken beta alpha");
+    model_set_sort(&fx->m, MODEL_SORT_NAME);
+    assert_false(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "alpha beta broken gamma");
+}
+
+static void
+test_sort_missing_last_both_ways(void **state)
+{
+    struct fx *fx = *state;
+
+    /* No server has a round trip: all missing, so by name either way. */
+    model_set_sort(&fx->m, MODEL_SORT_RTT);
+    assert_false(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "alpha beta broken gamma");
+    model_set_sort(&fx->m, MODEL_SORT_RTT);
+    assert_true(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "alpha beta broken gamma");
+    /* Failure: the one with a current failure first, either way. */
+    model_set_sort(&fx->m, MODEL_SORT_FAILURE);
+    assert_string_equal(shown(&fx->m, ""), "broken alpha beta gamma");
+    model_set_sort(&fx->m, MODEL_SORT_FAILURE);
+    assert_string_equal(shown(&fx->m, ""), "broken alpha beta gamma");
+}
+
+static void
+test_current_failure_and_rtt(void **state)
+{
+    struct fx           *fx = *state;
+    const struct server *broken = NULL, *alpha = NULL;
+
+    for (size_t i = 0; i < fleet_size(fx->fleet); i++) {
+        const struct server *s = fleet_server(fx->fleet, i);
+
+        if (strcmp(server_name(s), "broken") == 0)
+            broken = s;
+        if (strcmp(server_name(s), "alpha") == 0)
+            alpha = s;
+    }
+    assert_non_null(broken);
+    assert_non_null(alpha);
+    assert_non_null(model_current_failure(broken));
+    assert_int_equal(model_current_failure(broken)->kind,
+        FAILURE_INVALID_CONFIG);
+    assert_true(model_rtt(broken) < 0);
+    assert_int_equal(model_fail_streak(broken, NULL), 1);
+    /* Never dialed: nothing failed, nothing to show. */
+    assert_null(model_current_failure(alpha));
+    assert_true(model_rtt(alpha) < 0);
+}
+
+static void
+test_line_cell_ellipsis(void **state)
+{
+    struct ui_line l;
+
+    (void)state;
+    ui_line_reset(&l, ROLE_NORMAL);
+    ui_line_cell(&l, ROLE_NORMAL, "everything-stdio", 10, false, true);
+    assert_int_equal(l.cols, 10);
+    assert_string_equal(l.text, "everythin\xe2\x80\xa6");
+    ui_line_reset(&l, ROLE_NORMAL);
+    ui_line_cell(&l, ROLE_NORMAL, "everything-stdio", 16, false, true);
+    assert_string_equal(l.text, "everything-stdio");
+    ui_line_reset(&l, ROLE_NORMAL);
+    ui_line_cell(&l, ROLE_NORMAL, "502", 6, true, false);
+    assert_string_equal(l.text, "   502");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_filter_words_and_fields, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_filter_negation, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_filter_kind_and_liveness, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_filter_unknown_field, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_sort_name_and_reverse, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_sort_missing_last_both_ways,
+            setup, teardown),
+        cmocka_unit_test_setup_teardown(test_current_failure_and_rtt, setup,
+            teardown),
+        cmocka_unit_test(test_line_cell_ellipsis),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
