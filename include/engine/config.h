@@ -212,6 +212,11 @@ int config_merge(struct config *into, struct config *from, bool rename,
  * frees. */
 char *config_input_env(const char *id);
 
+/* True when two declarations would be dialed alike (a reload keeps such a
+ * server running): every key that changes behaviour compares equal. */
+bool config_server_same(const struct config_server *a,
+    const struct config_server *b);
+
 /* config_free(NULL) does nothing. */
 void config_free(struct config *cfg);
 

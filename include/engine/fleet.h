@@ -45,6 +45,14 @@ void fleet_start(struct fleet *f);
 /* The same for the servers whose chosen[i] is true (chosen has
  * fleet_size entries; NULL means all). */
 void fleet_start_some(struct fleet *f, const bool *chosen);
+/*
+ * Reload: the fleet becomes cfg's (taken: freed with the fleet). A server
+ * whose declaration did not change goes on untouched; one removed or
+ * changed has its session ended (the ending procedure) and is closed; new
+ * and changed ones dial, at most 50 at once. Server numbers (fleet_server)
+ * change: subscribers re-read the fleet after it. 0, or -1 with *cause.
+ */
+int fleet_reload(struct fleet *f, struct config *cfg, char **cause);
 /* Close every server locally (no remote ending). */
 void fleet_stop(struct fleet *f);
 

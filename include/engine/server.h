@@ -48,7 +48,12 @@ enum server_state {
     SERVER_INVALID,     /* the declaration cannot be dialed */
     SERVER_UNSUPPORTED, /* transport not supported yet */
     SERVER_ENDING,      /* an ending runs; not dialed until it settles */
-    SERVER_STOPPED,     /* closed locally; dials no more */
+    SERVER_STOPPED,     /* closed locally, or ended and stopped: dials no
+                           more until a redial */
+    SERVER_PAUSED,      /* monitoring paused: no pings, no dials; a
+                           session stays open */
+    SERVER_DISABLED,    /* "disabled" in the config: never dialed or
+                           spawned until enabled */
     SERVER__COUNT
 };
 
@@ -82,6 +87,7 @@ struct server_exchange {
     enum delivered    delivered;
     long              http_status;
     double            ms;
+    bool              ending;       /* an ending's exchange (the DELETE) */
 };
 
 #define SERVER_HISTORY 100
@@ -99,6 +105,16 @@ void server_start(struct server *s);
  * the ending procedure, and the fresh dial follows its settlement; a
  * stopped server dials again. Ignored while a dial or an ending runs. */
 void server_redial(struct server *s);
+/* Pause monitoring: no pings and no dials until resumed (a session
+ * stays open, and what the server sends still arrives). From ready or
+ * backoff; ignored otherwise. */
+void server_pause(struct server *s);
+/* Resume a paused server: ping at once if its session is open, else
+ * dial. */
+void server_resume(struct server *s);
+/* Enable a server the config disabled, for this run: its first dial
+ * starts. false when it was not disabled. */
+bool server_enable(struct server *s);
 /* Ping now if a session is open and no ping is in flight. true if sent. */
 bool server_ping_now(struct server *s);
 /* Close locally: abort transfers, stop timers, dial no more. */
@@ -113,6 +129,15 @@ void server_stop(struct server *s);
  * or NULL when there is nothing to end (invalid, unsupported, stopped).
  */
 const struct ending *server_end(struct server *s, bool redial);
+/*
+ * End a session mcptop did not open (`mcptop end --session ID`): the
+ * ending procedure (a DELETE with that Mcp-Session-Id, one deadline) on a
+ * server that is not dialed. session_id is copied; it is never shown whole.
+ * NULL when the transport cannot end a session by id (stdio) or an ending
+ * runs.
+ */
+const struct ending *server_end_session(struct server *s,
+    const char *session_id);
 /*
  * Test hook (MCPTOP_TEST_REPEAT_DELETE in `mcptop end`): send the last
  * ended session's DELETE once more, as a new ending, to show what the

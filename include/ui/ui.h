@@ -40,9 +40,11 @@
     X(SORT_RTT,    "sort by round trip, slowest first (again: reverse)") \
     X(SORT_TOOLS,  "sort by tool count (again: reverse)")           \
     X(MARK,        "mark / unmark the selected server")             \
-    X(END_ONE,     "end the selected server's session (asks y/n)")  \
-    X(END_MARKED,  "end every marked server's session (asks y/n)")  \
-    X(REDIAL,      "redial the selected server now")                \
+    X(END_ONE,     "end the selected session: y reconnects, s stops") \
+    X(END_MARKED,  "end the marked sessions: y reconnects, s stops") \
+    X(REDIAL,      "redial: end its session first, then dial; a stopped "\
+                   "server dials again, a disabled one is enabled")  \
+    X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
     X(THEME,       "cycle the colour theme")                        \
@@ -101,10 +103,13 @@ struct ui_glyphs {
     const char *ending;
 };
 
+struct app_common;
+
 struct ui {
     struct ev_loop      *loop;
     struct fleet        *fleet;
     const struct config *cfg;
+    struct app_common   *common;    /* the sources, for a reload */
     struct model         model;
     /* look */
     struct theme         theme;
@@ -133,6 +138,7 @@ struct ui {
     ev_tstamp            message_until; /* 0: until the next key */
     /* quitting */
     bool                 quitting;
+    bool                 end_stops;     /* x answered s: end and stop */
     size_t               quit_total;    /* endings started by q */
     int64_t              quit_at;       /* epoch ms of the q */
     bool                *quit_busy;     /* per server: ending under way at

@@ -32,13 +32,19 @@ end_usage(FILE *out)
         "                  [--server NAME]... [--json] [--teardown MS] "
         APP_USAGE_END "\n"
         "       mcptop end [-c FILE | URL] --list-servers\n"
+        "       mcptop end --session ID (URL | -c FILE --server NAME)\n"
         "\n"
-        "Dial the chosen servers (all by default), end each session and\n"
+        "Without --session: dial the chosen servers (all by default) to get\n"
+        "sessions of its own, end each session and\n"
         "report each ending's outcome and, apart from it, its settlement.\n"
         "\n"
         "  -s, --server NAME  end this server (repeatable)\n"
         "      --json         one JSON object per line, one per ending\n"
         "      --teardown MS  the teardown deadline (default 3000)\n"
+        "      --session ID   end the session ID of another client on the\n"
+        "                     one server given (a URL or --server NAME): its\n"
+        "                     DELETE, nothing dialed; the id is never shown\n"
+        "                     whole\n"
         "      --list-servers print the configured server names (what\n"
         "                     --server takes), one per line, and exit\n"
         "  -h, --help         this help\n");
@@ -105,11 +111,20 @@ end_print(struct end_run *r, bool json, int *rc)
             /* Nothing could be ended: the declaration was not dialable. */
             char *name = str_sanitized(server_name(s));
 
-            if (json)
-                printf("{\"server\":\"%s\",\"outcome\":null,\"detail\":"
-                    "\"not dialed (%s)\"}\n", name,
+            if (json) {
+                cJSON *o = cJSON_CreateObject();
+                char  *text, why[64];
+
+                snprintf(why, sizeof(why), "not dialed (%s)",
                     server_state_name(server_state(s)));
-            else {
+                cJSON_AddStringToObject(o, "server", name);
+                cJSON_AddNullToObject(o, "outcome");
+                cJSON_AddStringToObject(o, "detail", why);
+                text = cJSON_PrintUnformatted(o);
+                printf("%s\n", text);
+                free(text);
+                cJSON_Delete(o);
+            } else {
                 cli_cell(stdout, name, 20, false);
                 printf(" %-13s (not dialed: %s)\n", "-",
                     server_state_name(server_state(s)));
@@ -162,6 +177,7 @@ cli_end(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "teardown", required_argument, NULL, 't' },
         { "list-servers", no_argument, NULL, 'L' },
+        { "session", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -170,6 +186,7 @@ cli_end(int argc, char **argv)
         .no_redial = true };
     struct end_run       r = { 0 };
     bool                 list = false;
+    const char          *session = NULL;
     struct config       *cfg = NULL;
     struct ev_loop      *loop = EV_DEFAULT;
     const char         **names = NULL;
@@ -204,6 +221,9 @@ cli_end(int argc, char **argv)
             break;
         case 'L':
             list = true;
+            break;
+        case 'S':
+            session = optarg;
             break;
         case 'h':
             end_usage(stdout);
@@ -254,6 +274,12 @@ cli_end(int argc, char **argv)
     free(names);
     if (rc != 0)
         goto out_cfg;
+    if (session != NULL && !(nnames == 1 || (nnames == 0 &&
+        cfg->nservers == 1))) {
+        rc = app_usage_error("end", "--session ID needs one server: a URL "
+            "or --server NAME");
+        goto out_cfg;
+    }
     for (size_t i = 0; i < cfg->nservers; i++) {
         if (nnames == 0)
             r.chosen[i] = true;
@@ -279,6 +305,24 @@ cli_end(int argc, char **argv)
     }
     if (fleet_warning(r.fleet) != NULL)
         fprintf(stderr, "mcptop end: warning: %s\n", fleet_warning(r.fleet));
+    if (session != NULL) {
+        /* A session of another client: its DELETE, nothing dialed. */
+        for (size_t i = 0; i < fleet_size(r.fleet); i++) {
+            if (r.chosen[i] && server_end_session(fleet_server(r.fleet, i),
+                session) == NULL) {
+                rc = app_usage_error("end", "--session: %.60s cannot end a "
+                    "session by id (a stdio or invalid server)",
+                    server_name(fleet_server(r.fleet, i)));
+                fleet_free(r.fleet);
+                goto out_log;
+            }
+        }
+        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
+        rc = 0;
+        end_print(&r, json, &rc);
+        fleet_free(r.fleet);
+        goto out_log;
+    }
     cli_run_init(&r.run, loop, bound_ms + END_GRACE_MS, end_step_cb, &r);
     fleet_subscribe(r.fleet, end_event_cb, &r);
     fleet_start_some(r.fleet, r.chosen);

@@ -2801,3 +2801,73 @@ config_discover_help(void)
         "$XDG_CONFIG_HOME/mcptop/config.json "
         "(XDG_CONFIG_HOME defaults to ~/.config)";
 }
+
+/* --- comparing declarations (a reload keeps what did not change) -------- */
+
+static bool
+config_str_same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL &&
+        strcmp(a, b) == 0);
+}
+
+static bool
+config_kvs_same(const struct config_kv *a, size_t na,
+    const struct config_kv *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if (!config_str_same(a[i].name, b[i].name) ||
+            !config_str_same(a[i].value, b[i].value))
+            return false;
+    }
+    return true;
+}
+
+static bool
+config_strv_same(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if (!config_str_same(a[i], b[i]))
+            return false;
+    }
+    return true;
+}
+
+bool
+config_server_same(const struct config_server *a,
+    const struct config_server *b)
+{
+    const struct config_oauth *oa = a->oauth, *ob = b->oauth;
+
+    if (!config_str_same(a->name, b->name) || a->transport != b->transport ||
+        !config_str_same(a->url, b->url) ||
+        !config_kvs_same(a->headers, a->nheaders, b->headers, b->nheaders) ||
+        !config_str_same(a->ca_file, b->ca_file) ||
+        a->tls_insecure != b->tls_insecure ||
+        !config_str_same(a->command, b->command) ||
+        !config_strv_same(a->args, a->nargs, b->args, b->nargs) ||
+        !config_kvs_same(a->env, a->nenv, b->env, b->nenv) ||
+        !config_str_same(a->cwd, b->cwd) ||
+        a->ping_interval_ms != b->ping_interval_ms ||
+        a->timeout_ms != b->timeout_ms ||
+        a->open_deadline_ms != b->open_deadline_ms ||
+        a->teardown_ms != b->teardown_ms ||
+        a->max_message_bytes != b->max_message_bytes || a->era != b->era ||
+        !config_strv_same(a->tags, a->ntags, b->tags, b->ntags) ||
+        a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid))
+        return false;
+    if ((oa == NULL) != (ob == NULL))
+        return false;
+    return oa == NULL || (config_str_same(oa->client_id, ob->client_id) &&
+        config_str_same(oa->client_secret, ob->client_secret) &&
+        config_str_same(oa->token_endpoint_auth_method,
+        ob->token_endpoint_auth_method) &&
+        config_str_same(oa->private_key_file, ob->private_key_file) &&
+        config_str_same(oa->signing_algorithm, ob->signing_algorithm) &&
+        oa->grant == ob->grant && config_str_same(oa->scope, ob->scope) &&
+        config_str_same(oa->client_metadata_url, ob->client_metadata_url));
+}

@@ -36,6 +36,13 @@ struct fleet {
     bool                 starting;
     unsigned long        busy;      /* unsettled endings, abandoned dials */
     char                *warning;   /* the fleet may not fit, or NULL */
+    /* reloads: configs taken (their declarations outlive them in kept
+     * servers), and servers removed, kept until the fleet goes */
+    struct config      **owned;
+    size_t               nowned;
+    struct server      **retired;
+    size_t               nretired;
+    size_t               next_index;    /* the next server's number */
 };
 
 /* Dials in flight at once on start-up: kinder to the servers, and glibc
@@ -73,6 +80,8 @@ fleet_start_more(struct fleet *f)
             continue;
         f->dialing++;
         server_start(f->servers[i]);
+        if (server_state(f->servers[i]) == SERVER_DISABLED)
+            f->dialing--;       /* nothing to wait for */
     }
     f->starting = false;
 }
@@ -161,6 +170,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));
     for (size_t i = 0; i < f->nservers; i++)
         f->servers[i] = server_new(&f->env, &cfg->servers[i], i);
+    f->next_index = f->nservers;
     return f;
 }
 
@@ -171,6 +181,12 @@ fleet_free(struct fleet *f)
         return;
     for (size_t i = 0; i < f->nservers; i++)
         server_free(f->servers[i]);
+    for (size_t i = 0; i < f->nretired; i++)
+        server_free(f->retired[i]);
+    free(f->retired);
+    for (size_t i = 0; i < f->nowned; i++)
+        config_free(f->owned[i]);
+    free(f->owned);
     /* Nothing of a child's process group outlives the fleet. */
     child_groups_kill_all();
     free(f->servers);
@@ -215,6 +231,93 @@ fleet_stop(struct fleet *f)
 {
     for (size_t i = 0; i < f->nservers; i++)
         server_stop(f->servers[i]);
+    for (size_t i = 0; i < f->nretired; i++)
+        server_stop(f->retired[i]);
+}
+
+/* One name of the old fleet, for finding it again. */
+struct fleet_name {
+    const char *name;
+    size_t      i;
+};
+
+static int
+fleet_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct fleet_name *)a)->name,
+        ((const struct fleet_name *)b)->name);
+}
+
+int
+fleet_reload(struct fleet *f, struct config *cfg, char **cause)
+{
+    size_t             n = f->nservers;
+    struct fleet_name *names = xcalloc(n ? n : 1, sizeof(*names));
+    bool              *kept = xcalloc(n ? n : 1, sizeof(*kept));
+    struct server    **next = xcalloc(cfg->nservers ? cfg->nservers : 1,
+        sizeof(*next));
+    bool              *fresh = xcalloc(cfg->nservers ? cfg->nservers : 1,
+        sizeof(*fresh));
+    size_t             added = 0, removed = 0, same = 0;
+
+    (void)cause;
+    /* Old names sorted once: each new one is found in O(log n). */
+    for (size_t i = 0; i < n; i++) {
+        names[i].name = server_name(f->servers[i]);
+        names[i].i = i;
+    }
+    qsort(names, n, sizeof(*names), fleet_name_cmp);
+    for (size_t j = 0; j < cfg->nservers; j++) {
+        const struct config_server *d = &cfg->servers[j];
+        struct fleet_name           key = { .name = d->name };
+        struct fleet_name          *hit = n > 0 ? bsearch(&key, names, n,
+            sizeof(*names), fleet_name_cmp) : NULL;
+
+        if (hit != NULL && !kept[hit->i] &&
+            config_server_same(server_decl(f->servers[hit->i]), d)) {
+            /* Unchanged: it goes on, with the declaration it has (equal,
+             * and kept alive with its config). */
+            next[j] = f->servers[hit->i];
+            kept[hit->i] = true;
+            same++;
+            continue;
+        }
+        next[j] = server_new(&f->env, d, f->next_index++);
+        fresh[j] = true;
+        added++;
+    }
+    /* Removed or changed: its session is ended, and it is kept (closed)
+     * until the fleet goes, since its events may still arrive. */
+    for (size_t i = 0; i < n; i++) {
+        if (kept[i])
+            continue;
+        if (server_end(f->servers[i], false) == NULL)
+            server_stop(f->servers[i]);
+        f->retired = xrealloc(f->retired, (f->nretired + 1) *
+            sizeof(*f->retired));
+        f->retired[f->nretired++] = f->servers[i];
+        removed++;
+    }
+    free(f->servers);
+    f->servers = next;
+    f->nservers = cfg->nservers;
+    f->owned = xrealloc(f->owned, (f->nowned + 1) * sizeof(*f->owned));
+    f->owned[f->nowned++] = cfg;
+    f->cfg = cfg;
+    free(f->warning);
+    f->warning = fleet_fd_warning(cfg);
+    /* The new ones dial like a start: at most FLEET_MAX_DIALS at once. */
+    free(f->to_start);
+    f->to_start = fresh;
+    f->next_start = 0;
+    fleet_start_more(f);
+    free(names);
+    free(kept);
+    if (f->env.log != NULL)
+        fprintf(f->env.log, "fleet reloaded: %zu kept, %zu added, %zu "
+            "removed or changed (their sessions ended)\n", same, added,
+            removed);
+    return 0;
 }
 
 size_t

@@ -50,6 +50,7 @@ record_exchange(struct record *r, const char *op, const struct failure *f,
     h->delivered = f != NULL ? f->delivered : DELIVERED_YES;
     h->http_status = f != NULL ? f->http_status : 0;
     h->ms = ms;
+    h->ending = strcmp(op, "delete") == 0;
 
     if (f != NULL) {
         r->last_failure = *f;

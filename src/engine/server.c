@@ -53,6 +53,7 @@ struct server {
     struct ending_run          *ending;     /* the session's, if any */
     bool                        ending_redial;
     bool                        in_end;     /* server_end runs */
+    enum server_state           paused_from;
     bool                        orphan_ended; /* since the last dial began:
                                                a session it was issued went
                                                to a half-open ending */
@@ -80,6 +81,8 @@ static const char *const server_state_names[SERVER__COUNT] = {
     [SERVER_UNSUPPORTED] = "unsupported",
     [SERVER_ENDING] = "ending",
     [SERVER_STOPPED] = "stopped",
+    [SERVER_PAUSED] = "paused",
+    [SERVER_DISABLED] = "disabled",
 };
 
 const char *
@@ -304,6 +307,11 @@ void
 server_connection_lost(struct server *s)
 {
     s->failed_dials = 1;
+    if (s->state == SERVER_PAUSED) {
+        /* Resuming dials again. */
+        s->paused_from = SERVER_BACKOFF;
+        return;
+    }
     server_schedule_dial(s);
     server_set_state(s, SERVER_BACKOFF);
 }
@@ -419,7 +427,8 @@ server_end(struct server *s, bool redial)
     if (s->ending != NULL && !ending_run_settled(s->ending))
         return ending_run_view(s->ending);
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
-        s->state == SERVER_STOPPED || s->state == SERVER_IDLE)
+        s->state == SERVER_STOPPED || s->state == SERVER_IDLE ||
+        s->state == SERVER_DISABLED)
         return NULL;
     run = endings_start(server_endings(s), client_transport(s->client),
         s->decl->teardown_ms, false);
@@ -495,7 +504,8 @@ static void
 server_dial(struct server *s)
 {
     if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
-        s->state == SERVER_ENDING)
+        s->state == SERVER_ENDING || s->state == SERVER_PAUSED ||
+        s->state == SERVER_DISABLED)
         return;
     if (server_wait_left(s) > 0) {
         /* The server asked for a wait: the dial goes when it passes. */
@@ -580,6 +590,11 @@ server_new(const struct server_env *env, const struct config_server *decl,
 void
 server_start(struct server *s)
 {
+    if (s->decl->disabled && s->decl->invalid == NULL) {
+        /* Not an observation, not a failure: nothing happens to it. */
+        server_set_state(s, SERVER_DISABLED);
+        return;
+    }
     if (s->decl->invalid != NULL) {
         struct failure_evidence ev = { .config_invalid = true };
         struct failure          f;
@@ -592,11 +607,75 @@ server_start(struct server *s)
     server_dial(s);
 }
 
+bool
+server_enable(struct server *s)
+{
+    if (s->state != SERVER_DISABLED)
+        return false;
+    server_set_state(s, SERVER_IDLE);
+    server_log(s, "enabled for this run");
+    server_dial(s);
+    return true;
+}
+
+void
+server_pause(struct server *s)
+{
+    if (s->state != SERVER_READY && s->state != SERVER_BACKOFF)
+        return;
+    s->paused_from = s->state;
+    ev_timer_stop(s->env->loop, &s->tick);
+    s->dial_due = false;
+    server_log(s, "monitoring paused");
+    server_set_state(s, SERVER_PAUSED);
+}
+
+void
+server_resume(struct server *s)
+{
+    if (s->state != SERVER_PAUSED)
+        return;
+    server_log(s, "monitoring resumed");
+    if (s->paused_from == SERVER_READY && client_has_session(s->client)) {
+        server_set_state(s, SERVER_READY);
+        server_ping_soon(s);
+        return;
+    }
+    server_set_state(s, SERVER_BACKOFF);
+    server_dial(s);
+}
+
+const struct ending *
+server_end_session(struct server *s, const char *session_id)
+{
+    struct transport  *t = client_transport(s->client);
+    struct ending_run *run;
+
+    if (session_id == NULL || session_id[0] == '\0' ||
+        t->ops->stream_open == NULL || server_ending_busy(s) ||
+        s->state == SERVER_INVALID)
+        return NULL;
+    run = endings_start(server_endings(s), t, s->decl->teardown_ms, false);
+    {
+        char prefix[12], note[96];
+
+        /* The id is a credential: only its first characters are shown. */
+        str_sanitize(prefix, sizeof(prefix), session_id,
+            strlen(session_id) < 8 ? strlen(session_id) : 8);
+        snprintf(note, sizeof(note), "a session mcptop did not open (id "
+            "%s...)", prefix);
+        ending_run_note(run, note);
+    }
+    ending_run_go(run, xstrdup(session_id), NULL);
+    return ending_run_view(run);
+}
+
 void
 server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
-        s->state == SERVER_DIALING || s->state == SERVER_ENDING)
+        s->state == SERVER_DIALING || s->state == SERVER_ENDING ||
+        s->state == SERVER_DISABLED)
         return;
     if (client_has_session(s->client)) {
         /* The old session gets the ending procedure first (shown in the
@@ -744,7 +823,7 @@ bool
 server_dial_settled(const struct server *s)
 {
     return client_dialed_once(s->client) || s->state == SERVER_INVALID ||
-        s->state == SERVER_UNSUPPORTED;
+        s->state == SERVER_UNSUPPORTED || s->state == SERVER_DISABLED;
 }
 
 bool

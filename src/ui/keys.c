@@ -44,6 +44,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'X',       "X",      UI_ACT_END_MARKED },
     { 'r',       "r",      UI_ACT_REDIAL },
     { 'p',       "p",      UI_ACT_PING },
+    { 'P',       "P",      UI_ACT_PAUSE },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 't',       "t",      UI_ACT_THEME },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },

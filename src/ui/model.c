@@ -118,21 +118,10 @@ model_current_failure(const struct server *s)
 unsigned long
 model_fail_streak(const struct server *s, bool *more)
 {
-    size_t        len = server_history_len(s);
-    unsigned long n = 0;
-
+    /* The engine counts them all, not only the history's last 100. */
     if (more != NULL)
         *more = false;
-    for (size_t k = len; k > 0; k--) {
-        const struct server_exchange *x = server_history(s, k - 1);
-
-        if (x == NULL || x->completed)
-            return n;
-        n++;
-    }
-    if (more != NULL)
-        *more = len >= SERVER_HISTORY;
-    return n;
+    return server_fail_streak(s);
 }
 
 double

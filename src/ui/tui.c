@@ -422,7 +422,7 @@ tui_end(struct ui *ui, const size_t *idx, size_t n)
             nothing++;
             continue;
         }
-        e = server_end(s, true);
+        e = server_end(s, !ui->end_stops);
         if (e != NULL)
             started++;
         else
@@ -430,8 +430,9 @@ tui_end(struct ui *ui, const size_t *idx, size_t n)
     }
     ui->model.dirty = true;
     if (n == 1 && started == 1) {
-        ui_message(ui, ROLE_NORMAL, "ending the session of %s (e: endings)",
-            name);
+        ui_message(ui, ROLE_NORMAL, "ending the session of %s, then %s (e: "
+            "endings)", name, ui->end_stops ? "stopping it until r" :
+            "dialing it again");
     } else if (n == 1 && unavailable == 1) {
         ui_message(ui, ROLE_WARNING, "%s: ending not available yet", name);
     } else if (n == 1) {
@@ -560,8 +561,16 @@ tui_why_not(struct ui *ui, const struct server *s, bool redial)
             "no session to end");
         return true;
     case SERVER_STOPPED:
-        ui_message(ui, ROLE_WARNING, "%s: stopped: %s", name, redial ?
-            "it dials no more" : "no session to end");
+        if (redial)
+            return false;       /* r dials a stopped server again */
+        ui_message(ui, ROLE_WARNING, "%s: stopped: no session to end (r "
+            "dials it again)", name);
+        return true;
+    case SERVER_DISABLED:
+        if (redial)
+            return false;       /* r enables it for this run */
+        ui_message(ui, ROLE_WARNING, "%s: disabled in the config: never "
+            "dialed (r enables it for this run)", name);
         return true;
     case SERVER_DIALING:
         if (!redial)
@@ -630,9 +639,41 @@ tui_command(struct ui *ui, enum ui_action a)
         if (tui_why_not(ui, fleet_server(ui->fleet, m->sel), true))
             break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
+        if (server_enable(fleet_server(ui->fleet, m->sel))) {
+            ui_message(ui, ROLE_NORMAL, "%s enabled for this run: dialing",
+                name);
+            break;
+        }
+        if (server_has_session(fleet_server(ui->fleet, m->sel))) {
+            server_redial(fleet_server(ui->fleet, m->sel));
+            ui_message(ui, ROLE_NORMAL, "ending the session of %s first, "
+                "then dialing (e: endings)", name);
+            break;
+        }
         server_redial(fleet_server(ui->fleet, m->sel));
         ui_message(ui, ROLE_NORMAL, "redialing %s", name);
         break;
+    case UI_ACT_PAUSE: {
+        struct server *s = fleet_server(ui->fleet, m->sel);
+
+        if (m->nvis == 0)
+            break;
+        fmt_name(name, sizeof(name), s);
+        if (server_state(s) == SERVER_PAUSED) {
+            server_resume(s);
+            ui_message(ui, ROLE_NORMAL, "%s: monitoring resumed", name);
+        } else if (server_state(s) == SERVER_READY ||
+            server_state(s) == SERVER_BACKOFF) {
+            server_pause(s);
+            ui_message(ui, ROLE_NORMAL, "%s: monitoring paused (no pings, "
+                "no dials; P resumes)", name);
+        } else {
+            ui_message(ui, ROLE_WARNING, "%s: %s: nothing to pause", name,
+                server_state_name(server_state(s)));
+        }
+        ui->model.dirty = true;
+        break;
+    }
     case UI_ACT_SORT:
     case UI_ACT_SORT_PREV:
         m->sort = (enum model_sort)((m->sort + (a == UI_ACT_SORT ? 1 :
@@ -757,10 +798,12 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         enum ui_prompt p = ui->prompt;
 
         ui->prompt = UI_PROMPT_NONE;
-        if (ch != 'y' && ch != 'Y') {
+        if (ch != 'y' && ch != 'Y' && ch != 's' && ch != 'S') {
             ui_message(ui, ROLE_DIM, "not ended");
             return;
         }
+        /* y: end and reconnect; s: end and stop (until r). */
+        ui->end_stops = ch == 's' || ch == 'S';
         if (p == UI_PROMPT_END_ONE)
             tui_end(ui, &ui->confirm_server, 1);
         else
@@ -838,9 +881,10 @@ tui_input_cb(struct ev_loop *loop, ev_io *w, int revents)
         ev_io_stop(loop, w);
         break;
     case SCREEN_PUMP_GONE:
-        /* The terminal hung up: nothing can be shown or asked. */
+        /* The terminal hung up: nothing can be shown or asked; every
+         * session is still ended, bounded, as for q. */
         ev_io_stop(loop, w);
-        ev_break(loop, EVBREAK_ONE);
+        tui_quit(ui);
         return;
     }
     /* The keys are in curses' pipe: read them now, not a turn later. */
@@ -884,17 +928,71 @@ tui_winch_cb(struct ev_loop *loop, ev_signal *w, int revents)
     ui_dirty(ui);
 }
 
+/*
+ * SIGHUP: read the config again. Unchanged servers go on; removed and
+ * changed ones have their sessions ended; new ones dial. What loading
+ * prints goes to the status line (curses owns the terminal).
+ */
+static void
+tui_reload(struct ui *ui)
+{
+    struct config *cfg = NULL;
+    char           said[200] = "", *cause = NULL;
+    FILE          *tmp = tmpfile();
+    int            saved = dup(STDERR_FILENO);
+    int            rc;
+
+    fflush(stderr);
+    if (tmp != NULL && saved >= 0)
+        dup2(fileno(tmp), STDERR_FILENO);
+    ui->common->interactive = false;
+    rc = app_load_config(ui->common, &cfg);
+    fflush(stderr);
+    if (tmp != NULL && saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        rewind(tmp);
+        if (fgets(said, sizeof(said), tmp) != NULL)
+            said[strcspn(said, "\n")] = '\0';
+    }
+    if (saved >= 0)
+        close(saved);
+    if (tmp != NULL)
+        fclose(tmp);
+    if (rc != 0) {
+        ui_message(ui, ROLE_WARNING, "reload failed, the fleet is as it "
+            "was: %s", said);
+        return;
+    }
+    /* Rows are rebuilt: a removed server's events find no row. */
+    for (size_t i = 0; i < fleet_size(ui->fleet); i++)
+        server_set_data(fleet_server(ui->fleet, i), NULL);
+    model_done(&ui->model);
+    if (fleet_reload(ui->fleet, cfg, &cause) != 0) {
+        ui_message(ui, ROLE_WARNING, "reload failed: %s", cause);
+        free(cause);
+    } else {
+        ui->cfg = fleet_config(ui->fleet);
+        ui_message(ui, ROLE_NORMAL, "config reloaded (SIGHUP): %zu servers; "
+            "removed and changed ones had their sessions ended%s%s",
+            fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
+    }
+    model_init(&ui->model, ui->fleet);
+    ui_dirty(ui);
+}
+
 /* ev_signal SIGINT/SIGTERM: like q (end the sessions, bounded; a second
- * signal leaves at once). SIGHUP: the terminal is gone, leave now. The
- * terminal is restored after the loop either way. */
+ * signal leaves at once). SIGHUP reloads the config (a terminal that hangs
+ * up is seen on stdin, and ends the sessions like q). The terminal is
+ * restored after the loop either way. */
 static void
 tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
     struct ui *ui = w->data;
 
+    (void)loop;
     (void)revents;
     if (w->signum == SIGHUP) {
-        ev_break(loop, EVBREAK_ONE);
+        tui_reload(ui);
         return;
     }
     tui_quit(ui);
@@ -1114,6 +1212,7 @@ tui_main(int argc, char **argv)
     ui = xcalloc(1, sizeof(*ui));
     ui->loop = EV_DEFAULT;
     ui->cfg = cfg;
+    ui->common = &common;
     codeset = nl_langinfo(CODESET);
     ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
     ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;

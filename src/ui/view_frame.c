@@ -202,10 +202,12 @@ view_status_draw(struct ui *ui, int y)
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));
-        ui_line_addf(&l, ROLE_WARNING, "End the session of %s? (y/n)", name);
+        ui_line_addf(&l, ROLE_WARNING, "End the session of %s? y: end and "
+            "reconnect  s: end and stop  n: no", name);
     } else if (ui->prompt == UI_PROMPT_END_MARKED) {
         ui_line_addf(&l, ROLE_WARNING, "End the sessions of %zu marked "
-            "servers? (y/n)", ui->model.nmarked);
+            "servers? y: end and reconnect  s: end and stop  n: no",
+            ui->model.nmarked);
     } else if (ui->message[0] != '\0') {
         ui_line_add(&l, ui->message_role, ui->message);
     } else {

@@ -16,6 +16,7 @@
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
+#include "util/clock.h"
 
 enum table_col {
     COL_MARK,
@@ -173,7 +174,10 @@ table_strip(const struct ui *ui, struct ui_line *l,
 
         if (x == NULL)
             break;
-        if (x->completed)
+        if (x->ending)
+            /* An ending's exchange, apart from monitoring: e for it. */
+            ui_line_add(l, x->completed ? ROLE_DIM : ROLE_WARNING, "e");
+        else if (x->completed)
             ui_line_add(l, ROLE_REACHABLE, ui->g.strip[LIVENESS_REACHABLE]);
         else if (!liveness_state_of_kind(x->kind, &st))
             ui_line_add(l, ROLE_ABSENT, ui->g.strip_absent);
@@ -198,6 +202,21 @@ table_session(const struct ui *ui, struct ui_line *l,
 
     if (server_state(s) == SERVER_ENDING || server_ending_busy(s)) {
         table_cell(ui, l, lay, COL_SESSION, ROLE_WARNING, ui->g.ending);
+        return;
+    }
+    if (server_state(s) == SERVER_PAUSED || server_state(s) == SERVER_STOPPED
+        || server_state(s) == SERVER_DISABLED) {
+        table_cell(ui, l, lay, COL_SESSION, ROLE_DIM,
+            server_state_name(server_state(s)));
+        return;
+    }
+    if (server_state(s) == SERVER_BACKOFF && server_next_attempt_ms(s) >= 0) {
+        /* When the next dial goes: a backoff, or a wait it asked for. */
+        long left = (long)((server_next_attempt_ms(s) - clock_wall_ms() +
+            999) / 1000);
+
+        snprintf(buf, sizeof(buf), "retry %lds", left > 0 ? left : 0);
+        table_cell(ui, l, lay, COL_SESSION, ROLE_DIM, buf);
         return;
     }
     server_session(s, &si);
@@ -251,18 +270,25 @@ table_failure_text(const struct ui *ui, const struct server *s, char *kind,
     size_t nkind, char *http, size_t nhttp, bool *current)
 {
     const struct failure *cur = model_current_failure(s);
+    const char           *op = NULL;
     const struct failure *f = cur != NULL ? cur :
-        server_last_failure(s, NULL);
+        server_last_failure(s, &op);
     char                  streak[32];
+    /* An ending's failure is marked as such: it is not the server's. */
+    const char           *mark;
 
+    if (cur != NULL)
+        server_last_failure(s, &op);
+    mark = op != NULL && strcmp(op, "delete") == 0 ? "ending: " : "";
     *current = cur != NULL;
     if (f == NULL)
         return NULL;
     if (cur != NULL && model_fail_streak(s, NULL) > 1) {
         fmt_failing(ui, streak, sizeof(streak), s);
-        snprintf(kind, nkind, "%s %s", failure_kind_name(f->kind), streak);
+        snprintf(kind, nkind, "%s%s %s", mark, failure_kind_name(f->kind),
+            streak);
     } else {
-        snprintf(kind, nkind, "%s", failure_kind_name(f->kind));
+        snprintf(kind, nkind, "%s%s", mark, failure_kind_name(f->kind));
     }
     fmt_http(http, nhttp, f->http_status, f->reason);
     return f;
