@@ -21,6 +21,7 @@ APT_PACKAGES=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libev-dev libncurses-dev libcmocka-dev
   nodejs npm python3 tmux nginx-light openssl procps
+  clang libclang-rt-14-dev
 )
 NODE_MIN_MAJOR=20  # tests/package-lock.json: @hono/node-server (via the SDK) needs >= 20
 
