@@ -1,8 +1,8 @@
 /*
  * The config parser (src/engine/config.c) over arbitrary text: the JSONC
  * blanking, the server map, every key, ${VAR} expansion and the URL check.
- * The environment is fixed at start (cleared, then a few variables, one of
- * them a secret), so expansion is deterministic.
+ * The environment is fixed at start (cleared, then a few variables: a
+ * secret, an empty one, one holding CRLF), so expansion is deterministic.
  *
  * Checked:
  *  - config_parse gives a config or a cause, never both or neither;
@@ -36,6 +36,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("TOKEN", FUZZ_SECRET, 1);
     setenv("API_KEY", "Bearer " FUZZ_SECRET, 1);
     setenv("EMPTY", "", 1);
+    setenv("CRLF", "x\r\nInjected: 1", 1);
     setenv("HOME", "/nonexistent", 1);
     return 0;
 }

@@ -14,6 +14,8 @@
  *    and the events before it are the same ones;
  *  - once failed, the parser refuses more input and keeps its reason.
  * max_bytes is drawn from the same generator, from 1 byte to 1 MiB.
+ * Without a limit (1 GiB), the events, last id, retry and recognised-line
+ * count must be those of a model of the WHATWG rules written here.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -137,6 +139,118 @@ fuzz_sse_run(const uint8_t *data, size_t size, size_t max_bytes,
     sse_free(p);
 }
 
+/* Fold one event into a digest the way fuzz_sse_cb does. */
+static uint64_t
+fuzz_sse_fold(uint64_t h, const char *type, size_t tlen, const char *data,
+    size_t dlen, const char *id, size_t ilen)
+{
+    h = fuzz_hash_field(h, type, tlen);
+    h = fuzz_hash_field(h, data, dlen);
+    return fuzz_hash_field(h, id, ilen);
+}
+
+/*
+ * The WHATWG interpretation of a whole stream, written apart from sse.c
+ * and without limits: one leading BOM dropped; lines end at CRLF, LF or
+ * CR; an unterminated last line and an undispatched event are dropped; a
+ * blank line sets the last event id from its buffer, then dispatches when
+ * the data buffer is not empty (less its final LF; type "message" when
+ * none); ':' starts a comment; the value starts after the first ':' and
+ * one space; data appends value and LF, event sets the type, id sets the
+ * id buffer unless the value holds NUL, retry takes only ASCII digits.
+ * And mcptop's rule: an event whose type holds NUL is not handed up.
+ */
+static void
+fuzz_sse_model(const uint8_t *d, size_t n, struct outcome *o)
+{
+    char   *data = malloc(n + 1);
+    char   *type = malloc(n + 1);
+    char   *idb = malloc(n + 1);
+    char   *lid = malloc(n + 1);
+    size_t  dlen = 0, tlen = 0, ilen = 0, llen = 0;
+    size_t  i = 0;
+
+    memset(o, 0, sizeof *o);
+    o->digest = FUZZ_HASH_INIT;
+    o->retry_ms = -1;
+    if (n >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0)
+        i = 3;
+    while (i < n) {
+        const char *line = (const char *)d + i;
+        const char *value;
+        size_t      j = i;
+        size_t      len, flen, vlen;
+
+        while (j < n && d[j] != '\r' && d[j] != '\n')
+            j++;
+        if (j == n)
+            break;                      /* no line end: dropped */
+        len = j - i;
+        i = j + 1;
+        if (d[j] == '\r' && i < n && d[i] == '\n')
+            i++;
+        if (len == 0) {
+            memcpy(lid, idb, ilen);
+            llen = ilen;
+            if (dlen > 0 && memchr(type, '\0', tlen) == NULL) {
+                o->events++;
+                o->digest = tlen > 0
+                    ? fuzz_sse_fold(o->digest, type, tlen, data, dlen - 1,
+                        lid, llen)
+                    : fuzz_sse_fold(o->digest, "message", 7, data, dlen - 1,
+                        lid, llen);
+            }
+            dlen = 0;
+            tlen = 0;
+            continue;
+        }
+        if (line[0] == ':') {
+            o->recognised++;
+            continue;
+        }
+        value = memchr(line, ':', len);
+        flen = value != NULL ? (size_t)(value - line) : len;
+        value = value != NULL ? value + 1 : line + len;
+        vlen = len - (size_t)(value - line);
+        if (vlen > 0 && value[0] == ' ') {
+            value++;
+            vlen--;
+        }
+        if (flen == 4 && memcmp(line, "data", 4) == 0) {
+            memcpy(data + dlen, value, vlen);
+            dlen += vlen;
+            data[dlen++] = '\n';
+        } else if (flen == 5 && memcmp(line, "event", 5) == 0) {
+            memcpy(type, value, vlen);
+            tlen = vlen;
+        } else if (flen == 2 && memcmp(line, "id", 2) == 0) {
+            if (memchr(value, '\0', vlen) == NULL) {
+                memcpy(idb, value, vlen);
+                ilen = vlen;
+            }
+        } else if (flen == 5 && memcmp(line, "retry", 5) == 0) {
+            int64_t ms = 0;
+            size_t  k;
+
+            for (k = 0; k < vlen && value[k] >= '0' && value[k] <= '9'; k++) {
+                if (__builtin_mul_overflow(ms, 10, &ms)
+                    || __builtin_add_overflow(ms, value[k] - '0', &ms))
+                    ms = INT64_MAX;
+            }
+            if (vlen > 0 && k == vlen)
+                o->retry_ms = ms;
+        } else {
+            continue;
+        }
+        o->recognised++;
+    }
+    o->last_id = fuzz_hash_field(FUZZ_HASH_INIT, lid, llen);
+    free(data);
+    free(type);
+    free(idb);
+    free(lid);
+}
+
 /* The limits tried: tiny ones reach the bounds, the last is realistic. */
 static const size_t fuzz_sse_limits[] = {
     1, 2, 7, 16, 64, 256, 4096, 1u << 20
@@ -149,7 +263,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t         max_bytes = fuzz_sse_limits[fuzz_next(&gen)
         % (sizeof fuzz_sse_limits / sizeof fuzz_sse_limits[0])];
     uint64_t       stop_after = fuzz_range(&gen, 1, 8);
-    struct outcome whole, chunks, bytes, stopped;
+    struct outcome whole, chunks, bytes, stopped, unlimited, model;
 
     fuzz_sse_run(data, size, max_bytes, 0, 0, 0, stop_after, &whole);
     fuzz_sse_run(data, size, max_bytes, fuzz_range(&gen, 2, 64),
@@ -173,6 +287,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         && strcmp(whole.error, bytes.error) == 0,
         "failure depends on the chunks: \"%s\" / \"%s\" / \"%s\"",
         whole.error, chunks.error, bytes.error);
+
+    /* Without a limit in the way, the parser is the model. */
+    fuzz_sse_run(data, size, (size_t)1 << 30, fuzz_range(&gen, 2, 64),
+        fuzz_next(&gen), 0, 0, &unlimited);
+    fuzz_sse_model(data, size, &model);
+    FUZZ_CHECK(!unlimited.failed, "failed without a limit: %s",
+        unlimited.error);
+    FUZZ_CHECK(unlimited.events == model.events
+        && unlimited.digest == model.digest,
+        "events differ from the WHATWG model (%llu, model %llu)",
+        (unsigned long long)unlimited.events,
+        (unsigned long long)model.events);
+    FUZZ_CHECK(unlimited.last_id == model.last_id,
+        "last id differs from the model");
+    FUZZ_CHECK(unlimited.retry_ms == model.retry_ms,
+        "retry %lld, model %lld", (long long)unlimited.retry_ms,
+        (long long)model.retry_ms);
+    FUZZ_CHECK(unlimited.recognised == model.recognised,
+        "%llu lines recognised, model %llu",
+        (unsigned long long)unlimited.recognised,
+        (unsigned long long)model.recognised);
 
     if (whole.events >= stop_after) {
         fuzz_sse_run(data, size, max_bytes, fuzz_range(&gen, 2, 64),
