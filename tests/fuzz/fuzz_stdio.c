@@ -6,7 +6,9 @@
  * pipe this target writes the input into, in chunks drawn from the input's
  * hash (at most 16 per input; each chunk is let through the loop before the
  * next is written, so the reader sees the chunk boundaries). Three such
- * children run for the whole session, with max_bytes 4, 64 and 1024.
+ * children run for the whole session, with max_bytes 4, 64 and 1024, and
+ * a fourth, `sh -c 'cat /dev/fd/N >&2'`, for the stderr reader (the shell
+ * keeps stdout open while cat writes to stderr).
  *
  * After the input comes "\n" (the last partial line ends there) and a
  * sentinel line; the loop runs until the sentinel arrives (bounded by a
@@ -15,7 +17,8 @@
  * max_bytes (counting a CR before the LF) is one on_too_long with its
  * length; otherwise one trailing CR is dropped and a non-empty line is one
  * on_line with exactly those bytes (it holds no LF, is at most max_bytes).
- * Each line also goes through jsonrpc_parse, as server.c does.
+ * Each line also goes through jsonrpc_parse, as server.c does. On the
+ * stderr side each non-empty line is one on_stderr with its first 1 KiB.
  */
 #define _GNU_SOURCE     /* pipe2 */
 #include <errno.h>
@@ -43,24 +46,30 @@ struct kid {
     struct child  *child;
     int            in_w;            /* write end of the pipe cat reads */
     size_t         max_bytes;
+    bool           on_stderr;       /* cat writes to stderr, not stdout */
     struct expect *want;            /* this input's expected reports */
     size_t         nwant;
     size_t         got;
     bool           dead;
 };
 
+#define FUZZ_STDIO_KIDS      4
+#define FUZZ_STDIO_ERR_LINE  1024   /* child.c CHILD_STDERR_LINE */
+
 static struct ev_loop *fuzz_loop;
-static struct kid      fuzz_kids[3];
-static const size_t    fuzz_limits[3] = { 4, 64, 1024 };
+static struct kid      fuzz_kids[FUZZ_STDIO_KIDS];
+/* max_bytes of each; the last one's cat writes to stderr. */
+static const size_t    fuzz_limits[FUZZ_STDIO_KIDS] = { 4, 64, 1024, 64 };
 
 /* child_callbacks.on_line: compare with the next expected report. */
 static void
 fuzz_stdio_line(void *arg, const char *line, size_t len)
 {
-    struct kid         *k = arg;
+    struct kid          *k = arg;
     const struct expect *e;
     struct jsonrpc_msg  *m;
 
+    FUZZ_CHECK(!k->on_stderr, "a stdout line from the stderr cat");
     FUZZ_CHECK(k->got < k->nwant, "an extra line of %zu bytes", len);
     e = &k->want[k->got++];
     FUZZ_CHECK(!e->too_long, "a line of %zu bytes where a too-long of %zu "
@@ -81,6 +90,7 @@ fuzz_stdio_too_long(void *arg, size_t len)
     struct kid          *k = arg;
     const struct expect *e;
 
+    FUZZ_CHECK(!k->on_stderr, "a stdout too-long from the stderr cat");
     FUZZ_CHECK(k->got < k->nwant, "an extra too-long of %zu bytes", len);
     e = &k->want[k->got++];
     FUZZ_CHECK(e->too_long, "a too-long of %zu bytes where a line of %zu "
@@ -94,8 +104,17 @@ fuzz_stdio_too_long(void *arg, size_t len)
 static void
 fuzz_stdio_stderr(void *arg, const char *line, size_t len)
 {
-    (void)arg;
-    FUZZ_CHECK(false, "cat wrote to stderr: %.*s", (int)len, line);
+    struct kid          *k = arg;
+    const struct expect *e;
+
+    FUZZ_CHECK(k->on_stderr, "cat wrote to stderr: %.*s", (int)len, line);
+    FUZZ_CHECK(k->got < k->nwant, "an extra stderr line of %zu bytes", len);
+    e = &k->want[k->got++];
+    FUZZ_CHECK(len > 0 && len <= FUZZ_STDIO_ERR_LINE,
+        "a stderr line of %zu bytes", len);
+    FUZZ_CHECK(len == e->len && memcmp(line, e->p, len) == 0,
+        "stderr line %zu differs: %zu bytes, %zu expected", k->got, len,
+        e->len);
 }
 
 /* child_callbacks.on_closed and on_exit: cat must stay up. */
@@ -126,7 +145,7 @@ fuzz_stdio_cleanup(void)
 {
     size_t i;
 
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < FUZZ_STDIO_KIDS; i++) {
         close(fuzz_kids[i].in_w);
         child_free(fuzz_kids[i].child);
         fuzz_kids[i].child = NULL;
@@ -139,7 +158,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     struct config_server decl;
     char                 path[32];
-    char                *args[1];
+    char                 script[64];
+    char                *args[2];
     char                *cause = NULL;
     int                  p[2];
     int                  err;
@@ -148,7 +168,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fuzz_loop = ev_default_loop(0);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < FUZZ_STDIO_KIDS; i++) {
         struct kid *k = &fuzz_kids[i];
 
         if (pipe2(p, O_CLOEXEC) != 0 || fcntl(p[0], F_SETFD, 0) != 0) {
@@ -156,13 +176,22 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
             exit(1);
         }
         snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
-        args[0] = path;
         memset(&decl, 0, sizeof decl);
         decl.name = "cat";
         decl.transport = CONFIG_STDIO;
-        decl.command = "cat";
         decl.args = args;
-        decl.nargs = 1;
+        k->on_stderr = i == FUZZ_STDIO_KIDS - 1;
+        if (k->on_stderr) {
+            snprintf(script, sizeof script, "cat %s >&2", path);
+            args[0] = "-c";
+            args[1] = script;
+            decl.command = "sh";
+            decl.nargs = 2;
+        } else {
+            args[0] = path;
+            decl.command = "cat";
+            decl.nargs = 1;
+        }
         k->max_bytes = fuzz_limits[i];
         k->child = child_spawn(fuzz_loop, &decl, k->max_bytes,
             &fuzz_stdio_cb, k, &err, &cause);
@@ -204,6 +233,26 @@ fuzz_stdio_model(const char *text, size_t len, size_t max,
     return n;
 }
 
+/* The stderr lines child.h promises: each non-empty LF-ended line, cut
+ * at 1 KiB, CR and all. */
+static size_t
+fuzz_stdio_err_model(const char *text, size_t len, struct expect *want)
+{
+    size_t n = 0;
+    size_t i = 0;
+
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t      l = (size_t)(nl - (text + i));
+
+        if (l > 0)
+            want[n++] = (struct expect){ false, text + i,
+                l < FUZZ_STDIO_ERR_LINE ? l : FUZZ_STDIO_ERR_LINE };
+        i += l + 1;
+    }
+    return n;
+}
+
 /* ev_timer: the sentinel did not come back in time. */
 static void
 fuzz_stdio_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -232,7 +281,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint64_t    gen = fuzz_hash(FUZZ_HASH_INIT, data, size);
-    struct kid *k = &fuzz_kids[fuzz_next(&gen) % 3];
+    struct kid *k = &fuzz_kids[fuzz_next(&gen) % FUZZ_STDIO_KIDS];
     const char  tail[] = "\n" FUZZ_STDIO_SENTINEL "\n";
     char       *text;
     size_t      len;
@@ -251,7 +300,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     memcpy(text + size, tail, sizeof tail - 1);
     k->want = calloc(len, sizeof *k->want);
-    k->nwant = fuzz_stdio_model(text, len, k->max_bytes, k->want);
+    k->nwant = k->on_stderr ? fuzz_stdio_err_model(text, len, k->want)
+        : fuzz_stdio_model(text, len, k->max_bytes, k->want);
     k->got = 0;
 
     ev_timer_init(&timer, fuzz_stdio_timeout_cb, 10.0, 0.0);
