@@ -23,6 +23,7 @@ APT_PACKAGES=(
   libssl-dev libyaml-dev
   nodejs npm python3 tmux nginx-light openssl procps
   dpkg-dev groff-base man-db zsh fish
+  clang libclang-rt-14-dev
 )
 NODE_MIN_MAJOR=20  # tests/package-lock.json: @hono/node-server (via the SDK) needs >= 20
 

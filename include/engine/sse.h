@@ -7,8 +7,10 @@
  * next is one line end); an event is dispatched at a blank line; lines
  * starting with ':' are comments; unknown fields are ignored; a single
  * leading space after the colon is dropped; "data" lines join with '\n';
- * "retry" takes only ASCII digits; an "id" containing NUL is ignored. An
- * event left without its blank line when the stream ends is discarded.
+ * "retry" takes only ASCII digits; an "id" containing NUL is ignored; an
+ * event whose type contains NUL is not handed up (no listener can name
+ * it). An event left without its blank line when the stream ends is
+ * discarded.
  *
  * The parser never reads a clock and never allocates without bound: a line
  * or an event's data past max_bytes is an error.

@@ -122,6 +122,16 @@ sse_dispatch(struct sse *p)
     }
     if (p->data.p[p->data.len - 1] == '\n')
         p->data.p[--p->data.len] = '\0';
+    if (p->type.len > 0 && memchr(p->type.p, '\0', p->type.len) != NULL) {
+        /* A type holding NUL names no listener a C string can name: as a
+         * string it would read as "" or as its head ("message\0x" as
+         * "message"). Nobody listens for it, so nobody gets it. */
+        p->data.len = 0;
+        p->data.p[0] = '\0';
+        p->type.len = 0;
+        p->type.p[0] = '\0';
+        return 0;
+    }
     ev.type = p->type.len > 0 ? p->type.p : "message";
     ev.data = p->data.p;
     ev.data_len = p->data.len;

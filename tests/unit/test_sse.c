@@ -417,6 +417,30 @@ test_id_with_nul(void **state)
     rec_clear(&r);
 }
 
+/*
+ * An event whose type holds NUL is not handed up: as a C string its type
+ * would read as "" or as "message" (found by tests/fuzz/fuzz_sse.c). The
+ * events around it and its id are kept.
+ */
+static void
+test_event_type_with_nul(void **state)
+{
+    static const char s[] = "event: message\0x\nid: 1\ndata: hidden\n\n"
+        "event: \0\ndata: also hidden\n\n"
+        "data: shown\n\n";
+    struct rec        r = { 0 };
+    struct sse       *p = sse_new(4096, rec_cb, &r);
+
+    (void)state;
+    assert_int_equal(sse_feed(p, s, sizeof s - 1), 0);
+    assert_int_equal(r.n, 1);
+    rec_expect(&r, 0, "message", "shown", "1");
+    assert_int_equal(sse_events(p), 1);
+    assert_null(sse_error(p));
+    sse_free(p);
+    rec_clear(&r);
+}
+
 /* Data may hold NUL bytes; data_len says how many bytes there are. */
 static void
 test_data_with_nul(void **state)
@@ -781,6 +805,7 @@ main(void)
         cmocka_unit_test(test_event_type),
         cmocka_unit_test(test_id),
         cmocka_unit_test(test_id_with_nul),
+        cmocka_unit_test(test_event_type_with_nul),
         cmocka_unit_test(test_data_with_nul),
         cmocka_unit_test(test_empty_data_not_dispatched),
         cmocka_unit_test(test_retry),
