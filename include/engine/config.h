@@ -81,6 +81,16 @@ struct config_oauth {
 #define CONFIG_DEFAULT_TEARDOWN_MS         3000
 #define CONFIG_DEFAULT_MAX_MESSAGE_BYTES  (16u * 1024 * 1024)
 
+/* A server's "probe_tool" (a deep check): a tools/call mcptop makes at its
+ * own interval, judged by its result (and expect_text, when set). */
+struct config_probe {
+    char                 *name;         /* the tool */
+    char                 *arguments;    /* a JSON object's text ("{}") */
+    long                  interval_ms;  /* between calls (60000) */
+    long                  timeout_ms;   /* 0: the server's timeout_ms */
+    char                 *expect_text;  /* NULL: any result will do */
+};
+
 struct config_server {
     char                 *name;
     enum config_transport transport;
@@ -94,6 +104,7 @@ struct config_server {
     char                 *ca_file;      /* NULL: system store */
     bool                  tls_insecure;
     struct config_oauth  *oauth;        /* NULL: no "oauth" key (oauth) */
+    struct config_probe  *probe;        /* NULL: no "probe_tool" */
     /* stdio */
     char                 *command;
     char                **args;         /* expanded */

@@ -138,6 +138,8 @@ struct failure_evidence {
     bool        too_large;          /* past max_message_bytes */
     bool        sse_no_lines;       /* SSE body with no SSE in it */
     bool        stream_ended;       /* SSE stream ended before the answer */
+    bool        primed;             /* ...after the server primed it with
+                                       an event id: it had the request */
     /* JSON-RPC */
     bool        body_unparsable;    /* 2xx JSON body that is not JSON */
     bool        no_matching_response; /* parsed, but no response with our id */

@@ -104,4 +104,21 @@ char *jsonrpc_build_modern(int64_t id, const char *method,
     const char *client_version, const char *cursor, bool listen_tools,
     size_t *len_out);
 
+/*
+ * tools/call of tool `name` with arguments_json (a JSON object's text;
+ * "{}" when NULL or not an object), in the 2026-07-28 shape (with _meta)
+ * when modern_version is given. Caller frees.
+ */
+char *jsonrpc_build_tool_call(int64_t id, const char *name,
+    const char *arguments_json, const char *modern_version,
+    const char *client_name, const char *client_version, size_t *len_out);
+/*
+ * Read a CallToolResult (MCP server/tools): *is_error its isError; text
+ * gets the first text content item (cut to tsz, untrusted: sanitize before
+ * showing); *found whether some text item contains expect (true when
+ * expect is NULL). false when m holds no result object.
+ */
+bool jsonrpc_tool_result(const struct jsonrpc_msg *m, const char *expect,
+    bool *is_error, char *text, size_t tsz, bool *found);
+
 #endif

@@ -207,8 +207,16 @@ long server_tools(const struct server *s);
 const char *server_tool_name(const struct server *s, long i);
 /* Round trip of the last completed ping (or dial), ms; -1 when none. */
 double server_rtt_ms(const struct server *s);
-/* ok: dialed, and its last ping (when one ran) completed. */
+/* ok: dialed, its last ping (when one ran) and its last deep check (when
+ * one is configured and ran) completed. */
 bool server_ok(const struct server *s);
+/* The deep check (a configured probe_tool): call it now. false when none
+ * is configured, one is in flight, or no session is open. */
+bool server_probe_now(struct server *s);
+/* Its last completed round trip, ms (-1: none); progress and log notices
+ * that came during calls. */
+double server_probe_ms(const struct server *s);
+unsigned long server_probe_notices(const struct server *s);
 /* True when at least one dial has finished (either way). */
 bool server_dial_settled(const struct server *s);
 /* True while a ping is in flight. */

@@ -24,6 +24,7 @@ struct check_rtts {
     size_t  n;
     bool    dialed;         /* its dial's one outcome came */
     bool    pinging;        /* a ping of this round is in flight */
+    bool    probing;        /* its deep check (tools/call) is in flight */
 };
 
 /* CPU, wall time and peak RSS of one phase. */
@@ -33,7 +34,7 @@ struct check_phase {
     long   max_rss_kib;
 };
 
-enum check_step { CHECK_DIAL, CHECK_PINGS, CHECK_DONE };
+enum check_step { CHECK_DIAL, CHECK_PROBES, CHECK_PINGS, CHECK_DONE };
 
 struct check {
     struct fleet       *fleet;
@@ -44,6 +45,7 @@ struct check {
     struct check_rtts  *rtts;
     size_t              dials_pending;  /* O(1) per event at 10,000 */
     size_t              pings_pending;
+    size_t              probes_pending;
     /* --stats */
     struct rusage       ru_mark;
     ev_tstamp           wall_mark;
@@ -60,8 +62,9 @@ check_usage(FILE *out)
         "                    [--json] [--timeout MS] [--pings R] [--stats]\n"
         "                    " APP_USAGE_END "\n"
         "\n"
-        "Dial every configured MCP server once, ping each that dialed, and\n"
-        "report liveness, the last failure's kind and delivery verdict.\n"
+        "Dial every configured MCP server once, make its deep check once\n"
+        "(probe_tool: a tools/call), ping each that dialed, and report\n"
+        "liveness, the last failure's kind and delivery verdict.\n"
         "\n"
         "      --json         one JSON object instead of a table\n"
         "      --timeout MS   request timeout and open deadline, ms\n"
@@ -73,7 +76,8 @@ check_usage(FILE *out)
     app_usage_options(out);
     fprintf(out,
         "\n"
-        "Exit status: 0 every server ok (dialed, and its ping completed),\n"
+        "Exit status: 0 every server ok (dialed, its deep check and its\n"
+        "ping completed; a disabled server does not count),\n"
         "1 some server not ok, 2 usage, unreadable config or unwritable\n"
         "output, 130 interrupted (sessions are still ended first).\n");
     app_usage_sources(out);
@@ -120,6 +124,22 @@ check_start_round(struct check *c)
     return sent > 0;
 }
 
+/* The deep check of every server that has one (probe_tool), once. */
+static bool
+check_start_probes(struct check *c)
+{
+    size_t sent = 0;
+
+    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
+        if (server_probe_now(fleet_server(c->fleet, i))) {
+            c->rtts[i].probing = true;
+            sent++;
+        }
+    }
+    c->probes_pending = sent;
+    return sent > 0;
+}
+
 static void
 check_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -132,6 +152,15 @@ check_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
         if (c->dials_pending > 0)
             return;
         check_mark(c, &c->dial);
+        c->at = CHECK_PROBES;
+        if (!check_start_probes(c)) {
+            c->at = CHECK_PINGS;
+            if (!check_start_round(c))
+                c->at = CHECK_DONE;
+        }
+    } else if (c->at == CHECK_PROBES) {
+        if (c->probes_pending > 0)
+            return;
         c->at = CHECK_PINGS;
         if (!check_start_round(c))
             c->at = CHECK_DONE;
@@ -161,6 +190,10 @@ check_event_cb(void *arg, const struct event *e)
         if (r != NULL && !r->dialed && strcmp(e->op, "dial") == 0) {
             r->dialed = true;
             c->dials_pending--;
+        } else if (r != NULL && r->probing &&
+            strcmp(e->op, "tools/call") == 0) {
+            r->probing = false;
+            c->probes_pending--;
         } else if (r != NULL && r->pinging && (strcmp(e->op, "ping") == 0 ||
             strcmp(e->op, "discover") == 0)) {
             r->pinging = false;

@@ -166,6 +166,17 @@ cli_json_server(const struct server *s)
         cJSON_AddNumberToObject(o, "rtt_ms", (double)((long)(rtt * 10)) / 10);
     else
         cJSON_AddNullToObject(o, "rtt_ms");
+    if (server_decl(s)->probe != NULL) {
+        /* The deep check's own round trip, apart from the ping's. */
+        if (server_probe_ms(s) >= 0)
+            cJSON_AddNumberToObject(o, "probe_ms",
+                (double)((long)(server_probe_ms(s) * 10)) / 10);
+        else
+            cJSON_AddNullToObject(o, "probe_ms");
+        if (server_probe_notices(s) > 0)
+            cJSON_AddNumberToObject(o, "probe_notices",
+                (double)server_probe_notices(s));
+    }
     return o;
 }
 

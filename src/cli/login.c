@@ -34,6 +34,7 @@ struct login {
     struct cli_run run;
     struct server *server;
     bool           dialed;
+    bool           probing;     /* its deep check is in flight */
 };
 
 static void
@@ -186,8 +187,16 @@ login_event_cb(void *arg, const struct event *e)
     struct login *l = arg;
 
     if (e->type == EVENT_EXCHANGE && e->server == l->server &&
-        e->op != NULL && strcmp(e->op, "dial") == 0) {
+        e->op != NULL && strcmp(e->op, "dial") == 0 && !l->dialed) {
         l->dialed = true;
+        /* The deep check too, when one is configured: a tool that needs
+         * more scope asks for it here, where consent can be given. */
+        if (e->completed)
+            l->probing = server_probe_now(l->server);
+        cli_run_kick(&l->run);
+    } else if (e->type == EVENT_EXCHANGE && e->server == l->server &&
+        e->op != NULL && strcmp(e->op, "tools/call") == 0) {
+        l->probing = false;
         cli_run_kick(&l->run);
     }
 }
@@ -198,7 +207,7 @@ login_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct login *l = w->data;
 
     (void)revents;
-    if (l->dialed)
+    if (l->dialed && !l->probing)
         ev_break(loop, EVBREAK_ONE);
 }
 
@@ -320,7 +329,7 @@ cli_login(int argc, char **argv)
     l.server = fleet_server(fleet, (size_t)idx);
     chosen = calloc(fleet_size(fleet), sizeof(*chosen));
     chosen[idx] = true;
-    cli_run_init(&l.run, loop, opt.open_deadline_ms + 5000, login_step_cb,
+    cli_run_init(&l.run, loop, 2 * opt.open_deadline_ms + 5000, login_step_cb,
         &l);
     fleet_subscribe(fleet, login_event_cb, &l);
     fleet_start_some(fleet, chosen);

@@ -73,6 +73,8 @@ client_op_name(enum client_op op)
         return "server/discover";
     case OP_LISTEN:
         return "subscriptions/listen";
+    case OP_CALL:
+        return "tools/call";
     default:
         return "notification";
     }
@@ -325,6 +327,7 @@ client_drop(struct client *c, const char *why)
     ev_timer_stop(c->env->loop, &c->stream_timer);
     ev_timer_stop(c->env->loop, &c->stream_idle);
     ev_timer_stop(c->env->loop, &c->relist_timer);
+    ev_timer_stop(c->env->loop, &c->probe_timer);
     c->relist_wanted = false;
     session = c->t->ops->release(c->t);
     if (session != NULL)
@@ -407,6 +410,7 @@ client_dial_completed(struct client *c)
     c->last_ping_ok = true;
     server_dial_done(c->s, NULL, ms);
     client_streams_start(c);
+    client_probe_schedule(c);
 }
 
 /* ev_timer: the open deadline passed. */
@@ -976,6 +980,9 @@ client_on_done(struct client *c, struct client_req *rq,
     case OP_LISTEN:
         client_on_listen_done(c, rq, res);
         break;
+    case OP_CALL:
+        client_on_call(c, rq, res);
+        break;
     }
 }
 
@@ -1036,7 +1043,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         client_on_done(c, e->owner, e->result);
         break;
     case TRANSPORT_MESSAGE:
-        client_on_message(c, e->msg);
+        client_on_message(c, e->msg, e->owner);
         break;
     case TRANSPORT_READY:
         if (server_state(c->s) == SERVER_DIALING &&
@@ -1115,6 +1122,7 @@ client_stop(struct client *c)
     ev_timer_stop(loop, &c->stream_timer);
     ev_timer_stop(loop, &c->stream_idle);
     ev_timer_stop(loop, &c->relist_timer);
+    ev_timer_stop(loop, &c->probe_timer);
     c->stream_opened = false;
 }
 
@@ -1152,6 +1160,9 @@ client_new(struct server *s, const struct server_env *env,
     c->stream_idle.data = c;
     ev_timer_init(&c->relist_timer, client_relist_cb, 0., 0.);
     c->relist_timer.data = c;
+    ev_timer_init(&c->probe_timer, client_probe_timer_cb, 0., 0.);
+    c->probe_timer.data = c;
+    c->probe_ms = -1;
     return c;
 }
 
@@ -1266,4 +1277,24 @@ const char *
 client_warning(const struct client *c)
 {
     return c->warning;
+}
+
+double
+client_probe_ms(const struct client *c)
+{
+    return c->probe_ms;
+}
+
+unsigned long
+client_probe_notices(const struct client *c)
+{
+    return c->probe_notices;
+}
+
+bool
+client_probe_ok(const struct client *c)
+{
+    /* No deep check configured, or none made yet, or the last one held. */
+    return c->decl->probe == NULL || c->probe_calls == 0 || c->probe_ok ||
+        client_find(c, OP_CALL) != NULL;
 }

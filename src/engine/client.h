@@ -55,6 +55,14 @@ bool client_dialed_once(const struct client *c);
 bool client_ping_in_flight(const struct client *c);
 unsigned long client_pings_done(const struct client *c);
 unsigned long client_expiries(const struct client *c);
+/* The deep check: call probe_tool now (false when none is configured,
+ * one is in flight, or no session is open). */
+bool client_probe_now(struct client *c);
+/* Its last completed round trip, ms (-1 none); notices seen during calls. */
+double client_probe_ms(const struct client *c);
+unsigned long client_probe_notices(const struct client *c);
+/* False only when the last deep check (completed) failed. */
+bool client_probe_ok(const struct client *c);
 /* The note of the era verdict's evidence, or NULL. */
 const char *client_warning(const struct client *c);
 size_t client_capabilities(const struct client *c, const char **names,

@@ -41,6 +41,7 @@ enum client_op {
     OP_NOTIFY,          /* fire-and-forget: cancelled */
     OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
     OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
+    OP_CALL,            /* the deep check: tools/call of probe_tool */
 };
 
 struct client_req {
@@ -127,6 +128,13 @@ struct client {
 
     struct client_req          *reqs;
 
+    /* the deep check (probe_tool) */
+    ev_timer                    probe_timer;
+    double                      probe_ms;       /* last completed, -1 */
+    unsigned long               probe_notices;  /* progress/log seen */
+    unsigned long               probe_calls;
+    bool                        probe_ok;
+
     /* the liveness exchange */
     double                      rtt_ms;
     bool                        last_ping_ok;
@@ -181,6 +189,13 @@ void client_list_failed(struct client *c, const struct failure_evidence *ev,
 void client_relist(struct client *c);
 void client_relist_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
+/* client_probe.c: the deep check */
+bool client_probe_now(struct client *c);
+void client_probe_schedule(struct client *c);
+void client_probe_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+void client_on_call(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+
 /* client_stream.c: the server stream */
 void client_streams_start(struct client *c);
 void client_stream_later(struct client *c);
@@ -191,6 +206,7 @@ void client_on_stream_closed(struct client *c,
     const struct transport_event *e);
 void client_on_listen_done(struct client *c, struct client_req *rq,
     struct transport_result *res);
-void client_on_message(struct client *c, const struct jsonrpc_msg *m);
+void client_on_message(struct client *c, const struct jsonrpc_msg *m,
+    struct client_req *on);
 
 #endif

@@ -219,10 +219,19 @@ client_on_listen_done(struct client *c, struct client_req *rq,
 
 /* A message that answers nothing of ours: a notice, or a request. */
 void
-client_on_message(struct client *c, const struct jsonrpc_msg *m)
+client_on_message(struct client *c, const struct jsonrpc_msg *m,
+    struct client_req *on)
 {
     const char *method = jsonrpc_method(m);
 
+    if (on != NULL && on->op == OP_CALL && method != NULL &&
+        (strcmp(method, "notifications/progress") == 0 ||
+        strcmp(method, "notifications/message") == 0)) {
+        /* Progress or a log line before the tool's result: counted. */
+        c->probe_notices++;
+        server_log(c->s, "tools/call: %s", method);
+        return;
+    }
     if (c->stream_opened)
         ev_timer_again(c->env->loop, &c->stream_idle);
     if (method == NULL) {

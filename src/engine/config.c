@@ -72,6 +72,7 @@ enum config_key {
     CONFIG_KEY_SILENT,          /* no bearing on a monitor */
     CONFIG_KEY_NOTE,            /* another client's behaviour: a note */
     CONFIG_KEY_OAUTH,           /* mcptop's "oauth" (config_oauth.c) */
+    CONFIG_KEY_PROBE,           /* mcptop's "probe_tool" (config_probe.c) */
 };
 
 /* Notes for keys mcptop reads but does not apply. */
@@ -138,6 +139,7 @@ static const struct config_keydef config_keys[] = {
     { "available_tools", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
     { "trust", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
     { "oauth", CONFIG_KEY_OAUTH, CONFIG_HTTP, NULL },
+    { "probe_tool", CONFIG_KEY_PROBE, -1, NULL },
     { "authProviderType", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_OAUTH },
     { "dev", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_DEV },
 };
@@ -1224,6 +1226,7 @@ config_server_done(struct config_server *s)
     free(s->source);
     free(s->origin);
     config_oauth_free(s->oauth);
+    config_probe_free(s->probe);
     free(s->invalid);
 }
 
@@ -1629,6 +1632,8 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
         if (strcmp(v->string, "timeout_ms") == 0)
             st->has_timeout_ms = true;
         return config_opt(s, v, why) < 0 ? -1 : 0;
+    case CONFIG_KEY_PROBE:
+        return config_probe(ctx->cfg, s->name, v, &s->probe, why);
     case CONFIG_KEY_OAUTH:
         if (!config_oauth_is_ours(v)) {
             /* Gemini CLI's and opencode's "oauth" are their own. */
@@ -2859,6 +2864,13 @@ config_server_same(const struct config_server *a,
         a->max_message_bytes != b->max_message_bytes || a->era != b->era ||
         !config_strv_same(a->tags, a->ntags, b->tags, b->ntags) ||
         a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid))
+        return false;
+    if ((a->probe == NULL) != (b->probe == NULL) || (a->probe != NULL &&
+        (!config_str_same(a->probe->name, b->probe->name) ||
+        !config_str_same(a->probe->arguments, b->probe->arguments) ||
+        !config_str_same(a->probe->expect_text, b->probe->expect_text) ||
+        a->probe->interval_ms != b->probe->interval_ms ||
+        a->probe->timeout_ms != b->probe->timeout_ms)))
         return false;
     if ((oa == NULL) != (ob == NULL))
         return false;

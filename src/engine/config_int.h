@@ -35,4 +35,9 @@ void config_oauth_free(struct config_oauth *o);
  * than another client's (Gemini CLI, opencode)? */
 bool config_oauth_is_ours(const cJSON *v);
 
+/* config_probe.c: a server's "probe_tool" object (a deep check). */
+int config_probe(struct config *cfg, const char *server, const cJSON *v,
+    struct config_probe **out, char **why);
+void config_probe_free(struct config_probe *p);
+
 #endif

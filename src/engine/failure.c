@@ -327,6 +327,10 @@ failure_delivered(enum failure_kind k, enum failure_site site,
         *by_evidence = false;
     if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->peer_known_dead)
         d = DELIVERED_NO;
+    /* A stream the server primed (SEP-1699) proves it had the request. */
+    if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->primed &&
+        site == SITE_REQUEST)
+        d = DELIVERED_YES;
     /* Nothing left here when a local resource ran out. */
     if (ev != NULL && ev->local_limit)
         d = DELIVERED_NO;

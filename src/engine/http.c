@@ -336,13 +336,30 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         /* A new response (after a 1xx or a redirect): start over. */
         const char *sp = memchr(line, ' ', n);
+        size_t      k = sp != NULL ? (size_t)(sp - line) + 1 : n;
+        long        st = 0;
 
-        x->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
+        /* The digits within the line: it is not NUL-terminated. */
+        for (int d = 0; k < n && d < 3 && isdigit((unsigned char)line[k]);
+            k++, d++)
+            st = st * 10 + (line[k] - '0');
+        x->status = st;
+        /* Nothing of an interim answer (103, 100) reaches the final one. */
         free(x->content_type);
         x->content_type = NULL;
         x->www_authenticate = false;
         free(x->www_auth_value);
         x->www_auth_value = NULL;
+        free(x->auth_scheme);
+        x->auth_scheme = NULL;
+        free(x->session_id);
+        x->session_id = NULL;
+        x->session_id_invalid = false;
+        x->session_id_len = 0;
+        x->retry_after_s = -1;
+        x->retry_after_clamped = false;
+        free(x->location);
+        x->location = NULL;
         x->cf_challenge = false;
         return n;
     }
@@ -392,7 +409,10 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
             free(x->www_auth_value);
             x->www_auth_value = xstrdup(v);
         }
-        while (v[k] != '\0' && v[k] != ' ' && v[k] != ',')
+        /* The scheme is a token (RFC 9110 section 5.6.2): it ends at the
+         * first byte that is not a token character. */
+        while (v[k] != '\0' && (isalnum((unsigned char)v[k]) ||
+            strchr("!#$%&'*+-.^_`|~", v[k]) != NULL))
             k++;
         v[k] = '\0';
         if (x->auth_scheme == NULL && v[0] != '\0')

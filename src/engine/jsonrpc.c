@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -404,4 +405,71 @@ jsonrpc_build_modern(int64_t id, const char *method,
     cJSON_AddStringToObject(info, "name", client_name);
     cJSON_AddStringToObject(info, "version", client_version);
     return jsonrpc_print(root, len_out);
+}
+
+char *
+jsonrpc_build_tool_call(int64_t id, const char *name,
+    const char *arguments_json, const char *modern_version,
+    const char *client_name, const char *client_version, size_t *len_out)
+{
+    cJSON *root = jsonrpc_head("tools/call");
+    cJSON *params, *args;
+
+    cJSON_AddNumberToObject(root, "id", (double)id);
+    params = cJSON_AddObjectToObject(root, "params");
+    cJSON_AddStringToObject(params, "name", name);
+    args = arguments_json != NULL ? cJSON_Parse(arguments_json) : NULL;
+    if (!cJSON_IsObject(args)) {
+        cJSON_Delete(args);
+        args = cJSON_CreateObject();
+    }
+    cJSON_AddItemToObject(params, "arguments", args);
+    if (modern_version != NULL) {
+        cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
+        cJSON *info;
+
+        cJSON_AddStringToObject(meta,
+            "io.modelcontextprotocol/protocolVersion", modern_version);
+        cJSON_AddObjectToObject(meta,
+            "io.modelcontextprotocol/clientCapabilities");
+        info = cJSON_AddObjectToObject(meta,
+            "io.modelcontextprotocol/clientInfo");
+        cJSON_AddStringToObject(info, "name", client_name);
+        cJSON_AddStringToObject(info, "version", client_version);
+    }
+    return jsonrpc_print(root, len_out);
+}
+
+bool
+jsonrpc_tool_result(const struct jsonrpc_msg *m, const char *expect,
+    bool *is_error, char *text, size_t tsz, bool *found)
+{
+    const cJSON *r = jsonrpc_walk(m, "result");
+    const cJSON *content, *c;
+    bool         first = true;
+
+    *is_error = false;
+    *found = expect == NULL;
+    if (tsz > 0)
+        text[0] = '\0';
+    if (!cJSON_IsObject(r))
+        return false;
+    *is_error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "isError"));
+    content = cJSON_GetObjectItemCaseSensitive(r, "content");
+    /* One pass over the content, whatever its size. */
+    cJSON_ArrayForEach(c, content) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "text");
+
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") != 0 ||
+            !cJSON_IsString(t))
+            continue;
+        if (first && tsz > 0) {
+            snprintf(text, tsz, "%s", t->valuestring);
+            first = false;
+        }
+        if (expect != NULL && strstr(t->valuestring, expect) != NULL)
+            *found = true;
+    }
+    return true;
 }

@@ -816,7 +816,26 @@ server_rtt_ms(const struct server *s)
 bool
 server_ok(const struct server *s)
 {
-    return s->state == SERVER_READY && client_last_ping_ok(s->client);
+    return s->state == SERVER_READY && client_last_ping_ok(s->client) &&
+        client_probe_ok(s->client);
+}
+
+bool
+server_probe_now(struct server *s)
+{
+    return s->state == SERVER_READY && client_probe_now(s->client);
+}
+
+double
+server_probe_ms(const struct server *s)
+{
+    return client_probe_ms(s->client);
+}
+
+unsigned long
+server_probe_notices(const struct server *s)
+{
+    return client_probe_notices(s->client);
 }
 
 bool

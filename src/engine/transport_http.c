@@ -30,6 +30,9 @@
 #define THTTP_MODERN_VERSION "2026-07-28"
 #define THTTP_MAX_HOPS       5      /* redirects followed, at most */
 #define THTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
+#define THTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
+#define THTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
+#define THTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
 #define THTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
                                        response may take this long to end,
                                        so the connection returns to the
@@ -64,6 +67,12 @@ struct transport_req {
     bool                   in_done;     /* its on_done runs: freed after */
     bool                   gone;        /* freed while in_done */
     ev_timer               drain;
+    /* SEP-1699: an answer stream that ended after an event with an id is
+     * resumed with GET and Last-Event-ID */
+    char                  *resume_id;
+    int                    resumes;
+    bool                   resuming;    /* the transfer is that GET */
+    ev_timer               resume;
 };
 
 /* An event that arrived inside a libcurl callback, for the loop. */
@@ -162,6 +171,7 @@ thttp_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void thttp_answered(struct thttp *t, struct transport_req *r,
     const struct http_result *res);
 static void thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static void
 thttp_flush(struct thttp *t)
@@ -235,6 +245,9 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
     thttp_unlink(t, r);
     oauth_forget(t->oauth, r);
     ev_timer_stop(t->base.env->loop, &r->drain);
+    ev_timer_stop(t->base.env->loop, &r->resume);
+    free(r->resume_id);
+    r->resume_id = NULL;
     if (r->answered && !r->draining) {
         /* Its answer is still queued: it goes with the request. */
         for (struct thttp_pending **pp = &t->pending; *pp != NULL;
@@ -365,8 +378,8 @@ thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
     struct http_request         rq = {
-        .method = r->run != NULL ? HTTP_DELETE : r->is_get ? HTTP_GET :
-            HTTP_POST,
+        .method = r->run != NULL ? HTTP_DELETE : r->is_get || r->resuming ?
+            HTTP_GET : HTTP_POST,
         .url = r->url,
         .headers = d->headers,
         .nheaders = d->nheaders,
@@ -379,7 +392,12 @@ thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
     };
 
     r->carried_session = false;
-    if (r->run != NULL) {
+    if (r->resuming) {
+        rq.session_id = t->session_id;
+        rq.protocol_version = t->protocol_version;
+        rq.last_event_id = r->resume_id;
+        r->carried_session = t->session_id != NULL;
+    } else if (r->run != NULL) {
         rq.session_id = r->delete_id;
         rq.protocol_version = r->delete_pv;
     } else if (r->is_get) {
@@ -433,6 +451,7 @@ thttp_send(struct transport *base, const struct transport_msg *m,
     struct transport_req *r = xcalloc(1, sizeof(*r));
 
     ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->resume, thttp_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
@@ -545,6 +564,75 @@ thttp_answered(struct thttp *t, struct transport_req *r,
     thttp_wipe(out.session);
 }
 
+/* ev_timer: the server's retry passed: resume the answer stream. */
+static void
+thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct transport_req *r = w->data;
+    struct thttp         *t = r->t;
+    char                 *cause = NULL;
+
+    (void)loop;
+    (void)revents;
+    r->resuming = true;
+    r->resumes++;
+    transport_log(&t->base, "%s: resuming its answer stream (GET, "
+        "Last-Event-ID)", r->method);
+    if (thttp_issue(t, r, &cause) != 0) {
+        struct transport_result out = { .retry_after_s = -1, .failed = true };
+        struct transport_event  e = { .type = TRANSPORT_DONE,
+                                      .owner = r->owner, .result = &out };
+
+        out.f.ev.stream_ended = true;
+        out.f.ev.primed = true;
+        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
+            "%s ended and could not be resumed: %.120s", r->method, cause);
+        free(cause);
+        thttp_req_free(t, r, NULL);
+        thttp_enter(t);
+        transport_emit(&t->base, &e);
+        thttp_leave(t);
+    }
+}
+
+/*
+ * SEP-1699 (2025-11-25): a POST's SSE answer stream that ended, gracefully
+ * and before the answer, after an event with an id is resumed: after the
+ * server's retry (floored, capped), a GET with Last-Event-ID, where the
+ * answer may come. The request's own timeout covers it all. true when a
+ * resumption is planned.
+ */
+static bool
+thttp_resume_later(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    const char *id = res->last_event_id;
+    double      delay;
+    size_t      n;
+
+    if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
+        !res->completed || res->stopped || res->status < 200 ||
+        res->status >= 300 || !res->ev.content_sse || res->ev.sse_no_lines ||
+        id == NULL || id[0] == '\0' || r->resumes >= THTTP_MAX_RESUMES)
+        return false;
+    n = strlen(id);
+    if (n > THTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
+        return false;
+    free(r->resume_id);
+    r->resume_id = xstrdup(id);
+    delay = res->retry_ms >= 0 ? res->retry_ms / 1000.0 : 1.0;
+    if (delay < THTTP_RESUME_MIN_S)
+        delay = THTTP_RESUME_MIN_S;
+    if (delay > THTTP_RESUME_MAX_S)
+        delay = THTTP_RESUME_MAX_S;
+    ev_timer_init(&r->resume, thttp_resume_cb, delay, 0.);
+    r->resume.data = r;
+    ev_timer_start(t->base.env->loop, &r->resume);
+    transport_log(&t->base, "%s: the answer stream ended after event id; "
+        "resuming in %.0f ms", r->method, delay * 1000.0);
+    return true;
+}
+
 /* A POST finished. */
 static void
 thttp_post_done(struct thttp *t, struct transport_req *r,
@@ -554,11 +642,28 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
     struct transport_event  e = { .type = TRANSPORT_DONE,
                                   .owner = r->owner, .result = &out };
 
+    if (thttp_resume_later(t, r, res))
+        return;
     out.answer = r->answer;
     r->answer = NULL;
     out.carried_session = r->carried_session;
-    out.failed = http_judge_post(res, r->id, r->method,
+    out.failed = http_judge_post(res, r->id, r->resuming ?
+        "the resuming GET" : r->method,
         t->base.env->decl->max_message_bytes, &out.answer, &out.f);
+    if (out.failed && r->resumes > 0) {
+        /* It was resumed, and the resumption failed: the server had the
+         * request (it primed the stream), but the answer is lost. */
+        char said[160];
+
+        snprintf(said, sizeof(said), "%.150s", out.f.detail);
+        memset(&out.f.ev, 0, sizeof(out.f.ev));
+        out.f.ev.stream_ended = true;
+        out.f.ev.primed = true;
+        out.f.ev.content_sse = true;
+        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
+            "%s ended and its resumption (%d) failed: %.150s", r->method,
+            r->resumes, said);
+    }
     out.accepted = r->id < 0 && !out.failed;
     if (out.failed && t->oauth != NULL && (res->status == 401 ||
         res->status == 403))

@@ -45,6 +45,14 @@ def main():
     env["BROWSER"] = "curl -sL --max-time 10 -o /dev/null"
     env.pop("MCPTOP_CONFIG", None)
 
+    # The deep check (probe_tool) of the scenarios that need a tools/call.
+    probe = {
+        "tools_call": {"name": "add_numbers", "arguments": {"a": 2, "b": 3},
+                       "expect_text": "is 5"},
+        "sse-retry": {"name": "test_reconnection", "arguments": {},
+                      "expect_text": "Reconnection test completed"},
+        "auth/scope-step-up": {"name": "test-tool", "arguments": {}},
+    }.get(scenario)
     oauth = {"client_metadata_url": CIMD_URL}
     if ctx.get("client_id"):
         oauth["client_id"] = ctx["client_id"]
@@ -62,18 +70,23 @@ def main():
             oauth["signing_algorithm"] = ctx["signing_algorithm"]
     if "client-credentials" in scenario:
         oauth["grant"] = "client_credentials"
+    entry = {"url": url}
+    if scenario.startswith("auth/"):
+        entry["oauth"] = oauth
+    if probe is not None:
+        entry["probe_tool"] = probe
     config = work / "mcptop.json"
-    config.write_text(json.dumps({
-        "mcpServers": {"conformance": {"url": url, "oauth": oauth}}},
-        indent=2))
+    config.write_text(json.dumps({"mcpServers": {"conformance": entry}},
+                                 indent=2))
 
     wait = os.environ.get("MCPTOP_CONFORMANCE_WAIT_MS", "15000")
     try:
-        login = subprocess.run([MCPTOP, "login", "conformance", "-c",
-                                str(config), "--wait", wait], env=env,
-                               timeout=60)
-        if login.returncode == 2:
-            return 2
+        if scenario.startswith("auth/"):
+            login = subprocess.run([MCPTOP, "login", "conformance", "-c",
+                                    str(config), "--wait", wait], env=env,
+                                   timeout=60)
+            if login.returncode == 2:
+                return 2
         check = subprocess.run([MCPTOP, "check", "-c", str(config), "--json"],
                                env=env, timeout=60)
         return check.returncode

@@ -294,7 +294,7 @@ function countsFor(key) {
       // issues 12 and 13
       sessions_ended: 0, sessions_forgotten: 0, with_authorization: 0, protocol_versions: {},
       streams_opened: 0, streams_closed_by_client: 0, streams_closed_by_server: 0, stream_reconnects: 0,
-      last_event_ids: 0, last_event_id_unsafe: 0, relistings: 0, list_changed_lost: 0, redirects_sent: 0,
+      last_event_ids: 0, last_event_id_unsafe: 0, relistings: 0, calls: 0, calls_primed: 0, resumed: 0, list_changed_lost: 0, redirects_sent: 0,
       redirected_arrivals: 0, sse_sessions_opened: 0, sse_sessions_closed: 0, log: [], log_dropped: 0 };
     counts.set(key, c);
   }
@@ -410,9 +410,49 @@ function healthyAnswer(msg, p, ep) {
     return rpcResult(msg.id, {});
   case "tools/list":
     return rpcResult(msg.id, listPage(msg, p, ep));
+  case "tools/call":
+    return rpcResult(msg.id, toolResult(msg));
   default:
     return rpcError(msg.id, -32601, `Method not found: ${msg.method}`);
   }
+}
+
+// tools/call (a deep check): `echo` answers its arguments' text, `fail`
+// answers isError, anything else is a tool error too.
+function toolResult(msg) {
+  const params = (msg && msg.params) || {};
+  const args = params.arguments || {};
+  if (params.name === "echo")
+    return { content: [{ type: "text", text: `echo: ${args.text ?? "ok"}` }] };
+  if (params.name === "fail")
+    return { isError: true, content: [{ type: "text", text: "the tool failed on purpose" }] };
+  return { isError: true, content: [{ type: "text", text: `no tool named ${params.name}` }] };
+}
+
+// ?resume=ok|noid|refuse on tools/call: the answer stream is primed (an
+// event with an id and retry: 200, except noid) and closed before the
+// answer, as SEP-1699 lets a 2025-11-25 server do; a GET with
+// Last-Event-ID then gets the answer (ok), or 405 (refuse).
+function resumableCall(ctx) {
+  const { res, msg, p, ep, c } = ctx;
+  const mode = p.str("resume", "ok");
+  c.calls_primed++;
+  ep.pendingCall = mode === "ok" ? rpcResult(msg.id, toolResult(msg)) : null;
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.write(mode === "noid" ? "retry: 200\ndata: \n\n" : "id: call-1\nretry: 200\ndata: \n\n");
+  later(50, () => res.end());
+}
+
+// The GET that resumes a primed answer stream.
+function resumeGet(ctx) {
+  const { res, p, ep, c } = ctx;
+  c.resumed++;
+  if (p.str("resume", "ok") !== "ok" || ep.pendingCall === null || ep.pendingCall === undefined)
+    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE" });
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.write(sseEvent(ep.pendingCall, "call-2"));
+  ep.pendingCall = null;
+  later(100, () => res.end());
 }
 
 function isRequest(msg) {
@@ -445,6 +485,8 @@ function healthyPost(ctx) {
     if (ep.listedSessions.has(sid)) c.relistings++;
     else ep.listedSessions.add(sid);
   }
+  if (msg.method === "tools/call") c.calls++;
+  if (msg.method === "tools/call" && p.str("resume", null) !== null) return resumableCall(ctx);
   answer(ctx, healthyAnswer(msg, p, ep));
   // /storm: every listing is followed by a list_changed notice on the stream
   if (p.stream === "storm" && msg.method === "tools/list") broadcastListChanged(ctx);
@@ -866,6 +908,8 @@ function handleGet(ctx) {
   const { req, res, p, ep, c } = ctx;
   lastEventIdSeen(ctx);
   if (p.name === "legacysse") return legacySseGet(ctx);
+  if (p.str("resume", null) !== null && ctx.req.headers["last-event-id"] !== undefined)
+    return resumeGet(ctx);
   if (!p.listChanged) {
     return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE" });
   }

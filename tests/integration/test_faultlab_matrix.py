@@ -143,8 +143,10 @@ MATRIX = [
     # --- the stream ends ------------------------------------------------------
     R("SSE ends before the answer @dial", "lab:/sseshort/dial", "dial",
       "connection_closed", "no", "unreachable"),
+    # The stream was primed (an event with an id): the server had the
+    # request, and the resumption SEP-1699 asks for was refused (issue 17).
     R("SSE ends before the answer @ping", "lab:/sseshort/ping", "ping",
-      "connection_closed", "unknown", "unreachable"),
+      "connection_closed", "yes", "unreachable", detail=r"resumption"),
     # --- the server answered with an error ------------------------------------
     R("JSON-RPC error with our id @dial", "lab:/rpcerror/dial", "dial", "protocol", "yes", "reachable"),
     R("JSON-RPC error with our id @ping", "lab:/rpcerror/ping", "ping", "protocol", "yes", "reachable"),
@@ -278,6 +280,23 @@ MATRIX = [
     R("server/discover answered 503 (13.7)", "lab:/probe/503", "dial", "http_status", "unknown",
       "unknown", 503, detail=r"server/discover", saw={"initialize": 0}),
     # --- endings (not yet in mcptop) ------------------------------------------
+    # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
+    R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",
+      "protocol", "yes", "reachable", detail=r"isError: the tool failed on purpose",
+      opts=dict(FAST, probe_tool={"name": "fail"})),
+    R("deep check: the expected text is missing", "lab:/healthy?t=call-text", "call",
+      "protocol", "yes", "reachable", detail=r"expected text not found",
+      opts=dict(FAST, probe_tool={"name": "echo", "expect_text": "nope"})),
+    R("deep check: its answer stream resumes (GET, Last-Event-ID)",
+      "lab:/healthy?resume=ok", "call",
+      opts=dict(FAST, probe_tool={"name": "echo", "arguments": {"text": "r"},
+                                  "expect_text": "echo: r"})),
+    R("deep check: an answer stream with no event id cannot resume",
+      "lab:/healthy?resume=noid", "call", "connection_closed", "unknown", "reachable",
+      detail=r"ended before the answer", opts=dict(FAST, probe_tool={"name": "echo"})),
+    R("deep check: its resumption is refused (GET 405)",
+      "lab:/healthy?resume=refuse", "call", "connection_closed", "yes", "reachable",
+      detail=r"resumption \(1\) failed", opts=dict(FAST, probe_tool={"name": "echo"})),
     R("DELETE answered 405", "lab:/delete405", "end", via="end", ending="not_allowed", skip=ENDINGS_SKIP),
     R("DELETE answered 404", "lab:/delete404", "end", via="end", ending="already_gone", skip=ENDINGS_SKIP),
     R("DELETE answered 500", "lab:/delete500", "end", via="end", ending="rejected 500", skip=ENDINGS_SKIP),
@@ -363,8 +382,10 @@ def declaration(row):
 # judging one row
 
 def expected_of(row):
-    site = {"dial": "connect", "list": "connect", "ping": "request"}.get(row.site)
-    op = {"dial": "dial", "list": "dial", "ping": "ping"}.get(row.site)
+    site = {"dial": "connect", "list": "connect", "ping": "request",
+            "call": "request"}.get(row.site)
+    op = {"dial": "dial", "list": "dial", "ping": "ping",
+          "call": "tools/call"}.get(row.site)
     return {
         "ok": row.kind is None,
         "kind": row.kind,
