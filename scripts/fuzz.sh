@@ -14,7 +14,6 @@
 #
 # Environment:
 #   MCPTOP_FUZZ_DIR     build directory (default build-fuzz)
-#   MCPTOP_FUZZ_STRICT  1: also check the known findings (tests/fuzz/README.md)
 #   FUZZ_MAX_LEN        largest input libFuzzer makes (default 16384 bytes)
 #   JOBS                parallel compile jobs (default 2)
 set -euo pipefail
@@ -33,7 +32,6 @@ case "$seconds" in
 esac
 
 build_dir="${MCPTOP_FUZZ_DIR:-build-fuzz}"
-strict="${MCPTOP_FUZZ_STRICT:-0}"
 max_len="${FUZZ_MAX_LEN:-16384}"
 jobs="${JOBS:-2}"
 
@@ -41,10 +39,8 @@ command -v clang >/dev/null 2>&1 \
   || { echo "fuzz.sh: clang is not installed (scripts/install-deps.sh)" >&2; exit 2; }
 
 echo "==> fuzz.sh: configuring $build_dir (clang, libFuzzer + ASan + UBSan)"
-strict_opt=OFF
-[ "$strict" = "1" ] && strict_opt=ON
 CC=clang cmake -S "$ROOT" -B "$build_dir" \
-  -DMCPTOP_FUZZ=ON -DMCPTOP_FUZZ_STRICT="$strict_opt" \
+  -DMCPTOP_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo --log-level=WARNING >/dev/null
 echo "==> building"
 cmake --build "$build_dir" --parallel "$jobs"

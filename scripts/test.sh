@@ -41,6 +41,8 @@ if [ "$asan" -eq 1 ]; then
   # Leaks count as failures; UBSan stops at the first finding with a stack.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  # The soak is shorter under the sanitizers (they are slower, not leakier).
+  export MCPTOP_SOAK_S="${MCPTOP_SOAK_S:-35}"
   label="sanitizer build (ASan+UBSan) in $build_dir"
 else
   build_dir="${MCPTOP_BUILD_DIR:-build}"

@@ -362,7 +362,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_srv.resp_len = size;
     fuzz_srv.resp_off = 0;
 
-    ce = curlev_new(fuzz_loop, 1);
+    ce = curlev_new(fuzz_loop, 1, 0);
     FUZZ_CHECK(ce != NULL, "curlev_new failed");
     x = http_start(ce, &rq, &fuzz_http_cb, &f, &cause);
     FUZZ_CHECK(x != NULL, "http_start: %s", cause);
