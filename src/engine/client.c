@@ -805,7 +805,10 @@ client_ping(struct client *c)
             "mcptop", MCPTOP_VERSION, NULL, false, &len);
     } else {
         rq = client_req_new(c, OP_PING, id, "ping");
-        body = jsonrpc_build_request(id, "ping", NULL, &len);
+        /* The most frequent message: printed from a template. */
+        body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
+            "\"ping\"}", (long long)id);
+        len = strlen(body);
     }
     if (!client_send(c, rq, body, len, client_flags(c, OP_PING),
         server_timeout_ms(c->s), &cause)) {

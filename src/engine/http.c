@@ -497,6 +497,9 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         break;
     case HTTP_GET:
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+        /* A stream lives long and carries little: a small receive buffer
+         * (libcurl's default is 16 KiB a transfer). */
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 4096L);
         if (rq->accept != NULL)
             http_add_header(x, "Accept", rq->accept);
         else

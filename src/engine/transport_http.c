@@ -100,7 +100,7 @@ struct thttp {
     struct oauth          *oauth;       /* MCP authorization, or NULL */
     ev_tstamp              activity;    /* bytes last seen on a stream */
     struct thttp_pending  *pending, **pending_tail;
-    ev_timer               defer;
+    ev_prepare             defer;      /* flushes before the loop blocks */
     int                    depth;       /* callbacks into the lifecycle */
     bool                   dead;        /* freed by it meanwhile */
 };
@@ -148,16 +148,15 @@ thttp_queue(struct thttp *t, enum transport_event_type type, void *owner,
     p->msg = msg;
     *t->pending_tail = p;
     t->pending_tail = &p->next;
-    if (!ev_is_active(&t->defer)) {
-        ev_timer_set(&t->defer, 0., 0.);
-        ev_timer_start(t->base.env->loop, &t->defer);
-    }
+    if (!ev_is_active(&t->defer))
+        ev_prepare_start(t->base.env->loop, &t->defer);
     return p;
 }
 
-/* ev_timer (0 s): emit what was queued, in order. */
+/* ev_prepare: emit what was queued, in order, before the loop blocks (no
+ * extra wake-up, unlike a zero-second timer). */
 static void
-thttp_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+thttp_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct thttp *t = w->data;
 
@@ -176,7 +175,7 @@ static void thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void
 thttp_flush(struct thttp *t)
 {
-    ev_timer_stop(t->base.env->loop, &t->defer);
+    ev_prepare_stop(t->base.env->loop, &t->defer);
     while (t->pending != NULL) {
         struct thttp_pending  *p = t->pending;
         struct transport_event e = { .type = p->type, .owner = p->owner,
@@ -1084,7 +1083,7 @@ thttp_close(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
 
-    ev_timer_stop(base->env->loop, &t->defer);
+    ev_prepare_stop(base->env->loop, &t->defer);
     thttp_unqueue(t, NULL, true);
     while (t->reqs != NULL) {
         struct transport_req *r = t->reqs;
@@ -1182,7 +1181,7 @@ transport_http_new(const struct transport_env *env)
     t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
         env->log);
     t->pending_tail = &t->pending;
-    ev_timer_init(&t->defer, thttp_defer_cb, 0., 0.);
+    ev_prepare_init(&t->defer, thttp_defer_cb);
     t->defer.data = t;
     return &t->base;
 }

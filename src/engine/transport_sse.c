@@ -54,7 +54,7 @@ struct tsse {
     bool                   used;
     struct transport_req  *reqs;
     struct tsse_pending   *pending, **pending_tail;
-    ev_timer               defer;
+    ev_prepare             defer;      /* flushes before the loop blocks */
 };
 
 static void tsse_flush(struct tsse *t);
@@ -70,10 +70,8 @@ tsse_queue(struct tsse *t, enum transport_event_type type,
     p->msg = msg;
     *t->pending_tail = p;
     t->pending_tail = &p->next;
-    if (!ev_is_active(&t->defer)) {
-        ev_timer_set(&t->defer, 0., 0.);
-        ev_timer_start(t->base.env->loop, &t->defer);
-    }
+    if (!ev_is_active(&t->defer))
+        ev_prepare_start(t->base.env->loop, &t->defer);
 }
 
 static void
@@ -132,7 +130,7 @@ tsse_req_answered(struct tsse *t, struct transport_req *r)
 }
 
 static void
-tsse_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+tsse_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)loop;
     (void)revents;
@@ -142,7 +140,7 @@ tsse_defer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void
 tsse_flush(struct tsse *t)
 {
-    ev_timer_stop(t->base.env->loop, &t->defer);
+    ev_prepare_stop(t->base.env->loop, &t->defer);
     while (t->pending != NULL) {
         struct tsse_pending   *p = t->pending;
         struct transport_event e = { .type = p->type, .msg = p->msg };
@@ -523,7 +521,7 @@ tsse_close(struct transport *base)
 {
     struct tsse *t = (struct tsse *)base;
 
-    ev_timer_stop(base->env->loop, &t->defer);
+    ev_prepare_stop(base->env->loop, &t->defer);
     tsse_unqueue(t, NULL);
     while (t->reqs != NULL)
         tsse_req_free(t, t->reqs, NULL);
@@ -617,7 +615,7 @@ transport_sse_new(const struct transport_env *env)
     t->base.ops = &tsse_ops;
     t->base.env = env;
     t->pending_tail = &t->pending;
-    ev_timer_init(&t->defer, tsse_defer_cb, 0., 0.);
+    ev_prepare_init(&t->defer, tsse_defer_cb);
     t->defer.data = t;
     return &t->base;
 }
