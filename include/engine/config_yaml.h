@@ -2,7 +2,7 @@
  * The YAML side of the config loader (Continue's and Goose's config.yaml):
  * libyaml reads the first document, which becomes the same cJSON tree a
  * JSON file gives, so that one mapping reads both. Part of the config
- * module; only config.c calls it.
+ * module; only config_file.c calls it.
  */
 #ifndef MCPTOP_ENGINE_CONFIG_YAML_H
 #define MCPTOP_ENGINE_CONFIG_YAML_H

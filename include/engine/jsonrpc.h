@@ -1,8 +1,9 @@
 /*
  * JSON-RPC 2.0 messages as MCP uses them (MCP basic/index): building the
  * requests and notifications mcptop sends, and reading what comes back.
- * The only engine module besides config.c that sees cJSON; a parsed
- * message is opaque and read through path accessors ("result.tools").
+ * The only engine module besides config (config*.c) that sees cJSON; a
+ * parsed message is opaque and read through path accessors
+ * ("result.tools").
  */
 #ifndef MCPTOP_ENGINE_JSONRPC_H
 #define MCPTOP_ENGINE_JSONRPC_H
