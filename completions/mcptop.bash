@@ -65,7 +65,7 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | login | logout) cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
@@ -73,6 +73,11 @@ _mcptop()
         -c | --config | --log)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        --from)
+            COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
+                zed all' -- "$cur"))
             return
             ;;
         --theme)
@@ -92,35 +97,41 @@ _mcptop()
                 return
             fi
             ;;
-        --timeout | --teardown | --pings)
+        --timeout | --teardown | --pings | --wait | --session)
             return
             ;;
     esac
 
-    local opts
+    local opts sources='-c --config --from -v --verbose --log -h --help'
     case $cmd in
         check)
-            opts='-c --config --json --timeout --pings --stats --log -h --help'
+            opts="$sources --json --timeout --pings --stats"
             ;;
         watch)
-            opts='-c --config --log -h --help'
+            opts=$sources
             ;;
         end)
-            opts='-c --config -s --server --json --teardown --log
-                  --list-servers -h --help'
+            opts="$sources -s --server --json --teardown --session
+                  --list-servers"
+            ;;
+        login | logout)
+            opts='-c --config --wait --log -h --help'
             ;;
         tui)
-            opts='-c --config --theme --log --list-themes -h --help'
+            opts="$sources --theme --no-mouse --list-themes"
             ;;
         *)
-            opts='-c --config --theme --log --list-themes -h --help
-                  -V --version'
+            opts="$sources --theme --no-mouse --list-themes -V --version"
             ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end' -- "$cur"))
+        COMPREPLY=($(compgen -W 'tui check watch end login logout' -- "$cur"))
+    elif [[ $cmd == login || $cmd == logout ]]; then
+        # login NAME: the configured server names.
+        mapfile -t fleet < <(_mcptop_fleet_args)
+        _mcptop_add_lines < <("$bin" end "${fleet[@]}" --list-servers 2>/dev/null)
     fi
 }
 

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout
 end
 
 function __mcptop_themes
@@ -58,16 +58,21 @@ complete -c mcptop -n __mcptop_no_command -a tui -d 'The full-screen monitor (th
 complete -c mcptop -n __mcptop_no_command -a check -d 'Dial every server once, ping, report, exit'
 complete -c mcptop -n __mcptop_no_command -a watch -d 'Monitor with no UI: JSON Lines on stdout'
 complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, report outcomes'
+complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
+complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
 
 # Every command
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
 # tui (and no command)
 complete -c mcptop -n __mcptop_tui -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
 complete -c mcptop -n __mcptop_tui -l list-themes -d 'Print the theme names and exit'
+complete -c mcptop -n __mcptop_tui -l no-mouse -d 'Leave the mouse to the terminal'
 
 # check
 complete -c mcptop -n '__mcptop_using check' -l json -d 'One JSON object instead of a table'
@@ -79,4 +84,9 @@ complete -c mcptop -n '__mcptop_using check' -l stats -d 'CPU, wall time and pea
 complete -c mcptop -n '__mcptop_using end' -s s -l server -x -a '(__mcptop_servers)' -d 'End this server'
 complete -c mcptop -n '__mcptop_using end' -l json -d 'One JSON object per line, one per ending'
 complete -c mcptop -n '__mcptop_using end' -l teardown -x -d 'The teardown deadline (ms)'
+complete -c mcptop -n '__mcptop_using end' -l session -x -d "End another client's session ID"
 complete -c mcptop -n '__mcptop_using end' -l list-servers -d 'Print the configured server names and exit'
+
+# login NAME, logout NAME
+complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -a '(__mcptop_servers)' -d 'Server'
+complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -l wait -x -d 'How long to wait for the browser (ms)'

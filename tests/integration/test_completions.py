@@ -25,7 +25,7 @@ rep = mcptest.Reporter("shell completions: bash, zsh, fish")
 
 COMPLETIONS = mcptest.REPO_DIR / "completions"
 ZSH_DRIVER = Path(__file__).resolve().parent / "zsh_complete.zsh"
-COMMANDS = ["tui", "check", "watch", "end"]
+COMMANDS = ["tui", "check", "watch", "end", "login", "logout"]
 SERVERS = ["alpha", "beta-two", "with space"]
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-zA-Z])(?![\w-])")
 
@@ -154,6 +154,11 @@ def run_shell(c, shell, complete, words_of, unescape=lambda s: s):
     r, got = complete(words_of(["mcptop", "end", "-c", o["config"], "--server", "be"]))
     got = [unescape(g) for g in got]
     c.check(got == ["beta-two"], "%s: --server be -> beta-two: %r" % (shell, got))
+    # --from's client names; login's server name.
+    r, got = complete(words_of(["mcptop", "check", "--from", "cl"]))
+    c.check(sorted(got) == ["claude", "claude-code"], "%s: --from cl -> claude, claude-code: %r" % (shell, got))
+    r, got = complete(words_of(["mcptop", "login", "-c", o["config"], "al"]))
+    c.check([unescape(g) for g in got] == ["alpha"], "%s: login -c FILE al -> alpha: %r" % (shell, got))
     # A config that is not there: nothing, and no error text among the matches.
     r, got = complete(words_of(["mcptop", "end", "-c", "/nonexistent/x.json", "--server", ""]))
     c.check(not any("mcptop" in g or "config" in g for g in got),
