@@ -63,6 +63,15 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     if (server_decl(s)->tls_insecure)
         detail_kv(o, l, "warning", ROLE_WARNING, "tls_insecure: the server's "
             "certificate is not verified");
+    {
+        const char *w[8];
+        size_t      nw = server_warnings(s, w, 8);
+
+        for (size_t i = 0; i < nw; i++) {
+            str_sanitize(buf, sizeof(buf), w[i], strlen(w[i]));
+            detail_kv(o, l, "warning", ROLE_WARNING, buf);
+        }
+    }
     if (si.cache_scope != NULL && strcmp(si.cache_scope, "public") == 0)
         detail_kv(o, l, "note", ROLE_WARNING, "server/discover is cacheable "
             "by shared caches: an answer proves the endpoint, not the "
@@ -104,6 +113,21 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
             "failed)" : "");
         detail_kv(o, l, "round trip", model_current_failure(s) != NULL ?
             ROLE_DIM : ROLE_NORMAL, buf);
+    }
+    if (server_decl(s)->probe != NULL) {
+        const struct config_probe *p = server_decl(s)->probe;
+        double pm = server_probe_ms(s);
+        char   name[128];
+
+        str_sanitize(name, sizeof(name), p->name, strlen(p->name));
+        if (pm >= 0)
+            snprintf(buf, sizeof(buf), "tools/call %s every %lds: %.1f ms "
+                "the last completed call  notices %lu", name,
+                p->interval_ms / 1000, pm, server_probe_notices(s));
+        else
+            snprintf(buf, sizeof(buf), "tools/call %s every %lds: no "
+                "completed call yet", name, p->interval_ms / 1000);
+        detail_kv(o, l, "deep check", ROLE_NORMAL, buf);
     }
 }
 
@@ -304,14 +328,19 @@ view_detail_draw(struct ui *ui, int y, int rows)
     d = server_decl(s);
     if (d != NULL && d->transport == CONFIG_STDIO) {
         /* server_target joins the args after ${VAR} expansion, and an
-         * expanded value is a secret: show the command and count the
-         * args instead. */
+         * expanded value is a secret: show the args as written. */
+        size_t len;
+
         t = d->command != NULL ? d->command : "";
-        str_sanitize(target, sizeof(target) - 128, t, strlen(t));
-        if (d->nargs > 0)
-            snprintf(target + strlen(target), 128, " (+%zu arg%s, not "
-                "shown: they may hold expanded secrets)", d->nargs,
-                d->nargs == 1 ? "" : "s");
+        str_sanitize(target, sizeof(target), t, strlen(t));
+        for (size_t i = 0; i < d->nargs && d->args_shown != NULL; i++) {
+            len = strlen(target);
+            if (len + 2 >= sizeof(target))
+                break;
+            target[len++] = ' ';
+            str_sanitize(target + len, sizeof(target) - len,
+                d->args_shown[i], strlen(d->args_shown[i]));
+        }
     } else {
         t = server_target(s);
         str_sanitize(target, sizeof(target), t, strlen(t));
