@@ -992,7 +992,10 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     (void)loop;
     (void)revents;
     if (w->signum == SIGHUP) {
-        tui_reload(ui);
+        /* Not while quitting: servers it added would dial and be left
+         * with their sessions open, past the quit's endings. */
+        if (!ui->quitting)
+            tui_reload(ui);
         return;
     }
     tui_quit(ui);
