@@ -730,6 +730,18 @@ def case_check_disabled(c):
                           timeout=15)
     c.check(not r.timed_out and r.rc == 0,
             "a fleet of disabled servers alone: exit 0 (exit %s, timed out %s)" % (r.rc, r.timed_out))
+    # end: a disabled server has nothing to end, and counts neither way.
+    both = config(dict(off, live={"url": L.url(klive)}))
+    r = mcptest.run_mcptop(["end", "--json", "-c", both], timeout=20)
+    c.attach(r.describe())
+    c.no_crash(r)
+    by = {e.get("server"): e for e in sc.endings_of(r.stdout)}
+    c.check(mcptest.dig(by, "live", "outcome") == "terminated", "end: live terminated")
+    for name in ("off", "offkid"):
+        c.check(mcptest.dig(by, name, "outcome") is None and
+                mcptest.dig(by, name, "detail") == "not dialed (disabled)",
+                "end: %s not dialed (disabled): %r" % (name, by.get(name)))
+    c.check(r.rc == 0, "end: exit 0, the disabled servers do not make it 1 (exit %s)" % r.rc)
     c.check(traffic(lab_counts(koff)) == (0, 0, 0, 0), "the disabled server was never dialed")
     c.check(spawned(log) == [], "the disabled stdio server was never spawned: %r" % spawned(log))
     sc.balanced(c, [klive, koff])
@@ -758,7 +770,7 @@ def main():
             case_reload_while_quitting)
     rep.run("disabled: shown, never dialed or spawned, no failure; r enables", case_disabled)
     rep.run("end --session ID (URL | --server NAME), --json; usage errors", case_end_session)
-    rep.run("check --json: disabled is ok null and leaves the exit status alone",
+    rep.run("check --json and end: disabled is ok null and leaves the exit status alone",
             case_check_disabled)
     rep.finish()
 
