@@ -77,7 +77,7 @@ check_usage(FILE *out)
     fprintf(out,
         "\n"
         "Exit status: 0 every server ok (dialed, its deep check and its\n"
-        "ping completed; a disabled server does not count),\n"
+        "ping completed; a disabled server does not count: \"ok\": null),\n"
         "1 some server not ok, 2 usage, unreadable config or unwritable\n"
         "output, 130 interrupted (sessions are still ended first).\n");
     app_usage_sources(out);
@@ -184,7 +184,16 @@ check_event_cb(void *arg, const struct event *e)
 {
     struct check *c = arg;
 
-    if (e->type == EVENT_EXCHANGE && e->op != NULL) {
+    if (e->type == EVENT_STATE &&
+        server_state(e->server) == SERVER_DISABLED) {
+        /* Disabled in the config: no dial comes, nothing to wait for. */
+        struct check_rtts *r = server_data(e->server);
+
+        if (r != NULL && !r->dialed) {
+            r->dialed = true;
+            c->dials_pending--;
+        }
+    } else if (e->type == EVENT_EXCHANGE && e->op != NULL) {
         struct check_rtts *r = server_data(e->server);
 
         if (r != NULL && !r->dialed && strcmp(e->op, "dial") == 0) {
@@ -230,6 +239,8 @@ check_print_table(struct check *c)
             snprintf(st, sizeof(st), "%ld", f->http_status);
         if (server_state(s) == SERVER_UNSUPPORTED)
             kind = "stdio: not yet supported";
+        else if (server_state(s) == SERVER_DISABLED)
+            kind = "(disabled)";
         else if (f != NULL)
             kind = failure_kind_name(f->kind);
         cli_cell(stdout, name, CHECK_NAME_COLS, false);
@@ -534,7 +545,10 @@ cli_check(int argc, char **argv)
     /* The report is taken before the endings, which are exchanges too. */
     rc = 0;
     for (size_t i = 0; i < fleet_size(c.fleet); i++) {
-        if (!server_ok(fleet_server(c.fleet, i)))
+        const struct server *s = fleet_server(c.fleet, i);
+
+        /* A disabled server is neither ok nor a failure. */
+        if (server_state(s) != SERVER_DISABLED && !server_ok(s))
             rc = EXIT_NOT_OK;
     }
     if (json) {

@@ -74,7 +74,10 @@ cli_json_server(const struct server *s)
     }
     if (server_decl(s)->source != NULL)
         cJSON_AddStringToObject(o, "source", server_decl(s)->source);
-    cJSON_AddBoolToObject(o, "ok", server_ok(s));
+    if (server_state(s) == SERVER_DISABLED)
+        cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
+    else
+        cJSON_AddBoolToObject(o, "ok", server_ok(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)
         cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));

@@ -58,7 +58,8 @@ end_usage(FILE *out)
         "Test hook: MCPTOP_TEST_REPEAT_DELETE=1 sends each ended session's\n"
         "DELETE once more and reports it as a second ending.\n"
         "Exit status: 0 when every outcome is terminated, not_allowed,\n"
-        "already_gone, exited or no_session; 1 otherwise; 2 usage.\n");
+        "already_gone, exited or no_session; 1 otherwise; 2 usage. A server\n"
+        "disabled in the config is not dialed and counts neither way.\n");
     app_usage_sources(out);
 }
 
@@ -108,7 +109,8 @@ end_print(struct end_run *r, bool json, int *rc)
         if (!r->chosen[i])
             continue;
         if (server_ending_count(s) == 0) {
-            /* Nothing could be ended: the declaration was not dialable. */
+            /* Nothing could be ended: the declaration was not dialable,
+             * or it is disabled. */
             char *name = str_sanitized(server_name(s));
 
             if (json) {
@@ -130,7 +132,10 @@ end_print(struct end_run *r, bool json, int *rc)
                     server_state_name(server_state(s)));
             }
             free(name);
-            *rc = EXIT_NOT_OK;
+            /* A server disabled in the config had nothing to end: it
+             * counts neither way. */
+            if (server_state(s) != SERVER_DISABLED)
+                *rc = EXIT_NOT_OK;
             continue;
         }
         for (size_t k = 0; k < server_ending_count(s); k++) {

@@ -936,11 +936,15 @@ tui_winch_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 tui_reload(struct ui *ui)
 {
-    struct config *cfg = NULL;
-    char           said[200] = "", *cause = NULL;
-    FILE          *tmp = tmpfile();
-    int            saved = dup(STDERR_FILENO);
-    int            rc;
+    struct config  *cfg = NULL;
+    char            said[200] = "", *cause = NULL;
+    FILE           *tmp = tmpfile();
+    int             saved = dup(STDERR_FILENO);
+    int             rc;
+    enum model_sort sort;
+    bool            invert;
+    char            filter[sizeof(ui->model.filter)];
+    struct server  *sel;
 
     fflush(stderr);
     if (tmp != NULL && saved >= 0)
@@ -963,7 +967,16 @@ tui_reload(struct ui *ui)
             "was: %s", said);
         return;
     }
-    /* Rows are rebuilt: a removed server's events find no row. */
+    /* Rows are rebuilt: a removed server's events find no row. The x
+     * question named a row by its number, which changes: it is withdrawn.
+     * The sort, the filter and the selected server (if kept) stay. */
+    if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED)
+        ui->prompt = UI_PROMPT_NONE;
+    sort = ui->model.sort;
+    invert = ui->model.invert;
+    snprintf(filter, sizeof(filter), "%s", ui->model.filter);
+    sel = ui->model.sel != MODEL_NONE ? fleet_server(ui->fleet,
+        ui->model.sel) : NULL;
     for (size_t i = 0; i < fleet_size(ui->fleet); i++)
         server_set_data(fleet_server(ui->fleet, i), NULL);
     model_done(&ui->model);
@@ -977,6 +990,13 @@ tui_reload(struct ui *ui)
             fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
     }
     model_init(&ui->model, ui->fleet);
+    ui->model.sort = sort;
+    ui->model.invert = invert;
+    model_set_filter(&ui->model, filter);
+    for (size_t i = 0; sel != NULL && i < fleet_size(ui->fleet); i++) {
+        if (fleet_server(ui->fleet, i) == sel)
+            ui->model.sel = i;
+    }
     ui_dirty(ui);
 }
 
@@ -992,7 +1012,10 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     (void)loop;
     (void)revents;
     if (w->signum == SIGHUP) {
-        tui_reload(ui);
+        /* Not while quitting: servers it added would dial and be left
+         * with their sessions open, past the quit's endings. */
+        if (!ui->quitting)
+            tui_reload(ui);
         return;
     }
     tui_quit(ui);

@@ -10,6 +10,9 @@ What it gives a test file:
   - write_config() / write_file(): temp files, removed at exit
   - count_tools(url): the independent tool count, via count_tools.mjs and the
     official SDK client
+  - Tui: mcptop in tmux (keys in with send-keys, the screen out with
+    capture-pane, bounded waits); table_row / table_cell / selected_name /
+    header_counts read the table
   - Reporter: cases, checks, and the closing "N passed, N failed" line
 
 Environment:
@@ -26,6 +29,7 @@ a ctest timeout leaves nothing behind). Servers bind 127.0.0.1 only.
 import atexit
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -131,6 +135,10 @@ def cleanup_all():
             p.wait(timeout=2)
         except subprocess.TimeoutExpired:
             pass
+    try:
+        _kill_tmux_servers()
+    except Exception:
+        pass
     if _tmpdir is not None:
         shutil.rmtree(_tmpdir, ignore_errors=True)
 
@@ -552,6 +560,218 @@ class Watch:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+# --------------------------------------------------------------------------
+# the TUI in tmux (as test_tui.py drives it; shared by the TUI test files)
+
+_tmux_socks = []
+_tmux_seq = 0
+SEL_GLYPH = "\u25b8"    # the selection mark in a UTF-8 locale
+
+
+def tmux_bin():
+    t = shutil.which("tmux")
+    if not t:
+        raise SetupError("tmux is not installed")
+    return t
+
+
+def _kill_tmux_servers():
+    t = shutil.which("tmux")
+    sockdir = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", "tmux-%d" % os.getuid())
+    for s in _tmux_socks:
+        if t:
+            subprocess.run([t, "-L", s, "-f", "/dev/null", "kill-server"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+        try:
+            os.unlink(os.path.join(sockdir, s))
+        except OSError:
+            pass
+    del _tmux_socks[:]
+
+
+class Tui:
+    """mcptop running in a detached tmux session on a private socket (-L, -f
+    /dev/null): keys go in with send-keys, the screen comes out with
+    capture-pane. After mcptop the pane prints __EXIT=<code>__ and lingers.
+    Every tmux server is killed at exit (cleanup_all)."""
+
+    def __init__(self, args, cols=140, rows=30, env=None):
+        global _tmux_seq
+        require_mcptop()
+        _tmux_seq += 1
+        self.sock = "mcptest-tui-%d-%d" % (os.getpid(), _tmux_seq)
+        _tmux_socks.append(self.sock)
+        self.env = dict(os.environ)
+        self.env.pop("TMUX", None)
+        self.env.pop("NO_COLOR", None)
+        self.env.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color"})
+        self.env.update(env or {})
+        argv = [MCPTOP_BIN] + [str(a) for a in args]
+        inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
+        envargs = []
+        for k in ("LANG", "LC_ALL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in self.env:
+                envargs += ["-e", "%s=%s" % (k, self.env[k])]
+        self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
+                  "sh", "-c", inner)
+        self.shell_pid = int(self.tmux("display-message", "-p", "#{pane_pid}").strip())
+
+    def tmux(self, *args, check=True):
+        r = subprocess.run([tmux_bin(), "-L", self.sock, "-f", "/dev/null"] + list(args),
+                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=10)
+        if check and r.returncode != 0:
+            raise SetupError("tmux %s failed: %s" % (" ".join(args), r.stderr.decode()))
+        return r.stdout.decode(errors="replace")
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", check=False)
+
+    def keys(self, *keys):
+        """Keys as a terminal sends them (tmux send-keys names: r, Down, Home...)."""
+        self.tmux("send-keys", *keys)
+
+    def wait(self, pred, timeout=5.0):
+        """Poll the screen until pred(text) holds: (last text, whether it held)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            try:
+                if pred(text):
+                    return text, True
+            except Exception:
+                pass
+            if time.monotonic() >= deadline:
+                return text, False
+            time.sleep(0.1)
+
+    def expect(self, c, checks, timeout=5.0, require=False):
+        """Wait (bounded) for one screen on which every (description,
+        predicate) holds, then record each as a check of case c, made on that
+        screen (or the last one read). require: a failing one ends the case."""
+        def holds(p, s):
+            try:
+                return bool(p(s))
+            except Exception:
+                return False
+        text, _ = self.wait(lambda s: all(holds(p, s) for _, p in checks), timeout)
+        shown = False
+        for desc, p in checks:
+            good = holds(p, text)
+            if not good and not shown:
+                c.attach("--- screen (%s) ---\n%s" % (desc, text))
+                shown = True
+            if require:
+                c.require(good, desc)
+            else:
+                c.check(good, desc)
+        return text
+
+    def mcptop_pids(self):
+        """The mcptop process(es) under the pane's shell."""
+        pids = []
+        try:
+            with open("/proc/%d/task/%d/children" % (self.shell_pid, self.shell_pid)) as f:
+                kids = [int(p) for p in f.read().split()]
+        except OSError:
+            return pids
+        for p in kids:
+            try:
+                with open("/proc/%d/cmdline" % p, "rb") as f:
+                    cmd = f.read().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if os.path.basename(cmd) == "mcptop":
+                pids.append(p)
+        return pids
+
+    def close(self, c=None, bound=8.0):
+        """q (a second q if it lingers past bound); with c, check it exited 0
+        (a sanitizer report makes it non-zero) and left no mcptop process.
+        Then the tmux server goes. Returns the last screen."""
+        text = self.screen()
+        if self.mcptop_pids():
+            self.keys("q")
+            text, ok = self.wait(lambda s: "__EXIT=" in s, bound)
+            if not ok:
+                self.keys("q")
+                text, ok = self.wait(lambda s: "__EXIT=" in s, 2.0)
+            if c is not None and not c.check(ok and "__EXIT=0__" in text,
+                                             "mcptop quits on q with exit code 0"):
+                c.attach("--- screen at quit ---\n" + text)
+        left = self.mcptop_pids()
+        if c is not None:
+            c.check(not left, "no mcptop process left after quitting: %r" % left)
+        for p in left:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        self.tmux("kill-server", check=False)
+        return text
+
+
+def screen_rows(text):
+    return text.split("\n")
+
+
+def table_row(text, name):
+    """The table line of server `name` (its NAME cell, after the 3-column mark), or None."""
+    for line in text.split("\n"):
+        cells = line[3:].split()
+        if cells and cells[0] == name:
+            return line
+    return None
+
+
+def selected_name(text):
+    for line in text.split("\n"):
+        if line.startswith(SEL_GLYPH):
+            cells = line[len(SEL_GLYPH):].split()
+            return cells[0] if cells else None
+    return None
+
+
+TABLE_COLUMNS = ("NAME", "TRANS", "LIVENESS", "AGE", "STRK", "SESSION", "PROTOCOL", "TOOLS",
+                 "RTT ms", "LAST FAILURE", "DELIV", "HTTP", "HISTORY")
+
+
+def table_cell(text, name, column):
+    """The text of one cell of server `name`'s row, stripped, cut at the
+    titles of the table header (the left-aligned columns: SESSION, LAST
+    FAILURE, HISTORY...). None when the row or the column is not shown."""
+    lines = text.split("\n")
+    head = next((l for l in lines if " NAME" in l and "LIVENESS" in l), None)
+    line = table_row(text, name)
+    if head is None or line is None:
+        return None
+    starts = []
+    for t in TABLE_COLUMNS:
+        i = head.find(t)
+        if i >= 0:
+            starts.append((i, t))
+    starts.sort()
+    for k, (i, t) in enumerate(starts):
+        if t == column:
+            end = starts[k + 1][0] if k + 1 < len(starts) else len(line)
+            return line[i:end].strip()
+    return None
+
+
+def header_counts(text):
+    """{"reachable": n, "unreachable": n, "unknown": n, "absent": n} from the header's second line."""
+    import re
+    lines = text.split("\n")
+    out = {}
+    if len(lines) < 2:
+        return out
+    for word in ("reachable", "unreachable", "unknown", "absent"):
+        m = re.search(r"(?:^|\s)\S* ?%s (\d+)" % word, lines[1])
+        if m:
+            out[word] = int(m.group(1))
+    return out
 
 
 # --------------------------------------------------------------------------
