@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "engine/http.h"
 #include "util/str.h"
+#include "util/xmalloc.h"
 
 /* One server's ping round trips, and where it is in the check. */
 struct check_rtts {
@@ -312,7 +313,8 @@ check_build_json(struct check *c, bool with_pings)
     cJSON             *root = cJSON_CreateObject();
     cJSON             *arr = cJSON_AddArrayToObject(root, "servers");
     cJSON             *sum;
-    long               counts[LIVENESS__COUNT] = { 0 }, absent = 0;
+    long               counts[LIVENESS__COUNT] = { 0 }, absent = 0,
+                       disabled = 0;
     struct check_rtts  all = { 0 };
 
     for (size_t i = 0; i < fleet_size(c->fleet); i++) {
@@ -323,13 +325,15 @@ check_build_json(struct check *c, bool with_pings)
         if (with_pings) {
             struct check_rtts *r = server_data(s);
 
-            all.ms = realloc(all.ms, (all.n + r->n + 1) * sizeof(double));
+            all.ms = xrealloc(all.ms, (all.n + r->n + 1) * sizeof(double));
             memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
             all.n += r->n;
             check_json_pings(o, r, c->rounds);
         }
         cJSON_AddItemToArray(arr, o);
-        if (l->present)
+        if (server_state(s) == SERVER_DISABLED)
+            disabled++;
+        else if (l->present)
             counts[l->state]++;
         else
             absent++;
@@ -341,6 +345,7 @@ check_build_json(struct check *c, bool with_pings)
         (double)counts[LIVENESS_UNREACHABLE]);
     cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
     cJSON_AddNumberToObject(sum, "absent", (double)absent);
+    cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
     if (with_pings)
         check_json_pings(sum, &all, c->rounds * (long)fleet_size(c->fleet));
     free(all.ms);
@@ -521,11 +526,11 @@ cli_check(int argc, char **argv)
         }
         bound_ms += (turns - 1) * open;
     }
-    c.rtts = calloc(cfg->nservers + 1, sizeof(*c.rtts));
+    c.rtts = xcalloc(cfg->nservers + 1, sizeof(*c.rtts));
     c.dials_pending = cfg->nservers;
-    c.round_ms = calloc((size_t)c.rounds, sizeof(double));
+    c.round_ms = xcalloc((size_t)c.rounds, sizeof(double));
     for (size_t i = 0; i < cfg->nservers; i++) {
-        c.rtts[i].ms = calloc((size_t)c.rounds, sizeof(double));
+        c.rtts[i].ms = xcalloc((size_t)c.rounds, sizeof(double));
         server_set_data(fleet_server(c.fleet, i), &c.rtts[i]);
     }
     cli_run_init(&c.run, loop, bound_ms + 2000, check_step_cb, &c);

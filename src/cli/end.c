@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "engine/ending.h"
 #include "util/str.h"
+#include "util/xmalloc.h"
 
 #define END_GRACE_MS 1000
 
@@ -210,7 +211,7 @@ cli_end(int argc, char **argv)
             continue;
         switch (ch) {
         case 's':
-            names = realloc(names, (nnames + 1) * sizeof(*names));
+            names = xrealloc(names, (nnames + 1) * sizeof(*names));
             names[nnames++] = optarg;
             break;
         case 'j':
@@ -261,8 +262,8 @@ cli_end(int argc, char **argv)
         config_free(cfg);
         return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_USAGE;
     }
-    r.chosen = calloc(cfg->nservers + 1, sizeof(bool));
-    r.asked = calloc(cfg->nservers + 1, sizeof(bool));
+    r.chosen = xcalloc(cfg->nservers + 1, sizeof(bool));
+    r.asked = xcalloc(cfg->nservers + 1, sizeof(bool));
     for (size_t k = 0; k < nnames; k++) {
         bool found = false;
 

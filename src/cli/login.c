@@ -27,6 +27,7 @@
 #include "engine/oauth_url.h"
 #include "util/clock.h"
 #include "util/str.h"
+#include "util/xmalloc.h"
 
 #define LOGIN_DEFAULT_WAIT_MS 300000L
 
@@ -327,7 +328,7 @@ cli_login(int argc, char **argv)
         return EXIT_USAGE;
     }
     l.server = fleet_server(fleet, (size_t)idx);
-    chosen = calloc(fleet_size(fleet), sizeof(*chosen));
+    chosen = xcalloc(fleet_size(fleet), sizeof(*chosen));
     chosen[idx] = true;
     cli_run_init(&l.run, loop, 2 * opt.open_deadline_ms + 5000, login_step_cb,
         &l);

@@ -720,6 +720,9 @@ def case_check_disabled(c):
     c.check(not r.timed_out, "check does not wait for a disabled server's dial")
     c.check(r.rc == 0, "exit 0: the live server is ok, the disabled ones do not count (exit %s)" % r.rc)
     c.check(mcptest.dig(by, "live", "ok") is True, "live: ok true")
+    summary = (r.json() or {}).get("summary") or {}
+    c.check(summary.get("disabled") == 2 and summary.get("absent") == 0 and summary.get("reachable") == 1,
+            "summary: 2 disabled, none absent, 1 reachable: %r" % summary)
     for name in ("off", "offkid"):
         c.check(mcptest.dig(by, name, "state") == "disabled", "%s: state disabled" % name)
         c.check(mcptest.dig(by, name, "ok") is None, "%s: ok null (neither ok nor a failure): %r"
