@@ -128,6 +128,10 @@ void model_init(struct model *m, struct fleet *f);
 void model_done(struct model *m);
 /* Refilter, resort and recount when dirty; keeps the selected server. */
 void model_rebuild(struct model *m, int64_t now_ms);
+/* After engine events: recount, and refilter and resort only when the sort
+ * or the filter reads state (a sort by name over a filter by name, tag or
+ * transport keeps its order: only the counts move). */
+void model_refresh(struct model *m, int64_t now_ms);
 /* An engine event: remembers the tool list and its changes. */
 void model_event(struct model *m, const struct event *e);
 

@@ -144,7 +144,8 @@ struct ui {
     bool                *quit_busy;     /* per server: ending under way at
                                            the q */
     /* redraw */
-    bool                 dirty;
+    bool                 dirty;         /* a key's change: draw now */
+    bool                 dirty_engine;  /* engine events: draw soon */
     bool                 model_stale;   /* engine events since rebuild */
     ev_tstamp            last_draw;
     ev_tstamp            last_rebuild;

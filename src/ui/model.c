@@ -667,6 +667,39 @@ model_rebuild(struct model *m, int64_t now_ms)
     m->sel = m->order[m->sel_pos];
 }
 
+/* True when neither the sort nor the filter reads a server's state. */
+static bool
+model_order_static(const struct model *m)
+{
+    if (m->sort != MODEL_SORT_NAME && m->sort != MODEL_SORT_TRANSPORT)
+        return false;
+    for (size_t i = 0; i < m->nterms; i++) {
+        switch (m->terms[i].field) {
+        case MODEL_FIELD_NAME:
+        case MODEL_FIELD_TAG:
+        case MODEL_FIELD_TRANS:
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+model_refresh(struct model *m, int64_t now_ms)
+{
+    if (m->dirty || !model_order_static(m)) {
+        m->dirty = true;
+        model_rebuild(m, now_ms);
+        return;
+    }
+    m->now_ms = now_ms;
+    memset(&m->counts, 0, sizeof(m->counts));
+    for (size_t i = 0; i < m->n; i++)
+        model_count(m, i, fleet_server(m->fleet, i));
+}
+
 void
 model_goto(struct model *m, size_t pos)
 {

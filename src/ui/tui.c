@@ -1,10 +1,10 @@
 /*
  * The TUI command: load the config, start the fleet, take the terminal,
  * and run one libev loop in which engine events only mark the screen
- * dirty and an ev_prepare draws at most once per loop turn (and at most
- * about 30 times a second). stdin is an ev_io whose bytes reach curses
- * through screen.c's non-blocking pipe (a second ev_io reads the keys), so
- * nothing curses does can block the loop; every turn feeds the stale
+ * dirty and an ev_prepare draws at most once per loop turn (at most about
+ * 30 times a second after a key, 4 after engine events alone). stdin is an
+ * ev_io whose bytes reach curses through screen.c's non-blocking pipe (a
+ * second ev_io reads the keys), so nothing curses does can block the loop; every turn feeds the stale
  * marker's watchdog. SIGWINCH is an ev_signal. The terminal is restored on
  * every way out: q, a second q, SIGINT/SIGTERM, the terminal hanging up,
  * and allocation failure (the xmalloc hook); after q one summary line of
@@ -32,7 +32,8 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#define TUI_FRAME_S     (1.0 / 30.0)
+#define TUI_FRAME_S     (1.0 / 30.0)  /* after a key or a resize */
+#define TUI_EVENT_S     0.25          /* after engine events alone */
 #define TUI_MIN_COLS    40
 #define TUI_MIN_ROWS    10
 #define TUI_HEADER_ROWS 3
@@ -163,21 +164,26 @@ tui_rebuild(struct ui *ui)
 {
     ev_tstamp now = ev_time(), t0;
 
-    if (ui->model_stale && now - ui->last_rebuild >= ui->rebuild_gap) {
-        ui->model.dirty = true;
-        ui->model_stale = false;
-    }
-    if (!ui->model.dirty) {
+    if (!ui->model.dirty && ui->model_stale &&
+        now - ui->last_rebuild < ui->rebuild_gap) {
         model_rebuild(&ui->model, clock_wall_ms());
-        if (ui->model_stale && !ev_is_active(&ui->frame_w)) {
+        if (!ev_is_active(&ui->frame_w)) {
             ev_timer_set(&ui->frame_w,
                 ui->rebuild_gap - (now - ui->last_rebuild), 0.);
             ev_timer_start(ui->loop, &ui->frame_w);
         }
         return;
     }
+    if (!ui->model.dirty && !ui->model_stale) {
+        model_rebuild(&ui->model, clock_wall_ms());
+        return;
+    }
     t0 = ev_time();
-    model_rebuild(&ui->model, clock_wall_ms());
+    if (ui->model.dirty)
+        model_rebuild(&ui->model, clock_wall_ms());
+    else
+        model_refresh(&ui->model, clock_wall_ms());
+    ui->model_stale = false;
     ui->last_rebuild = ev_time();
     ui->rebuild_gap = (ui->last_rebuild - t0) * 10.0;
     if (ui->rebuild_gap > 0.5)
@@ -294,12 +300,13 @@ tui_bench_frames(struct ui *ui, long k)
         ui->rows, ui->cols, full, incr, rebuild);
 }
 
-/* ev_prepare: draw when dirty, at most once per turn and ~30/s. */
+/* ev_prepare: draw when dirty, at most once per turn: ~30/s after keys,
+ * ~4/s when only engine events changed what is shown. */
 static void
 tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct ui *ui = w->data;
-    ev_tstamp  now, since;
+    ev_tstamp  now, since, gap;
     int        stalled;
 
     (void)revents;
@@ -311,18 +318,22 @@ tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         ev_break(loop, EVBREAK_ONE);
         return;
     }
-    if (!ui->dirty)
+    if (!ui->dirty && !ui->dirty_engine)
         return;
     now = ev_time();
     since = now - ui->last_draw;
-    if (since < TUI_FRAME_S) {
-        if (!ev_is_active(&ui->frame_w)) {
-            ev_timer_set(&ui->frame_w, TUI_FRAME_S - since, 0.);
+    gap = ui->dirty ? TUI_FRAME_S : TUI_EVENT_S;
+    if (since < gap) {
+        if (!ev_is_active(&ui->frame_w) ||
+            ev_timer_remaining(loop, &ui->frame_w) > gap - since) {
+            ev_timer_stop(loop, &ui->frame_w);
+            ev_timer_set(&ui->frame_w, gap - since, 0.);
             ev_timer_start(loop, &ui->frame_w);
         }
         return;
     }
     ui->dirty = false;
+    ui->dirty_engine = false;
     ui->last_draw = now;
     tui_draw(ui);
 }
@@ -371,7 +382,7 @@ tui_event_cb(void *arg, const struct event *e)
 
     model_event(&ui->model, e);
     ui->model_stale = true;
-    ui->dirty = true;
+    ui->dirty_engine = true;
 }
 
 /* q: end every session (fleet_end_all), then leave when every ending has

@@ -207,6 +207,70 @@ test_current_failure_and_rtt(void **state)
 }
 
 static void
+refresh_stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+/* Start the server named name and run the loop until it has an
+ * observation (127.0.0.1:1 refuses at once), 5 s at most. Its index. */
+static size_t
+observe(struct fx *fx, const char *name)
+{
+    bool            chosen[8] = { false };
+    size_t          k = MODEL_NONE;
+    ev_timer        stop;
+    struct ev_loop *loop = EV_DEFAULT;
+
+    for (size_t i = 0; i < fleet_size(fx->fleet); i++) {
+        if (strcmp(server_name(fleet_server(fx->fleet, i)), name) == 0)
+            k = i;
+    }
+    assert_true(k != MODEL_NONE);
+    chosen[k] = true;
+    fleet_start_some(fx->fleet, chosen);
+    ev_timer_init(&stop, refresh_stop_cb, 5.0, 0.);
+    ev_timer_start(loop, &stop);
+    while (!server_liveness(fleet_server(fx->fleet, k))->present &&
+        ev_is_active(&stop))
+        ev_run(loop, EVRUN_ONCE);
+    ev_timer_stop(loop, &stop);
+    assert_true(server_liveness(fleet_server(fx->fleet, k))->present);
+    return k;
+}
+
+/* Engine events: a refresh recounts; the order and the visible set move
+ * only when the sort or the filter reads state. */
+static void
+test_refresh_recounts_and_resorts_only_on_state(void **state)
+{
+    struct fx *fx = *state;
+    size_t     alpha;
+
+    /* A filter on liveness: the refresh refilters. */
+    model_set_sort(&fx->m, MODEL_SORT_LIVENESS);
+    assert_string_equal(shown(&fx->m, "live:absent"),
+        "alpha beta broken gamma");
+    alpha = observe(fx, "alpha");
+    model_refresh(&fx->m, 1);
+    assert_int_equal(fx->m.nvis, 3);
+    assert_int_equal(fx->m.counts.absent, 3);
+    assert_int_equal(fx->m.counts.live[LIVENESS_UNREACHABLE], 1);
+    /* By name, no filter: same order, new counts. */
+    model_set_sort(&fx->m, MODEL_SORT_NAME);
+    assert_string_equal(shown(&fx->m, ""), "alpha beta broken gamma");
+    (void)observe(fx, "beta");
+    model_refresh(&fx->m, 2);
+    assert_int_equal(fx->m.nvis, 4);
+    assert_int_equal(fx->m.order[0], alpha);
+    assert_int_equal(fx->m.counts.absent, 2);
+    assert_int_equal(fx->m.counts.live[LIVENESS_UNREACHABLE], 2);
+    fleet_stop(fx->fleet);
+}
+
+static void
 test_line_cell_ellipsis(void **state)
 {
     struct ui_line l;
@@ -242,6 +306,8 @@ main(void)
             setup, teardown),
         cmocka_unit_test_setup_teardown(test_current_failure_and_rtt, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_refresh_recounts_and_resorts_only_on_state, setup, teardown),
         cmocka_unit_test(test_line_cell_ellipsis),
     };
 
