@@ -37,6 +37,11 @@ struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg,
 const char *fleet_warning(const struct fleet *f);
 /* Stop and free every server, then the HTTP machinery. NULL does nothing. */
 void fleet_free(struct fleet *f);
+/* At the process's exit, after the endings: fleet_free when a leak checker
+ * is watching (xmalloc_leak_checked); otherwise only what the kernel would
+ * not do at exit (every child's process group killed), leaving memory and
+ * descriptors to it. Returns true when f was freed. */
+bool fleet_exit(struct fleet *f);
 
 /* Add a subscriber; every event goes to every subscriber in order. */
 void fleet_subscribe(struct fleet *f, event_cb cb, void *arg);

@@ -590,12 +590,13 @@ cli_check(int argc, char **argv)
             strerror(werr));
         rc = EXIT_USAGE;
     }
-    for (size_t i = 0; i < cfg->nservers; i++)
-        free(c.rtts[i].ms);
-    free(c.rtts);
-    free(c.round_ms);
-    fleet_free(c.fleet);
-    config_free(cfg);
+    if (fleet_exit(c.fleet)) {
+        for (size_t i = 0; i < cfg->nservers; i++)
+            free(c.rtts[i].ms);
+        free(c.rtts);
+        free(c.round_ms);
+        config_free(cfg);
+    }
     app_close_log(&common);
     return rc;
 }

@@ -356,7 +356,10 @@ cli_end(int argc, char **argv)
     end_print(&r, json, &rc);
     if (r.run.interrupted)
         rc = 130;
-    fleet_free(r.fleet);
+    if (!fleet_exit(r.fleet)) {
+        app_close_log(&common);
+        return rc;
+    }
 out_log:
     app_close_log(&common);
 out_cfg:

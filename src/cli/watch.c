@@ -225,8 +225,8 @@ cli_watch(int argc, char **argv)
     fleet_end_all(w.fleet);
     cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
     fleet_stop(w.fleet);
-    fleet_free(w.fleet);
-    config_free(cfg);
+    if (fleet_exit(w.fleet))
+        config_free(cfg);
     app_close_log(&common);
     return w.write_failed ? EXIT_NOT_OK : 0;
 }

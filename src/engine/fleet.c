@@ -197,6 +197,17 @@ fleet_free(struct fleet *f)
     free(f);
 }
 
+bool
+fleet_exit(struct fleet *f)
+{
+    if (f == NULL || xmalloc_leak_checked()) {
+        fleet_free(f);
+        return true;
+    }
+    child_groups_kill_all();
+    return false;
+}
+
 void
 fleet_subscribe(struct fleet *f, event_cb cb, void *arg)
 {

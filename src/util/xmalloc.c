@@ -65,3 +65,23 @@ xstrdup(const char *s)
     memcpy(p, s, n);
     return p;
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define XMALLOC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XMALLOC_ASAN 1
+#endif
+#endif
+
+bool
+xmalloc_leak_checked(void)
+{
+#ifdef XMALLOC_ASAN
+    return true;
+#else
+    const char *v = getenv("MCPTOP_FREE_AT_EXIT");
+
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+#endif
+}
