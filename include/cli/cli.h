@@ -11,6 +11,7 @@
 
 #include "engine/config.h"
 #include "engine/fleet.h"
+#include "engine/shard.h"
 
 #define EXIT_NOT_OK 1
 #define EXIT_USAGE  2
@@ -25,14 +26,23 @@ struct cli_common {
     const char *url;            /* bare URL argument */
     const char *log_path;       /* --log */
     FILE       *log;
+    struct shard shard;         /* --shard K/N; n == 0 for all servers */
 };
 
 /*
- * Load the fleet: the URL, -c FILE, or the discovered config. 0 and *out,
- * or EXIT_USAGE after printing the reason to stderr. Warnings go to
- * stderr.
+ * Load the fleet: the URL, -c FILE, or the discovered config, then keep
+ * c->shard's share of it. 0 and *out, or EXIT_USAGE after printing the
+ * reason to stderr. Warnings go to stderr.
  */
 int cli_load_config(const struct cli_common *c, struct config **out);
+/* Parse --shard's K/N into c->shard for command cmd. 0, or EXIT_USAGE
+ * after printing why. */
+int cli_parse_shard(struct cli_common *c, const char *cmd, const char *arg);
+/* The --shard line of every command's --help. */
+#define CLI_SHARD_HELP \
+    "      --shard K/N    only the servers whose name hashes to shard K of " \
+    "N\n" \
+    "                     (FNV-1a 64 of the name, mod N, is K-1)\n"
 /* Open --log; EXIT_USAGE on failure (message printed), else 0. */
 int cli_open_log(struct cli_common *c);
 void cli_close_log(struct cli_common *c);

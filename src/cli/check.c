@@ -58,6 +58,7 @@ check_usage(FILE *out)
     fprintf(out,
         "Usage: mcptop check [-c FILE | URL] [--json] [--timeout MS] "
         "[--pings R] [--stats] [--log FILE]\n"
+        "                    [--shard K/N]\n"
         "\n"
         "Dial every configured MCP server once, ping each that dialed, and\n"
         "report liveness, the last failure's kind and delivery verdict.\n"
@@ -72,6 +73,7 @@ check_usage(FILE *out)
         "      --stats        add CPU time, wall time and peak RSS per phase\n"
         "                     (dial, pings, endings)\n"
         "      --log FILE     append a debug log of every exchange\n"
+        CLI_SHARD_HELP
         "  -h, --help         this help\n"
         "\n"
         "Exit status: 0 every server ok (dialed, and its ping completed),\n"
@@ -377,6 +379,7 @@ cli_check(int argc, char **argv)
         { "pings", required_argument, NULL, 'p' },
         { "stats", no_argument, NULL, 's' },
         { "log", required_argument, NULL, 'l' },
+        { "shard", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -425,6 +428,10 @@ cli_check(int argc, char **argv)
             break;
         case 'l':
             common.log_path = optarg;
+            break;
+        case 'S':
+            if (cli_parse_shard(&common, "check", optarg) != 0)
+                return EXIT_USAGE;
             break;
         case 'h':
             check_usage(stdout);

@@ -39,6 +39,8 @@ cli_parse_ms(const char *s)
     return v;
 }
 
+static void cli_apply_shard(const struct shard *sh, struct config *cfg);
+
 int
 cli_load_config(const struct cli_common *c, struct config **out)
 {
@@ -47,6 +49,7 @@ cli_load_config(const struct cli_common *c, struct config **out)
 
     if (c->url != NULL) {
         *out = config_for_url(c->url);
+        cli_apply_shard(&c->shard, *out);
         return 0;
     }
     if (c->config_path == NULL) {
@@ -69,6 +72,40 @@ cli_load_config(const struct cli_common *c, struct config **out)
     free(found);
     for (size_t i = 0; i < (*out)->nwarnings; i++)
         fprintf(stderr, "mcptop: warning: %s\n", (*out)->warnings[i]);
+    cli_apply_shard(&c->shard, *out);
+    return 0;
+}
+
+static bool
+cli_shard_keep_cb(const struct config_server *decl, void *arg)
+{
+    return shard_keeps(arg, decl->name);
+}
+
+/* Keep sh's share of cfg; say so when the share is empty. */
+static void
+cli_apply_shard(const struct shard *sh, struct config *cfg)
+{
+    size_t all = cfg->nservers;
+
+    if (sh->n == 0)
+        return;
+    if (config_retain(cfg, cli_shard_keep_cb, (void *)sh) == 0 && all > 0)
+        fprintf(stderr, "mcptop: shard %u/%u holds none of the %zu "
+            "server%s of %s\n", sh->k, sh->n, all, all == 1 ? "" : "s",
+            cfg->origin);
+}
+
+int
+cli_parse_shard(struct cli_common *c, const char *cmd, const char *arg)
+{
+    char *cause = NULL;
+
+    if (shard_parse(arg, &c->shard, &cause) != 0) {
+        fprintf(stderr, "mcptop %s: --shard %s\n", cmd, cause);
+        free(cause);
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

@@ -24,7 +24,7 @@ static void
 watch_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop watch [-c FILE | URL] [--log FILE]\n"
+        "Usage: mcptop watch [-c FILE | URL] [--log FILE] [--shard K/N]\n"
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"
@@ -33,6 +33,7 @@ watch_usage(FILE *out)
         "  -c, --config FILE  the fleet config (JSON: mcpServers or servers)\n"
         "  URL                an http:// or https:// MCP endpoint\n"
         "      --log FILE     append a debug log of every exchange\n"
+        CLI_SHARD_HELP
         "  -h, --help         this help\n"
         "\n"
         "Lines:\n"
@@ -148,6 +149,7 @@ cli_watch(int argc, char **argv)
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "log", required_argument, NULL, 'l' },
+        { "shard", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -166,6 +168,10 @@ cli_watch(int argc, char **argv)
             break;
         case 'l':
             common.log_path = optarg;
+            break;
+        case 'S':
+            if (cli_parse_shard(&common, "watch", optarg) != 0)
+                return EXIT_USAGE;
             break;
         case 'h':
             watch_usage(stdout);

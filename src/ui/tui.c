@@ -70,6 +70,7 @@ tui_usage(FILE *out)
     fprintf(out,
         "Usage: mcptop [tui] [-c FILE | URL] [--theme NAME|FILE] "
         "[--log FILE]\n"
+        "                    [--shard K/N]\n"
         "\n"
         "The terminal monitor: one row per server, its liveness, last "
         "failure\n"
@@ -80,6 +81,7 @@ tui_usage(FILE *out)
         "      --theme NAME   dark (default), light, high-contrast, or a "
         "theme FILE\n"
         "      --log FILE     append a debug log of every exchange\n"
+        CLI_SHARD_HELP
         "  -h, --help         this help\n"
         "\n"
         "Themes are looked up in $MCPTOP_THEMES, %s,\n"
@@ -730,6 +732,7 @@ tui_args(int argc, char **argv, struct cli_common *common,
         { "config", required_argument, NULL, 'c' },
         { "theme", required_argument, NULL, 't' },
         { "log", required_argument, NULL, 'l' },
+        { "shard", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -746,6 +749,10 @@ tui_args(int argc, char **argv, struct cli_common *common,
             break;
         case 'l':
             common->log_path = optarg;
+            break;
+        case 'S':
+            if (cli_parse_shard(common, "tui", optarg) != 0)
+                return EXIT_USAGE;
             break;
         case 'h':
             tui_usage(stdout);
