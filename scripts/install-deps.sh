@@ -20,6 +20,7 @@ TESTS="$ROOT/tests"
 APT_PACKAGES=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libev-dev libncurses-dev libcmocka-dev
+  libmicrohttpd-dev prometheus
   nodejs npm python3 tmux nginx-light openssl procps
 )
 NODE_MIN_MAJOR=20  # tests/package-lock.json: @hono/node-server (via the SDK) needs >= 20

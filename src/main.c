@@ -29,8 +29,11 @@ main_usage(FILE *out)
         "                      monitor with no UI: JSON Lines on stdout\n"
         "  end [-c FILE | URL] [--server NAME]... [--json] [--teardown MS]\n"
         "                      dial, end each session, report outcomes\n"
+        "  serve [--listen HOST:PORT] [-c FILE | URL] [--shard K/N]\n"
+        "                      monitor with no UI, serve Prometheus /metrics\n"
         "\n"
-        "  Every command takes --log FILE: a debug log of every exchange.\n"
+        "  Every command takes --log FILE: a debug log of every exchange;\n"
+        "  tui, check, watch and serve take --shard K/N: a share of the fleet.\n"
         "\n"
         "  -h, --help          this help ('mcptop COMMAND --help' for more)\n"
         "  -V, --version       version and library versions\n"
@@ -75,6 +78,8 @@ main(int argc, char **argv)
         rc = cli_watch(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "end") == 0) {
         rc = cli_end(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "serve") == 0) {
+        rc = cli_serve(argc - 1, argv + 1);
     } else {
         fprintf(stderr, "mcptop: unknown command '%s'\n", argv[1]);
         main_usage(stderr);

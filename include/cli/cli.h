@@ -19,6 +19,7 @@
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /* Options shared by commands. */
 struct cli_common {
@@ -87,5 +88,8 @@ struct cJSON *cli_json_ending(const struct ending *e);
 /* The JSON record of one server (the `check --json` element). Caller
  * frees with cJSON_Delete. */
 struct cJSON *cli_json_server(const struct server *s);
+/* The fleet as `check --json` reports it, now: {"servers": [...],
+ * "summary": {reachable, unreachable, unknown, absent}}. Caller frees. */
+struct cJSON *cli_json_fleet(const struct fleet *f);
 
 #endif

@@ -44,6 +44,23 @@ void fleet_start_some(struct fleet *f, const bool *chosen);
 /* Close every server locally (no remote ending). */
 void fleet_stop(struct fleet *f);
 
+/*
+ * Make the running fleet match cfg (SIGHUP in `mcptop serve`), comparing
+ * servers by name: a new name is added and started; a name that left has
+ * its session ended (as server_end with redial false) and is dropped once
+ * that settles; a changed declaration is ended and replaced by a new
+ * server; an unchanged one keeps running, its session, liveness record and
+ * history untouched. cfg is borrowed like fleet_new's: it, and every
+ * config given before it, must outlive the fleet (a server being ended
+ * may still read its old declaration). fleet_size and fleet_server
+ * describe the new fleet when it returns; subscribers get the events of
+ * every change. 0, or -1 with *cause set (caller frees) and the fleet
+ * unchanged.
+ * Provided by the engine core rewrite (issue 11); `mcptop serve` checks
+ * that it is linked in.
+ */
+int fleet_reload(struct fleet *f, const struct config *cfg, char **cause);
+
 /* End every server's session (server_end with redial false). Returns how
  * many endings were started or already under way. */
 size_t fleet_end_all(struct fleet *f);

@@ -195,5 +195,14 @@ unsigned long server_streak(const struct server *s);
 /* Counters for display. */
 unsigned long server_session_expiries(const struct server *s);
 unsigned long server_dials(const struct server *s);
+/*
+ * When the next dial (or request) may go, epoch ms: the end of the
+ * current backoff or of a Retry-After the server asked for, whichever is
+ * later; -1 when nothing is waiting (a session is open, or a dial is under
+ * way, or the server dials no more). For mcp_next_attempt_timestamp_seconds.
+ * Provided by the engine core rewrite (issue 11); until it is linked in,
+ * `mcptop serve` omits that series.
+ */
+int64_t server_next_attempt_ms(const struct server *s);
 
 #endif
