@@ -420,7 +420,7 @@ test_families(void **state)
         "mcptop_config_last_reload_successful",
         "mcptop_config_last_reload_success_timestamp_seconds",
         "process_cpu_seconds_total", "process_resident_memory_bytes",
-        "process_open_fds", "process_start_time_seconds",
+        "process_max_fds", "process_start_time_seconds",
     };
 
     render(fx, METRICS_TEXT, &e, &text);
@@ -454,7 +454,7 @@ test_families(void **state)
     assert_true(expo_value(&e, "mcptop_config_last_reload_successful", "")
         == 1);
     assert_true(expo_value(&e, "process_cpu_seconds_total", "") > 0);
-    assert_true(expo_value(&e, "process_open_fds", "") > 2);
+    assert_true(expo_value(&e, "process_max_fds", "") > 2);
     /* The next-attempt getter is not linked into this build yet: the
      * series is left out rather than faked. */
     if (server_next_attempt_ms == NULL)
