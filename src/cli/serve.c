@@ -608,20 +608,16 @@ serve_credentials(struct serve *srv, const char *token_file,
     return 0;
 }
 
+/* Listen on ss (from serve_parse_listen) and put MHD on the loop. */
 static int
-serve_start_http(struct serve *srv, const char *listen_spec)
+serve_start_http(struct serve *srv, const char *listen_spec,
+    struct sockaddr_storage ss, socklen_t sslen)
 {
-    struct sockaddr_storage   ss;
-    socklen_t                 sslen = 0;
     const union MHD_DaemonInfo *info;
     unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     char                      where[INET6_ADDRSTRLEN + 16];
     char                      host[INET6_ADDRSTRLEN];
-    int                       rc;
 
-    rc = serve_parse_listen(listen_spec, &ss, &sslen);
-    if (rc != 0)
-        return rc;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve_access_cb, srv,
@@ -706,6 +702,8 @@ cli_serve(int argc, char **argv)
     struct config         *cfg = NULL;
     struct fleet_options   fopt = { 0 };
     struct metrics_options mopt = { 0 };
+    struct sockaddr_storage ss;
+    socklen_t              sslen = 0;
     char                   mhd_version[32];
     int                    ch, rc;
 
@@ -754,7 +752,11 @@ cli_serve(int argc, char **argv)
         }
         srv.common.url = argv[optind];
     }
-    rc = serve_credentials(&srv, token_file, basic_file);
+    /* Arguments first, then files: a bad --listen is named before a
+     * config is looked for. */
+    rc = serve_parse_listen(listen_spec, &ss, &sslen);
+    if (rc == 0)
+        rc = serve_credentials(&srv, token_file, basic_file);
     if (rc == 0)
         rc = cli_load_config(&srv.common, &cfg);
     if (rc == 0)
@@ -784,7 +786,7 @@ cli_serve(int argc, char **argv)
     mopt.process = true;
     srv.metrics = metrics_new(&mopt);
     metrics_sync(srv.metrics, srv.fleet);
-    rc = serve_start_http(&srv, listen_spec);
+    rc = serve_start_http(&srv, listen_spec, ss, sslen);
     if (rc != 0) {
         serve_done(&srv);
         return rc;
