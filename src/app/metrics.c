@@ -464,8 +464,9 @@ metrics_sync(struct metrics *m, const struct fleet *f)
     struct metrics_server **order = xcalloc(n + 1, sizeof(*order));
     struct metrics_server **table = xcalloc(cap, sizeof(*table));
     char                  **seen = xcalloc(cap, sizeof(*seen));
-    struct metrics_server **byname = xcalloc(cap, sizeof(*byname));
-    size_t                  namecap = cap;
+    /* Sized for the old records, which may outnumber the new servers. */
+    size_t                  namecap = metrics_pow2_above(m->norder);
+    struct metrics_server **byname = xcalloc(namecap, sizeof(*byname));
 
     /* The old records by name, for servers that were replaced. */
     for (size_t i = 0; i < m->norder; i++) {

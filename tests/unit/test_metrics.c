@@ -772,6 +772,43 @@ test_sync_keeps_names(void **state)
     config_free(other.cfg);
 }
 
+/* A fleet that shrinks a lot (50 servers to 1): the old records are
+ * matched and dropped, the one left keeps its counters. */
+static void
+test_sync_shrinks(void **state)
+{
+    struct fixture *fx = *state;
+    struct fixture  big = { .loop = fx->loop }, one = { .loop = fx->loop };
+    char            json[8192];
+    size_t          off = 0;
+    struct fleet   *fb, *f1;
+    struct expo     e;
+
+    off += (size_t)snprintf(json + off, sizeof(json) - off,
+        "{\"mcpServers\": {");
+    for (int i = 0; i < 50; i++)
+        off += (size_t)snprintf(json + off, sizeof(json) - off,
+            "%s\"s%02d\": {\"url\": \"http://127.0.0.1:9/%d\"}",
+            i > 0 ? "," : "", i, i);
+    snprintf(json + off, sizeof(json) - off, "}}");
+    fb = fixture_fleet(&big, json);
+    metrics_sync(fx->m, fb);
+    feed(fx->m, server_named(fb, "s07"), "ping", 3, NULL);
+    f1 = fixture_fleet(&one, "{\"mcpServers\": {\"s07\": "
+        "{\"url\": \"http://127.0.0.1:9/7\"}}}");
+    metrics_sync(fx->m, f1);
+    render(fx, METRICS_TEXT, &e, NULL);
+    assert_true(expo_value(&e, "mcptop_servers", "") == 1);
+    assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
+        "server=\"s07\",team=\"\",env=\"\",mcp_method_name=\"ping\"") == 1);
+    expo_free(&e);
+    metrics_sync(fx->m, fx->fleet);
+    fleet_free(f1);
+    config_free(one.cfg);
+    fleet_free(fb);
+    config_free(big.cfg);
+}
+
 /* The reload gauges. */
 static void
 test_reload_result(void **state)
@@ -819,6 +856,7 @@ main(void)
         cmocka_unit_test(test_negotiate),
         cmocka_unit_test_setup_teardown(test_sync_keeps_names, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_sync_shrinks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_result, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_dials, setup, teardown),
     };
