@@ -100,7 +100,8 @@ struct metrics_hist {
 struct metrics_series {
     unsigned char       method;
     char                error_type[24];
-    char                labels[80];     /* ,mcp_method_name=..[,error_type=..] */
+    char                labels[80];     /* ,mcp_method_name=".."
+                                           [,error_type=".."] */
     unsigned char       labels_len;
     struct metrics_hist h;
 };
@@ -144,13 +145,13 @@ struct metrics {
 
 /* ------------------------------------------------------------ the buffer */
 
-struct mbuf {
+struct metrics_buf {
     char  *p;
     size_t len, cap;
 };
 
 static void
-mbuf_need(struct mbuf *b, size_t n)
+metrics_buf_need(struct metrics_buf *b, size_t n)
 {
     if (b->len + n <= b->cap)
         return;
@@ -160,16 +161,16 @@ mbuf_need(struct mbuf *b, size_t n)
 }
 
 static void
-mbuf_add(struct mbuf *b, const char *s, size_t n)
+metrics_buf_add(struct metrics_buf *b, const char *s, size_t n)
 {
-    mbuf_need(b, n);
+    metrics_buf_need(b, n);
     memcpy(b->p + b->len, s, n);
     b->len += n;
 }
 
-/* Append with room already made by mbuf_need. */
+/* Append with room already made by metrics_buf_need. */
 static inline void
-mbuf_put(struct mbuf *b, const char *s, size_t n)
+metrics_buf_put(struct metrics_buf *b, const char *s, size_t n)
 {
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -177,7 +178,7 @@ mbuf_put(struct mbuf *b, const char *s, size_t n)
 
 /* Decimal v with room already made (20 bytes at most). */
 static inline void
-mbuf_put_u64(struct mbuf *b, uint64_t v)
+metrics_buf_put_u64(struct metrics_buf *b, uint64_t v)
 {
     char   tmp[24];
     size_t i = sizeof(tmp);
@@ -186,17 +187,17 @@ mbuf_put_u64(struct mbuf *b, uint64_t v)
         tmp[--i] = (char)('0' + v % 10);
         v /= 10;
     } while (v != 0);
-    mbuf_put(b, tmp + i, sizeof(tmp) - i);
+    metrics_buf_put(b, tmp + i, sizeof(tmp) - i);
 }
 
 static void
-mbuf_str(struct mbuf *b, const char *s)
+metrics_buf_str(struct metrics_buf *b, const char *s)
 {
-    mbuf_add(b, s, strlen(s));
+    metrics_buf_add(b, s, strlen(s));
 }
 
 static void
-mbuf_u64(struct mbuf *b, uint64_t v)
+metrics_buf_u64(struct metrics_buf *b, uint64_t v)
 {
     char   tmp[24];
     size_t i = sizeof(tmp);
@@ -205,47 +206,47 @@ mbuf_u64(struct mbuf *b, uint64_t v)
         tmp[--i] = (char)('0' + v % 10);
         v /= 10;
     } while (v != 0);
-    mbuf_add(b, tmp + i, sizeof(tmp) - i);
+    metrics_buf_add(b, tmp + i, sizeof(tmp) - i);
 }
 
 /* A float the way both formats read it: NaN, +Inf, -Inf or %.15g. */
 static void
-mbuf_double(struct mbuf *b, double v)
+metrics_buf_double(struct metrics_buf *b, double v)
 {
     char tmp[40];
     int  n;
 
     if (isnan(v)) {
-        mbuf_str(b, "NaN");
+        metrics_buf_str(b, "NaN");
         return;
     }
     if (isinf(v)) {
-        mbuf_str(b, v > 0 ? "+Inf" : "-Inf");
+        metrics_buf_str(b, v > 0 ? "+Inf" : "-Inf");
         return;
     }
     if (v >= 0 && v < 1e15 && v == floor(v)) {
-        mbuf_u64(b, (uint64_t)v);
+        metrics_buf_u64(b, (uint64_t)v);
         return;
     }
     n = snprintf(tmp, sizeof(tmp), "%.15g", v);
-    mbuf_add(b, tmp, (size_t)n);
+    metrics_buf_add(b, tmp, (size_t)n);
 }
 
 /* Non-negative seconds with microsecond resolution, trailing zeros cut
  * ("0.0123", "12", "401.28"): exact enough for durations, and no printf. */
 static void
-mbuf_seconds(struct mbuf *b, double v)
+metrics_buf_seconds(struct metrics_buf *b, double v)
 {
     uint64_t us, frac;
     char     digits[8];
     int      n = 6;
 
     if (!(v >= 0) || v > 1e12) {
-        mbuf_double(b, v);
+        metrics_buf_double(b, v);
         return;
     }
     us = (uint64_t)llround(v * 1e6);
-    mbuf_u64(b, us / 1000000);
+    metrics_buf_u64(b, us / 1000000);
     frac = us % 1000000;
     if (frac == 0)
         return;
@@ -256,23 +257,23 @@ mbuf_seconds(struct mbuf *b, double v)
     digits[0] = '.';
     while (digits[n] == '0')
         n--;
-    mbuf_add(b, digits, (size_t)n + 1);
+    metrics_buf_add(b, digits, (size_t)n + 1);
 }
 
 /* Epoch ms as seconds with exactly three decimals. */
 static void
-mbuf_epoch_ms(struct mbuf *b, int64_t ms)
+metrics_buf_epoch_ms(struct metrics_buf *b, int64_t ms)
 {
     char frac[4];
 
     if (ms < 0)
         ms = 0;
-    mbuf_u64(b, (uint64_t)(ms / 1000));
+    metrics_buf_u64(b, (uint64_t)(ms / 1000));
     frac[0] = '.';
     frac[1] = (char)('0' + (ms / 100) % 10);
     frac[2] = (char)('0' + (ms / 10) % 10);
     frac[3] = (char)('0' + ms % 10);
-    mbuf_add(b, frac, 4);
+    metrics_buf_add(b, frac, 4);
 }
 
 /* ------------------------------------------------------------ labels */
@@ -401,7 +402,7 @@ metrics_record_labels(struct metrics *m, struct metrics_server *r,
     char        value[METRICS_LABEL_MAX + 32];
     char        esc[2 * (METRICS_LABEL_MAX + 32) + 1];
     char        tag[2 * METRICS_LABEL_MAX + 1];
-    struct mbuf b = { 0 };
+    struct metrics_buf b = { 0 };
     size_t      n = str_sanitize(value, METRICS_LABEL_MAX + 1, name,
         strlen(name));
     size_t      base;
@@ -429,18 +430,18 @@ metrics_record_labels(struct metrics *m, struct metrics_server *r,
         n = base + (size_t)snprintf(value + base, sizeof(value) - base,
             "~%u", extra);
     }
-    mbuf_str(&b, "server=\"");
-    mbuf_add(&b, esc, metrics_escape(esc, sizeof(esc), value, n));
-    mbuf_str(&b, "\"");
+    metrics_buf_str(&b, "server=\"");
+    metrics_buf_add(&b, esc, metrics_escape(esc, sizeof(esc), value, n));
+    metrics_buf_str(&b, "\"");
     for (size_t t = 0; t < m->opt.ntag_labels; t++) {
-        mbuf_str(&b, ",");
-        mbuf_str(&b, m->opt.tag_labels[t]);
-        mbuf_str(&b, "=\"");
-        mbuf_add(&b, tag, metrics_label_value(tag, sizeof(tag),
+        metrics_buf_str(&b, ",");
+        metrics_buf_str(&b, m->opt.tag_labels[t]);
+        metrics_buf_str(&b, "=\"");
+        metrics_buf_add(&b, tag, metrics_label_value(tag, sizeof(tag),
             metrics_tag_value(server_decl(s), m->opt.tag_labels[t])));
-        mbuf_str(&b, "\"");
+        metrics_buf_str(&b, "\"");
     }
-    mbuf_add(&b, "", 1);
+    metrics_buf_add(&b, "", 1);
     free(r->labels);
     r->labels = b.p;
     r->labels_len = b.len - 1;
@@ -776,7 +777,7 @@ metrics_ends_with(const char *s, const char *suffix)
  * the family without the suffix).
  */
 static void
-metrics_head(struct mbuf *b, enum metrics_format fmt, const char *name,
+metrics_head(struct metrics_buf *b, enum metrics_format fmt, const char *name,
     enum metrics_type type, const char *help)
 {
     static const char *const types[] = {
@@ -793,37 +794,37 @@ metrics_head(struct mbuf *b, enum metrics_format fmt, const char *name,
         metrics_ends_with(name, "_info"))
         n -= 5;
     snprintf(family, sizeof(family), "%.*s", (int)n, name);
-    mbuf_str(b, "# HELP ");
-    mbuf_str(b, family);
-    mbuf_str(b, " ");
-    mbuf_str(b, help);
-    mbuf_str(b, "\n# TYPE ");
-    mbuf_str(b, family);
-    mbuf_str(b, " ");
-    mbuf_str(b, fmt == METRICS_TEXT && type == MT_INFO ? "gauge" :
+    metrics_buf_str(b, "# HELP ");
+    metrics_buf_str(b, family);
+    metrics_buf_str(b, " ");
+    metrics_buf_str(b, help);
+    metrics_buf_str(b, "\n# TYPE ");
+    metrics_buf_str(b, family);
+    metrics_buf_str(b, " ");
+    metrics_buf_str(b, fmt == METRICS_TEXT && type == MT_INFO ? "gauge" :
         types[type]);
-    mbuf_str(b, "\n");
+    metrics_buf_str(b, "\n");
     if (fmt == METRICS_OPENMETRICS && (metrics_ends_with(family, "_seconds")
         || metrics_ends_with(family, "_bytes"))) {
-        mbuf_str(b, "# UNIT ");
-        mbuf_str(b, family);
-        mbuf_str(b, metrics_ends_with(family, "_seconds") ? " seconds\n" :
-            " bytes\n");
+        metrics_buf_str(b, "# UNIT ");
+        metrics_buf_str(b, family);
+        metrics_buf_str(b, metrics_ends_with(family, "_seconds") ?
+            " seconds\n" : " bytes\n");
     }
 }
 
 /* name{SERVER LABELS extra} (extra is "" or starts with ','), then a
  * space, with room for a value and the newline after it. */
 static void
-metrics_open_n(struct mbuf *b, const char *name, size_t nlen,
+metrics_open_n(struct metrics_buf *b, const char *name, size_t nlen,
     const struct metrics_server *r, const char *extra, size_t elen)
 {
-    mbuf_need(b, nlen + r->labels_len + elen + 64);
-    mbuf_put(b, name, nlen);
-    mbuf_put(b, "{", 1);
-    mbuf_put(b, r->labels, r->labels_len);
-    mbuf_put(b, extra, elen);
-    mbuf_put(b, "} ", 2);
+    metrics_buf_need(b, nlen + r->labels_len + elen + 64);
+    metrics_buf_put(b, name, nlen);
+    metrics_buf_put(b, "{", 1);
+    metrics_buf_put(b, r->labels, r->labels_len);
+    metrics_buf_put(b, extra, elen);
+    metrics_buf_put(b, "} ", 2);
 }
 
 /* The same for a literal name and a NUL-terminated extra. */
@@ -846,9 +847,9 @@ metrics_label(char *dst, size_t dstsz, size_t off, const char *key,
 }
 
 static void
-metrics_hist_lines(struct mbuf *b, enum metrics_format fmt, const char *name,
-    const struct metrics_server *r, const char *extra, size_t elen,
-    const struct metrics_hist *h)
+metrics_hist_lines(struct metrics_buf *b, enum metrics_format fmt,
+    const char *name, const struct metrics_server *r, const char *extra,
+    size_t elen, const struct metrics_hist *h)
 {
     const char *const  *le = fmt == METRICS_OPENMETRICS ? metrics_le_om :
         metrics_le_text;
@@ -859,34 +860,34 @@ metrics_hist_lines(struct mbuf *b, enum metrics_format fmt, const char *name,
     uint64_t            cum = 0;
 
     /* One reservation for the whole series: 17 lines. */
-    mbuf_need(b, (METRICS_BUCKETS + 3) * line);
+    metrics_buf_need(b, (METRICS_BUCKETS + 3) * line);
     for (size_t i = 0; i <= METRICS_BUCKETS; i++) {
         cum += h->bucket[i];
-        mbuf_put(b, name, nlen);
-        mbuf_put(b, "_bucket{", 8);
-        mbuf_put(b, r->labels, r->labels_len);
-        mbuf_put(b, extra, elen);
-        mbuf_put(b, ",le=\"", 5);
-        mbuf_put(b, le[i], lelen[i]);
-        mbuf_put(b, "\"} ", 3);
-        mbuf_put_u64(b, cum);
-        mbuf_put(b, "\n", 1);
+        metrics_buf_put(b, name, nlen);
+        metrics_buf_put(b, "_bucket{", 8);
+        metrics_buf_put(b, r->labels, r->labels_len);
+        metrics_buf_put(b, extra, elen);
+        metrics_buf_put(b, ",le=\"", 5);
+        metrics_buf_put(b, le[i], lelen[i]);
+        metrics_buf_put(b, "\"} ", 3);
+        metrics_buf_put_u64(b, cum);
+        metrics_buf_put(b, "\n", 1);
     }
-    mbuf_put(b, name, nlen);
-    mbuf_put(b, "_sum{", 5);
-    mbuf_put(b, r->labels, r->labels_len);
-    mbuf_put(b, extra, elen);
-    mbuf_put(b, "} ", 2);
-    mbuf_seconds(b, h->sum);
-    mbuf_add(b, "\n", 1);
-    mbuf_need(b, line);
-    mbuf_put(b, name, nlen);
-    mbuf_put(b, "_count{", 7);
-    mbuf_put(b, r->labels, r->labels_len);
-    mbuf_put(b, extra, elen);
-    mbuf_put(b, "} ", 2);
-    mbuf_put_u64(b, h->count);
-    mbuf_put(b, "\n", 1);
+    metrics_buf_put(b, name, nlen);
+    metrics_buf_put(b, "_sum{", 5);
+    metrics_buf_put(b, r->labels, r->labels_len);
+    metrics_buf_put(b, extra, elen);
+    metrics_buf_put(b, "} ", 2);
+    metrics_buf_seconds(b, h->sum);
+    metrics_buf_add(b, "\n", 1);
+    metrics_buf_need(b, line);
+    metrics_buf_put(b, name, nlen);
+    metrics_buf_put(b, "_count{", 7);
+    metrics_buf_put(b, r->labels, r->labels_len);
+    metrics_buf_put(b, extra, elen);
+    metrics_buf_put(b, "} ", 2);
+    metrics_buf_put_u64(b, h->count);
+    metrics_buf_put(b, "\n", 1);
 }
 
 /* The one call site of the engine's next-attempt getter (see the pragma
@@ -900,7 +901,7 @@ metrics_next_attempt_ms(const struct server *s)
 }
 
 static void
-metrics_write_liveness(struct metrics *m, struct mbuf *b,
+metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     static const char *const states[] = {
@@ -915,8 +916,8 @@ metrics_write_liveness(struct metrics *m, struct mbuf *b,
         const struct liveness *l = server_liveness(m->order[i]->server);
 
         metrics_open_n(b, "mcp_up", 6, m->order[i], "", 0);
-        mbuf_put(b, l->present && l->state == LIVENESS_REACHABLE ? "1\n" :
-            "0\n", 2);
+        metrics_buf_put(b, l->present && l->state == LIVENESS_REACHABLE ?
+            "1\n" : "0\n", 2);
     }
     metrics_head(b, fmt, "mcp_liveness", MT_GAUGE, "The liveness record, "
         "one-hot over reachable, unreachable, unknown and absent (no "
@@ -928,7 +929,7 @@ metrics_write_liveness(struct metrics *m, struct mbuf *b,
         for (size_t k = 0; k < 4; k++) {
             metrics_open_n(b, "mcp_liveness", 12, m->order[i], states[k],
                 state_len[k]);
-            mbuf_put(b, k == now ? "1\n" : "0\n", 2);
+            metrics_buf_put(b, k == now ? "1\n" : "0\n", 2);
         }
     }
     metrics_head(b, fmt, "mcp_last_observation_timestamp_seconds", MT_GAUGE,
@@ -941,8 +942,8 @@ metrics_write_liveness(struct metrics *m, struct mbuf *b,
             continue;
         metrics_open(b, "mcp_last_observation_timestamp_seconds",
             m->order[i], "");
-        mbuf_epoch_ms(b, l->observed_at);
-        mbuf_add(b, "\n", 1);
+        metrics_buf_epoch_ms(b, l->observed_at);
+        metrics_buf_add(b, "\n", 1);
     }
     if (server_next_attempt_ms != NULL) {
         metrics_head(b, fmt, "mcp_next_attempt_timestamp_seconds", MT_GAUGE,
@@ -955,14 +956,14 @@ metrics_write_liveness(struct metrics *m, struct mbuf *b,
                 continue;
             metrics_open(b, "mcp_next_attempt_timestamp_seconds",
                 m->order[i], "");
-            mbuf_epoch_ms(b, at);
-            mbuf_add(b, "\n", 1);
+            metrics_buf_epoch_ms(b, at);
+            metrics_buf_add(b, "\n", 1);
         }
     }
 }
 
 static void
-metrics_write_counts(struct metrics *m, struct mbuf *b,
+metrics_write_counts(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_head(b, fmt, "mcp_tools", MT_GAUGE, "Tools in the server's last "
@@ -973,15 +974,15 @@ metrics_write_counts(struct metrics *m, struct mbuf *b,
         if (n < 0)
             continue;
         metrics_open(b, "mcp_tools", m->order[i], "");
-        mbuf_u64(b, (uint64_t)n);
-        mbuf_add(b, "\n", 1);
+        metrics_buf_u64(b, (uint64_t)n);
+        metrics_buf_add(b, "\n", 1);
     }
     metrics_head(b, fmt, "mcp_tools_changes_total", MT_COUNTER, "Listings "
         "that found a different tool set than the one before.");
     for (size_t i = 0; i < m->norder; i++) {
         metrics_open(b, "mcp_tools_changes_total", m->order[i], "");
-        mbuf_u64(b, m->order[i]->tools_changes);
-        mbuf_add(b, "\n", 1);
+        metrics_buf_u64(b, m->order[i]->tools_changes);
+        metrics_buf_add(b, "\n", 1);
     }
     metrics_head(b, fmt, "mcp_failures_total", MT_COUNTER, "Failed exchanges "
         "by failure kind, delivery verdict and (http_status only) reason.");
@@ -997,8 +998,8 @@ metrics_write_counts(struct metrics *m, struct mbuf *b,
                 delivered_name(r->fails[k].delivered),
                 failure_reason_name(r->fails[k].reason));
             metrics_open(b, "mcp_failures_total", r, extra);
-            mbuf_u64(b, r->fails[k].n);
-            mbuf_add(b, "\n", 1);
+            metrics_buf_u64(b, r->fails[k].n);
+            metrics_buf_add(b, "\n", 1);
         }
     }
     metrics_head(b, fmt, "mcp_endings_total", MT_COUNTER, "Session endings "
@@ -1014,14 +1015,14 @@ metrics_write_counts(struct metrics *m, struct mbuf *b,
             snprintf(extra, sizeof(extra), ",outcome=\"%s\"",
                 ending_outcome_name((enum ending_outcome)o));
             metrics_open(b, "mcp_endings_total", r, extra);
-            mbuf_u64(b, r->endings[o]);
-            mbuf_add(b, "\n", 1);
+            metrics_buf_u64(b, r->endings[o]);
+            metrics_buf_add(b, "\n", 1);
         }
     }
 }
 
 static void
-metrics_write_info(struct metrics *m, struct mbuf *b,
+metrics_write_info(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_head(b, fmt, "mcp_server_info", MT_INFO, "The server as mcptop "
@@ -1074,12 +1075,12 @@ metrics_write_info(struct metrics *m, struct mbuf *b,
         }
         metrics_open_n(b, "mcp_server_info", 15, r, r->info_labels,
             r->info_len);
-        mbuf_put(b, "1\n", 2);
+        metrics_buf_put(b, "1\n", 2);
     }
 }
 
 static void
-metrics_write_histograms(struct metrics *m, struct mbuf *b,
+metrics_write_histograms(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_head(b, fmt, "mcp_client_operation_duration_seconds",
@@ -1111,22 +1112,22 @@ metrics_write_histograms(struct metrics *m, struct mbuf *b,
 
 /* A sample with no server label: name{labels} value. */
 static void
-metrics_plain(struct mbuf *b, const char *name, const char *labels,
+metrics_plain(struct metrics_buf *b, const char *name, const char *labels,
     double value)
 {
-    mbuf_str(b, name);
+    metrics_buf_str(b, name);
     if (labels != NULL && labels[0] != '\0') {
-        mbuf_add(b, "{", 1);
-        mbuf_str(b, labels);
-        mbuf_add(b, "}", 1);
+        metrics_buf_add(b, "{", 1);
+        metrics_buf_str(b, labels);
+        metrics_buf_add(b, "}", 1);
     }
-    mbuf_add(b, " ", 1);
-    mbuf_double(b, value);
-    mbuf_add(b, "\n", 1);
+    metrics_buf_add(b, " ", 1);
+    metrics_buf_double(b, value);
+    metrics_buf_add(b, "\n", 1);
 }
 
 static void
-metrics_write_self(struct metrics *m, struct mbuf *b,
+metrics_write_self(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     char   labels[3 * (2 * METRICS_LABEL_MAX + 24)];
@@ -1160,14 +1161,14 @@ metrics_write_self(struct metrics *m, struct mbuf *b,
     metrics_head(b, fmt,
         "mcptop_config_last_reload_success_timestamp_seconds", MT_GAUGE,
         "When the running config was loaded, epoch seconds.");
-    mbuf_str(b, "mcptop_config_last_reload_success_timestamp_seconds ");
-    mbuf_epoch_ms(b, m->reload_ok_at);
-    mbuf_add(b, "\n", 1);
+    metrics_buf_str(b, "mcptop_config_last_reload_success_timestamp_seconds ");
+    metrics_buf_epoch_ms(b, m->reload_ok_at);
+    metrics_buf_add(b, "\n", 1);
 }
 
 /* The usual process_* metrics, from getrusage and /proc (Linux). */
 static void
-metrics_write_process(struct metrics *m, struct mbuf *b,
+metrics_write_process(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     struct rusage ru;
@@ -1208,15 +1209,15 @@ metrics_write_process(struct metrics *m, struct mbuf *b,
     }
     metrics_head(b, fmt, "process_start_time_seconds", MT_GAUGE,
         "When the process started, epoch seconds.");
-    mbuf_str(b, "process_start_time_seconds ");
-    mbuf_epoch_ms(b, m->started);
-    mbuf_add(b, "\n", 1);
+    metrics_buf_str(b, "process_start_time_seconds ");
+    metrics_buf_epoch_ms(b, m->started);
+    metrics_buf_add(b, "\n", 1);
 }
 
 char *
 metrics_render(struct metrics *m, enum metrics_format fmt, size_t *len)
 {
-    struct mbuf b = { 0 };
+    struct metrics_buf b = { 0 };
 
     /* A fleet that changed without a sync is synced now: the order must
      * be the fleet's, or a record could name a freed server. */
@@ -1229,8 +1230,8 @@ metrics_render(struct metrics *m, enum metrics_format fmt, size_t *len)
             metrics_sync(m, m->fleet);
     }
     /* The last scrape's size and a little more: one allocation. */
-    mbuf_need(&b, m->last_len > 0 ? m->last_len + m->last_len / 8 + 4096 :
-        4096 + m->norder * 1024);
+    metrics_buf_need(&b, m->last_len > 0 ?
+        m->last_len + m->last_len / 8 + 4096 : 4096 + m->norder * 1024);
     metrics_write_liveness(m, &b, fmt);
     metrics_write_counts(m, &b, fmt);
     metrics_write_info(m, &b, fmt);
@@ -1239,7 +1240,7 @@ metrics_render(struct metrics *m, enum metrics_format fmt, size_t *len)
     if (m->opt.process)
         metrics_write_process(m, &b, fmt);
     if (fmt == METRICS_OPENMETRICS)
-        mbuf_str(&b, "# EOF\n");
+        metrics_buf_str(&b, "# EOF\n");
     m->last_len = b.len;
     *len = b.len;
     return b.p;
