@@ -186,7 +186,8 @@ def markdown(rows):
          lambda v: f"{v:.2f}×"),
         ("`serve` − `watch` (points of one core)",
          lambda r: r["serve_pct"] - r["watch_pct"], lambda v: f"{v:+.2f}"),
-        ("`serve` with no scrape, the 30 s after", lambda r:
+        ("`serve` with no scrape, the 30 s after (the ping bursts "
+         "spread as jitter builds up: the idle cost creeps up)", lambda r:
          r["serve_idle_pct"], fmt_pct),
         ("CPU of one scrape (ms)", lambda r: r["scrape_cpu_ms"],
          lambda v: f"{v:.1f}"),
