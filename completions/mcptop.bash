@@ -65,12 +65,12 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
     case $prev in
-        -c | --config | --log)
+        -c | --config | --log | --bearer-token-file | --basic-auth-file)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return
@@ -97,12 +97,13 @@ _mcptop()
                 return
             fi
             ;;
-        --timeout | --teardown | --pings | --wait | --session)
+        --timeout | --teardown | --pings | --wait | --session | --shard | \
+            --listen | -l | --label-from-tags)
             return
             ;;
     esac
 
-    local opts sources='-c --config --from -v --verbose --log -h --help'
+    local opts sources='-c --config --from -v --verbose --log --shard -h --help'
     case $cmd in
         check)
             opts="$sources --json --timeout --pings --stats"
@@ -113,6 +114,10 @@ _mcptop()
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
+            ;;
+        serve)
+            opts="$sources -l --listen --label-from-tags --bearer-token-file
+                  --basic-auth-file"
             ;;
         login | logout)
             opts='-c --config --wait --log -h --help'
@@ -127,7 +132,8 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout' -- "$cur"))
+        COMPREPLY=($(compgen -W 'tui check watch end login logout serve' \
+            -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
         mapfile -t fleet < <(_mcptop_fleet_args)

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve
 end
 
 function __mcptop_themes
@@ -59,6 +59,7 @@ complete -c mcptop -n __mcptop_no_command -a check -d 'Dial every server once, p
 complete -c mcptop -n __mcptop_no_command -a watch -d 'Monitor with no UI: JSON Lines on stdout'
 complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, report outcomes'
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
+complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
 
 # Every command
@@ -66,6 +67,7 @@ complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l shard -x -d 'Only shard K of N (K/N)'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
@@ -90,3 +92,9 @@ complete -c mcptop -n '__mcptop_using end' -l list-servers -d 'Print the configu
 # login NAME, logout NAME
 complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -a '(__mcptop_servers)' -d 'Server'
 complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -l wait -x -d 'How long to wait for the browser (ms)'
+
+# serve
+complete -c mcptop -n '__mcptop_using serve' -s l -l listen -x -d 'Where to listen (HOST:PORT)'
+complete -c mcptop -n '__mcptop_using serve' -l label-from-tags -x -d 'Labels from tags (KEY,...)'
+complete -c mcptop -n '__mcptop_using serve' -l bearer-token-file -r -F -d 'Require this bearer token'
+complete -c mcptop -n '__mcptop_using serve' -l basic-auth-file -r -F -d 'Require this USER:PASSWORD'

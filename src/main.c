@@ -36,6 +36,8 @@ main_usage(FILE *out)
         "                      authorize mcptop for server NAME (OAuth)\n"
         "  logout NAME [-c FILE]\n"
         "                      forget NAME's cached tokens\n"
+        "  serve [SOURCES] [--listen HOST:PORT]\n"
+        "                      monitor with no UI, serve Prometheus /metrics\n"
         "\n"
         "SOURCES (every command; all given are merged into one fleet):\n");
     app_usage_options(out);
@@ -92,6 +94,8 @@ main(int argc, char **argv)
         rc = cli_login(argc - 1, argv + 1);
     } else if (strcmp(argv[1], "logout") == 0) {
         rc = cli_logout(argc - 1, argv + 1);
+    } else if (strcmp(argv[1], "serve") == 0) {
+        rc = cli_serve(argc - 1, argv + 1);
     } else {
         char *safe = str_sanitized(argv[1]);
 

@@ -7,6 +7,8 @@
  * The fleet is the union of every source given: URL, each -c FILE (in
  * order; "-" is standard input), --from CLIENT, and "-- CMD ARGS..." (a
  * stdio server). With none, the config is discovered (config_discover).
+ * --shard K/N then keeps the servers whose names hash to shard K of N
+ * (engine/shard.h), so N processes split one fleet.
  */
 #ifndef MCPTOP_APP_APP_H
 #define MCPTOP_APP_APP_H
@@ -16,6 +18,7 @@
 #include <stdio.h>
 
 #include "engine/config.h"
+#include "engine/shard.h"
 
 /* Exit codes of every command: 0 ok, 1 a server not ok, 2 usage or config
  * errors. */
@@ -23,8 +26,9 @@
 #define EXIT_USAGE  2
 
 /* getopt_long values of the long-only shared options. */
-#define APP_OPT_LOG   'l'
-#define APP_OPT_FROM  'F'
+#define APP_OPT_LOG   0x100
+#define APP_OPT_FROM  0x101
+#define APP_OPT_SHARD 0x102
 
 /* The short options every command takes (append the command's own). */
 #define APP_SHORTOPTS "c:v"
@@ -34,10 +38,12 @@
     { "config", required_argument, NULL, 'c' }, \
     { "from", required_argument, NULL, APP_OPT_FROM }, \
     { "verbose", no_argument, NULL, 'v' }, \
-    { "log", required_argument, NULL, APP_OPT_LOG }
+    { "log", required_argument, NULL, APP_OPT_LOG }, \
+    { "shard", required_argument, NULL, APP_OPT_SHARD }
 
 /* The sources in a usage line: "mcptop check " APP_USAGE " [--json]". */
-#define APP_USAGE "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE]"
+#define APP_USAGE "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE]\n" \
+    "                    [--shard K/N]"
 /* What ends a usage line: the ad-hoc stdio server. */
 #define APP_USAGE_END "[-- CMD [ARG]...]"
 
@@ -57,6 +63,7 @@ struct app_common {
     bool                  has_command;  /* "--" was given */
     const char           *log_path;     /* --log */
     bool                  verbose;      /* -v: notes to stderr */
+    struct shard          shard;        /* --shard K/N; n 0: every server */
     bool                  interactive;  /* TUI: ask for ${input:ID} on the
                                            terminal; give standard input
                                            back to the terminal after -c - */

@@ -12,12 +12,14 @@
 #include "app/app.h"
 #include "engine/config.h"
 #include "engine/fleet.h"
+#include "engine/shard.h"
 
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
 int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);
@@ -58,6 +60,9 @@ struct cJSON *cli_json_ending(const struct ending *e);
 /* The JSON record of one server (the `check --json` element). Caller
  * frees with cJSON_Delete. */
 struct cJSON *cli_json_server(const struct server *s);
+/* The fleet as `check --json` reports it, now: {"servers": [...],
+ * "summary": {reachable, unreachable, unknown, absent}}. Caller frees. */
+struct cJSON *cli_json_fleet(const struct fleet *f);
 
 
 /*

@@ -232,6 +232,14 @@ bool config_server_same(const struct config_server *a,
 void config_free(struct config *cfg);
 
 /*
+ * Keep only the servers for which keep(decl, arg) is true, in their order,
+ * and free the others (a shard's share of the fleet). Warnings are kept.
+ * Returns how many servers remain. Call before a fleet borrows cfg.
+ */
+size_t config_retain(struct config *cfg,
+    bool (*keep)(const struct config_server *decl, void *arg), void *arg);
+
+/*
  * Expand ${VAR} in s from the environment ("$$" is a literal '$'; a '$'
  * not followed by '{' is kept). Returns a heap string (caller frees), or
  * NULL with *cause set naming the variable when one is unset or the

@@ -169,6 +169,8 @@ struct failure {
     enum failure_site site;
     long              http_status;  /* kept for http_status and protocol */
     enum failure_reason reason;     /* http_status only; else REASON_NONE */
+    bool              has_rpc_code; /* protocol: the JSON-RPC error code */
+    long              rpc_code;     /* of the error object, when has_rpc_code */
     bool              evidence_no;  /* delivered became no by evidence */
     char              detail[256];
 };

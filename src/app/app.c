@@ -106,6 +106,17 @@ app_option(struct app_common *c, int ch, const char *arg)
     case APP_OPT_LOG:
         c->log_path = arg;
         return 1;
+    case APP_OPT_SHARD: {
+        char *cause = NULL;
+
+        if (shard_parse(arg, &c->shard, &cause) != 0) {
+            fprintf(stderr, "mcptop: --shard %s\n", cause);
+            free(cause);
+            c->bad_option = true;
+            return -1;
+        }
+        return 1;
+    }
     default:
         return 0;
     }
@@ -154,7 +165,10 @@ app_usage_options(FILE *out)
         "line\n"
         "  -v, --verbose      list the config keys read but not applied, "
         "and more\n"
-        "      --log FILE     append a debug log of every exchange\n",
+        "      --log FILE     append a debug log of every exchange\n"
+        "      --shard K/N    only the servers whose name hashes to shard K "
+        "of N\n"
+        "                     (FNV-1a 64 of the name, mod N, is K-1)\n",
         clients_names());
 }
 
@@ -372,6 +386,25 @@ app_reopen_tty(void)
     return 0;
 }
 
+static bool
+app_shard_keeps(const struct config_server *decl, void *arg)
+{
+    return shard_keeps(arg, decl->name);
+}
+
+/* Keep sh's share of cfg; say so when that share is empty. */
+static void
+app_apply_shard(const struct shard *sh, struct config *cfg)
+{
+    size_t all = cfg->nservers;
+
+    if (sh->n == 0)
+        return;
+    if (config_retain(cfg, app_shard_keeps, (void *)sh) == 0 && all > 0)
+        fprintf(stderr, "mcptop: shard %u/%u holds none of the %zu "
+            "server%s\n", sh->k, sh->n, all, all == 1 ? "" : "s");
+}
+
 /* See app.h. */
 int
 app_load_config(struct app_common *c, struct config **out)
@@ -436,6 +469,7 @@ app_load_config(struct app_common *c, struct config **out)
     if (stdin_used && c->interactive && app_reopen_tty() != 0)
         goto out;
     app_lines_to_notes(&notes, fleet);
+    app_apply_shard(&c->shard, fleet);
     for (i = 0; i < fleet->nwarnings; i++)
         fprintf(stderr, "mcptop: warning: %s\n", fleet->warnings[i]);
     for (i = 0; c->verbose && i < fleet->nnotes; i++)

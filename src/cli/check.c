@@ -310,44 +310,24 @@ check_json_pings(cJSON *o, struct check_rtts *r, long rounds)
 static cJSON *
 check_build_json(struct check *c, bool with_pings)
 {
-    cJSON             *root = cJSON_CreateObject();
-    cJSON             *arr = cJSON_AddArrayToObject(root, "servers");
-    cJSON             *sum;
-    long               counts[LIVENESS__COUNT] = { 0 }, absent = 0,
-                       disabled = 0;
+    cJSON             *root = cli_json_fleet(c->fleet);
+    cJSON             *arr = cJSON_GetObjectItem(root, "servers");
+    cJSON             *o = arr != NULL ? arr->child : NULL;
     struct check_rtts  all = { 0 };
 
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        const struct server   *s = fleet_server(c->fleet, i);
-        const struct liveness *l = server_liveness(s);
-        cJSON                 *o = cli_json_server(s);
+    if (!with_pings)
+        return root;
+    for (size_t i = 0; i < fleet_size(c->fleet) && o != NULL; i++,
+        o = o->next) {
+        struct check_rtts *r = server_data(fleet_server(c->fleet, i));
 
-        if (with_pings) {
-            struct check_rtts *r = server_data(s);
-
-            all.ms = xrealloc(all.ms, (all.n + r->n + 1) * sizeof(double));
-            memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
-            all.n += r->n;
-            check_json_pings(o, r, c->rounds);
-        }
-        cJSON_AddItemToArray(arr, o);
-        if (server_state(s) == SERVER_DISABLED)
-            disabled++;
-        else if (l->present)
-            counts[l->state]++;
-        else
-            absent++;
+        all.ms = xrealloc(all.ms, (all.n + r->n + 1) * sizeof(double));
+        memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
+        all.n += r->n;
+        check_json_pings(o, r, c->rounds);
     }
-    sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "reachable",
-        (double)counts[LIVENESS_REACHABLE]);
-    cJSON_AddNumberToObject(sum, "unreachable",
-        (double)counts[LIVENESS_UNREACHABLE]);
-    cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
-    cJSON_AddNumberToObject(sum, "absent", (double)absent);
-    cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
-    if (with_pings)
-        check_json_pings(sum, &all, c->rounds * (long)fleet_size(c->fleet));
+    check_json_pings(cJSON_GetObjectItem(root, "summary"), &all,
+        c->rounds * (long)fleet_size(c->fleet));
     free(all.ms);
     return root;
 }

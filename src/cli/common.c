@@ -183,6 +183,37 @@ cli_json_server(const struct server *s)
     return o;
 }
 
+cJSON *
+cli_json_fleet(const struct fleet *f)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "servers");
+    cJSON *sum;
+    long   counts[LIVENESS__COUNT] = { 0 }, absent = 0, disabled = 0;
+
+    for (size_t i = 0; i < fleet_size(f); i++) {
+        const struct server   *s = fleet_server(f, i);
+        const struct liveness *l = server_liveness(s);
+
+        cJSON_AddItemToArray(arr, cli_json_server(s));
+        if (server_state(s) == SERVER_DISABLED)
+            disabled++;
+        else if (l->present)
+            counts[l->state]++;
+        else
+            absent++;
+    }
+    sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "reachable",
+        (double)counts[LIVENESS_REACHABLE]);
+    cJSON_AddNumberToObject(sum, "unreachable",
+        (double)counts[LIVENESS_UNREACHABLE]);
+    cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
+    cJSON_AddNumberToObject(sum, "absent", (double)absent);
+    cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
+    return root;
+}
+
 struct cli_wait {
     struct fleet *fleet;
     bool          settled;

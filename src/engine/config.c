@@ -621,6 +621,22 @@ config_free(struct config *cfg)
     free(cfg);
 }
 
+size_t
+config_retain(struct config *cfg,
+    bool (*keep)(const struct config_server *decl, void *arg), void *arg)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        if (keep(&cfg->servers[i], arg))
+            cfg->servers[kept++] = cfg->servers[i];
+        else
+            config_server_done(&cfg->servers[i]);
+    }
+    cfg->nservers = kept;
+    return kept;
+}
+
 /* True when path names something that is not a directory. */
 static bool
 config_exists(const char *path)

@@ -367,6 +367,12 @@ failure_make(struct failure *out, const struct failure_evidence *ev,
     else if (out->kind == FAILURE_PROTOCOL && (ev->http_status < 200 ||
         ev->http_status >= 300))
         out->http_status = ev->http_status;
+    /* A protocol failure keeps the code its error object carried (the
+     * OpenTelemetry error.type of an MCP operation). */
+    if (out->kind == FAILURE_PROTOCOL && ev->rpc_error) {
+        out->has_rpc_code = true;
+        out->rpc_code = ev->rpc_error_code;
+    }
     if (by_evidence) {
         snprintf(out->detail, sizeof(out->detail),
             "%s; not sent: %lld of %lld body bytes left, no answer",

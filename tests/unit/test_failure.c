@@ -610,6 +610,9 @@ test_order_rpc_error_behind_status(void **state)
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.http_status, 500);
     assert_int_equal(f.delivered, DELIVERED_YES);
+    /* The error object's code rides with protocol (error.type). */
+    assert_true(f.has_rpc_code);
+    assert_int_equal(f.rpc_code, -32603);
 
     ev.rpc_error_id_null = true;
     expect_rule(&ev, R_STATUS, "null id behind 500");
@@ -617,6 +620,9 @@ test_order_rpc_error_behind_status(void **state)
     assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
     assert_int_equal(f.http_status, 500);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
+    /* ... and with nothing else: a gateway may have written that one. */
+    assert_false(f.has_rpc_code);
+    assert_int_equal(f.rpc_code, 0);
 
     /* Same with a gateway status. */
     ev.http_status = 502;

@@ -1,0 +1,788 @@
+/*
+ * `mcptop serve`: the engine with no UI, its records served over HTTP for
+ * Prometheus (issue 20). GNU libmicrohttpd runs in its external mode with
+ * epoll: libev watches the one epoll descriptor libmicrohttpd hands out and
+ * re-arms a timer from MHD_get_timeout after every MHD_run, so requests are
+ * answered on the engine's own loop, in its thread, and every scrape reads
+ * the engine between two events (a consistent snapshot with no lock).
+ * Nothing here blocks: a large answer is written as the socket takes it.
+ *
+ *   /metrics  Prometheus text 0.0.4, or OpenMetrics 1.0.0 when Accept asks
+ *   /fleet    the JSON of `check --json`, live
+ *   /livez    200 while the loop runs
+ *   /readyz   200 once every server's first dial settled; 503 before, and
+ *             while shutting down
+ *
+ * SIGINT/SIGTERM end every session as `watch` does; SIGHUP reloads the
+ * config (fleet_reload). Credentials for the endpoint (a bearer token or
+ * basic auth) come from a file or the environment, never the command line,
+ * and are never printed.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "app/metrics.h"
+#include "cli/cli.h"
+#include "engine/http.h"
+#include "util/clock.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define SERVE_DEFAULT_LISTEN   "127.0.0.1:9464"
+#define SERVE_MAX_CONNECTIONS  32u
+#define SERVE_PER_IP_LIMIT     16u
+#define SERVE_IDLE_TIMEOUT_S   30u
+#define SERVE_SECRET_MAX       4096
+#define SERVE_MAX_TAG_LABELS   16
+#define SERVE_ENV_TOKEN        "MCPTOP_SERVE_BEARER_TOKEN"
+#define SERVE_ENV_BASIC        "MCPTOP_SERVE_BASIC_AUTH"
+
+struct serve {
+    struct app_common    common;
+    struct ev_loop      *loop;
+    struct fleet        *fleet;
+    struct metrics      *metrics;
+    struct config       *cfg;       /* the first config (reloads are the
+                                       fleet's own) */
+    struct MHD_Daemon   *mhd;
+    ev_io                mhd_io;
+    ev_timer             mhd_timer;
+    ev_signal            sigint, sigterm, sighup;
+    bool                 stopping;
+    /* The endpoint's credentials (secrets: never printed). */
+    char                *token;     /* bearer, or NULL */
+    char                *user;      /* basic, or NULL */
+    char                *password;
+};
+
+static void
+serve_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: mcptop serve " APP_USAGE "\n"
+        "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
+        "                    [--bearer-token-file FILE] "
+        "[--basic-auth-file FILE]\n"
+        "                    " APP_USAGE_END "\n"
+        "\n"
+        "Monitor the fleet with no UI and serve its records over HTTP for\n"
+        "Prometheus:\n"
+        "  /metrics  Prometheus text format 0.0.4 (OpenMetrics 1.0.0 when\n"
+        "            the Accept header asks for it)\n"
+        "  /fleet    the JSON report of 'mcptop check', live\n"
+        "  /livez    200 while mcptop runs\n"
+        "  /readyz   200 once every server's first dial settled, else 503\n"
+        "\n"
+        "  -l, --listen HOST:PORT  where to listen (default %s;\n"
+        "                     a bare PORT listens on 127.0.0.1; [::1]:PORT "
+        "for IPv6;\n"
+        "                     0.0.0.0:PORT on every interface)\n"
+        "      --label-from-tags KEY,...\n"
+        "                     add label KEY to every server's series, from\n"
+        "                     its tag KEY=VALUE or KEY:VALUE (\"\" when "
+        "none)\n"
+        "      --bearer-token-file FILE\n"
+        "                     require 'Authorization: Bearer TOKEN' on "
+        "/metrics\n"
+        "                     and /fleet, TOKEN being the file's first line\n"
+        "                     (or $%s)\n"
+        "      --basic-auth-file FILE\n"
+        "                     require basic auth, the file's first line "
+        "being\n"
+        "                     USER:PASSWORD (or $%s)\n"
+        "  -h, --help         this help\n",
+        SERVE_DEFAULT_LISTEN, SERVE_ENV_TOKEN, SERVE_ENV_BASIC);
+    app_usage_options(out);
+    fprintf(out,
+        "\n"
+        "/livez and /readyz need no credentials. SIGHUP reloads the config\n"
+        "(servers added, removed, changed; the others keep running);\n"
+        "SIGINT or SIGTERM ends every session (DELETE) before exit, bounded\n"
+        "by the teardown deadline plus 1 s; a second signal quits.\n"
+        "Exit status: 0 after a signal, 2 usage, unreadable config or a\n"
+        "port that cannot be listened on.\n");
+    app_usage_sources(out);
+}
+
+/* ------------------------------------------------------------ credentials */
+
+/* The first line of a secret file (trailing CR/LF and blanks cut) into
+ * *out. 0, or EXIT_USAGE after saying why (never the content). */
+static int
+serve_read_secret(const char *path, const char *what, char **out)
+{
+    FILE       *f = fopen(path, "r");
+    char        buf[SERVE_SECRET_MAX + 2];
+    size_t      n;
+    struct stat st;
+
+    if (f == NULL) {
+        fprintf(stderr, "mcptop serve: cannot read the %s file %s: %s\n",
+            what, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 0077) != 0)
+        fprintf(stderr, "mcptop serve: warning: the %s file %s can be read "
+            "by other users (chmod 600 it)\n", what, path);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+        buf[--n] = '\0';
+    if (n == 0 || n > SERVE_SECRET_MAX) {
+        fprintf(stderr, "mcptop serve: the %s file %s %s\n", what, path,
+            n == 0 ? "has nothing on its first line" : "is too long");
+        explicit_bzero(buf, sizeof(buf));
+        return EXIT_USAGE;
+    }
+    *out = xstrdup(buf);
+    explicit_bzero(buf, sizeof(buf));
+    return 0;
+}
+
+/* Split "USER:PASSWORD" (owned by *pair, consumed) into the struct. */
+static int
+serve_set_basic(struct serve *srv, char *pair, const char *from)
+{
+    char *colon = strchr(pair, ':');
+
+    if (colon == NULL || colon == pair || colon[1] == '\0') {
+        fprintf(stderr, "mcptop serve: %s must hold USER:PASSWORD\n", from);
+        explicit_bzero(pair, strlen(pair));
+        free(pair);
+        return EXIT_USAGE;
+    }
+    *colon = '\0';
+    srv->user = xstrdup(pair);
+    srv->password = xstrdup(colon + 1);
+    explicit_bzero(colon + 1, strlen(colon + 1));
+    free(pair);
+    return 0;
+}
+
+/* Equal strings, in a time that depends on the expected length only. */
+static bool
+serve_secret_eq(const char *given, const char *want)
+{
+    size_t        n = strlen(want), g = strlen(given);
+    unsigned char diff = (unsigned char)(n != g);
+
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(want[i] ^ (i < g ? given[i] : 0));
+    return diff == 0;
+}
+
+/* True when the request carries one of the configured credentials (or
+ * none is configured). */
+static bool
+serve_authorized(struct serve *srv, struct MHD_Connection *conn)
+{
+    const char *h;
+    bool        ok = false;
+
+    if (srv->token == NULL && srv->user == NULL)
+        return true;
+    h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+        MHD_HTTP_HEADER_AUTHORIZATION);
+    if (h == NULL)
+        return false;
+    if (srv->token != NULL && strncasecmp(h, "Bearer ", 7) == 0) {
+        h += 7;
+        while (*h == ' ')
+            h++;
+        ok = serve_secret_eq(h, srv->token);
+    }
+    if (!ok && srv->user != NULL && strncasecmp(h, "Basic ", 6) == 0) {
+        char *pass = NULL;
+        char *user = MHD_basic_auth_get_username_password(conn, &pass);
+
+        if (user != NULL && pass != NULL) {
+            bool u = serve_secret_eq(user, srv->user);
+            bool p = serve_secret_eq(pass, srv->password);
+
+            ok = u && p;
+        }
+        if (pass != NULL) {
+            explicit_bzero(pass, strlen(pass));
+            MHD_free(pass);
+        }
+        if (user != NULL)
+            MHD_free(user);
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------ answers */
+
+/* Queue a response of len bytes at body (malloc'd: MHD frees it). */
+static enum MHD_Result
+serve_reply(struct MHD_Connection *conn, unsigned status, char *body,
+    size_t len, const char *type)
+{
+    struct MHD_Response *r;
+    enum MHD_Result      ret;
+
+    r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (r == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result
+serve_text(struct MHD_Connection *conn, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum MHD_Result
+serve_text(struct MHD_Connection *conn, unsigned status, const char *fmt, ...)
+{
+    va_list ap;
+    char   *text;
+
+    va_start(ap, fmt);
+    text = str_vprintf(fmt, ap);
+    va_end(ap);
+    return serve_reply(conn, status, text, strlen(text),
+        "text/plain; charset=utf-8");
+}
+
+static enum MHD_Result
+serve_unauthorized(struct serve *srv, struct MHD_Connection *conn)
+{
+    static const char   body[] = "credentials required\n";
+    struct MHD_Response *r;
+    enum MHD_Result      ret;
+
+    r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body,
+        MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+        "text/plain; charset=utf-8");
+    if (srv->user != NULL) {
+        ret = MHD_queue_basic_auth_fail_response(conn, "mcptop", r);
+    } else {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+            "Bearer realm=\"mcptop\"");
+        ret = MHD_queue_response(conn, MHD_HTTP_UNAUTHORIZED, r);
+    }
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result
+serve_metrics(struct serve *srv, struct MHD_Connection *conn)
+{
+    enum metrics_format fmt = metrics_negotiate(MHD_lookup_connection_value(
+        conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+    size_t              len = 0;
+    char               *body = metrics_render(srv->metrics, fmt, &len);
+
+    return serve_reply(conn, MHD_HTTP_OK, body, len,
+        metrics_content_type(fmt));
+}
+
+static enum MHD_Result
+serve_fleet(struct serve *srv, struct MHD_Connection *conn)
+{
+    cJSON *doc = cli_json_fleet(srv->fleet);
+    char  *text = cJSON_PrintUnformatted(doc);
+    size_t len;
+
+    cJSON_Delete(doc);
+    if (text == NULL)
+        return MHD_NO;
+    len = strlen(text);
+    /* cJSON allocates with malloc (no hooks set): free() releases it. */
+    return serve_reply(conn, MHD_HTTP_OK, text, len, "application/json");
+}
+
+static enum MHD_Result
+serve_ready(struct serve *srv, struct MHD_Connection *conn)
+{
+    size_t pending;
+
+    if (srv->stopping)
+        return serve_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+            "shutting down: ending sessions\n");
+    pending = metrics_pending_dials(srv->metrics);
+    if (pending > 0)
+        return serve_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+            "%zu of %zu servers have not finished their first dial\n",
+            pending, fleet_size(srv->fleet));
+    return serve_text(conn, MHD_HTTP_OK, "ok\n");
+}
+
+/* MHD_AccessHandlerCallback: every request, on the loop's thread. */
+static enum MHD_Result
+serve_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **req_cls)
+{
+    static int   headers_seen;
+    struct serve *srv = cls;
+
+    (void)version;
+    (void)upload_data;
+    if (*req_cls == NULL) {
+        /* First call: headers only. Answer on the next. */
+        *req_cls = &headers_seen;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) {
+        *upload_data_size = 0;      /* a body is not read, only refused */
+        return MHD_YES;
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+        strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return serve_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+            "only GET and HEAD\n");
+    if (strcmp(url, "/livez") == 0)
+        return serve_text(conn, MHD_HTTP_OK, "ok\n");
+    if (strcmp(url, "/readyz") == 0)
+        return serve_ready(srv, conn);
+    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0) {
+        if (!serve_authorized(srv, conn))
+            return serve_unauthorized(srv, conn);
+        return url[1] == 'm' ? serve_metrics(srv, conn) :
+            serve_fleet(srv, conn);
+    }
+    if (strcmp(url, "/") == 0)
+        return serve_text(conn, MHD_HTTP_OK, "mcptop %s: /metrics /fleet "
+            "/livez /readyz\n", MCPTOP_VERSION);
+    return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
+}
+
+/* MHD's own messages (bind errors, protocol errors), on stderr. */
+static void
+serve_mhd_log_cb(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+
+    (void)cls;
+    vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\r\n")] = '\0';
+    str_sanitize(line, sizeof(line), line, strlen(line));
+    fprintf(stderr, "mcptop serve: http: %s\n", line);
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* Let MHD do what is due, then wake up again when it says. */
+static void
+serve_mhd_run(struct serve *srv)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+
+    MHD_run(srv->mhd);
+    ev_timer_stop(srv->loop, &srv->mhd_timer);
+    if (MHD_get_timeout(srv->mhd, &ms) == MHD_YES) {
+        ev_timer_set(&srv->mhd_timer, (double)ms / 1000.0, 0.);
+        ev_timer_start(srv->loop, &srv->mhd_timer);
+    }
+}
+
+static void
+serve_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    serve_mhd_run(w->data);
+}
+
+static void
+serve_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    serve_mhd_run(w->data);
+}
+
+static void
+serve_stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct serve *srv = w->data;
+
+    (void)revents;
+    srv->stopping = true;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* SIGHUP: load the config again and make the fleet match it. On any
+ * error the running config stays, and mcptop_config_last_reload_successful
+ * says so. */
+static void
+serve_reload(struct serve *srv)
+{
+    struct config *cfg = NULL;
+    char          *cause = NULL;
+    int64_t        now = clock_wall_ms();
+
+    if (app_load_config(&srv->common, &cfg) != 0) {
+        fprintf(stderr, "mcptop serve: reload: the running config stays\n");
+        metrics_reload_result(srv->metrics, false, now);
+        return;
+    }
+    if (fleet_reload(srv->fleet, cfg, &cause) != 0) {
+        fprintf(stderr, "mcptop serve: reload: %s; the running config "
+            "stays\n", cause != NULL ? cause : "failed");
+        free(cause);
+        config_free(cfg);
+        metrics_reload_result(srv->metrics, false, now);
+        return;
+    }
+    /* cfg is the fleet's now; it keeps every earlier config alive for
+     * the servers still ending under them. */
+    metrics_sync(srv->metrics, srv->fleet);
+    metrics_reload_result(srv->metrics, true, now);
+    fprintf(stderr, "mcptop serve: reload: %zu server%s\n",
+        fleet_size(srv->fleet), fleet_size(srv->fleet) == 1 ? "" : "s");
+}
+
+static void
+serve_hup_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    serve_reload(w->data);
+}
+
+/* ------------------------------------------------------------ set-up */
+
+/*
+ * Parse HOST:PORT, [V6]:PORT or PORT (127.0.0.1) and resolve it into *ss.
+ * 0, or EXIT_USAGE after saying why.
+ */
+static int
+serve_parse_listen(const char *spec, struct sockaddr_storage *ss,
+    socklen_t *sslen)
+{
+    char             host[256], port[16];
+    const char      *colon;
+    struct addrinfo  hints = { 0 }, *ai = NULL;
+    char            *end = NULL;
+    long             p;
+    int              rc;
+
+    if (spec[0] == '[') {
+        const char *close = strchr(spec, ']');
+
+        if (close == NULL || close[1] != ':' ||
+            (size_t)(close - spec - 1) >= sizeof(host))
+            goto bad;
+        snprintf(host, sizeof(host), "%.*s", (int)(close - spec - 1),
+            spec + 1);
+        colon = close + 1;
+    } else if ((colon = strrchr(spec, ':')) != NULL) {
+        if (colon == spec) {
+            fprintf(stderr, "mcptop serve: --listen '%s': give a host "
+                "(127.0.0.1%s, or 0.0.0.0%s for every interface)\n", spec,
+                spec, spec);
+            return EXIT_USAGE;
+        }
+        if ((size_t)(colon - spec) >= sizeof(host) ||
+            memchr(spec, ':', (size_t)(colon - spec)) != NULL)
+            goto bad;
+        snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+    } else {
+        snprintf(host, sizeof(host), "127.0.0.1");
+        colon = spec - 1;
+    }
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno != 0 || end == colon + 1 || *end != '\0' || p < 0 ||
+        p > 65535)
+        goto bad;
+    snprintf(port, sizeof(port), "%ld", p);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc != 0 || ai == NULL) {
+        fprintf(stderr, "mcptop serve: --listen '%s': %s\n", spec,
+            rc != 0 ? gai_strerror(rc) : "no address");
+        return EXIT_USAGE;
+    }
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *sslen = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+bad:
+    fprintf(stderr, "mcptop serve: --listen '%s' is not HOST:PORT, "
+        "[IPV6]:PORT or PORT (0-65535)\n", spec);
+    return EXIT_USAGE;
+}
+
+/* Split KEY,KEY into labels (checked). 0, or EXIT_USAGE. */
+static int
+serve_parse_tags(char *arg, const char **labels, size_t *n)
+{
+    for (char *save = NULL, *k = strtok_r(arg, ",", &save); k != NULL;
+        k = strtok_r(NULL, ",", &save)) {
+        if (!metrics_tag_label_ok(k)) {
+            fprintf(stderr, "mcptop serve: --label-from-tags: '%s' cannot "
+                "be a label ([a-zA-Z_][a-zA-Z0-9_]*, not __*, not one "
+                "mcptop writes)\n", k);
+            return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < *n; i++) {
+            if (strcmp(labels[i], k) == 0) {
+                fprintf(stderr, "mcptop serve: --label-from-tags: '%s' "
+                    "twice\n", k);
+                return EXIT_USAGE;
+            }
+        }
+        if (*n == SERVE_MAX_TAG_LABELS) {
+            fprintf(stderr, "mcptop serve: --label-from-tags: at most %d "
+                "labels\n", SERVE_MAX_TAG_LABELS);
+            return EXIT_USAGE;
+        }
+        labels[(*n)++] = k;
+    }
+    return 0;
+}
+
+/* The credentials from the files given, else the environment. */
+static int
+serve_credentials(struct serve *srv, const char *token_file,
+    const char *basic_file)
+{
+    const char *env;
+    char       *pair = NULL;
+    int         rc;
+
+    if (token_file != NULL) {
+        rc = serve_read_secret(token_file, "bearer token", &srv->token);
+        if (rc != 0)
+            return rc;
+    } else if ((env = getenv(SERVE_ENV_TOKEN)) != NULL && env[0] != '\0') {
+        srv->token = xstrdup(env);
+    }
+    if (basic_file != NULL) {
+        rc = serve_read_secret(basic_file, "basic auth", &pair);
+        if (rc != 0)
+            return rc;
+        return serve_set_basic(srv, pair, basic_file);
+    }
+    if ((env = getenv(SERVE_ENV_BASIC)) != NULL && env[0] != '\0')
+        return serve_set_basic(srv, xstrdup(env), "$" SERVE_ENV_BASIC);
+    return 0;
+}
+
+/* Listen on ss (from serve_parse_listen) and put MHD on the loop. */
+static int
+serve_start_http(struct serve *srv, const char *listen_spec,
+    struct sockaddr_storage ss, socklen_t sslen)
+{
+    const union MHD_DaemonInfo *info;
+    unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    char                      where[INET6_ADDRSTRLEN + 16];
+    char                      host[INET6_ADDRSTRLEN];
+
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve_access_cb, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log_cb, srv,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, SERVE_MAX_CONNECTIONS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, SERVE_PER_IP_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_TIMEOUT_S,
+        MHD_OPTION_END);
+    if (srv->mhd == NULL) {
+        fprintf(stderr, "mcptop serve: cannot listen on %s\n", listen_spec);
+        return EXIT_USAGE;
+    }
+    info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    if (info == NULL) {
+        fprintf(stderr, "mcptop serve: libmicrohttpd has no epoll here\n");
+        return EXIT_USAGE;
+    }
+    ev_io_init(&srv->mhd_io, serve_io_cb, info->epoll_fd, EV_READ);
+    srv->mhd_io.data = srv;
+    ev_io_start(srv->loop, &srv->mhd_io);
+    ev_timer_init(&srv->mhd_timer, serve_timer_cb, 0., 0.);
+    srv->mhd_timer.data = srv;
+    info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    if (getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), NULL,
+        0, NI_NUMERICHOST) != 0)
+        snprintf(host, sizeof(host), "?");
+    snprintf(where, sizeof(where), ss.ss_family == AF_INET6 ? "[%s]:%u" :
+        "%s:%u", host, info != NULL ? (unsigned)info->port : 0u);
+    fprintf(stderr, "mcptop serve: listening on http://%s/metrics "
+        "(%zu server%s%s)\n", where, fleet_size(srv->fleet),
+        fleet_size(srv->fleet) == 1 ? "" : "s",
+        srv->token != NULL || srv->user != NULL ? ", credentials required" :
+        "");
+    return 0;
+}
+
+static void
+serve_done(struct serve *srv)
+{
+    if (srv->mhd != NULL) {
+        ev_io_stop(srv->loop, &srv->mhd_io);
+        ev_timer_stop(srv->loop, &srv->mhd_timer);
+        MHD_stop_daemon(srv->mhd);
+    }
+    metrics_free(srv->metrics);
+    if (fleet_exit(srv->fleet))
+        config_free(srv->cfg);
+    if (srv->token != NULL)
+        explicit_bzero(srv->token, strlen(srv->token));
+    if (srv->password != NULL)
+        explicit_bzero(srv->password, strlen(srv->password));
+    free(srv->token);
+    free(srv->user);
+    free(srv->password);
+    app_close_log(&srv->common);
+}
+
+int
+cli_serve(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        APP_LONGOPTS,
+        { "listen", required_argument, NULL, 'l' },
+        { "label-from-tags", required_argument, NULL, 'T' },
+        { "bearer-token-file", required_argument, NULL, 'B' },
+        { "basic-auth-file", required_argument, NULL, 'A' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct serve           srv = { .loop = EV_DEFAULT };
+    const char            *listen_spec = SERVE_DEFAULT_LISTEN;
+    const char            *token_file = NULL, *basic_file = NULL;
+    const char            *tag_labels[SERVE_MAX_TAG_LABELS];
+    size_t                 ntag_labels = 0;
+    char                   shard_text[32] = "";
+    char                  *cause = NULL;
+    struct fleet_options   fopt = { 0 };
+    struct metrics_options mopt = { 0 };
+    struct sockaddr_storage ss;
+    socklen_t              sslen = 0;
+    char                   mhd_version[32];
+    int                    ch, rc;
+
+    argc = app_split_command(&srv.common, argc, argv);
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "l:h", longopts,
+        NULL)) != -1) {
+        if (app_option(&srv.common, ch, optarg))
+            continue;
+        switch (ch) {
+        case 'l':
+            listen_spec = optarg;
+            break;
+        case 'T':
+            if (serve_parse_tags(optarg, tag_labels, &ntag_labels) != 0)
+                return EXIT_USAGE;
+            break;
+        case 'B':
+            token_file = optarg;
+            break;
+        case 'A':
+            basic_file = optarg;
+            break;
+        case 'h':
+            serve_usage(stdout);
+            return 0;
+        default:
+            return app_option_error("serve", ch, argv, longopts);
+        }
+    }
+    rc = app_args(&srv.common, "mcptop serve", argc, argv, optind);
+    if (rc != 0)
+        return rc;
+    if (srv.common.shard.n != 0)
+        snprintf(shard_text, sizeof(shard_text), "%u/%u",
+            srv.common.shard.k, srv.common.shard.n);
+    /* Arguments first, then files: a bad --listen is named before a
+     * config is looked for. */
+    rc = serve_parse_listen(listen_spec, &ss, &sslen);
+    if (rc == 0)
+        rc = serve_credentials(&srv, token_file, basic_file);
+    if (rc == 0)
+        rc = app_load_config(&srv.common, &srv.cfg);
+    if (rc == 0)
+        rc = app_open_log(&srv.common);
+    if (rc != 0) {
+        serve_done(&srv);
+        return rc;
+    }
+    fopt.log = srv.common.log;
+    srv.fleet = fleet_new(srv.loop, srv.cfg, &fopt, &cause);
+    if (srv.fleet == NULL) {
+        fprintf(stderr, "mcptop serve: %s\n", cause);
+        free(cause);
+        serve_done(&srv);
+        return EXIT_USAGE;
+    }
+    if (fleet_warning(srv.fleet) != NULL)
+        fprintf(stderr, "mcptop serve: warning: %s\n",
+            fleet_warning(srv.fleet));
+    snprintf(mhd_version, sizeof(mhd_version), "%s", MHD_get_version());
+    mopt.version = MCPTOP_VERSION;
+    {
+        const char *tls = NULL;
+
+        http_library_versions(&mopt.libcurl, &tls);
+    }
+    mopt.libmicrohttpd = mhd_version;
+    mopt.shard = shard_text[0] != '\0' ? shard_text : NULL;
+    mopt.tag_labels = tag_labels;
+    mopt.ntag_labels = ntag_labels;
+    mopt.process = true;
+    srv.metrics = metrics_new(&mopt);
+    metrics_sync(srv.metrics, srv.fleet);
+    rc = serve_start_http(&srv, listen_spec, ss, sslen);
+    if (rc != 0) {
+        serve_done(&srv);
+        return rc;
+    }
+    ev_signal_init(&srv.sigint, serve_stop_cb, SIGINT);
+    srv.sigint.data = &srv;
+    ev_signal_start(srv.loop, &srv.sigint);
+    ev_signal_init(&srv.sigterm, serve_stop_cb, SIGTERM);
+    srv.sigterm.data = &srv;
+    ev_signal_start(srv.loop, &srv.sigterm);
+    ev_signal_init(&srv.sighup, serve_hup_cb, SIGHUP);
+    srv.sighup.data = &srv;
+    ev_signal_start(srv.loop, &srv.sighup);
+    fleet_subscribe(srv.fleet, metrics_event_cb, srv.metrics);
+    fleet_start(srv.fleet);
+    serve_mhd_run(&srv);
+    ev_run(srv.loop, 0);
+    ev_signal_stop(srv.loop, &srv.sigint);
+    ev_signal_stop(srv.loop, &srv.sigterm);
+    ev_signal_stop(srv.loop, &srv.sighup);
+    /* As watch: end every session, bounded by the deadline plus a grace
+     * (a second signal cuts it short). /metrics still answers meanwhile;
+     * /readyz says 503. */
+    srv.stopping = true;
+    fleet_end_all(srv.fleet);
+    cli_wait_endings(srv.fleet, fleet_teardown_ms(srv.fleet) + 1000);
+    fleet_stop(srv.fleet);
+    serve_done(&srv);
+    return 0;
+}

@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""`mcptop serve` (issue 20) with the real parts around it: the fault lab's
+endpoints as the fleet, two exporters splitting it with --shard 1/2 and 2/2,
+and Debian's Prometheus scraping both every second with contrib's alert
+rules loaded. Through Prometheus's HTTP query API: sum(mcp_up), the failure
+counters and the shard sizes are what the fleet implies, every target
+scrapes clean (OpenMetrics, which Prometheus asks for), the rules evaluate,
+and every query of the Grafana dashboard runs. promtool checks the text
+exposition and the rules (and runs the rules' unit tests). Then the
+endpoints: auth, status codes, /fleet, /readyz, SIGHUP, SIGTERM ending the
+sessions, bad arguments.
+
+Everything on 127.0.0.1; every wait is bounded and waits for the state it
+asserts.
+
+Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_serve.py
+"""
+
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+from mcptest import LOOPBACK, SetupError  # noqa: E402
+import faultlab  # noqa: E402
+
+rep = mcptest.Reporter("serve: Prometheus exporter, shards, endpoints")
+
+CONTRIB = mcptest.REPO_DIR / "contrib"
+ALERTS = CONTRIB / "prometheus" / "alerts.yml"
+ALERTS_TEST = CONTRIB / "prometheus" / "alerts_test.yml"
+DASHBOARD = CONTRIB / "grafana" / "mcptop.json"
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+
+FAST = {"timeout_ms": 1500, "open_deadline_ms": 1500, "ping_interval_s": 1}
+STATE_WAIT = 45.0   # seconds for Prometheus to see the fleet settle
+EXIT_WAIT = 10.0
+
+_LISTEN = re.compile(r"listening on http://([0-9.]+|\[[0-9a-f:]+\]):(\d+)/metrics")
+
+
+def fnv1a64(data):
+    """The shard hash, written again here from its definition."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def shard_of(name, n):
+    return fnv1a64(name.encode()) % n + 1
+
+
+class Serve:
+    """A running `mcptop serve ... --listen 127.0.0.1:0`."""
+
+    def __init__(self, args, env=None, timeout=20.0):
+        mcptest.require_mcptop()
+        self.argv = [mcptest.MCPTOP_BIN, "serve", "--listen", "%s:0" % LOOPBACK] + [str(a) for a in args]
+        self.err_path = mcptest.tmpdir() / ("serve-%d.log" % id(self))
+        with open(self.err_path, "wb") as err:
+            self.proc = mcptest.spawn(self.argv, env=mcptest.mcptop_env(env),
+                                      stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + timeout
+        self.port = None
+        while time.monotonic() < deadline:
+            m = _LISTEN.search(self.stderr())
+            if m:
+                self.port = int(m.group(2))
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if self.port is None:
+            self.close()
+            raise SetupError("mcptop serve did not say where it listens:\n%s" % self.stderr())
+
+    @property
+    def target(self):
+        return "%s:%d" % (LOOPBACK, self.port)
+
+    def stderr(self):
+        try:
+            return self.err_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def get(self, path, headers=None, method="GET", data=None, timeout=10.0):
+        """(status, headers dict (lower-case names), body bytes)."""
+        req = urllib.request.Request("http://%s%s" % (self.target, path), headers=headers or {},
+                                     method=method, data=data)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+    def metrics(self, headers=None):
+        status, _, body = self.get("/metrics", headers)
+        if status != 200:
+            raise AssertionError("/metrics answered %d" % status)
+        return body.decode()
+
+    def wait_ready(self, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.get("/readyz")[0] == 200:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self):
+        return mcptest.terminate(self.proc, grace=5.0)
+
+
+class Prometheus:
+    """Debian's prometheus on 127.0.0.1, scraping targets every second."""
+
+    def __init__(self, targets, rules=None):
+        if not (os.path.isfile(PROMETHEUS) and os.access(PROMETHEUS, os.X_OK)):
+            raise SetupError("prometheus is not installed: run scripts/install-deps.sh")
+        self.port = mcptest.free_port()
+        self.dir = mcptest.tmpdir() / ("prometheus-%d" % self.port)
+        self.dir.mkdir()
+        cfg = ["global:", "  scrape_interval: 1s", "  evaluation_interval: 1s"]
+        if rules:
+            cfg += ["rule_files:", "  - %s" % json.dumps(str(rules))]
+        cfg += ["scrape_configs:", "  - job_name: mcptop", "    scrape_interval: 1s",
+                "    scrape_timeout: 900ms", "    static_configs:",
+                "      - targets: %s" % json.dumps(targets)]
+        (self.dir / "prometheus.yml").write_text("\n".join(cfg) + "\n")
+        self.log = self.dir / "prometheus.log"
+        with open(self.log, "wb") as log:
+            self.proc = mcptest.spawn([PROMETHEUS, "--config.file=%s" % (self.dir / "prometheus.yml"),
+                                       "--storage.tsdb.path=%s" % (self.dir / "data"),
+                                       "--web.listen-address=%s:%d" % (LOOPBACK, self.port),
+                                       "--log.level=warn"],
+                                      stdout=log, stderr=subprocess.STDOUT, cwd=str(self.dir))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen("http://%s:%d/-/ready" % (LOOPBACK, self.port), timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except (OSError, urllib.error.URLError):
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise SetupError("prometheus did not become ready:\n%s" % self.output())
+
+    def output(self):
+        try:
+            return self.log.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def api(self, path, **params):
+        url = "http://%s:%d/api/v1/%s" % (LOOPBACK, self.port, path)
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return json.loads(e.read())
+
+    def query(self, expr):
+        """The instant vector of expr as {frozenset(labels): value}."""
+        d = self.api("query", query=expr)
+        if d.get("status") != "success":
+            raise AssertionError("query %r failed: %s" % (expr, d))
+        out = {}
+        for s in d["data"]["result"]:
+            out[frozenset(s["metric"].items())] = float(s["value"][1])
+        return out
+
+    def scalar(self, expr):
+        """The single value of expr, or None when the vector is empty."""
+        v = self.query(expr)
+        return next(iter(v.values())) if len(v) == 1 else None
+
+    def wait(self, what, fn, timeout=STATE_WAIT):
+        """Poll fn() until it returns True; False at the deadline."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                if fn():
+                    return True
+            except AssertionError as e:
+                last = e
+            time.sleep(0.5)
+        if last:
+            mcptest.log("  (%s: last error %s)" % (what, last))
+        return False
+
+    def close(self):
+        mcptest.terminate(self.proc, grace=5.0)
+
+
+# --------------------------------------------------------------------------
+# the fleet
+
+
+def lab_fleet(lab):
+    """Seven servers whose state is known ahead: four reachable (one of
+    them answering pings with a JSON-RPC error, one whose first session
+    expires), one 401 at the dial (unknown), one refused (unreachable),
+    one that cannot be dialed (absent)."""
+    refused = "http://%s:%d/mcp" % (LOOPBACK, mcptest.free_port())
+    servers = {
+        "healthy-a": {"url": lab.url("/healthy"), "tags": ["team=core"]},
+        "healthy-b": {"url": lab.url("/healthy?tools=5")},
+        "rpc-ping": {"url": lab.url("/rpcerror/ping")},
+        "expire": {"url": lab.url("/expire?after=2&times=1")},
+        "auth": {"url": lab.url("/auth401/dial")},
+        "refused": {"url": refused},
+        "broken": {"url": "notaurl"},
+    }
+    return servers, mcptest.write_config(servers, mcptop=FAST)
+
+
+def by_label(vec, label):
+    return {dict(k).get(label): v for k, v in vec.items()}
+
+
+@mcptest.case(rep)
+def prometheus_scrapes_two_shards(c):
+    lab = faultlab.FaultLab().start()
+    servers, cfg = lab_fleet(lab)
+    shards = [Serve(["-c", cfg, "--shard", "%d/2" % k, "--label-from-tags", "team"]) for k in (1, 2)]
+    prom = Prometheus([s.target for s in shards], rules=ALERTS)
+    try:
+        # Both targets up, scraped clean (Prometheus asks for OpenMetrics).
+        c.require(prom.wait("targets up", lambda: prom.scalar('sum(up{job="mcptop"})') == 2),
+                  "both exporters up in Prometheus; targets: %s\n%s"
+                  % (json.dumps(prom.api("targets")), prom.output()))
+        # Each shard holds exactly the servers the hash gives it.
+        want = {k: sorted(n for n in servers if shard_of(n, 2) == k) for k in (1, 2)}
+        for k, s in zip((1, 2), shards):
+            v = prom.scalar('mcptop_servers{instance="%s"}' % s.target)
+            c.eq(v, float(len(want[k])), "mcptop_servers of shard %d/2 (%s)" % (k, want[k]))
+            info = prom.query('mcptop_shard_info{instance="%s"}' % s.target)
+            c.eq(sorted(dict(x).get("shard") for x in info), ["%d/2" % k], "shard label of %s" % s.target)
+        names = prom.query("count by (server, instance) (mcp_up)")
+        c.eq(sorted(dict(k)["server"] for k in names), sorted(servers), "every server in exactly one shard")
+
+        # The state the fleet implies, through the query API.
+        def settled():
+            return (prom.scalar("sum(mcp_up)") == 4.0 and
+                    prom.scalar('count(mcp_liveness{state="unreachable"} == 1)') == 1.0 and
+                    prom.scalar('count(mcp_liveness{state="unknown"} == 1)') == 1.0 and
+                    prom.scalar('count(mcp_liveness{state="absent"} == 1)') == 1.0 and
+                    prom.scalar('sum(mcp_client_session_duration_seconds_count{server="expire"})') is not None)
+        ok = prom.wait("fleet settled", settled)
+        c.check(ok, "sum(mcp_up) = 4 and one each of unreachable/unknown/absent, and the expired "
+                "session measured; up: %s; liveness: %s"
+                % (by_label(prom.query("mcp_up"), "server"),
+                   prom.query("mcp_liveness == 1")))
+        up = by_label(prom.query("mcp_up"), "server")
+        for n in ("healthy-a", "healthy-b", "rpc-ping", "expire"):
+            c.eq(up.get(n), 1.0, "mcp_up{server=%s}" % n)
+        for n in ("auth", "refused", "broken"):
+            c.eq(up.get(n), 0.0, "mcp_up{server=%s}" % n)
+        # Failure counters: which servers, which kind, delivered, reason.
+        fails = prom.query("sum by (server, kind, delivered, reason) (mcp_failures_total)")
+        got = {(dict(k)["server"], dict(k)["kind"], dict(k)["delivered"], dict(k).get("reason", "")): v
+               for k, v in fails.items()}
+        c.eq(got.get(("broken", "invalid_config", "no", "")), 1.0, "invalid_config counted once for broken")
+        c.check(got.get(("refused", "connect_refused", "no", ""), 0) >= 1,
+                "connect_refused/no counted for refused: %s" % got)
+        c.check(got.get(("auth", "http_status", "unknown", "auth"), 0) >= 1,
+                "http_status/unknown/auth counted for auth: %s" % got)
+        c.check(got.get(("rpc-ping", "protocol", "yes", ""), 0) >= 1,
+                "protocol/yes counted for rpc-ping: %s" % got)
+        c.check(got.get(("expire", "http_status", "unknown", "not_found"), 0) >= 1,
+                "the expired session's 404 counted for expire: %s" % got)
+        c.eq(sorted({s for (s, _, _, _) in got}), ["auth", "broken", "expire", "refused", "rpc-ping"],
+             "servers with failures")
+        c.eq(prom.scalar('count(mcp_failures_total{kind="connect_refused"})'), 1.0,
+             "one connect_refused series in the fleet")
+        # error_type per the conventions: the JSON-RPC code, the kind below it.
+        et = prom.query("sum by (server, mcp_method_name, error_type) (mcp_client_operation_duration_seconds_count)")
+        keys = {(dict(k)["server"], dict(k)["mcp_method_name"], dict(k).get("error_type", "")) for k in et}
+        c.check(("rpc-ping", "ping", "-32603") in keys, "rpc-ping's pings have error_type -32603: %s" % sorted(keys))
+        c.check(("refused", "dial", "connect_refused") in keys, "refused's dials have error_type connect_refused")
+        c.check(("healthy-a", "ping", "") in keys, "healthy-a's pings have no error_type")
+        # Tags as labels; info; tools.
+        c.eq(prom.scalar('count(mcp_up{team="core"})'), 1.0, "the team tag became a label on healthy-a")
+        c.eq(by_label(prom.query("mcp_tools"), "server").get("healthy-b"), 5.0, "mcp_tools of healthy-b")
+        info = prom.query('mcp_server_info{server="healthy-a"}')
+        c.check(any(dict(k).get("era") == "legacy" and dict(k).get("server_name") == "faultlab"
+                    and dict(k).get("protocol_version") for k in info),
+                "mcp_server_info of healthy-a: %s" % info)
+        # Buckets are the conventions' (Prometheus keeps le as written).
+        les = {dict(k)["le"] for k in prom.query(
+            'mcp_client_operation_duration_seconds_bucket{server="healthy-a",mcp_method_name="ping"}')}
+        c.eq(len(les), 15, "15 buckets: %s" % sorted(les))
+        c.check({"0.01", "300.0", "+Inf"} <= les or {"0.01", "300", "+Inf"} <= les,
+                "buckets from 0.01 to 300 s: %s" % sorted(les))
+        # Scrapes clean, rules healthy, dashboard queries valid.
+        for t in prom.api("targets")["data"]["activeTargets"]:
+            c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
+        rules = [r for g in prom.api("rules")["data"]["groups"] for r in g["rules"]]
+        c.eq(len(rules), 7, "alert rules loaded")
+        c.check(prom.wait("rules evaluated", lambda: all(
+            r.get("health") == "ok" for g in prom.api("rules")["data"]["groups"] for r in g["rules"])),
+            "every rule evaluates: %s" % [(r["name"], r.get("health"), r.get("lastError"))
+                                         for g in prom.api("rules")["data"]["groups"] for r in g["rules"]])
+        dash = json.loads(DASHBOARD.read_text())
+        exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+        c.check(len(exprs) >= 20, "dashboard has its queries (%d)" % len(exprs))
+        for e in exprs:
+            q = e.replace("$job", "mcptop").replace("$server", ".*").replace("$__rate_interval", "1m")
+            d = prom.api("query", query=q)
+            c.check(d.get("status") == "success", "dashboard query runs: %s -> %s" % (q, d.get("error")))
+    finally:
+        prom.close()
+        rcs = []
+        for s in shards:
+            s.signal(signal.SIGTERM)
+            rcs.append(s.wait_exit(EXIT_WAIT))
+        for s, rc in zip(shards, rcs):
+            if not c.check(rc == 0, "serve exits 0 after SIGTERM (got %s)" % rc):
+                c.attach(s.stderr())
+            s.close()
+        lab.stop()
+
+
+@mcptest.case(rep)
+def promtool_accepts_exposition_and_rules(c):
+    if not (os.path.isfile(PROMTOOL) and os.access(PROMTOOL, os.X_OK)):
+        raise SetupError("promtool is not installed: run scripts/install-deps.sh")
+    r = mcptest.run([PROMTOOL, "check", "rules", ALERTS], timeout=30)
+    c.check(r.rc == 0 and "SUCCESS" in r.stdout, "promtool check rules:\n%s" % r.describe())
+    r = mcptest.run([PROMTOOL, "test", "rules", ALERTS_TEST], timeout=60)
+    c.check(r.rc == 0 and "SUCCESS" in r.stdout, "promtool test rules:\n%s" % r.describe())
+    lab = faultlab.FaultLab().start()
+    servers, cfg = lab_fleet(lab)
+    s = Serve(["-c", cfg])
+    try:
+        c.require(s.wait_ready(), "readyz 200 once every first dial settled:\n%s" % s.stderr())
+        text = s.metrics()
+        for fam in ("mcp_up", "mcp_liveness", "mcp_failures_total", "mcp_client_operation_duration_seconds",
+                    "mcp_server_info", "mcptop_build_info", "process_cpu_seconds_total"):
+            c.check("# TYPE %s " % fam in text, "family %s in the exposition" % fam)
+        r = mcptest.run([PROMTOOL, "check", "metrics"], input=text.encode(), timeout=30)
+        c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
+                "promtool check metrics accepts the exposition:\n%s" % r.describe())
+    finally:
+        s.signal(signal.SIGTERM)
+        c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
+        s.close()
+        lab.stop()
+
+
+@mcptest.case(rep)
+def endpoints_and_bearer_token(c):
+    lab = faultlab.FaultLab().start()
+    cfg = mcptest.write_config({"one": {"url": lab.url("/healthy")}}, mcptop=FAST)
+    token = "tok-" + base64.b32encode(os.urandom(10)).decode().rstrip("=")
+    tfile = mcptest.write_file(token + "\n", suffix=".token")
+    os.chmod(tfile, 0o600)
+    s = Serve(["-c", cfg, "--bearer-token-file", tfile])
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        status, h, _ = s.get("/metrics")
+        c.eq(status, 401, "/metrics without credentials")
+        c.check(h.get("www-authenticate", "").startswith("Bearer"), "401 names the scheme: %s" % h)
+        c.eq(s.get("/metrics", {"Authorization": "Bearer " + token + "x"})[0], 401, "wrong token")
+        c.eq(s.get("/metrics", {"Authorization": "Bearer " + token[:-1]})[0], 401, "short token")
+        c.eq(s.get("/metrics", {"Authorization": "Basic " + base64.b64encode(token.encode()).decode()})[0],
+             401, "a token in the wrong scheme")
+        status, h, body = s.get("/metrics", {"Authorization": "Bearer " + token})
+        c.eq(status, 200, "/metrics with the token")
+        c.eq(h.get("content-type"), "text/plain; version=0.0.4; charset=utf-8", "text by default")
+        c.check(b'mcp_up{server="one"} 1' in body, "the healthy server is up")
+        status, h, body = s.get("/metrics", {"Authorization": "bearer " + token,
+                                             "Accept": "application/openmetrics-text; version=1.0.0"})
+        c.eq(status, 200, "scheme is case-insensitive")
+        c.eq(h.get("content-type"), "application/openmetrics-text; version=1.0.0; charset=utf-8",
+             "OpenMetrics when asked")
+        c.check(body.endswith(b"# EOF\n"), "OpenMetrics ends with # EOF")
+        # /fleet: the check --json document, live.
+        c.eq(s.get("/fleet")[0], 401, "/fleet needs the token too")
+        status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token})
+        c.eq(status, 200, "/fleet")
+        c.eq(h.get("content-type"), "application/json", "/fleet content type")
+        doc = json.loads(body)
+        chk = mcptest.run_mcptop(["check", "--json", "-c", cfg], timeout=30)
+        ref = json.loads(chk.stdout)
+        c.eq(sorted(doc), sorted(k for k in ref if k != "stats"), "/fleet has check --json's top-level keys")
+        c.eq(sorted(doc["servers"][0]), sorted(ref["servers"][0]), "a /fleet server has check --json's keys")
+        c.eq(doc["summary"]["reachable"], 1, "/fleet summary")
+        # Probes need no credentials; the rest of HTTP.
+        c.eq(s.get("/livez")[:1], (200,), "/livez")
+        c.eq(s.get("/readyz")[:1], (200,), "/readyz")
+        status, h, _ = s.get("/metrics", method="POST", data=b"x=1")
+        c.eq(status, 405, "POST /metrics")
+        c.eq(h.get("allow"), "GET, HEAD", "405 says what is allowed")
+        c.eq(s.get("/nothing")[0], 404, "unknown path")
+        c.eq(s.get("/metrics", {"Authorization": "Bearer " + token}, method="HEAD")[0], 200, "HEAD /metrics")
+        # The secret is never printed; the command line names a file only.
+        c.check(token not in s.stderr(), "the token is not in stderr")
+        c.check(token not in " ".join(s.argv), "the token is not on the command line")
+        # SIGHUP: reload. "one" is unchanged and keeps its session; "two"
+        # is new and dials.
+        issued = lab.endpoint_counts("/healthy").get("sessions_issued", 0)
+        with open(cfg, "w") as f:
+            json.dump({"mcpServers": {"one": {"url": lab.url("/healthy")},
+                                      "two": {"url": lab.url("/healthy?t=two")}},
+                       "mcptop": FAST}, f)
+        s.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        text = ""
+        while time.monotonic() < deadline:
+            text = s.get("/metrics", {"Authorization": "Bearer " + token})[2].decode()
+            if 'mcp_up{server="two"} 1' in text:
+                break
+            time.sleep(0.2)
+        err = s.stderr()
+        c.check(s.proc.poll() is None, "serve keeps running after SIGHUP")
+        c.check("reload: 2 servers" in err, "reload said what it loaded: %s" % err)
+        c.check("mcptop_config_last_reload_successful 1" in text, "reload reported as successful")
+        c.check('mcp_up{server="two"} 1' in text, "the added server is up after the reload")
+        c.check('mcp_up{server="one"} 1' in text, "the unchanged server is still up")
+        c.eq(lab.endpoint_counts("/healthy").get("sessions_issued", 0) - issued, 0,
+             "the unchanged server kept its session (no new one on /healthy)")
+        # A config that no longer parses: the running fleet stays.
+        with open(cfg, "w") as f:
+            f.write("{ not json")
+        s.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "the running config stays" not in s.stderr():
+            time.sleep(0.1)
+        text = s.get("/metrics", {"Authorization": "Bearer " + token})[2].decode()
+        c.check("mcptop_config_last_reload_successful 0" in text, "a failed reload is reported")
+        c.check('mcp_up{server="two"} 1' in text, "the running fleet goes on after a failed reload")
+    finally:
+        before = lab.endpoint_counts("/healthy").get("sessions_deleted", 0)
+        s.signal(signal.SIGTERM)
+        rc = s.wait_exit(EXIT_WAIT)
+        c.eq(rc, 0, "exit status after SIGTERM")
+        s.close()
+    # SIGTERM ended serve's session, as watch does.
+    after = lab.endpoint_counts("/healthy").get("sessions_deleted", 0)
+    c.eq(after - before, 1, "serve ended its session with DELETE on SIGTERM")
+    lab.stop()
+
+
+@mcptest.case(rep)
+def basic_auth_from_environment(c):
+    cfg = mcptest.write_config({"x": {"url": "notaurl"}})
+    s = Serve(["-c", cfg], env={"MCPTOP_SERVE_BASIC_AUTH": "prom:s3cr:et"})
+    try:
+        good = "Basic " + base64.b64encode(b"prom:s3cr:et").decode()
+        bad = "Basic " + base64.b64encode(b"prom:s3cr:eT").decode()
+        status, h, _ = s.get("/metrics")
+        c.eq(status, 401, "no credentials")
+        c.check(h.get("www-authenticate", "").lower().startswith("basic"), "basic challenge: %s" % h)
+        c.eq(s.get("/metrics", {"Authorization": bad})[0], 401, "wrong password")
+        c.eq(s.get("/metrics", {"Authorization": good})[0], 200, "right password (with a colon in it)")
+        c.check("s3cr" not in s.stderr(), "the password is not in stderr")
+    finally:
+        s.signal(signal.SIGTERM)
+        c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
+        s.close()
+
+
+@mcptest.case(rep)
+def bad_arguments(c):
+    cfg = mcptest.write_config({"x": {"url": "notaurl"}})
+    busy = Serve(["-c", cfg])
+    try:
+        cases = [
+            (["--listen", busy.target], r"cannot listen on"),
+            (["--listen", ":9464"], r"give a host"),
+            (["--listen", "127.0.0.1:99999"], r"is not HOST:PORT"),
+            (["--listen", "nohost.invalid:9464"], r"--listen"),
+            (["--shard", "3/2"], r"--shard"),
+            (["--label-from-tags", "server"], r"cannot be a label"),
+            (["--label-from-tags", "9x"], r"cannot be a label"),
+            (["--bearer-token-file", "/nonexistent/token"], r"cannot read the bearer token file"),
+            (["--basic-auth-file", mcptest.write_file("nocolon\n", ".txt")], r"USER:PASSWORD"),
+            (["--bearer-token-file", mcptest.write_file("\n", ".txt")], r"nothing on its first line"),
+        ]
+        for args, want in cases:
+            argv = ["serve"] + (["--listen", "127.0.0.1:0"] if args[0] != "--listen" else []) + args + ["-c", cfg]
+            r = mcptest.run_mcptop(argv, timeout=15)
+            c.no_crash(r, " ".join(args))
+            c.eq(r.rc, 2, "exit status of serve %s" % " ".join(args))
+            c.check(re.search(want, r.stderr), "serve %s says %r:\n%s" % (" ".join(args), want, r.stderr))
+        r = mcptest.run_mcptop(["serve", "--help"], timeout=10)
+        c.eq(r.rc, 0, "serve --help")
+        c.check("--shard K/N" in r.stdout and "/readyz" in r.stdout, "serve --help documents it")
+    finally:
+        busy.signal(signal.SIGTERM)
+        busy.wait_exit(EXIT_WAIT)
+        busy.close()
+
+
+@mcptest.case(rep)
+def check_shards_partition(c):
+    """check --shard: N shards together are the fleet, each server once,
+    where the hash (computed again here) puts it."""
+    names = ["srv-%02d" % i for i in range(20)] + ["ünïcode", "with space"]
+    cfg = mcptest.write_config({n: {"url": "notaurl"} for n in names})
+    for n in (1, 3):
+        seen = []
+        for k in range(1, n + 1):
+            r = mcptest.run_mcptop(["check", "--json", "--shard", "%d/%d" % (k, n), "-c", cfg], timeout=30)
+            c.no_crash(r, "check --shard")
+            got = [s["name"] for s in r.json()["servers"]]
+            c.eq(sorted(got), sorted(x for x in names if shard_of(x, n) == k), "shard %d/%d" % (k, n))
+            seen += got
+        c.eq(sorted(seen), sorted(names), "the %d shard(s) together" % n)
+    r = mcptest.run_mcptop(["check", "--shard", "0/3", "-c", cfg], timeout=10)
+    c.eq(r.rc, 2, "check --shard 0/3 is a usage error")
+    r = mcptest.run_mcptop(["watch", "--shard", "4/3", "-c", cfg], timeout=10)
+    c.eq(r.rc, 2, "watch --shard 4/3 is a usage error")
+
+
+rep.finish()
