@@ -59,7 +59,9 @@ enum delivered {
     X(NOT_FOUND,          "not_found")                  \
     X(METHOD_NOT_ALLOWED, "method_not_allowed")         \
     X(SERVER_ERROR,       "server_error")               \
-    X(CLIENT_ERROR,       "client_error")
+    X(CLIENT_ERROR,       "client_error")                 \
+    X(TOOL_ERROR,         "tool_error")                   \
+    X(UNEXPECTED_RESULT,  "unexpected_result")
 
 enum failure_reason {
 #define X(id, name) REASON_##id,
@@ -146,6 +148,8 @@ struct failure_evidence {
     bool        rpc_error;          /* an `error` member answering our id */
     bool        rpc_error_id_null;  /* an `error` member with null/no id */
     long        rpc_error_code;
+    bool        tool_error;         /* a tools/call result with isError */
+    bool        unexpected_result;  /* ...without the text expected */
     bool        bad_protocol_version; /* initialize answered a version we
                                          do not speak */
     bool        foreign_url;        /* the server pointed us at a URL on

@@ -66,6 +66,8 @@ static const struct {
     { "ping",       "ping" },
     { "discover",   "server/discover" },
     { "tools/list", "tools/list" },
+    { "tools/call", "tools/call" },
+    { "initialize", "initialize" },
     { "listen",     "subscriptions/listen" },
     { "delete",     "delete" },
     { "stream",     "stream" },
@@ -668,7 +670,10 @@ metrics_exchange(struct metrics_server *r, const struct event *e)
     if (f != NULL) {
         /* The conventions' error.type: the JSON-RPC code as a string, and
          * below JSON-RPC the failure kind. */
-        if (f->kind == FAILURE_PROTOCOL && f->has_rpc_code) {
+        if (f->reason == REASON_TOOL_ERROR ||
+            f->reason == REASON_UNEXPECTED_RESULT) {
+            error_type = failure_reason_name(f->reason);
+        } else if (f->kind == FAILURE_PROTOCOL && f->has_rpc_code) {
             snprintf(code, sizeof(code), "%ld", f->rpc_code);
             error_type = code;
         } else {

@@ -117,6 +117,8 @@ client_on_call(struct client *c, struct client_req *rq,
         str_sanitize(clean, sizeof(clean), said, strlen(said));
         ev.rpc_error = true;
         ev.rpc_error_code = 0;
+        ev.tool_error = is_error;
+        ev.unexpected_result = !is_error;
         ev.http_status = 0;
         if (is_error)
             snprintf(detail, sizeof(detail), "tool %.60s answered isError%s"

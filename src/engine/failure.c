@@ -369,7 +369,11 @@ failure_make(struct failure *out, const struct failure_evidence *ev,
         out->http_status = ev->http_status;
     /* A protocol failure keeps the code its error object carried (the
      * OpenTelemetry error.type of an MCP operation). */
-    if (out->kind == FAILURE_PROTOCOL && ev->rpc_error) {
+    if (out->kind == FAILURE_PROTOCOL && ev->tool_error)
+        out->reason = REASON_TOOL_ERROR;
+    else if (out->kind == FAILURE_PROTOCOL && ev->unexpected_result)
+        out->reason = REASON_UNEXPECTED_RESULT;
+    else if (out->kind == FAILURE_PROTOCOL && ev->rpc_error) {
         out->has_rpc_code = true;
         out->rpc_code = ev->rpc_error_code;
     }

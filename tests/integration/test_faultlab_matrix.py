@@ -283,10 +283,10 @@ MATRIX = [
     # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
     R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",
       "protocol", "yes", "reachable", detail=r"isError: the tool failed on purpose",
-      opts=dict(FAST, probe_tool={"name": "fail"})),
+      reason="tool_error", opts=dict(FAST, probe_tool={"name": "fail"})),
     R("deep check: the expected text is missing", "lab:/healthy?t=call-text", "call",
       "protocol", "yes", "reachable", detail=r"expected text not found",
-      opts=dict(FAST, probe_tool={"name": "echo", "expect_text": "nope"})),
+      reason="unexpected_result", opts=dict(FAST, probe_tool={"name": "echo", "expect_text": "nope"})),
     R("deep check: its answer stream resumes (GET, Last-Event-ID)",
       "lab:/healthy?resume=ok", "call",
       opts=dict(FAST, probe_tool={"name": "echo", "arguments": {"text": "r"},

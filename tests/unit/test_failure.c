@@ -630,6 +630,26 @@ test_order_rpc_error_behind_status(void **state)
     ev.rpc_error_id_null = false;
     expect_kind(&ev, FAILURE_PROTOCOL, "our id behind 502");
 
+    /* A deep check's tool that answered isError, or without the text
+     * expected: protocol, delivered yes, a reason instead of a code. */
+    memset(&ev, 0, sizeof(ev));
+    ev.http_status = 200;
+    ev.phase = PHASE_RESPONSE;
+    ev.response_bytes = 80;
+    ev.rpc_error = true;
+    ev.tool_error = true;
+    failure_make(&f, &ev, SITE_REQUEST, "tool answered isError");
+    assert_int_equal(f.kind, FAILURE_PROTOCOL);
+    assert_int_equal(f.delivered, DELIVERED_YES);
+    assert_int_equal(f.reason, REASON_TOOL_ERROR);
+    assert_string_equal(failure_reason_name(f.reason), "tool_error");
+    assert_false(f.has_rpc_code);
+    ev.tool_error = false;
+    ev.unexpected_result = true;
+    failure_make(&f, &ev, SITE_REQUEST, "expected text not found");
+    assert_int_equal(f.reason, REASON_UNEXPECTED_RESULT);
+    assert_false(f.has_rpc_code);
+
     /* A non-2xx status beats a body that is not MCP. */
     memset(&ev, 0, sizeof(ev));
     ev.http_status = 502;
