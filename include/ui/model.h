@@ -126,6 +126,14 @@ struct model {
 /* Attach to fleet f: one model_server per server, set as its server_data. */
 void model_init(struct model *m, struct fleet *f);
 void model_done(struct model *m);
+/*
+ * After fleet_reload: the rows become the fleet's servers now. A server
+ * that stayed keeps what the model knew of it (its tool list and changes,
+ * its mark, the selection); one that left is detached, so its last events
+ * find no row. old (nold entries, borrowed) are the servers before the
+ * reload. The sort and the filter stay.
+ */
+void model_refleet(struct model *m, struct server *const *old, size_t nold);
 /* Refilter, resort and recount when dirty; keeps the selected server. */
 void model_rebuild(struct model *m, int64_t now_ms);
 /* After engine events: recount, and refilter and resort only when the sort

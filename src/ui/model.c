@@ -62,6 +62,61 @@ model_init(struct model *m, struct fleet *f)
     m->dirty = true;
 }
 
+void
+model_refleet(struct model *m, struct server *const *old, size_t nold)
+{
+    struct model          next;
+    struct model_server  *lo = m->srv;
+    size_t                n = fleet_size(m->fleet);
+    size_t               *from = xcalloc(n + 1, sizeof(*from));
+    bool                 *moved = xcalloc(m->n + 1, sizeof(*moved));
+    struct server        *sel = m->sel != MODEL_NONE && m->sel < nold ?
+        old[m->sel] : NULL;
+    char                  filter[sizeof(m->filter)];
+
+    /* A server that stayed still points at its old row. */
+    for (size_t i = 0; i < n; i++) {
+        struct model_server *d = server_data(fleet_server(m->fleet, i));
+
+        from[i] = d != NULL && d >= lo && d < lo + m->n ?
+            (size_t)(d - lo) : MODEL_NONE;
+    }
+    /* The servers that left: detached (their last events find no row). */
+    for (size_t k = 0; k < nold; k++) {
+        struct model_server *d = server_data(old[k]);
+
+        if (d >= lo && d < lo + m->n)
+            server_set_data(old[k], NULL);
+    }
+    model_init(&next, m->fleet);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = from[i];
+
+        if (k == MODEL_NONE)
+            continue;
+        next.srv[i] = lo[k];
+        moved[k] = true;
+        if (m->marked[k]) {
+            next.marked[i] = true;
+            next.nmarked++;
+        }
+        if (fleet_server(m->fleet, i) == sel)
+            next.sel = i;
+    }
+    for (size_t k = 0; k < m->n; k++) {
+        if (moved[k])
+            memset(&lo[k], 0, sizeof(lo[k]));
+    }
+    free(from);
+    free(moved);
+    next.sort = m->sort;
+    next.invert = m->invert;
+    snprintf(filter, sizeof(filter), "%s", m->filter);
+    model_done(m);
+    *m = next;
+    model_set_filter(m, filter);
+}
+
 static void
 model_names_free(char **v, size_t n)
 {

@@ -952,10 +952,8 @@ tui_reload(struct ui *ui)
     FILE           *tmp = tmpfile();
     int             saved = dup(STDERR_FILENO);
     int             rc;
-    enum model_sort sort;
-    bool            invert;
-    char            filter[sizeof(ui->model.filter)];
-    struct server  *sel;
+    struct server **old;
+    size_t          nold;
 
     fflush(stderr);
     if (tmp != NULL && saved >= 0)
@@ -978,19 +976,15 @@ tui_reload(struct ui *ui)
             "was: %s", said);
         return;
     }
-    /* Rows are rebuilt: a removed server's events find no row. The x
-     * question named a row by its number, which changes: it is withdrawn.
-     * The sort, the filter and the selected server (if kept) stay. */
+    /* The x question named a row by its number, which changes: it is
+     * withdrawn. Kept servers keep their rows' data, marks and the
+     * selection; the sort and the filter stay (model_refleet). */
     if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED)
         ui->prompt = UI_PROMPT_NONE;
-    sort = ui->model.sort;
-    invert = ui->model.invert;
-    snprintf(filter, sizeof(filter), "%s", ui->model.filter);
-    sel = ui->model.sel != MODEL_NONE ? fleet_server(ui->fleet,
-        ui->model.sel) : NULL;
-    for (size_t i = 0; i < fleet_size(ui->fleet); i++)
-        server_set_data(fleet_server(ui->fleet, i), NULL);
-    model_done(&ui->model);
+    nold = fleet_size(ui->fleet);
+    old = xcalloc(nold + 1, sizeof(*old));
+    for (size_t i = 0; i < nold; i++)
+        old[i] = fleet_server(ui->fleet, i);
     if (fleet_reload(ui->fleet, cfg, &cause) != 0) {
         ui_message(ui, ROLE_WARNING, "reload failed: %s", cause);
         free(cause);
@@ -1000,14 +994,8 @@ tui_reload(struct ui *ui)
             "removed and changed ones had their sessions ended%s%s",
             fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
     }
-    model_init(&ui->model, ui->fleet);
-    ui->model.sort = sort;
-    ui->model.invert = invert;
-    model_set_filter(&ui->model, filter);
-    for (size_t i = 0; sel != NULL && i < fleet_size(ui->fleet); i++) {
-        if (fleet_server(ui->fleet, i) == sel)
-            ui->model.sel = i;
-    }
+    model_refleet(&ui->model, old, nold);
+    free(old);
     ui_dirty(ui);
 }
 

@@ -270,6 +270,69 @@ test_refresh_recounts_and_resorts_only_on_state(void **state)
     fleet_stop(fx->fleet);
 }
 
+static size_t
+index_of(struct fleet *f, const char *name)
+{
+    for (size_t i = 0; i < fleet_size(f); i++) {
+        if (strcmp(server_name(fleet_server(f, i)), name) == 0)
+            return i;
+    }
+    return MODEL_NONE;
+}
+
+/* A reload: a server that stayed keeps its row's data and mark, and the
+ * selection; one removed is detached; one added starts blank. */
+static void
+test_refleet_keeps_what_stayed(void **state)
+{
+    struct fx      *fx = *state;
+    static const char next_cfg[] =
+        "{\"mcpServers\": {"
+        "  \"alpha\": {\"url\": \"http://127.0.0.1:1/mcp\", \"tags\": [\"prod\"]},"
+        "  \"delta\": {\"url\": \"http://127.0.0.1:1/mcp\"}"
+        "}}";
+    struct config  *cfg = NULL;
+    char           *cause = NULL;
+    struct server  *old[8], *beta;
+    size_t          nold = fleet_size(fx->fleet), a, d;
+    struct model_server *ms;
+
+    assert_true(nold <= 8);
+    for (size_t i = 0; i < nold; i++)
+        old[i] = fleet_server(fx->fleet, i);
+    a = index_of(fx->fleet, "alpha");
+    beta = fleet_server(fx->fleet, index_of(fx->fleet, "beta"));
+    model_set_sort(&fx->m, MODEL_SORT_LIVENESS);
+    assert_string_equal(shown(&fx->m, "prod"), "alpha beta gamma");
+    model_toggle_mark(&fx->m, a);
+    fx->m.sel = a;
+    fx->m.srv[a].tool_changes = 7;
+    assert_int_equal(config_parse(next_cfg, strlen(next_cfg), "test", &cfg,
+        &cause), 0);
+    assert_int_equal(fleet_reload(fx->fleet, cfg, &cause), 0);
+    model_refleet(&fx->m, old, nold);
+    a = index_of(fx->fleet, "alpha");
+    d = index_of(fx->fleet, "delta");
+    assert_true(a != MODEL_NONE && d != MODEL_NONE);
+    assert_int_equal(fx->m.n, 2);
+    assert_true(fx->m.marked[a]);
+    assert_false(fx->m.marked[d]);
+    assert_int_equal(fx->m.nmarked, 1);
+    assert_int_equal(fx->m.sel, a);
+    assert_int_equal(fx->m.srv[a].tool_changes, 7);
+    assert_int_equal(fx->m.srv[d].tool_changes, 0);
+    assert_int_equal(fx->m.srv[d].ntools, -1);
+    ms = server_data(fleet_server(fx->fleet, a));
+    assert_ptr_equal(ms, &fx->m.srv[a]);
+    assert_null(server_data(beta));
+    /* The sort and the filter stayed. */
+    assert_int_equal(fx->m.sort, MODEL_SORT_LIVENESS);
+    assert_string_equal(fx->m.filter, "prod");
+    model_rebuild(&fx->m, 0);
+    assert_int_equal(fx->m.nvis, 1);
+    fleet_stop(fx->fleet);
+}
+
 static void
 test_line_cell_ellipsis(void **state)
 {
@@ -308,6 +371,8 @@ main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_refresh_recounts_and_resorts_only_on_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refleet_keeps_what_stayed,
+            setup, teardown),
         cmocka_unit_test(test_line_cell_ellipsis),
     };
 
