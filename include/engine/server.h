@@ -78,16 +78,16 @@ struct server_env {
                                        watchdog, when > 0 */
 };
 
-/* One exchange in the history ring. */
+/* One exchange in the history ring: 32 bytes, a hundred per server. */
 struct server_exchange {
-    int64_t           ts;           /* epoch ms */
-    const char       *op;           /* static string */
-    bool              completed;
-    enum failure_kind kind;
-    enum delivered    delivered;
-    long              http_status;
-    double            ms;
-    bool              ending;       /* an ending's exchange (the DELETE) */
+    int64_t     ts;             /* epoch ms */
+    const char *op;             /* static string */
+    float       ms;
+    uint16_t    http_status;    /* 0: none */
+    uint8_t     kind;           /* enum failure_kind (when !completed) */
+    uint8_t     delivered;      /* enum delivered */
+    bool        completed;
+    bool        ending;         /* an ending's exchange (the DELETE) */
 };
 
 #define SERVER_HISTORY 100

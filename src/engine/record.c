@@ -22,6 +22,8 @@ record_done(struct record *r)
     free(r->history);
     r->history = NULL;
     r->hist_len = 0;
+    r->hist_start = 0;
+    r->hist_cap = 0;
 }
 
 bool
@@ -34,22 +36,31 @@ record_exchange(struct record *r, const char *op, const struct failure *f,
     struct server_exchange *h;
     bool                    changed;
 
-    if (r->history == NULL)
-        r->history = xcalloc(SERVER_HISTORY, sizeof(*r->history));
-    if (r->hist_len < SERVER_HISTORY) {
-        h = &r->history[(r->hist_start + r->hist_len) % SERVER_HISTORY];
+    /* Most servers of a short run never fill a hundred: the ring grows
+     * while it has not wrapped (hist_start is 0 until it is full). */
+    if (r->hist_len == r->hist_cap && r->hist_cap < SERVER_HISTORY) {
+        size_t cap = r->hist_cap == 0 ? 16 : r->hist_cap * 2;
+
+        if (cap > SERVER_HISTORY)
+            cap = SERVER_HISTORY;
+        r->history = xrealloc(r->history, cap * sizeof(*r->history));
+        r->hist_cap = cap;
+    }
+    if (r->hist_len < r->hist_cap) {
+        h = &r->history[r->hist_len];
         r->hist_len++;
     } else {
         h = &r->history[r->hist_start];
-        r->hist_start = (r->hist_start + 1) % SERVER_HISTORY;
+        r->hist_start = (r->hist_start + 1) % r->hist_cap;
     }
     h->ts = l.present ? l.observed_at : now_ms;
     h->op = op;
     h->completed = f == NULL;
-    h->kind = f != NULL ? f->kind : FAILURE_UNKNOWN;
-    h->delivered = f != NULL ? f->delivered : DELIVERED_YES;
-    h->http_status = f != NULL ? f->http_status : 0;
-    h->ms = ms;
+    h->kind = (uint8_t)(f != NULL ? f->kind : FAILURE_UNKNOWN);
+    h->delivered = (uint8_t)(f != NULL ? f->delivered : DELIVERED_YES);
+    h->http_status = (uint16_t)(f != NULL && f->http_status > 0 &&
+        f->http_status < 1000 ? f->http_status : 0);
+    h->ms = (float)ms;
     h->ending = strcmp(op, "delete") == 0;
 
     if (f != NULL) {
@@ -78,5 +89,5 @@ record_history(const struct record *r, size_t i)
 {
     if (i >= r->hist_len)
         return NULL;
-    return &r->history[(r->hist_start + i) % SERVER_HISTORY];
+    return &r->history[(r->hist_start + i) % r->hist_cap];
 }

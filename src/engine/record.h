@@ -22,9 +22,10 @@ struct record {
     struct failure           last_failure;
     bool                     has_failure;
     const char              *last_failure_op;   /* static */
-    struct server_exchange  *history;       /* SERVER_HISTORY, on the first
-                                               exchange */
-    size_t                   hist_start, hist_len;
+    struct server_exchange  *history;       /* a ring of hist_cap: 16 at the
+                                               first exchange, doubled as it
+                                               fills, up to SERVER_HISTORY */
+    size_t                   hist_start, hist_len, hist_cap;
 };
 
 /* An empty record (absent). */
