@@ -66,6 +66,10 @@ void fleet_stop(struct fleet *f);
 size_t fleet_end_all(struct fleet *f);
 /* True while any ending (or abandoned dial) has not settled. */
 bool fleet_endings_busy(const struct fleet *f);
+/* True while something must finish before the process may exit: an
+ * ending, or a token request whose answer must reach the token file
+ * (oauth_token_requests). */
+bool fleet_settling(const struct fleet *f);
 /* The largest teardown deadline of the fleet, ms. */
 long fleet_teardown_ms(const struct fleet *f);
 

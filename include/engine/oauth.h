@@ -123,6 +123,14 @@ void oauth_forget(struct oauth *o, void *arg);
 void oauth_explain(const struct oauth *o, char *detail, size_t dsz);
 
 /*
+ * How many token requests (refresh or code exchange) are in flight. Their
+ * answers must reach the token file before the process exits: a refresh
+ * token the server rotated is spent, and the new one exists only in that
+ * answer. Commands wait for this to reach 0, bounded, before they exit.
+ */
+unsigned oauth_token_requests(void);
+
+/*
  * Forget every cached token of the server named `server` (mcptop
  * logout). The number of entries removed, or -1 with *cause (caller
  * frees). Where consent runs (mcptop login), cached tokens are not used

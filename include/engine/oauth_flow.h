@@ -66,6 +66,7 @@ struct oauth_flow {
     char                *state;
     struct oauth_listen *listen;
     struct http_xfer    *xfer;
+    bool                 xfer_token;            /* xfer is a token request */
     ev_timer             timer;
 };
 

@@ -226,7 +226,7 @@ cli_wait_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     struct cli_wait *cw = w->data;
 
     (void)revents;
-    if (!fleet_endings_busy(cw->fleet)) {
+    if (!fleet_settling(cw->fleet)) {
         cw->settled = true;
         ev_break(loop, EVBREAK_ONE);
     }
@@ -257,7 +257,7 @@ cli_wait_endings(struct fleet *f, long bound_ms)
     ev_timer        bound;
     ev_signal       sigint, sigterm, sighup;
 
-    if (!fleet_endings_busy(f))
+    if (!fleet_settling(f))
         return true;
     ev_prepare_init(&prep, cli_wait_prepare_cb);
     prep.data = &cw;

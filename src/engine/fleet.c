@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "engine/child.h"
+#include "engine/oauth.h"
 #include "engine/curlev.h"
 #include "engine/http.h"
 #include "util/str.h"
@@ -371,6 +372,12 @@ bool
 fleet_endings_busy(const struct fleet *f)
 {
     return f->busy > 0;
+}
+
+bool
+fleet_settling(const struct fleet *f)
+{
+    return f->busy > 0 || oauth_token_requests() > 0;
 }
 
 long

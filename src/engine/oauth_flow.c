@@ -41,11 +41,32 @@ oauth_flow_wait_ms(void)
     return w > 0 ? w : OAUTH_DEFAULT_WAIT_MS;
 }
 
+/* Token requests in flight, over every flow (oauth_token_requests). */
+static unsigned oauth_flow_token_xfers;
+
+unsigned
+oauth_token_requests(void)
+{
+    return oauth_flow_token_xfers;
+}
+
+/* The flow's transfer is over (done or aborted): uncount it. */
+static void
+oauth_flow_xfer_over(struct oauth_flow *f)
+{
+    if (f->xfer_token && oauth_flow_token_xfers > 0)
+        oauth_flow_token_xfers--;
+    f->xfer_token = false;
+    f->xfer = NULL;
+}
+
 void
 oauth_flow_free(struct oauth_flow *f)
 {
-    if (f->xfer != NULL)
+    if (f->xfer != NULL) {
         http_xfer_abort(f->xfer, NULL);
+        oauth_flow_xfer_over(f);
+    }
     ev_timer_stop(f->o->loop, &f->timer);
     oauth_listen_free(f->listen);
     free(f->challenge_scope);
@@ -96,7 +117,7 @@ oauth_flow_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
     if (f->xfer != NULL) {
         http_xfer_abort(f->xfer, NULL);
-        f->xfer = NULL;
+        oauth_flow_xfer_over(f);
     }
     oauth_finish(f, false, "authorization: no answer from %s within %ld ms",
         f->step == OAUTH_PRM ? "the protected resource metadata" :
@@ -622,6 +643,10 @@ oauth_flow_token_request(struct oauth_flow *f, struct oauth_flow_form *fm)
     }
     oauth_flow_send(f, HTTP_POST, f->token_endpoint, fm->p,
         "application/x-www-form-urlencoded", authz);
+    if (f->xfer != NULL) {
+        f->xfer_token = true;
+        oauth_flow_token_xfers++;
+    }
     oauth_wipe_free(fm->p);
     oauth_wipe_free(authz);
 }
@@ -831,7 +856,7 @@ oauth_flow_xfer_done_cb(void *arg, struct http_xfer *hx,
     struct oauth_flow *f = arg;
 
     (void)hx;
-    f->xfer = NULL;
+    oauth_flow_xfer_over(f);
     ev_timer_stop(f->o->loop, &f->timer);
     if (f->step == OAUTH_PRM || f->step == OAUTH_AS)
         oauth_log(f->o, "GET %s -> %ld", f->cand[f->at], r->status);

@@ -314,7 +314,7 @@ tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     if (stalled > 0)
         ui_message(ui, ROLE_WARNING, "the screen was not updated for %d s "
             "(the event loop was blocked)", stalled);
-    if (ui->quitting && !fleet_endings_busy(ui->fleet)) {
+    if (ui->quitting && !fleet_settling(ui->fleet)) {
         ev_break(loop, EVBREAK_ONE);
         return;
     }

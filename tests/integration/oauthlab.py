@@ -25,6 +25,7 @@ import hashlib
 import json
 import secrets
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -37,7 +38,7 @@ class Lab:
         self.log = []
         self.opts = {"expires_in": 3600, "list_scope": None,
                      "challenge_scope": "mcp:read", "refresh_error": None,
-                     "no_as_metadata": False}
+                     "no_as_metadata": False, "refresh_delay_s": 0}
         self.codes = {}       # code -> (challenge, scope)
         self.access = {}      # token -> scope
         self.refresh = {}     # token -> scope
@@ -159,6 +160,8 @@ class Lab:
                     if not self.client_ok(form):
                         return self.send(401, {"error": "invalid_client"})
                     g = form.get("grant_type")
+                    if g == "refresh_token" and lab.opts["refresh_delay_s"]:
+                        time.sleep(lab.opts["refresh_delay_s"])
                     with lab.lock:
                         if g == "authorization_code":
                             ch, scope = lab.codes.pop(form.get("code"), (None, None))

@@ -172,6 +172,29 @@ def d_refresh_ahead_of_expiry(c):
              "check sent no request the server refused")
 
 
+def d2_late_refresh_answer_is_kept(c):
+    """The lab rotates refresh tokens: an answer lost at exit would spend
+    the cached one. check ends its work before the refresh answers; it
+    waits for it, caches the new pair, and the next check refreshes with
+    it."""
+    with oauthlab.Lab() as lab:
+        lab.opts["expires_in"] = 30          # within the 60 s refresh margin
+        e = Env(lab)
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        old = e.entry()
+        lab.opts["refresh_delay_s"] = 1.5
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check exit status")
+        new = e.entry()
+        c.check(new["access_token"] != old["access_token"], "the late refreshed token was cached")
+        c.check(new.get("refresh_token") != old.get("refresh_token"),
+                "the rotated refresh token was cached")
+        lab.opts["refresh_delay_s"] = 0
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "the next check refreshes with the cached refresh token")
+        c.check(e.entry()["access_token"] != new["access_token"], "and caches the next pair")
+
+
 def e_refresh_refused(c):
     with oauthlab.Lab() as lab:
         e = Env(lab)
@@ -278,7 +301,8 @@ def k_usage(c):
 
 
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
-           c_refresh_on_401, d_refresh_ahead_of_expiry, e_refresh_refused,
+           c_refresh_on_401, d_refresh_ahead_of_expiry,
+           d2_late_refresh_answer_is_kept, e_refresh_refused,
            f_step_up_in_login, g_step_up_seen_by_check,
            h_client_credentials_without_login, i_logout,
            j_missing_metadata_named, k_usage):
