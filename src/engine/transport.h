@@ -227,6 +227,43 @@ void transport_emit(struct transport *t, struct transport_event *e);
 void transport_log(const struct transport *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * Events that arrive inside a libcurl callback are kept here and emitted
+ * from an ev_prepare, in order, before the loop blocks (no extra wake-up,
+ * unlike a zero-second timer): a lifecycle callback never runs inside
+ * libcurl.
+ */
+struct transport_pending {
+    struct transport_pending  *next;
+    enum transport_event_type  type;
+    void                      *owner;
+    struct transport_req      *req;     /* DONE: the answered request */
+    struct jsonrpc_msg        *msg;     /* MESSAGE: owned */
+};
+
+struct transport_queue {
+    struct transport_pending  *head, **tail;
+    ev_prepare                 defer;
+    struct ev_loop            *loop;
+};
+
+/* An empty queue whose ev_prepare runs cb with data (cb flushes). */
+void transport_queue_init(struct transport_queue *q, struct ev_loop *loop,
+    void (*cb)(struct ev_loop *loop, ev_prepare *w, int revents), void *data);
+/* Append an event (msg taken) and arm the flush. Returns it (for req). */
+struct transport_pending *transport_queue_push(struct transport_queue *q,
+    enum transport_event_type type, void *owner, struct jsonrpc_msg *msg);
+/* The first event, unlinked (the caller frees it with
+ * transport_pending_free), or NULL. */
+struct transport_pending *transport_queue_pop(struct transport_queue *q);
+/* Free the events match says yes to (with their messages). */
+void transport_queue_drop(struct transport_queue *q,
+    bool (*match)(const struct transport_pending *p, const void *arg),
+    const void *arg);
+/* Stop the flush (the queue is emptied by pop or drop). */
+void transport_queue_stop(struct transport_queue *q);
+void transport_pending_free(struct transport_pending *p);
+
 /* A ready-made failure with evidence ev and a detail. */
 void transport_failure_set(struct transport_failure *f,
     const struct failure_evidence *ev, const char *fmt, ...)

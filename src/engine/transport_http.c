@@ -76,14 +76,6 @@ struct transport_req {
 };
 
 /* An event that arrived inside a libcurl callback, for the loop. */
-struct thttp_pending {
-    struct thttp_pending  *next;
-    enum transport_event_type type;
-    void                  *owner;
-    struct jsonrpc_msg    *msg;
-    struct transport_req  *req;         /* DONE: the answered request */
-};
-
 struct thttp {
     struct transport       base;
     char                  *session_id;
@@ -99,8 +91,7 @@ struct thttp {
     char                  *warning;     /* a redirect followed */
     struct oauth          *oauth;       /* MCP authorization, or NULL */
     ev_tstamp              activity;    /* bytes last seen on a stream */
-    struct thttp_pending  *pending, **pending_tail;
-    ev_prepare             defer;      /* flushes before the loop blocks */
+    struct transport_queue queue;      /* events for the loop */
     int                    depth;       /* callbacks into the lifecycle */
     bool                   dead;        /* freed by it meanwhile */
 };
@@ -136,23 +127,6 @@ thttp_wipe(char *secret)
     }
 }
 
-/* Queue an event that arrived inside a libcurl callback. Takes msg. */
-static struct thttp_pending *
-thttp_queue(struct thttp *t, enum transport_event_type type, void *owner,
-    struct jsonrpc_msg *msg)
-{
-    struct thttp_pending *p = xcalloc(1, sizeof(*p));
-
-    p->type = type;
-    p->owner = owner;
-    p->msg = msg;
-    *t->pending_tail = p;
-    t->pending_tail = &p->next;
-    if (!ev_is_active(&t->defer))
-        ev_prepare_start(t->base.env->loop, &t->defer);
-    return p;
-}
-
 /* ev_prepare: emit what was queued, in order, before the loop blocks (no
  * extra wake-up, unlike a zero-second timer). */
 static void
@@ -175,49 +149,52 @@ static void thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void
 thttp_flush(struct thttp *t)
 {
-    ev_prepare_stop(t->base.env->loop, &t->defer);
-    while (t->pending != NULL) {
-        struct thttp_pending  *p = t->pending;
+    struct transport_pending *p;
+
+    transport_queue_stop(&t->queue);
+    while ((p = transport_queue_pop(&t->queue)) != NULL) {
         struct transport_event e = { .type = p->type, .owner = p->owner,
                                      .msg = p->msg };
 
-        t->pending = p->next;
-        if (t->pending == NULL)
-            t->pending_tail = &t->pending;
         if (p->type == TRANSPORT_DONE)
             thttp_answered(t, p->req, NULL);
         else
             transport_emit(&t->base, &e);
-        jsonrpc_free(p->msg);
-        free(p);
+        transport_pending_free(p);
         if (t->dead)
             break;
     }
 }
 
-/* Drop queued events of one owner (it was cancelled), or all (NULL). */
+struct thttp_drop {
+    void *owner;
+    bool  all;
+};
+
+static bool
+thttp_drop_match(const struct transport_pending *p, const void *arg)
+{
+    const struct thttp_drop *d = arg;
+
+    return d->all || (d->owner != NULL && p->owner == d->owner &&
+        p->type != TRANSPORT_MESSAGE) || (d->owner == NULL &&
+        p->type == TRANSPORT_STREAM_OPEN && p->owner == NULL);
+}
+
+/* Drop queued events of one owner (it was cancelled), the GET stream's
+ * opening (owner NULL), or all. */
 static void
 thttp_unqueue(struct thttp *t, void *owner, bool all)
 {
-    struct thttp_pending **pp = &t->pending;
+    struct thttp_drop d = { owner, all };
 
-    while (*pp != NULL) {
-        struct thttp_pending *p = *pp;
+    transport_queue_drop(&t->queue, thttp_drop_match, &d);
+}
 
-        if (all || (owner != NULL && p->owner == owner &&
-            p->type != TRANSPORT_MESSAGE) ||
-            (owner == NULL && !all && p->type == TRANSPORT_STREAM_OPEN &&
-            p->owner == NULL)) {
-            *pp = p->next;
-            jsonrpc_free(p->msg);
-            free(p);
-        } else {
-            pp = &p->next;
-        }
-    }
-    t->pending_tail = &t->pending;
-    while (*t->pending_tail != NULL)
-        t->pending_tail = &(*t->pending_tail)->next;
+static bool
+thttp_drop_req(const struct transport_pending *p, const void *arg)
+{
+    return p->req == arg;
 }
 
 static void
@@ -249,19 +226,7 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
     r->resume_id = NULL;
     if (r->answered && !r->draining) {
         /* Its answer is still queued: it goes with the request. */
-        for (struct thttp_pending **pp = &t->pending; *pp != NULL;
-            pp = &(*pp)->next) {
-            if ((*pp)->req == r) {
-                struct thttp_pending *p = *pp;
-
-                *pp = p->next;
-                free(p);
-                break;
-            }
-        }
-        t->pending_tail = &t->pending;
-        while (*t->pending_tail != NULL)
-            t->pending_tail = &(*t->pending_tail)->next;
+        transport_queue_drop(&t->queue, thttp_drop_req, r);
     }
     if (r->xfer != NULL)
         http_xfer_abort(r->xfer, ev_out);
@@ -296,7 +261,7 @@ thttp_headers_cb(void *arg, struct http_xfer *hx, long status,
     if ((r->is_get || (r->flags & TRANSPORT_STREAMING)) && status >= 200 &&
         status < 300 && !r->opened) {
         r->opened = true;
-        thttp_queue(r->t, TRANSPORT_STREAM_OPEN, r->is_get ? NULL : r->owner,
+        transport_queue_push(&r->t->queue, TRANSPORT_STREAM_OPEN, r->is_get ? NULL : r->owner,
             NULL);
     }
     return 0;
@@ -329,12 +294,13 @@ thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
         /* Handed up at once; the rest of the response drains, so the
          * connection goes back to the pool. */
         r->answered = true;
-        thttp_queue(r->t, TRANSPORT_DONE, r->owner, NULL)->req = r;
+        transport_queue_push(&r->t->queue, TRANSPORT_DONE, r->owner,
+            NULL)->req = r;
         return 0;
     }
     if (r->draining) {
         if (jsonrpc_method(m) != NULL)
-            thttp_queue(r->t, TRANSPORT_MESSAGE, NULL, m);
+            transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, NULL, m);
         else
             jsonrpc_free(m);
         return 0;
@@ -343,7 +309,7 @@ thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
         jsonrpc_free(m);
         return 0;
     }
-    thttp_queue(r->t, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
+    transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
     return 0;
 }
 
@@ -1083,7 +1049,7 @@ thttp_close(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
 
-    ev_prepare_stop(base->env->loop, &t->defer);
+    transport_queue_stop(&t->queue);
     thttp_unqueue(t, NULL, true);
     while (t->reqs != NULL) {
         struct transport_req *r = t->reqs;
@@ -1180,8 +1146,6 @@ transport_http_new(const struct transport_env *env)
     t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
     t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
         env->log);
-    t->pending_tail = &t->pending;
-    ev_prepare_init(&t->defer, thttp_defer_cb);
-    t->defer.data = t;
+    transport_queue_init(&t->queue, env->loop, thttp_defer_cb, t);
     return &t->base;
 }

@@ -35,13 +35,6 @@ struct transport_req {
     bool                   queued;      /* DONE is queued */
 };
 
-struct tsse_pending {
-    struct tsse_pending       *next;
-    enum transport_event_type  type;
-    struct transport_req      *req;     /* DONE: its request */
-    struct jsonrpc_msg        *msg;     /* MESSAGE */
-};
-
 struct tsse {
     struct transport       base;
     struct http_xfer      *stream;
@@ -53,8 +46,7 @@ struct tsse {
     char                  *protocol_version;
     bool                   used;
     struct transport_req  *reqs;
-    struct tsse_pending   *pending, **pending_tail;
-    ev_prepare             defer;      /* flushes before the loop blocks */
+    struct transport_queue queue;      /* events for the loop */
 };
 
 static void tsse_flush(struct tsse *t);
@@ -63,36 +55,20 @@ static void
 tsse_queue(struct tsse *t, enum transport_event_type type,
     struct transport_req *req, struct jsonrpc_msg *msg)
 {
-    struct tsse_pending *p = xcalloc(1, sizeof(*p));
-
-    p->type = type;
-    p->req = req;
-    p->msg = msg;
-    *t->pending_tail = p;
-    t->pending_tail = &p->next;
-    if (!ev_is_active(&t->defer))
-        ev_prepare_start(t->base.env->loop, &t->defer);
+    transport_queue_push(&t->queue, type, NULL, msg)->req = req;
 }
 
+static bool
+tsse_drop_match(const struct transport_pending *p, const void *arg)
+{
+    return arg == NULL || p->req == arg;
+}
+
+/* Drop queued events of one request, or all (NULL). */
 static void
 tsse_unqueue(struct tsse *t, struct transport_req *req)
 {
-    struct tsse_pending **pp = &t->pending;
-
-    while (*pp != NULL) {
-        struct tsse_pending *p = *pp;
-
-        if (req == NULL || p->req == req) {
-            *pp = p->next;
-            jsonrpc_free(p->msg);
-            free(p);
-        } else {
-            pp = &p->next;
-        }
-    }
-    t->pending_tail = &t->pending;
-    while (*t->pending_tail != NULL)
-        t->pending_tail = &(*t->pending_tail)->next;
+    transport_queue_drop(&t->queue, tsse_drop_match, req);
 }
 
 static void
@@ -140,20 +116,17 @@ tsse_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 static void
 tsse_flush(struct tsse *t)
 {
-    ev_prepare_stop(t->base.env->loop, &t->defer);
-    while (t->pending != NULL) {
-        struct tsse_pending   *p = t->pending;
+    struct transport_pending *p;
+
+    transport_queue_stop(&t->queue);
+    while ((p = transport_queue_pop(&t->queue)) != NULL) {
         struct transport_event e = { .type = p->type, .msg = p->msg };
 
-        t->pending = p->next;
-        if (t->pending == NULL)
-            t->pending_tail = &t->pending;
         if (p->type == TRANSPORT_DONE)
             tsse_req_answered(t, p->req);
         else
             transport_emit(&t->base, &e);
-        jsonrpc_free(p->msg);
-        free(p);
+        transport_pending_free(p);
     }
 }
 
@@ -521,7 +494,7 @@ tsse_close(struct transport *base)
 {
     struct tsse *t = (struct tsse *)base;
 
-    ev_prepare_stop(base->env->loop, &t->defer);
+    transport_queue_stop(&t->queue);
     tsse_unqueue(t, NULL);
     while (t->reqs != NULL)
         tsse_req_free(t, t->reqs, NULL);
@@ -614,8 +587,6 @@ transport_sse_new(const struct transport_env *env)
 
     t->base.ops = &tsse_ops;
     t->base.env = env;
-    t->pending_tail = &t->pending;
-    ev_prepare_init(&t->defer, tsse_defer_cb);
-    t->defer.data = t;
+    transport_queue_init(&t->queue, env->loop, tsse_defer_cb, t);
     return &t->base;
 }
