@@ -31,5 +31,9 @@ char *str_sanitized(const char *src);
 
 /* True when every byte of s is visible ASCII (0x21-0x7E) and s is non-empty. */
 bool str_is_visible_ascii(const char *s, size_t len);
+/* One character at s (len > 0 bytes left) under the current LC_CTYPE:
+ * returns its length in bytes and puts its display columns in *cols; an
+ * invalid or unprintable character counts one byte, one column. */
+size_t str_char_cols(const char *s, size_t len, int *cols);
 
 #endif

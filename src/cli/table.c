@@ -11,6 +11,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "util/str.h"
+
 #define CLI_ELLIPSIS      "\xe2\x80\xa6"    /* U+2026, one column */
 
 /* The UTF-8 locale the widths are measured in; (locale_t)0 when none. */
@@ -34,10 +36,7 @@ cli_utf8_locale(void)
 static size_t
 cli_text_char(const char *s, size_t len, bool have_loc, int *w)
 {
-    mbstate_t st;
-    wchar_t   wc;
-    size_t    n;
-    int       cw;
+    size_t n;
 
     if ((unsigned char)s[0] < 0x80) {
         *w = 1;
@@ -50,15 +49,7 @@ cli_text_char(const char *s, size_t len, bool have_loc, int *w)
         *w = 1;
         return n;
     }
-    memset(&st, 0, sizeof(st));
-    n = mbrtowc(&wc, s, len, &st);
-    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-        *w = 1;
-        return 1;
-    }
-    cw = wcwidth(wc);
-    *w = cw < 0 ? 1 : cw;
-    return n;
+    return str_char_cols(s, len, w);
 }
 
 /* How many bytes of s fit in cols columns; their columns in *used. */

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "util/str.h"
+
 void
 ui_line_reset(struct ui_line *l, enum ui_role base)
 {
@@ -108,26 +110,6 @@ ui_line_cell(struct ui_line *l, enum ui_role role, const char *s, int width,
     ui_line_pad(l, role, start + width);
 }
 
-/* Decode one character at s: its byte length and width (>= 0). */
-static size_t
-ui_text_char(const char *s, size_t len, int *w)
-{
-    mbstate_t st;
-    wchar_t   wc;
-    size_t    n;
-    int       cw;
-
-    memset(&st, 0, sizeof(st));
-    n = mbrtowc(&wc, s, len, &st);
-    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-        *w = 1;
-        return 1;
-    }
-    cw = wcwidth(wc);
-    *w = cw < 0 ? 1 : cw;
-    return n;
-}
-
 int
 ui_text_cols(const char *s, size_t len)
 {
@@ -140,7 +122,7 @@ ui_text_cols(const char *s, size_t len)
             i++;
             continue;
         }
-        i += ui_text_char(s + i, len - i, &w);
+        i += str_char_cols(s + i, len - i, &w);
         cols += w;
     }
     return cols;
@@ -157,7 +139,7 @@ ui_text_fit(const char *s, size_t len, int cols, int *used)
             n = 1;
             w = 1;
         } else {
-            n = ui_text_char(s + i, len - i, &w);
+            n = str_char_cols(s + i, len - i, &w);
         }
         if (u + w > cols)
             break;

@@ -9,11 +9,14 @@
  * never longer than input, never runs past the caller's buffer and never
  * ends in half a character. Nothing here may write a control byte out.
  */
+#define _XOPEN_SOURCE 700   /* wcwidth */
+
 #include "util/str.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "util/xmalloc.h"
 
@@ -318,4 +321,23 @@ str_is_visible_ascii(const char *s, size_t len)
             return false;
     }
     return true;
+}
+
+size_t
+str_char_cols(const char *s, size_t len, int *cols)
+{
+    mbstate_t st;
+    wchar_t   wc;
+    size_t    n;
+    int       w;
+
+    memset(&st, 0, sizeof(st));
+    n = mbrtowc(&wc, s, len, &st);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        *cols = 1;
+        return 1;
+    }
+    w = wcwidth(wc);
+    *cols = w < 0 ? 1 : w;
+    return n;
 }
