@@ -193,14 +193,8 @@ metrics_buf_str(struct metrics_buf *b, const char *s)
 static void
 metrics_buf_u64(struct metrics_buf *b, uint64_t v)
 {
-    char   tmp[24];
-    size_t i = sizeof(tmp);
-
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    metrics_buf_add(b, tmp + i, sizeof(tmp) - i);
+    metrics_buf_need(b, 24);
+    metrics_buf_put_u64(b, v);
 }
 
 /* A float the way both formats read it: NaN, +Inf, -Inf or %.15g. */
