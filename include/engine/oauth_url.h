@@ -58,14 +58,6 @@ bool oauth_url_resource_covers(const char *resource, const char *server_url);
  * trailing '/' on either side. */
 bool oauth_url_same_issuer(const char *a, const char *b);
 
-/* s percent-encoded (everything but RFC 3986 unreserved characters), fit
- * for a query or an application/x-www-form-urlencoded body. Caller frees. */
-char *oauth_url_escape(const char *s);
-
-/* Percent-decoding of n bytes of a query value ('+' is a space). Caller
- * frees; NULL when it would hold a NUL byte. */
-char *oauth_url_unescape(const char *s, size_t n);
-
 /* True for an absolute http:// or https:// URL. */
 bool oauth_url_is_http(const char *url);
 

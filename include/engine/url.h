@@ -11,6 +11,7 @@
 #define MCPTOP_ENGINE_URL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * The URL with its secrets replaced by "***": the userinfo (user and
@@ -44,5 +45,24 @@ char *url_origin(const char *url);
  * origin.
  */
 bool url_same_origin(const char *a, const char *b);
+
+/*
+ * The parts of an http(s) URL with a host: *origin "scheme://host[:port]"
+ * (scheme and host in lower case, the port only when written and not the
+ * scheme's default), *path ("" for none or "/"), *query (NULL when none;
+ * query may be NULL when not wanted). 0, or -1 when url is not such a
+ * URL. Caller frees the strings.
+ */
+int url_split_http(const char *url, char **origin, char **path,
+    char **query);
+
+/* s percent-encoded, RFC 3986 unreserved characters kept (a form or a
+ * query value). Caller frees. */
+char *url_escape(const char *s);
+
+/* n bytes of a form value (application/x-www-form-urlencoded) decoded:
+ * '+' is a space, %XX a byte. NULL when it decodes to a NUL byte. Caller
+ * frees. */
+char *url_unescape_form(const char *s, size_t n);
 
 #endif

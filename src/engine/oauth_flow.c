@@ -22,6 +22,7 @@
 #include "engine/oauth_doc.h"
 #include "engine/oauth_listen.h"
 #include "engine/oauth_url.h"
+#include "engine/url.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -565,7 +566,7 @@ oauth_flow_form_add(struct oauth_flow_form *fm, const char *name,
 
     if (value == NULL)
         return;
-    e = oauth_url_escape(value);
+    e = url_escape(value);
     need = fm->len + strlen(name) + strlen(e) + 3;
     fm->p = xrealloc(fm->p, need);
     fm->len += (size_t)snprintf(fm->p + fm->len, need - fm->len, "%s%s=%s",
@@ -587,8 +588,8 @@ oauth_flow_client_auth(struct oauth_flow *f, struct oauth_flow_form *fm,
 
     *authz = NULL;
     if (strcmp(m, "client_secret_basic") == 0 && f->client_secret != NULL) {
-        char *id = oauth_url_escape(f->client_id);
-        char *sec = oauth_url_escape(f->client_secret);
+        char *id = url_escape(f->client_id);
+        char *sec = url_escape(f->client_secret);
         char *pair = str_printf("%s:%s", id, sec);
         char *b64 = oauth_crypto_b64((const unsigned char *)pair,
             strlen(pair));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine/oauth_url.h"
+#include "engine/url.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -85,7 +86,7 @@ oauth_listen_param(const char *q, const char *name)
         size_t      len = amp != NULL ? (size_t)(amp - q) : strlen(q);
 
         if (len > nl && strncmp(q, name, nl) == 0 && q[nl] == '=')
-            return oauth_url_unescape(q + nl + 1, len - nl - 1);
+            return url_unescape_form(q + nl + 1, len - nl - 1);
         q = amp != NULL ? amp + 1 : NULL;
     }
     return NULL;

@@ -1,16 +1,16 @@
 /*
- * Discovery URLs built from parsed parts (libcurl's URL API), never by
- * pasting strings into a URL the server gave us: the host, port and path
- * of each candidate come from the parsed server or issuer URL.
+ * Discovery URLs built from parsed parts (url.c, libcurl's URL API), never
+ * by pasting strings into a URL the server gave us: the host, port and
+ * path of each candidate come from the parsed server or issuer URL.
  */
 #include "engine/oauth_url.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "engine/url.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -29,61 +29,11 @@ oauth_url_parts_done(struct oauth_url_parts *u)
     free(u->query);
 }
 
-/* Copy a curl_url part (NULL when absent). */
-static char *
-oauth_url_get(CURLU *h, CURLUPart part, unsigned flags)
-{
-    char *v = NULL, *r;
-
-    if (curl_url_get(h, part, &v, flags) != CURLUE_OK || v == NULL)
-        return NULL;
-    r = xstrdup(v);
-    curl_free(v);
-    return r;
-}
-
 static int
 oauth_url_split(const char *url, struct oauth_url_parts *u)
 {
-    CURLU *h;
-    char  *scheme = NULL, *host = NULL, *port = NULL;
-    int    rc = -1;
-
     memset(u, 0, sizeof(*u));
-    if (url == NULL || (strncasecmp(url, "http://", 7) != 0 &&
-        strncasecmp(url, "https://", 8) != 0))
-        return -1;
-    h = curl_url();
-    if (h == NULL)
-        return -1;
-    if (curl_url_set(h, CURLUPART_URL, url, 0) != CURLUE_OK)
-        goto out;
-    scheme = oauth_url_get(h, CURLUPART_SCHEME, 0);
-    host = oauth_url_get(h, CURLUPART_HOST, 0);
-    port = oauth_url_get(h, CURLUPART_PORT, CURLU_NO_DEFAULT_PORT);
-    if (scheme == NULL || host == NULL || host[0] == '\0')
-        goto out;
-    for (char *p = scheme; *p != '\0'; p++)
-        *p = (char)tolower((unsigned char)*p);
-    for (char *p = host; *p != '\0'; p++)
-        *p = (char)tolower((unsigned char)*p);
-    u->origin = port != NULL ? str_printf("%s://%s:%s", scheme, host, port) :
-        str_printf("%s://%s", scheme, host);
-    u->path = oauth_url_get(h, CURLUPART_PATH, 0);
-    if (u->path == NULL || strcmp(u->path, "/") == 0) {
-        free(u->path);
-        u->path = xstrdup("");
-    }
-    u->query = oauth_url_get(h, CURLUPART_QUERY, 0);
-    rc = 0;
-out:
-    free(scheme);
-    free(host);
-    free(port);
-    curl_url_cleanup(h);
-    if (rc != 0)
-        oauth_url_parts_done(u);
-    return rc;
+    return url_split_http(url, &u->origin, &u->path, &u->query);
 }
 
 bool
@@ -208,32 +158,3 @@ oauth_url_same_issuer(const char *a, const char *b)
     return la == lb && strncmp(a, b, la) == 0;
 }
 
-char *
-oauth_url_escape(const char *s)
-{
-    char *e = curl_easy_escape(NULL, s, 0), *r;
-
-    if (e == NULL)
-        return xstrdup("");
-    r = xstrdup(e);
-    curl_free(e);
-    return r;
-}
-
-char *
-oauth_url_unescape(const char *s, size_t n)
-{
-    char *plus = str_ndup(s, n), *d, *r = NULL;
-    int   len = 0;
-
-    for (char *p = plus; *p != '\0'; p++) {
-        if (*p == '+')
-            *p = ' ';
-    }
-    d = curl_easy_unescape(NULL, plus, (int)n, &len);
-    if (d != NULL && memchr(d, '\0', (size_t)len) == NULL)
-        r = xstrdup(d);
-    curl_free(d);
-    free(plus);
-    return r;
-}

@@ -290,3 +290,92 @@ url_same_origin(const char *a, const char *b)
     free(ob);
     return same;
 }
+
+/* A part of u (NULL when absent), a heap copy. */
+static char *
+url_get(CURLU *u, CURLUPart part, unsigned flags)
+{
+    char *v = NULL, *r;
+
+    if (curl_url_get(u, part, &v, flags) != CURLUE_OK || v == NULL)
+        return NULL;
+    r = xstrdup(v);
+    curl_free(v);
+    return r;
+}
+
+/* See url.h. */
+int
+url_split_http(const char *url, char **origin, char **path, char **query)
+{
+    CURLU *u;
+    char  *scheme = NULL, *host = NULL, *port = NULL;
+    int    rc = -1;
+
+    *origin = *path = NULL;
+    if (query != NULL)
+        *query = NULL;
+    if (url == NULL || (strncasecmp(url, "http://", 7) != 0 &&
+        strncasecmp(url, "https://", 8) != 0))
+        return -1;
+    u = curl_url();
+    if (u == NULL)
+        return -1;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
+        goto out;
+    scheme = url_get(u, CURLUPART_SCHEME, 0);
+    host = url_get(u, CURLUPART_HOST, 0);
+    port = url_get(u, CURLUPART_PORT, CURLU_NO_DEFAULT_PORT);
+    if (scheme == NULL || host == NULL || host[0] == '\0')
+        goto out;
+    url_lower(scheme);
+    url_lower(host);
+    *origin = port != NULL ? str_printf("%s://%s:%s", scheme, host, port) :
+        str_printf("%s://%s", scheme, host);
+    *path = url_get(u, CURLUPART_PATH, 0);
+    if (*path == NULL || strcmp(*path, "/") == 0) {
+        free(*path);
+        *path = xstrdup("");
+    }
+    if (query != NULL)
+        *query = url_get(u, CURLUPART_QUERY, 0);
+    rc = 0;
+out:
+    free(scheme);
+    free(host);
+    free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/* See url.h. */
+char *
+url_escape(const char *s)
+{
+    char *e = curl_easy_escape(NULL, s, 0), *r;
+
+    if (e == NULL)
+        return xstrdup("");
+    r = xstrdup(e);
+    curl_free(e);
+    return r;
+}
+
+/* See url.h. */
+char *
+url_unescape_form(const char *s, size_t n)
+{
+    char *plus = str_ndup(s, n), *d, *r = NULL;
+    int   len = 0;
+
+    for (char *p = plus; *p != '\0'; p++) {
+        if (*p == '+')
+            *p = ' ';
+    }
+    d = curl_easy_unescape(NULL, plus, (int)n, &len);
+    if (d != NULL && memchr(d, '\0', (size_t)len) == NULL)
+        r = xstrdup(d);
+    curl_free(d);
+    free(plus);
+    return r;
+}

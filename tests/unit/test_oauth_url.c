@@ -17,6 +17,7 @@
 
 #include "engine/http.h"
 #include "engine/oauth_url.h"
+#include "engine/url.h"
 
 static void
 free_all(char **v, size_t n)
@@ -155,13 +156,13 @@ test_issuer_and_escape(void **state)
     assert_true(oauth_url_same_issuer("https://a/", "https://a"));
     assert_false(oauth_url_same_issuer("https://a/t", "https://a/u"));
     assert_false(oauth_url_same_issuer(NULL, "https://a"));
-    e = oauth_url_escape("a b&c=d/é~");
+    e = url_escape("a b&c=d/é~");
     assert_string_equal(e, "a%20b%26c%3Dd%2F%C3%A9~");
     free(e);
-    e = oauth_url_unescape("a+b%20c%26", 10);
+    e = url_unescape_form("a+b%20c%26", 10);
     assert_string_equal(e, "a b c&");
     free(e);
-    assert_null(oauth_url_unescape("x%00y", 5));
+    assert_null(url_unescape_form("x%00y", 5));
 }
 
 static int
