@@ -16,20 +16,30 @@
  *   endings  a DELETE with Mcp-Session-Id to every open session at once
  *
  * Same easy-handle options and headers as src/engine/http.c, one fresh easy
- * handle per request, CURLMOPT_MAXCONNECTS = 2 * servers + 8. The glue is
- * the one of src/engine/curlev.c (one ev_io per socket re-armed stop/set/
- * start, one ev_timer armed with timeout_ms / 1000.0).
- * One deliberate difference, switchable: CURLOPT_DNS_CACHE_TIMEOUT is -1
- * (never expire, so libcurl 7.88 does not prune the DNS cache after every
- * transfer; PERF-NOTES.md). --dns-cache-timeout 60 gives libcurl's default.
+ * handle per request. The glue is the one of src/engine/curlev.c (one ev_io
+ * per socket re-armed stop/set/start, one ev_timer per multi handle armed
+ * with timeout_ms / 1000.0), with the same two settings as mcptop:
+ *   - one multi handle per group of 256 servers (server i in group i / 256),
+ *     each with CURLMOPT_MAXCONNECTS = 2 * 256 + 8, as curlev.c;
+ *     --servers-per-multi S sets the group size, 0 puts every server in
+ *     one multi handle with MAXCONNECTS = 2 * N + 8 (the floor before
+ *     issue 19);
+ *   - CURLOPT_DNS_CACHE_TIMEOUT -1 (libcurl 7.88 then skips walking its
+ *     DNS cache after every transfer; PERF-NOTES.md) except on one transfer
+ *     a minute, which carries 60 and so prunes stale entries, as http.c;
+ *     --dns-cache-timeout S gives every transfer S instead (60 is
+ *     libcurl's default, -1 the floor before issue 19).
+ * Servers: http://127.0.0.1:BASE+i/mcp, or with --one-port every server on
+ * one port: http://127.0.0.1:BASE/mcp/i (bench/sdkfleet.mjs and
+ * bench/fleetserver.mjs serve both).
  *
  * Prints one JSON object with the "stats" shape of
  * `mcptop check --json --stats` (cpu_us, wall_ms, max_rss_kib per phase,
  * from getrusage; ping_round_ms).
  *
  * usage: floor --base-port 20000 --count N [--pings 5] [--concurrency 50]
- *              [--path /mcp] [--dns-cache-timeout S] [--no-probe]
- *              [--servers-per-multi S]
+ *              [--path /mcp] [--one-port] [--dns-cache-timeout S]
+ *              [--no-probe] [--servers-per-multi S]
  * build: cc -O2 -o floor floor.c $(pkg-config --cflags --libs libcurl) -lev
  */
 #include <curl/curl.h>
@@ -47,12 +57,15 @@
 #define FLOOR_UA "mcptop/0.1.0"
 #define FLOOR_PROTOCOL "2025-11-25"
 #define FLOOR_MODERN "2026-07-28"
+/* dns_timeout: -1, except 60 on one transfer a minute (as http.c). */
+#define FLOOR_DNS_MCPTOP (-2L)
+#define FLOOR_GROUP 256
 
 enum floor_kind { K_PROBE, K_INIT, K_NOTIFY, K_LIST, K_PING, K_DELETE };
 
 struct floor_sess {
     int     idx;
-    char    url[64];
+    char    url[80];
     char    sid[256];
     bool    open;           /* dialed: initialize, initialized, list ok */
     long    next_id;
@@ -67,9 +80,9 @@ struct floor_xfer {
     char                body[320];
 };
 
-/* One multi handle and its timer. One by default; --servers-per-multi S
- * gives each group of S servers its own (a diagnostic: libcurl 7.88 walks
- * a multi's whole connection pool on every curl_multi_remove_handle). */
+/* One multi handle and its timer, per group of --servers-per-multi
+ * servers (256, as curlev.c: libcurl 7.88 walks a multi's whole connection
+ * pool on every curl_multi_remove_handle). */
 struct floor_multi {
     CURLM   *m;
     ev_timer timer;
@@ -98,7 +111,9 @@ static struct {
     int                 n;
     int                 rounds;
     int                 concurrency;
-    long                dns_timeout;
+    long                dns_timeout;    /* fixed, or FLOOR_DNS_MCPTOP */
+    double              dns_pruned_at;  /* FLOOR_DNS_MCPTOP: last 60 s */
+    bool                one_port;
     const char         *path;
     int                 base_port;
     bool                probe;
@@ -270,6 +285,21 @@ floor_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* The DNS cache timeout of the next transfer. */
+static long
+floor_dns_timeout(void)
+{
+    double now;
+
+    if (F.dns_timeout != FLOOR_DNS_MCPTOP)
+        return F.dns_timeout;
+    now = ev_now(F.loop);
+    if (now - F.dns_pruned_at < 60.0)
+        return -1L;
+    F.dns_pruned_at = now;
+    return 60L;
+}
+
 static void
 floor_start(struct floor_sess *s, enum floor_kind kind)
 {
@@ -290,7 +320,7 @@ floor_start(struct floor_sess *s, enum floor_kind kind)
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, FLOOR_UA);
-    curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, F.dns_timeout);
+    curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, floor_dns_timeout());
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     switch (kind) {
     case K_PROBE:
@@ -525,10 +555,15 @@ static void
 floor_report(void)
 {
     printf("{\"client\":\"floor\",\"libcurl\":\"%s\",\"libev\":\"%d.%d\","
-        "\"dns_cache_timeout\":%ld,\"probe\":%s,\"multis\":%d,",
-        curl_version_info(CURLVERSION_NOW)->version, ev_version_major(),
-        ev_version_minor(), F.dns_timeout, F.probe ? "true" : "false",
-        F.nmultis);
+        "\"dns_cache_timeout\":", curl_version_info(CURLVERSION_NOW)->version,
+        ev_version_major(), ev_version_minor());
+    if (F.dns_timeout == FLOOR_DNS_MCPTOP)
+        printf("\"mcptop\",");
+    else
+        printf("%ld,", F.dns_timeout);
+    printf("\"probe\":%s,\"multis\":%d,\"servers_per_multi\":%d,"
+        "\"one_port\":%s,", F.probe ? "true" : "false", F.nmultis,
+        F.per_multi, F.one_port ? "true" : "false");
     printf("\"summary\":{\"sessions_open\":%d,\"ended\":%d,\"pings\":",
         F.open, F.ended);
     if (F.nrtt > 0) {
@@ -560,7 +595,8 @@ main(int argc, char **argv)
 {
     F.rounds = 5;
     F.concurrency = 50;
-    F.dns_timeout = -1;
+    F.dns_timeout = FLOOR_DNS_MCPTOP;
+    F.per_multi = FLOOR_GROUP;
     F.path = "/mcp";
     F.base_port = 20000;
     F.probe = true;
@@ -569,6 +605,10 @@ main(int argc, char **argv)
 
         if (strcmp(a, "--no-probe") == 0) {
             F.probe = false;
+            continue;
+        }
+        if (strcmp(a, "--one-port") == 0) {
+            F.one_port = true;
             continue;
         }
         if (v == NULL)
@@ -586,17 +626,20 @@ main(int argc, char **argv)
         else if (strcmp(a, "--servers-per-multi") == 0)
             F.per_multi = atoi(v);
         else if (strcmp(a, "--dns-cache-timeout") == 0)
-            F.dns_timeout = atol(v);
+            F.dns_timeout = strcmp(v, "mcptop") == 0 ? FLOOR_DNS_MCPTOP :
+                atol(v);
         else
             goto usage;
         i++;
     }
-    if (F.n < 1 || F.rounds < 0 || F.concurrency < 1)
+    if (F.n < 1 || F.rounds < 0 || F.concurrency < 1 || F.per_multi < 0 ||
+        F.base_port < 1 || F.base_port + (F.one_port ? 0 : F.n - 1) > 65535 ||
+        (F.dns_timeout < -1 && F.dns_timeout != FLOOR_DNS_MCPTOP))
         goto usage;
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     F.loop = EV_DEFAULT;
-    if (F.per_multi <= 0 || F.per_multi > F.n)
+    if (F.per_multi == 0 || F.per_multi > F.n)
         F.per_multi = F.n;
     F.nmultis = (F.n + F.per_multi - 1) / F.per_multi;
     F.multis = calloc((size_t)F.nmultis, sizeof(*F.multis));
@@ -620,8 +663,12 @@ main(int argc, char **argv)
     for (int i = 0; i < F.n; i++) {
         F.sess[i].idx = i;
         F.sess[i].next_id = 1;
-        snprintf(F.sess[i].url, sizeof(F.sess[i].url),
-            "http://127.0.0.1:%d%s", F.base_port + i, F.path);
+        if (F.one_port)
+            snprintf(F.sess[i].url, sizeof(F.sess[i].url),
+                "http://127.0.0.1:%d%s/%d", F.base_port, F.path, i);
+        else
+            snprintf(F.sess[i].url, sizeof(F.sess[i].url),
+                "http://127.0.0.1:%d%s", F.base_port + i, F.path);
     }
     floor_mark(NULL);
     F.cur = &F.dial;
@@ -635,7 +682,8 @@ main(int argc, char **argv)
     return F.open == F.n && F.ended == F.open ? 0 : 1;
 usage:
     fprintf(stderr, "usage: floor --base-port P --count N [--pings R] "
-        "[--concurrency C] [--path /mcp] [--dns-cache-timeout S] "
-        "[--no-probe] [--servers-per-multi S]\n");
+        "[--concurrency C] [--path /mcp] [--one-port]\n"
+        "             [--dns-cache-timeout S|mcptop] [--no-probe] "
+        "[--servers-per-multi S (0: one)]\n");
     return 2;
 }
