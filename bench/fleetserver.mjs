@@ -26,7 +26,11 @@
 // limit before starting this process (N listeners + the clients'
 // connections must fit).
 //
+// With --one-port, every server shares port BASE and server i answers at
+// path /mcp/i (any other path: 404); sessions are per server as above.
+//
 // usage: node fleetserver.mjs --base-port 20000 --count N [--first K]
+//          [--one-port]
 //   --first K   this process holds ports BASE+K .. BASE+K+N-1 (sharding)
 // Prints one line when every port listens:
 //   fleetserver ready {"pid":..,"base_port":..,"first":..,"count":..}
@@ -41,7 +45,7 @@ const SUPPORTED = new Set(["2025-11-25", "2025-06-18", "2025-03-26"]);
 const LATEST = "2025-11-25";
 const MAX_BODY = 4 * 1024 * 1024;
 
-const opts = { basePort: 20000, count: 0, first: 0, host: "127.0.0.1" };
+const opts = { basePort: 20000, count: 0, first: 0, host: "127.0.0.1", onePort: false };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -53,22 +57,25 @@ const opts = { basePort: 20000, count: 0, first: 0, host: "127.0.0.1" };
     if (a === "--base-port") opts.basePort = Number(v());
     else if (a === "--count") opts.count = Number(v());
     else if (a === "--first") opts.first = Number(v());
+    else if (a === "--one-port") opts.onePort = true;
     else die(`unexpected argument ${a}`);
   }
   if (!Number.isInteger(opts.count) || opts.count < 1) die("--count N is required");
   if (!Number.isInteger(opts.basePort) || opts.basePort < 1024 ||
-      opts.basePort + opts.first + opts.count > 65535) die("bad --base-port");
+      opts.basePort + (opts.onePort ? 0 : opts.first + opts.count) > 65535)
+    die("bad --base-port");
+  if (opts.onePort && opts.first !== 0) die("--one-port holds every server: no --first");
 }
 
 function die(msg) {
   process.stderr.write(`fleetserver: ${msg}\n` +
-    "usage: node fleetserver.mjs --base-port 20000 --count N [--first K]\n");
+    "usage: node fleetserver.mjs --base-port 20000 --count N [--first K] [--one-port]\n");
   process.exit(2);
 }
 
 // ---------------------------------------------------------------- state
 
-const sessions = new Map();   // session id -> port it was issued on
+const sessions = new Map();   // session id -> the server (port or path) it was issued on
 const stats = { requests: 0, initialize: 0, ping: 0, tools_list: 0, notifications: 0,
   deletes: 0, delete_unknown: 0, gets: 0, bad: 0, connections: 0, sessions_issued: 0 };
 const sidPrefix = crypto.randomBytes(6).toString("hex");
@@ -193,7 +200,18 @@ function onPost(req, res, port, body) {
 
 function onRequest(req, res) {
   stats.requests++;
-  const port = req.socket.localPort;
+  // The server: its port, or with --one-port its path /mcp/i.
+  let port = req.socket.localPort;
+  if (opts.onePort) {
+    const m = /^\/mcp\/(\d+)$/.exec(req.url);
+    if (m === null || Number(m[1]) >= opts.count) {
+      req.resume();
+      stats.bad++;
+      send(res, 404, rpcError(null, -32001, "No such server"));
+      return;
+    }
+    port = `${opts.basePort}-${m[1]}`;
+  }
   if (req.method === "POST") {
     const chunks = [];
     let size = 0;
@@ -259,7 +277,8 @@ function onConnection(sock) {
 
 function listenAll() {
   const ports = [];
-  for (let k = 0; k < opts.count; k++) ports.push(opts.basePort + opts.first + k);
+  if (opts.onePort) ports.push(opts.basePort);
+  else for (let k = 0; k < opts.count; k++) ports.push(opts.basePort + opts.first + k);
   let pending = ports.length;
   return new Promise((resolve, reject) => {
     for (const port of ports) {
@@ -280,7 +299,7 @@ function statsLine() {
   return "fleetserver stats " + JSON.stringify({
     pid: process.pid, cpu_user_us: cpu.user, cpu_system_us: cpu.system,
     cpu_us: cpu.user + cpu.system, rss_kib: Math.round(process.memoryUsage.rss() / 1024),
-    max_rss_kib: ru.maxRSS, sessions_live: sessions.size, open_connections: sockets.size,
+    max_rss_kib: ru.maxRSS, sessions_live: sessions.size, streams_open: 0, open_connections: sockets.size,
     ...stats }) + "\n";
 }
 
@@ -293,10 +312,13 @@ function quit() {
 }
 process.on("SIGTERM", quit);
 process.on("SIGINT", quit);
+// The driver's pipe closing means the driver is gone: do not outlive it.
+process.stdout.on("error", () => process.exit(0));
 
 listenAll().then(() => {
   process.stdout.write("fleetserver ready " + JSON.stringify({ pid: process.pid,
-    base_port: opts.basePort, first: opts.first, count: opts.count }) + "\n");
+    kind: "json", base_port: opts.basePort, first: opts.first, count: opts.count,
+    one_port: opts.onePort, node: process.version }) + "\n");
 }, (err) => {
   process.stderr.write(`fleetserver: ${err.message}\n`);
   process.exit(1);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // mcptop bench: the `mcptop check --pings R --stats` workload done with the
 // official TypeScript SDK (@modelcontextprotocol/sdk, resolved from
-// /work/main/tests/node_modules): Client + StreamableHTTPClientTransport.
+// tests/node_modules next to this file): Client +
+// StreamableHTTPClientTransport.
 //
 //   dial     open N sessions, at most --concurrency (50) in flight:
 //            client.connect(transport) (initialize + notifications/initialized;
@@ -20,21 +21,25 @@
 // "rss_after_dial_gc_kib" (that GC is outside every phase).
 //
 // usage: node sdkclient.mjs --base-port 20000 --count N [--pings 5]
-//        [--concurrency 50] [--path /mcp]
+//        [--concurrency 50] [--path /mcp] [--one-port]
+//   --one-port   server i at http://127.0.0.1:BASE/mcp/i (as the fleets'
+//                --one-port), else at http://127.0.0.1:BASE+i/mcp
 import fs from "node:fs";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 // The ESM build, as the tests' own `import` would load it.
-const SDK_DIR = process.env.MCPTOP_BENCH_SDK_DIR ||
-  "/work/main/tests/node_modules/@modelcontextprotocol/sdk";
-const sdkFile = (rel) => pathToFileURL(`${SDK_DIR}/${rel}`).href;
+const SDK_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..",
+  "tests", "node_modules", "@modelcontextprotocol", "sdk");
+const sdkFile = (rel) => pathToFileURL(path.join(SDK_DIR, rel)).href;
 const { Client } = await import(sdkFile("dist/esm/client/index.js"));
 const { StreamableHTTPClientTransport } = await import(
   sdkFile("dist/esm/client/streamableHttp.js"));
 const sdkVersion = JSON.parse(fs.readFileSync(`${SDK_DIR}/package.json`, "utf8")).version;
 
-const opts = { basePort: 20000, count: 0, pings: 5, concurrency: 50, path: "/mcp" };
+const opts = { basePort: 20000, count: 0, pings: 5, concurrency: 50, path: "/mcp",
+  onePort: false };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -45,13 +50,14 @@ const opts = { basePort: 20000, count: 0, pings: 5, concurrency: 50, path: "/mcp
     else if (a === "--pings") opts.pings = Number(v());
     else if (a === "--concurrency") opts.concurrency = Number(v());
     else if (a === "--path") opts.path = v();
+    else if (a === "--one-port") opts.onePort = true;
     else {
       process.stderr.write(`sdkclient: unexpected argument ${a}\n`);
       process.exit(2);
     }
   }
   if (!(opts.count >= 1)) {
-    process.stderr.write("usage: node sdkclient.mjs --base-port P --count N [--pings R]\n");
+    process.stderr.write("usage: node sdkclient.mjs --base-port P --count N [--pings R] [--one-port]\n");
     process.exit(2);
   }
 }
@@ -84,7 +90,8 @@ const sessions = new Array(opts.count).fill(null);
 let tools = 0;
 
 async function dialOne(i) {
-  const url = new URL(`http://127.0.0.1:${opts.basePort + i}${opts.path}`);
+  const url = new URL(opts.onePort ? `http://127.0.0.1:${opts.basePort}${opts.path}/${i}` :
+    `http://127.0.0.1:${opts.basePort + i}${opts.path}`);
   const transport = new StreamableHTTPClientTransport(url);
   const client = new Client({ name: "mcptop-bench-sdk", version: "1.0.0" }, { capabilities: {} });
   client.onerror = () => {};
