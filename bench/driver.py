@@ -1,76 +1,213 @@
 #!/usr/bin/env python3
-"""mcptop bench driver (started by bench/run, which builds the binaries and
-raises the file-descriptor limit first).
+"""mcptop bench driver (started by bench/run, which builds the binaries,
+raises the file-descriptor limit and cleans up the process group).
 
-For each fleet size N: start the bench fleet (bench/fleetserver.mjs), run the
-three clients -- mcptop check, the bare libcurl+libev floor, the official
-TypeScript SDK client -- side by side, interleaved, --runs times each, and
-write bench/RESULTS.md (plus every raw JSON answer in bench/results/).
+Sections (all by default; --only picks some):
+  check  mcptop check --pings R and the floor (bench/floor.c), alternating,
+         --runs pairs per cell; cells: fleet (json: bench/fleetserver.mjs,
+         sse: bench/sdkfleet.mjs, the official SDK's server) x ports
+         (distinct: one port per server, one: every server on one port)
+         x size. Per run: the whole process's user+sys (wait4 of the
+         client), the per-phase figures the client prints itself, the
+         fleet's own CPU and the TCP connections it accepted.
+  idle   mcptop watch on --idle-n servers, distinct ports, default
+         interval: CPU % of a core in --idle-windows windows of
+         --idle-seconds after every session is open (and, on the SSE fleet,
+         every GET stream) and a warm-up.
+  tui    the same for the TUI, run detached in tmux.
+  rss    RSS per open session at --rss-n servers: mcptop watch on the SSE
+         fleet (GET streams open) and on the JSON fleet (no streams),
+         against watch with one server; the floor's dial-phase peak.
 
-Definitions (identical for the three clients, each measured by the client
-itself around its own phases):
-  CPU/dial      dial phase CPU (user+system, whole process) / N
-  CPU/ping      ping phase CPU / (N * R)
-  RSS/session   (peak RSS at the end of the dial phase at N
-                 - median peak RSS at the end of the dial phase at N=1)
-                / (N - 1)   : the marginal resident memory of one more open
-                session, with every session open and idle
-  dial wall     wall time of the dial phase
-  ping round    median wall time of the R synchronized ping rounds
-  endings wall  wall time to end every session (all DELETEs at once)
-The fleet server's CPU during each client run is read from the server itself
-(SIGUSR2 -> process.cpuUsage()) and reported apart.
+Raw records go to bench/results/<label>.jsonl for --label before|after
+(merged: a section run again replaces that section's records), else to
+WORKDIR/<label>.jsonl; RESULTS.md is rebuilt from results/before.jsonl and
+results/after.jsonl (--report rebuilds it without running anything).
 """
 import argparse
+import ctypes
 import datetime
 import json
 import os
 import platform
-import re
+import select
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
-SDK_DIR = os.path.join(REPO, "tests/node_modules/@modelcontextprotocol/sdk")
-CLIENTS = ["mcptop", "floor", "sdk"]
+MODULES = os.path.join(REPO, "tests", "node_modules")
+SDK_DIR = os.path.join(MODULES, "@modelcontextprotocol", "sdk")
+RESULTS = os.path.join(BENCH, "results")
+SECTIONS = ["check", "idle", "tui", "rss"]
+LABELS = ["before", "after"]
+# Fleet kinds. sse-keep: the SDK fleet with a keep-alive timeout past the
+# ping interval, so that idle connections stay in the client's pool.
+FLEET_SCRIPT = {"json": "fleetserver.mjs", "sse": "sdkfleet.mjs",
+                "sse-keep": "sdkfleet.mjs"}
+SSE_KEEP_MS = 120000
+PORTS_NAME = {"distinct": "distinct ports", "one": "one port"}
+START_S = time.monotonic()
+CLIENT_PGID = None      # the process group of the client being measured
 
 
 def log(msg):
-    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr,
-          flush=True)
+    print(f"[bench {time.strftime('%H:%M:%S')} +{time.monotonic() - START_S:5.0f}s] "
+          f"{msg}", file=sys.stderr, flush=True)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    """preexec_fn: SIGTERM when the driver dies, whatever kills it."""
+    _libc.prctl(1, signal.SIGTERM)      # PR_SET_PDEATHSIG
+
+
+# ---------------------------------------------------------------- ports
+
+def listening_ports():
+    ports = set()
+    for fn in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(fn) as f:
+                next(f)
+                for line in f:
+                    p = line.split()
+                    if p[3] == "0A":                 # LISTEN
+                        ports.add(int(p[1].rsplit(":", 1)[1], 16))
+        except OSError:
+            pass
+    return ports
+
+
+def ephemeral_low():
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        return int(f.read().split()[0])
+
+
+def pick_base(span, want=None, avoid=()):
+    """A base port with [base, base+span) free and below the ephemeral
+    range (so no client connection can take one). Other sessions on the
+    machine may run fleets too: never assume a fixed range is free."""
+    lo = ephemeral_low()
+    busy = listening_ports()
+    cands = ([want] if want else []) + list(range(10000, lo - span, 500))
+    for b in cands:
+        if b in avoid or b + span > lo:
+            continue
+        if not any(p in busy for p in range(b, b + span)):
+            return b
+    raise RuntimeError(f"no free range of {span} ports below {lo}")
 
 
 # ---------------------------------------------------------------- fleet
 
 class Fleet:
-    """The bench fleet: ports base .. base+n-1, in shards of at most
-    `shard` servers, one Node process each (one process whenever the file
-    descriptor limit allows it)."""
+    """N servers of one kind (json|sse) on distinct ports or one port, in
+    shards of at most `shard` servers per Node process (distinct ports)."""
 
-    def __init__(self, base, n, shard, cpu_list=None):
-        self.base, self.n = base, n
+    def __init__(self, a, kind, ports, n):
+        self.kind, self.ports, self.n = kind, ports, n
         self.procs = []
+        self.ready = []
+        span = 1 if ports == "one" else n
+        tried = []
+        for attempt in range(4):
+            self.base = pick_base(span, a.base_port if attempt == 0 else None,
+                                  tried)
+            tried.append(self.base)
+            try:
+                self._start(a)
+                break
+            except RuntimeError as e:
+                self.stop()
+                if "EADDRINUSE" not in str(e) or attempt == 3:
+                    raise
+                log(f"{e}; trying another range")
+        log(f"{kind} fleet of {n} up ({PORTS_NAME[ports]}, base {self.base}, "
+            f"{len(self.procs)} Node process(es))")
+
+    def _start(self, a):
+        self.procs, self.ready = [], []
+        shard = self.n if self.ports == "one" else a.shard
         first = 0
-        while first < n:
-            count = min(shard, n - first)
-            cmd = ["node", os.path.join(BENCH, "fleetserver.mjs"),
-                   "--base-port", str(base), "--first", str(first),
-                   "--count", str(count)]
-            if cpu_list:
-                cmd = ["taskset", "-c", cpu_list] + cmd
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-            line = p.stdout.readline()
-            if not line.startswith("fleetserver ready"):
-                raise RuntimeError(f"fleet shard at {first} did not start: "
-                                   f"{line!r}")
+        while first < self.n:
+            count = min(shard, self.n - first)
+            cmd = [a.node, os.path.join(BENCH, FLEET_SCRIPT[self.kind]),
+                   "--base-port", str(self.base), "--count", str(count)]
+            if self.ports == "one":
+                cmd.append("--one-port")
+            else:
+                cmd += ["--first", str(first)]
+            if self.kind == "sse-keep":
+                cmd += ["--keep-alive-timeout", str(SSE_KEEP_MS)]
+            elif self.kind == "sse" and a.keep_alive_timeout is not None:
+                cmd += ["--keep-alive-timeout", str(a.keep_alive_timeout)]
+            errpath = os.path.join(a.workdir, f"fleet-{self.kind}-{first}"
+                                   ".stderr")
+            with open(errpath, "w") as errf:
+                # stderr to a file: a full pipe would block Node.
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=errf, stdin=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent)
+            p.linebuf = b""
             self.procs.append(p)
+            line = self._readline(p, 120)
+            if not line.startswith("fleetserver ready"):
+                time.sleep(0.2)
+                with open(errpath) as f:
+                    err = f.read()[-600:]
+                raise RuntimeError(f"{self.kind} fleet shard at {first} did "
+                                   f"not start: {line.strip()} {err.strip()}")
+            self.ready.append(json.loads(line[len("fleetserver ready "):]))
             first += count
-        log(f"fleet of {n} up on ports {base}..{base + n - 1} "
-            f"({len(self.procs)} Node process(es))")
+
+    @staticmethod
+    def _readline(p, timeout):
+        """One line from a shard's stdout within timeout s ('' at EOF)."""
+        end = time.monotonic() + timeout
+        fd = p.stdout.fileno()
+        while b"\n" not in p.linebuf:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"fleet: no answer within {timeout} s")
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return ""
+                p.linebuf += chunk
+        line, p.linebuf = p.linebuf.split(b"\n", 1)
+        return line.decode() + "\n"
+
+    def url(self, i):
+        if self.ports == "one":
+            return f"http://127.0.0.1:{self.base}/mcp/{i}"
+        return f"http://127.0.0.1:{self.base + i}/mcp"
+
+    def floor_args(self):
+        args = ["--base-port", str(self.base), "--count", str(self.n)]
+        return args + (["--one-port"] if self.ports == "one" else [])
+
+    def write_config(self, path, extra=None):
+        d = {"mcpServers": {f"s{i:05d}": {"url": self.url(i)}
+                            for i in range(self.n)}}
+        if extra:
+            d["mcptop"] = extra
+        with open(path, "w") as f:
+            json.dump(d, f)
+        return path
 
     def stats(self):
         """Sum of every shard's stats line (SIGUSR2)."""
@@ -78,7 +215,7 @@ class Fleet:
         for p in self.procs:
             p.send_signal(signal.SIGUSR2)
             while True:
-                line = p.stdout.readline()
+                line = self._readline(p, 30)
                 if not line:
                     raise RuntimeError("fleet shard died")
                 if line.startswith("fleetserver stats "):
@@ -89,189 +226,391 @@ class Fleet:
                     tot[k] = tot.get(k, 0) + v
         return tot
 
-    def pids(self):
-        return [p.pid for p in self.procs]
+    def wait_for(self, pred, timeout, what):
+        """Poll the fleet's counters until pred(stats) holds."""
+        end = time.monotonic() + timeout
+        st = self.stats()
+        while not pred(st):
+            if time.monotonic() > end:
+                raise RuntimeError(f"{what}: not reached within {timeout} s "
+                                   f"(sessions {st.get('sessions_live')}, "
+                                   f"streams {st.get('streams_open')})")
+            time.sleep(1.0)
+            st = self.stats()
+        return st
 
     def stop(self):
         for p in self.procs:
-            p.send_signal(signal.SIGTERM)
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
         for p in self.procs:
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-
-
-def write_config(path, base, n):
-    servers = {f"s{i:05d}": {"url": f"http://127.0.0.1:{base + i}/mcp"}
-               for i in range(n)}
-    with open(path, "w") as f:
-        json.dump({"mcpServers": servers}, f)
+        self.procs = []
 
 
 # ---------------------------------------------------------------- clients
 
-def client_cmd(name, a, n, cfg):
+def client_cmd(name, a, fleet, cfg):
     if name == "mcptop":
-        # --timeout: see MCPTOP_TIMEOUT_MS.
+        # --timeout: the run bound is open deadline + timeout x R + 2 s.
         return [a.mcptop, "check", "-c", cfg, "--json", "--pings",
                 str(a.pings), "--stats", "--timeout", str(a.mcptop_timeout)]
     if name == "floor":
-        return [a.floor, "--base-port", str(a.base_port), "--count", str(n),
-                "--pings", str(a.pings)]
-    return ["node", "--expose-gc", "--max-old-space-size=16384",
-            os.path.join(BENCH, "sdkclient.mjs"), "--base-port",
-            str(a.base_port), "--count", str(n), "--pings", str(a.pings)]
+        return [a.floor] + fleet.floor_args() + ["--pings", str(a.pings)] + \
+            a.floor_extra
+    if name == "floor-old":
+        # The floor as it was before issue 19: one multi handle, DNS cache
+        # timeout -1 on every transfer.
+        return [a.floor] + fleet.floor_args() + ["--pings", str(a.pings),
+                                                 "--servers-per-multi", "0",
+                                                 "--dns-cache-timeout", "-1"]
+    args = fleet.floor_args()
+    return [a.node, "--expose-gc", "--max-old-space-size=16384",
+            os.path.join(BENCH, "sdkclient.mjs")] + args + \
+        ["--pings", str(a.pings)]
 
 
-def run_client(name, a, n, cfg, fleet):
-    # Through a small shell that forks the client: Linux carries a
-    # process's peak RSS across exec (and from the forking parent), so a
-    # client forked straight from this Python process would report at
-    # least Python's RSS as its own ru_maxrss.
-    cmd = ["/bin/sh", "-c", '"$@"; exit $?', "sh"] + \
-        client_cmd(name, a, n, cfg)
-    before = fleet.stats()
+def run_measured(cmd, timeout, workdir):
+    """Run cmd through a small shell that forks it (Linux carries a
+    process's peak RSS across exec and from the forking parent, so a client
+    forked straight from Python would report Python's RSS as its own). The
+    rusage from wait4 on that shell covers the shell (about 1 ms) and the
+    client it waited for: the whole process's user+sys and peak RSS."""
+    global CLIENT_PGID
+    out = tempfile.TemporaryFile(mode="w+", dir=workdir)
+    err = tempfile.TemporaryFile(mode="w+", dir=workdir)
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    out, err = p.communicate()
-    # communicate() already reaped it; rusage of the child comes from
-    # RUSAGE_CHILDREN deltas instead.
+    # Its own process group, so that a run past its time can be killed
+    # whole (the shell and the client), and nothing else.
+    p = subprocess.Popen(["/bin/sh", "-c", '"$@"; exit $?', "sh"] + cmd,
+                         stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                         process_group=0)
+    CLIENT_PGID = p.pid
+    end = t0 + timeout
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid == p.pid:
+            break
+        if time.monotonic() > end:
+            os.killpg(p.pid, signal.SIGKILL)
+            pid, status, ru = os.wait4(p.pid, 0)
+            status = -1
+            break
+        time.sleep(0.02)
+    CLIENT_PGID = None
+    p.returncode = os.waitstatus_to_exitcode(status) if status != -1 else -1
     wall = time.monotonic() - t0
+    out.seek(0)
+    err.seek(0)
+    o, e = out.read(), err.read()
+    out.close()
+    err.close()
+    return {"rc": p.returncode, "wall_s": wall, "cpu_user_s": ru.ru_utime,
+            "cpu_sys_s": ru.ru_stime, "cpu_s": ru.ru_utime + ru.ru_stime,
+            "maxrss_kib": ru.ru_maxrss}, o, e
+
+
+def run_client(name, a, fleet, cfg):
+    la = loadavg()
+    before = fleet.stats()
+    m, out, err = run_measured(client_cmd(name, a, fleet, cfg), a.run_timeout,
+                               a.workdir)
     after = fleet.stats()
+    r = {"type": "check", "client": name, "fleet": fleet.kind,
+         "ports": fleet.ports, "n": fleet.n, "loadavg": la, **m,
+         "server_cpu_us": after["cpu_us"] - before["cpu_us"],
+         "server_requests": after["requests"] - before["requests"],
+         "server_connections": after["connections"] - before["connections"],
+         "sessions_live_after": after["sessions_live"],
+         "stderr_tail": err[-400:]}
     try:
         d = json.loads(out.strip().splitlines()[-1])
     except Exception:
-        raise RuntimeError(f"{name} at N={n}: no JSON (rc={p.returncode})\n"
-                           f"{out[-2000:]}\n{err[-2000:]}")
-    st = d["stats"]
-    r = {
-        "client": name, "n": n, "rc": p.returncode, "process_wall_s": wall,
-        "dial": st["dial"], "pings": st["pings"], "endings": st["endings"],
-        "ping_round_ms": st["ping_round_ms"],
-        "server_cpu_us": after["cpu_us"] - before["cpu_us"],
-        "server_requests": after["requests"] - before["requests"],
-        "server_connections": after["connections"] - before["connections"],
-        "server_sessions_live_after": after["sessions_live"],
-        "server_requests_per_session": (after["requests"] -
-                                        before["requests"]) / n,
-        "stderr_tail": err[-500:],
-    }
+        r["error"] = f"no JSON (rc {m['rc']}): {out[-300:]} {err[-300:]}"
+        return r
+    st = d.get("stats", {})
+    r["phases"] = {k: st.get(k) for k in ("dial", "pings", "endings")}
+    r["ping_round_ms"] = st.get("ping_round_ms")
     if name == "mcptop":
         r["open"] = sum(1 for s in d["servers"] if s["ok"])
-        r["ping_summary"] = d["summary"].get("pings")
+        r["pings_completed"] = (d["summary"].get("pings") or {}).get("count", 0)
     else:
         r["open"] = d["summary"]["sessions_open"]
-        r["ping_summary"] = d["summary"].get("pings")
+        r["pings_completed"] = (d["summary"].get("pings") or {}).get("count", 0)
         r["ended"] = d["summary"].get("ended")
-    if name == "sdk":
-        r["errors"] = d.get("errors")
-        r["rss_after_dial_gc_kib"] = st.get("rss_after_dial_gc_kib")
-        r["dial_rss_now_kib"] = st["dial"].get("rss_now_kib")
-    if name == "floor":
-        r["connects"] = {k: st[k].get("connects") for k in
-                         ("dial", "pings", "endings")}
+    if name.startswith("floor"):
+        r["floor_connects"] = {k: (st.get(k) or {}).get("connects")
+                               for k in ("dial", "pings", "endings")}
+        r["floor_settings"] = {k: d.get(k) for k in (
+            "dns_cache_timeout", "multis", "servers_per_multi", "probe")}
     return r
+
+
+def section_check(a, emit):
+    clients = a.clients
+    for kind in a.fleets:
+        for ports in a.ports:
+            for n in a.sizes:
+                fleet = Fleet(a, kind, ports, n)
+                try:
+                    cfg = fleet.write_config(os.path.join(
+                        a.workdir, f"{kind}-{ports}-{n}.json"))
+                    # One unmeasured run warms the fleet (Node's JIT).
+                    run_measured([a.floor] + fleet.floor_args() +
+                                 ["--pings", "1"], a.run_timeout, a.workdir)
+                    for k in range(a.runs):
+                        order = clients[k % len(clients):] + \
+                            clients[:k % len(clients)]
+                        for pos, c in enumerate(order):
+                            r = run_client(c, a, fleet, cfg)
+                            r["pair"], r["order"] = k + 1, pos
+                            emit(r)
+                            log(f"check {kind}/{ports}/{n} #{k + 1} {c}: "
+                                f"{r['cpu_s'] * 1000:.0f} ms CPU, "
+                                f"{r['wall_s']:.1f} s, open "
+                                f"{r.get('open')}/{n}, "
+                                f"{r['server_connections']} connects"
+                                + (f", ERROR {r['error']}" if 'error' in r
+                                   else ""))
+                finally:
+                    fleet.stop()
 
 
 # ---------------------------------------------------------------- idle
 
-def proc_cpu_ticks(pid):
+def proc_cpu(pid):
+    """utime+stime of a live process, in seconds."""
     with open(f"/proc/{pid}/stat") as f:
         s = f.read()
     fields = s[s.rindex(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])     # utime + stime
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def idle_run(a, n, seconds):
-    cfg = os.path.join(a.workdir, f"fleet-{n}.json")
-    write_config(cfg, a.base_port, n)
-    fleet = Fleet(a.base_port, n, a.shard)
-    outpath = os.path.join(a.workdir, "watch.jsonl")
-    out = open(outpath, "w")
-    p = subprocess.Popen([a.mcptop, "watch", "-c", cfg], stdout=out,
-                         stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    dialed = 0
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-        with open(outpath) as f:
-            dialed = sum(1 for line in f if '"op":"dial"' in line and
-                         '"outcome":"completed"' in line)
-        if dialed >= n:
-            break
-    time.sleep(2.0)
-    hz = os.sysconf("SC_CLK_TCK")
-    with open(outpath) as f:
-        lines0 = sum(1 for _ in f)
-    t0 = time.monotonic()
-    c0 = proc_cpu_ticks(p.pid)
-    s0 = fleet.stats()
-    time.sleep(seconds)
-    c1 = proc_cpu_ticks(p.pid)
-    t1 = time.monotonic()
-    s1 = fleet.stats()
-    with open(outpath) as f:
-        lines = f.readlines()
-    window = lines[lines0:]
-    pings = sum(1 for line in window if '"op":"ping"' in line)
-    pings_ok = sum(1 for line in window if '"op":"ping"' in line and
-                   '"outcome":"completed"' in line)
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-    out.close()
-    fleet.stop()
-    cpu_s = (c1 - c0) / hz
-    return {
-        "n": n, "seconds": t1 - t0, "dialed": dialed,
-        "cpu_s": cpu_s, "cpu_pct_of_core": 100.0 * cpu_s / (t1 - t0),
-        "pings_in_window": pings, "pings_completed": pings_ok,
-        "cpu_us_per_ping": (cpu_s * 1e6 / pings) if pings else None,
-        "server_cpu_s": (s1["cpu_us"] - s0["cpu_us"]) / 1e6,
-        "server_requests": s1["requests"] - s0["requests"],
-        "server_connections_opened": s1["connections"] - s0["connections"],
-        "clock_ticks_per_s": hz,
-    }
-
-
-# ---------------------------------------------------------------- endings
-
-def endings_check(a, n, cfg, fleet):
-    """One extra (unmeasured) mcptop check with --log: every ending's
-    outcome and the time it took, against the teardown deadline."""
-    logpath = os.path.join(a.workdir, f"endings-{n}.log")
-    if os.path.exists(logpath):
-        os.unlink(logpath)
-    p = subprocess.run(["/bin/sh", "-c", '"$@"; exit $?', "sh",
-                        a.mcptop, "check", "-c", cfg, "--json", "--pings",
-                        "1", "--stats", "--log", logpath, "--timeout",
-                        str(a.mcptop_timeout)],
-                       capture_output=True, text=True)
-    d = json.loads(p.stdout.strip().splitlines()[-1])
-    outcomes, durs, settled = {}, [], 0
-    rx = re.compile(r": ending(?: \(half-open\))?: (\w+) in ([0-9.]+) ms")
-    with open(logpath) as f:
+def proc_status(pid, key):
+    with open(f"/proc/{pid}/status") as f:
         for line in f:
-            m = rx.search(line)
-            if m:
-                outcomes[m.group(1)] = outcomes.get(m.group(1), 0) + 1
-                durs.append(float(m.group(2)))
-            elif "ending settled after" in line:
-                settled += 1
-    os.unlink(logpath)
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return None
+
+
+def all_open(fleet):
+    """Every session open, and on the SSE fleet (which offers
+    tools.listChanged) every GET stream too."""
+    n = fleet.n
+    if fleet.kind.startswith("sse"):
+        return lambda st: st["sessions_live"] >= n and st["streams_open"] >= n
+    return lambda st: st["sessions_live"] >= n
+
+
+def measure_windows(a, pid, fleet, extra_pids=()):
+    wins = []
+    for w in range(a.idle_windows):
+        t0 = time.monotonic()
+        c0 = proc_cpu(pid)
+        x0 = [proc_cpu(p) for p in extra_pids]
+        s0 = fleet.stats()
+        time.sleep(a.idle_seconds)
+        c1 = proc_cpu(pid)
+        x1 = [proc_cpu(p) for p in extra_pids]
+        t1 = time.monotonic()
+        s1 = fleet.stats()
+        win = {"seconds": t1 - t0, "cpu_s": c1 - c0,
+               "pct": 100.0 * (c1 - c0) / (t1 - t0),
+               "other_cpu_s": sum(x1) - sum(x0),
+               "server_cpu_s": (s1["cpu_us"] - s0["cpu_us"]) / 1e6,
+               "server_requests": s1["requests"] - s0["requests"],
+               "server_connections": s1["connections"] - s0["connections"],
+               "sessions_live": s1["sessions_live"],
+               "streams_open": s1["streams_open"], "loadavg": loadavg()}
+        wins.append(win)
+        log(f"  window {w + 1}: {win['pct']:.2f}% of a core, "
+            f"{win['server_requests']} requests, "
+            f"{win['server_connections']} connects")
+    return wins
+
+
+def stop_proc(p, sig=signal.SIGINT, timeout=30):
+    if p.poll() is None:
+        p.send_signal(sig)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def section_idle(a, emit):
+    for kind in a.idle_fleets:
+        fleet = Fleet(a, kind, "distinct", a.idle_n)
+        p = None
+        try:
+            cfg = fleet.write_config(os.path.join(
+                a.workdir, f"idle-{kind}-{a.idle_n}.json"))
+            t0 = time.monotonic()
+            p = subprocess.Popen([a.mcptop, "watch", "-c", cfg],
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL,
+                                 stdin=subprocess.DEVNULL)
+            st = fleet.wait_for(all_open(fleet), a.open_timeout,
+                                f"watch on the {kind} fleet")
+            opened = time.monotonic() - t0
+            log(f"idle: watch, {kind}: all open in {opened:.1f} s; warm-up "
+                f"{a.idle_warmup} s, then {a.idle_windows} x "
+                f"{a.idle_seconds} s")
+            time.sleep(a.idle_warmup)
+            wins = measure_windows(a, p.pid, fleet)
+            emit({"type": "idle", "mode": "watch", "fleet": kind,
+                  "n": a.idle_n, "open_s": opened,
+                  "streams_open": st["streams_open"], "windows": wins,
+                  "keep_alive_timeout_ms": fleet.ready[0].get(
+                      "keep_alive_timeout_ms")})
+        finally:
+            if p is not None:
+                stop_proc(p)
+            fleet.stop()
+
+
+def tmux(a, *args, check=True):
+    return subprocess.run(["tmux", "-L", a.tmux_socket, "-f", "/dev/null"] +
+                          list(args), capture_output=True, text=True,
+                          check=check)
+
+
+def section_tui(a, emit):
+    if shutil.which("tmux") is None:
+        raise RuntimeError("tui: tmux is not installed (apt-get install "
+                           "tmux)")
+    for kind in a.tui_fleets:
+        fleet = Fleet(a, kind, "distinct", a.idle_n)
+        pid = None
+        try:
+            cfg = fleet.write_config(os.path.join(
+                a.workdir, f"tui-{kind}-{a.idle_n}.json"))
+            t0 = time.monotonic()
+            tmux(a, "new-session", "-d", "-s", "bench", "-x", "160", "-y",
+                 "50", f"exec {a.mcptop} -c {cfg}")
+            pid = int(tmux(a, "display-message", "-p", "-t", "bench",
+                           "#{pane_pid}").stdout.strip())
+            tpid = int(tmux(a, "display-message", "-p",
+                            "#{pid}").stdout.strip())
+            st = fleet.wait_for(all_open(fleet), a.open_timeout,
+                                f"the TUI on the {kind} fleet")
+            opened = time.monotonic() - t0
+            log(f"tui, {kind}: all open in {opened:.1f} s (mcptop pid {pid},"
+                f" tmux server {tpid}); warm-up {a.idle_warmup} s")
+            time.sleep(a.idle_warmup)
+            wins = measure_windows(a, pid, fleet, extra_pids=[tpid])
+            emit({"type": "tui", "mode": "tui", "fleet": kind,
+                  "n": a.idle_n, "open_s": opened,
+                  "streams_open": st["streams_open"], "windows": wins,
+                  "terminal": "tmux 160x50",
+                  "keep_alive_timeout_ms": fleet.ready[0].get(
+                      "keep_alive_timeout_ms")})
+        finally:
+            if pid is not None:
+                try:
+                    os.kill(pid, signal.SIGTERM)   # ends sessions, bounded
+                    end = time.monotonic() + 15
+                    while time.monotonic() < end and \
+                            os.path.exists(f"/proc/{pid}"):
+                        time.sleep(0.2)
+                except ProcessLookupError:
+                    pass
+            tmux(a, "kill-server", check=False)
+            fleet.stop()
+
+
+def watch_rss(a, fleet, cfg):
+    """Current RSS (median of samples every 2 s over 16 s: one ping cycle)
+    and peak RSS of mcptop watch once every session (and stream) is open."""
+    p = subprocess.Popen([a.mcptop, "watch", "-c", cfg],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+    try:
+        t0 = time.monotonic()
+        st = fleet.wait_for(all_open(fleet), a.open_timeout,
+                            f"watch at {fleet.n} on the {fleet.kind} fleet")
+        opened = time.monotonic() - t0
+        time.sleep(5)
+        samples = []
+        for _ in range(9):
+            samples.append(proc_status(p.pid, "VmRSS"))
+            time.sleep(2)
+        return {"rss_kib": statistics.median(samples),
+                "rss_samples_kib": samples,
+                "hwm_kib": proc_status(p.pid, "VmHWM"),
+                "streams_open": fleet.stats()["streams_open"],
+                "sessions_live": st["sessions_live"], "open_s": opened}
+    finally:
+        stop_proc(p, timeout=60)
+
+
+def section_rss(a, emit):
+    for kind in a.fleets:
+        res = {}
+        for n in (1, a.rss_n):
+            fleet = Fleet(a, kind, "distinct", n)
+            try:
+                cfg = fleet.write_config(os.path.join(
+                    a.workdir, f"rss-{kind}-{n}.json"))
+                res[n] = watch_rss(a, fleet, cfg)
+                log(f"rss: watch, {kind}, {n} servers: {res[n]['rss_kib']} "
+                    f"KiB (peak {res[n]['hwm_kib']}), streams "
+                    f"{res[n]['streams_open']}")
+                fl = run_measured([a.floor] + fleet.floor_args() +
+                                  ["--pings", "1"], a.run_timeout, a.workdir)
+                d = json.loads(fl[1].strip().splitlines()[-1])
+                res[n]["floor_dial_maxrss_kib"] = \
+                    d["stats"]["dial"]["max_rss_kib"]
+            finally:
+                fleet.stop()
+        big, one = res[a.rss_n], res[1]
+        per = (big["rss_kib"] - one["rss_kib"]) / (a.rss_n - 1)
+        fper = (big["floor_dial_maxrss_kib"] - one["floor_dial_maxrss_kib"]) \
+            / (a.rss_n - 1)
+        emit({"type": "rss", "fleet": kind, "n": a.rss_n, "base": one,
+              "big": big, "per_session_kib": per,
+              "peak_per_session_kib": (big["hwm_kib"] - one["hwm_kib"]) /
+              (a.rss_n - 1),
+              "floor_per_session_kib": fper})
+        log(f"rss: {kind}: {per:.1f} KiB per open session (floor {fper:.1f})")
+
+
+# ---------------------------------------------------------------- machine
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True,
+                              text=True).stdout.strip()
+    except Exception:
+        return "?"
+
+
+def machine_info(a):
+    model = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
+    with open(os.path.join(SDK_DIR, "package.json")) as f:
+        sdkv = json.load(f)["version"]
+    dirty = sh(f"git -C '{REPO}' status --porcelain -- src include")
     return {
-        "n": n, "teardown_ms": 3000, "outcomes": outcomes,
-        "endings": len(durs), "settled": settled,
-        "max_duration_ms": max(durs) if durs else None,
-        "median_duration_ms": statistics.median(durs) if durs else None,
-        "endings_phase_wall_ms": d["stats"]["endings"]["wall_ms"],
-        "sessions_open_before": sum(1 for s in d["servers"] if s["ok"]),
+        "date": datetime.datetime.now().astimezone().isoformat(
+            timespec="seconds"),
+        "nproc": os.cpu_count(), "cpu": model,
+        "mem": sh("free -g | awk '/Mem:/{print $2\" GiB\"}'"),
+        "kernel": platform.release(),
+        "os": sh(". /etc/os-release && echo $PRETTY_NAME"),
+        "libcurl": sh(f"'{a.mcptop}' --version | grep -m1 -i libcurl"),
+        "libev": sh("dpkg-query -W -f='${Version}' libev4 2>/dev/null"),
+        "node": sh(f"'{a.node}' --version"), "sdk": sdkv,
+        "mcptop": sh(f"'{a.mcptop}' --version | head -1"),
+        "mcptop_commit": sh(f"git -C '{REPO}' rev-parse --short HEAD") +
+        (" (+ uncommitted changes in src/ or include/)" if dirty else ""),
+        "ulimit_n": sh("ulimit -n") + " (hard " + sh("ulimit -Hn") + ")",
+        "loadavg_at_start": loadavg(),
     }
 
 
@@ -285,400 +624,490 @@ def med(xs):
 def fmt(v, digits=0):
     if v is None:
         return "—"
-    if digits == 0:
-        return f"{v:,.0f}"
     return f"{v:,.{digits}f}"
 
 
-def mmm(xs, digits=0):
+def mmm(xs, digits=0, unit=""):
     xs = [x for x in xs if x is not None]
     if not xs:
         return "—"
     if len(xs) == 1:
-        return f"{fmt(xs[0], digits)} (1 run)"
-    return (f"{fmt(statistics.median(xs), digits)} "
+        return f"{fmt(xs[0], digits)}{unit} (1 run)"
+    return (f"{fmt(statistics.median(xs), digits)}{unit} "
             f"[{fmt(min(xs), digits)}–{fmt(max(xs), digits)}]")
 
 
-def derive(r, n, pings, base_rss):
-    r["cpu_per_dial_us"] = r["dial"]["cpu_us"] / n
-    r["cpu_per_ping_us"] = r["pings"]["cpu_us"] / (n * pings)
-    r["dial_peak_rss_kib"] = r["dial"]["max_rss_kib"]
-    r["peak_rss_kib"] = max(r["dial"]["max_rss_kib"],
-                            r["pings"]["max_rss_kib"],
-                            r["endings"]["max_rss_kib"])
-    b = base_rss.get(r["client"])
-    r["rss_per_session_kib"] = ((r["dial"]["max_rss_kib"] - b) / (n - 1)
-                                if b is not None and n > 1 else None)
-    r["dial_wall_ms"] = r["dial"]["wall_ms"]
-    r["ping_round_median_ms"] = med(r["ping_round_ms"])
-    r["endings_wall_ms"] = r["endings"]["wall_ms"]
-    ps = r.get("ping_summary") or {}
-    r["pings_completed"] = ps.get("count", 0)
-    r["server_cpu_per_client_req_us"] = (
-        r["server_cpu_us"] / r["server_requests"]
-        if r["server_requests"] else None)
+def load_raw(path):
+    recs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    recs.append(json.loads(line))
+    return recs
 
 
-# ---------------------------------------------------------------- main
-
-def machine_info(a):
-    def sh(cmd):
-        try:
-            return subprocess.run(cmd, shell=True, capture_output=True,
-                                  text=True).stdout.strip()
-        except Exception:
-            return "?"
-    model = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
-    with open(os.path.join(SDK_DIR, "package.json")) as f:
-        sdkv = json.load(f)["version"]
-    return {
-        "date": datetime.datetime.now().astimezone().isoformat(
-            timespec="seconds"),
-        "nproc": os.cpu_count(), "cpu": model,
-        "mem": sh("free -g | awk '/Mem:/{print $2\" GiB\"}'"),
-        "kernel": platform.release(),
-        "os": sh(". /etc/os-release && echo $PRETTY_NAME"),
-        "libcurl": sh(f"{a.mcptop} -V | sed -n 2p"),
-        "libev": sh("dpkg-query -W -f='${Version}' libev4 2>/dev/null"),
-        "node": sh("node --version"), "sdk": sdkv,
-        "cc": sh("cc --version | head -1"),
-        "mcptop": sh(f"{a.mcptop} -V | head -1"),
-        "mcptop_commit": sh(f"git -C {REPO} rev-parse --short HEAD") +
-        (" (+ uncommitted changes)" if sh(f"git -C {REPO} status --porcelain "
-                                          "-- src include") else ""),
-        "ulimit_n": sh("ulimit -n") + " (hard " + sh("ulimit -Hn") + ")",
-        "ephemeral": sh("cat /proc/sys/net/ipv4/ip_local_port_range"),
-        "loadavg_at_start": sh("cut -d' ' -f1-3 /proc/loadavg"),
-    }
+def cells(recs):
+    """check records -> {(fleet, ports, n): {client: [records by pair]}}"""
+    out = {}
+    for r in recs:
+        if r.get("type") != "check" or "error" in r:
+            continue
+        c = out.setdefault((r["fleet"], r["ports"], r["n"]), {})
+        c.setdefault(r["client"], []).append(r)
+    return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="100,1000,10000")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--pings", type=int, default=5)
-    ap.add_argument("--sdk-runs-large", type=int, default=1,
-                    help="SDK runs at N >= --large (default 1)")
-    ap.add_argument("--large", type=int, default=10000)
-    ap.add_argument("--idle", action="store_true")
-    ap.add_argument("--idle-n", type=int, default=1000)
-    ap.add_argument("--idle-seconds", type=int, default=60)
-    ap.add_argument("--base-port", type=int, default=20000)
-    ap.add_argument("--shard", type=int, default=0,
-                    help="servers per Node process (0: from the fd limit)")
-    ap.add_argument("--mcptop")
-    ap.add_argument("--floor")
-    ap.add_argument("--workdir")
-    ap.add_argument("--from-raw", metavar="RAW_JSONL",
-                    help="only rebuild the report from a raw.jsonl")
-    ap.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
-    ap.add_argument("--no-endings-check", action="store_true")
-    ap.add_argument("--mcptop-timeout", type=int, default=60000,
-                    help="mcptop check --timeout MS (default 60000, the "
-                    "SDK's default request timeout)")
-    a = ap.parse_args()
-    if a.from_raw:
-        return report_from_raw(a)
-    if not (a.mcptop and a.floor and a.workdir):
-        ap.error("--mcptop, --floor and --workdir are required")
-    sizes = [int(x) for x in a.sizes.split(",") if x]
-    os.makedirs(a.workdir, exist_ok=True)
-    os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
+def cell_summary(cl, pings):
+    """Medians and paired ratios of one cell."""
+    m, f = cl.get("mcptop", []), cl.get("floor", [])
+    s = {"mcptop_cpu_ms": [r["cpu_s"] * 1000 for r in m],
+         "floor_cpu_ms": [r["cpu_s"] * 1000 for r in f],
+         "mcptop_connects": [r["server_connections"] for r in m],
+         "floor_connects": [r["server_connections"] for r in f],
+         "mcptop_server_ms": [r["server_cpu_us"] / 1000 for r in m],
+         "floor_server_ms": [r["server_cpu_us"] / 1000 for r in f]}
+    fm = {r["pair"]: r for r in f}
+    s["pair_ratios"] = [r["cpu_s"] / fm[r["pair"]]["cpu_s"] for r in m
+                        if r["pair"] in fm and fm[r["pair"]]["cpu_s"] > 0]
+    mm, ff = med(s["mcptop_cpu_ms"]), med(s["floor_cpu_ms"])
+    s["ratio"] = mm / ff if mm and ff else None
 
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if a.shard <= 0:
-        # Each server: one listener + up to two client connections (the SDK
-        # may hold a POST and its GET at once), plus headroom.
-        a.shard = max(100, (soft - 200) // 3)
-    lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-    if a.base_port + max(sizes + [a.idle_n]) > lo:
-        sys.exit(f"ports {a.base_port}..{a.base_port + max(sizes)} reach the "
-                 f"ephemeral range (starts at {lo})")
-    info = machine_info(a)
-    log(f"machine: {info}")
-    rawpath = os.path.join(BENCH, "results", "raw.jsonl")
-    if os.path.abspath(a.out) != os.path.join(BENCH, "RESULTS.md"):
-        rawpath = os.path.splitext(a.out)[0] + ".raw.jsonl"   # a side run
-    raw = open(rawpath, "w")
-    raw.write(json.dumps({"machine": info, "args": vars(a)}) + "\n")
+    def per(rs, ph, div):
+        return [r["phases"][ph]["cpu_us"] / div for r in rs
+                if r.get("phases") and r["phases"].get(ph)]
+    n = (m or f or [{"n": 1}])[0]["n"]
+    for who, rs in (("mcptop", m), ("floor", f)):
+        s[f"{who}_dial_us"] = per(rs, "dial", n)
+        s[f"{who}_ping_us"] = per(rs, "pings", n * pings)
+        # Whole process minus its three phases: start-up (config, the
+        # fleet's structures, libraries) and exit.
+        s[f"{who}_outside_ms"] = [
+            r["cpu_s"] * 1000 - sum((r["phases"][p] or {}).get("cpu_us", 0)
+                                    for p in ("dial", "pings", "endings"))
+            / 1000 for r in rs if r.get("phases")]
+        s[f"{who}_open"] = [r.get("open") for r in rs]
+        s[f"{who}_pings"] = [r.get("pings_completed") for r in rs]
+    dm, df = med(s["mcptop_dial_us"]), med(s["floor_dial_us"])
+    pm, pf = med(s["mcptop_ping_us"]), med(s["floor_ping_us"])
+    s["dial_ratio"] = dm / df if dm and df else None
+    s["ping_ratio"] = pm / pf if pm and pf else None
+    return s
 
-    results = {}           # n -> list of run records
-    base_rss = {}
-    endings = {}
-    t_start = time.monotonic()
-    for si, n in enumerate(sizes):
-        fleet = Fleet(a.base_port, n, a.shard)
-        cfg = os.path.join(a.workdir, f"fleet-{n}.json")
-        write_config(cfg, a.base_port, n)
-        if si == 0:
-            cfg1 = os.path.join(a.workdir, "fleet-1.json")
-            write_config(cfg1, a.base_port, 1)
-            base = {c: [] for c in CLIENTS}
-            for run in range(a.runs):
-                for c in CLIENTS[run % 3:] + CLIENTS[:run % 3]:
-                    r = run_client(c, a, 1, cfg1, fleet)
-                    raw.write(json.dumps({"baseline": r}) + "\n")
-                    base[c].append(r["dial"]["max_rss_kib"])
-            base_rss = {c: med(v) for c, v in base.items()}
-            log(f"baseline peak RSS after one dial (KiB): {base_rss}")
-        recs = []
-        for run in range(a.runs):
-            order = CLIENTS[run % 3:] + CLIENTS[:run % 3]
-            for c in order:
-                if c == "sdk" and n >= a.large and run >= a.sdk_runs_large:
-                    continue
-                t0 = time.monotonic()
-                r = run_client(c, a, n, cfg, fleet)
-                derive(r, n, a.pings, base_rss)
-                r["run"] = run + 1
-                recs.append(r)
-                raw.write(json.dumps(r) + "\n")
-                raw.flush()
-                log(f"N={n} run {run + 1} {c}: {time.monotonic() - t0:.1f} s,"
-                    f" open {r['open']}/{n}, "
-                    f"{r['cpu_per_dial_us']:.0f} us/dial, "
-                    f"{r['cpu_per_ping_us']:.0f} us/ping, "
-                    f"dial RSS {r['dial']['max_rss_kib']} KiB, "
-                    f"rc {r['rc']}")
-        results[n] = recs
-        if not a.no_endings_check:
-            endings[n] = endings_check(a, n, cfg, fleet)
-            raw.write(json.dumps({"endings_check": endings[n]}) + "\n")
-            log(f"N={n} endings check: {endings[n]}")
-        fleet.stop()
-        time.sleep(1.0)
-    idle = None
-    if a.idle:
-        log(f"idle: mcptop watch on {a.idle_n} servers for "
-            f"{a.idle_seconds} s")
-        idle = idle_run(a, a.idle_n, a.idle_seconds)
-        raw.write(json.dumps({"idle": idle}) + "\n")
-        log(f"idle: {idle}")
-    total = time.monotonic() - t_start
-    raw.write(json.dumps({"total_s": total}) + "\n")
-    with open("/proc/loadavg") as f:
-        info["loadavg_at_end"] = " ".join(f.read().split()[:3])
-    raw.write(json.dumps({"loadavg_at_end": info["loadavg_at_end"]}) + "\n")
-    raw.close()
-    write_results(a, info, sizes, results, base_rss, endings, idle, total)
-    log(f"done in {total:.0f} s; wrote {a.out} and {rawpath}")
+
+def spread(xs):
+    xs = [x for x in xs if x]
+    return max(xs) / min(xs) if len(xs) > 1 else None
 
 
 # ---------------------------------------------------------------- report
 
-def report_from_raw(a):
-    """Rebuild RESULTS.md from a raw.jsonl of an earlier run."""
-    info, args, results, base, endings, idle, total = None, None, {}, {}, \
-        {}, None, 0.0
-    with open(a.from_raw) as f:
-        for line in f:
-            d = json.loads(line)
-            if "machine" in d:
-                info, args = d["machine"], d["args"]
-            elif "baseline" in d:
-                r = d["baseline"]
-                base.setdefault(r["client"], []).append(r["dial"]["max_rss_kib"])
-            elif "endings_check" in d:
-                endings[d["endings_check"]["n"]] = d["endings_check"]
-            elif "idle" in d:
-                idle = d["idle"]
-            elif "total_s" in d:
-                total = d["total_s"]
-            elif "loadavg_at_end" in d:
-                info["loadavg_at_end"] = d["loadavg_at_end"]
-            elif "client" in d:
-                results.setdefault(d["n"], []).append(d)
-    base_rss = {c: med(v) for c, v in base.items()}
-    for k in ("runs", "pings", "sdk_runs_large", "large", "base_port",
-              "shard", "mcptop_timeout"):
-        setattr(a, k, args[k])
-    for n, recs in results.items():
-        for r in recs:
-            derive(r, n, a.pings, base_rss)
-    sizes = sorted(results)
-    write_results(a, info, sizes, results, base_rss, endings, idle, total)
-    log(f"wrote {a.out} from {a.from_raw}")
+def x(v, d=2):
+    return f"{v:.{d}f}×" if v is not None else "—"
 
 
-def write_results(a, info, sizes, results, base_rss, endings, idle, total):
+def idle_pct(rec):
+    return med([w["pct"] for w in rec["windows"]]) if rec else None
+
+
+def find(recs, typ, **kw):
+    for r in reversed(recs):
+        if r.get("type") == typ and all(r.get(k) == v for k, v in kw.items()):
+            return r
+    return None
+
+
+def write_label_section(w, label, recs):
+    machines = [r for r in recs if r.get("type") == "machine"]
+    w(f"## {label.capitalize()}: details\n")
+    for mi in machines:
+        a = mi["args"]
+        w(f"Run of section(s) {', '.join(mi['sections'])} on {mi['date']}, "
+          f"mcptop {mi['mcptop_commit']}, took "
+          f"{fmt(mi.get('total_s', 0) / 60, 1)} min; load average "
+          f"{mi['loadavg_at_start']} at its start, "
+          f"{mi.get('loadavg_at_end', '?')} at its end.")
+    if machines:
+        mi = machines[-1]
+        w("")
+        w("| machine | |\n| --- | --- |")
+        for k in ("nproc", "cpu", "mem", "os", "kernel", "libcurl", "libev",
+                  "node", "sdk", "mcptop", "ulimit_n"):
+            w(f"| {k} | {mi.get(k, '?')} |")
+        w("")
+    ch = [r for r in machines if "check" in r["sections"]]
+    cs = cells(recs)
+    if cs:
+        a = ch[-1]["args"] if ch else {"pings": 5, "runs": "?"}
+        pings = a["pings"]
+        w(f"### check --pings {pings}: whole process and phases\n")
+        w(f"{a['runs']} alternating pairs per cell (mcptop, floor / floor, "
+          "mcptop, ...). Whole = user+sys of the client process from wait4, "
+          "start to exit, in ms: median [min–max]. Ratio = median mcptop / "
+          "median floor; paired = the median [min–max] of the per-pair "
+          "ratios. Connects = TCP connections the fleet accepted during "
+          "one run (median). Per phase: CPU per dial and per ping (µs) "
+          "that each client measures itself (getrusage around its phases); "
+          "outside = whole − the three phases (start-up and exit), ms.\n")
+        w("| fleet | ports | N | mcptop whole ms | floor whole ms | ratio | "
+          "paired | connects mcptop / floor | dial µs mcptop / floor | "
+          "ping µs mcptop / floor | outside ms mcptop / floor | fleet CPU "
+          "ms per run (mcptop / floor) |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+          "--- | --- |")
+        noisy = []
+        for key in sorted(cs, key=lambda k: (k[0], k[1], k[2])):
+            s = cell_summary(cs[key], pings)
+            noisy += [spread(s["mcptop_cpu_ms"]), spread(s["floor_cpu_ms"])]
+            w(f"| {key[0]} | {key[1]} | {key[2]:,} | "
+              f"{mmm(s['mcptop_cpu_ms'])} | {mmm(s['floor_cpu_ms'])} | "
+              f"**{x(s['ratio'])}** | {x(med(s['pair_ratios']))} "
+              f"[{x(min(s['pair_ratios'], default=None))}–"
+              f"{x(max(s['pair_ratios'], default=None))}] | "
+              f"{fmt(med(s['mcptop_connects']))} / "
+              f"{fmt(med(s['floor_connects']))} | "
+              f"{fmt(med(s['mcptop_dial_us']))} / "
+              f"{fmt(med(s['floor_dial_us']))} ({x(s['dial_ratio'])}) | "
+              f"{fmt(med(s['mcptop_ping_us']))} / "
+              f"{fmt(med(s['floor_ping_us']))} ({x(s['ping_ratio'])}) | "
+              f"{fmt(med(s['mcptop_outside_ms']))} / "
+              f"{fmt(med(s['floor_outside_ms']))} | "
+              f"{fmt(med(s['mcptop_server_ms']))} / "
+              f"{fmt(med(s['floor_server_ms']))} |")
+        w("")
+        bad = [r for r in recs if r.get("type") == "check" and
+               ("error" in r or r.get("open") != r["n"] or
+                r.get("pings_completed") != r["n"] * pings)]
+        noisy = [v for v in noisy if v]
+        w(f"Noise: within a cell, the slowest run of a client took "
+          f"{x(med(noisy))} the fastest's CPU (median over cells; worst "
+          f"{x(max(noisy, default=None))}). Runs with a session not opened, "
+          f"a ping missing or no JSON: {len(bad)}"
+          + (" (" + "; ".join(f"{r['client']} {r['fleet']}/{r['ports']}/"
+                               f"{r['n']} #{r.get('pair')}: open "
+                               f"{r.get('open')}, pings "
+                               f"{r.get('pings_completed')}"
+                               for r in bad[:6]) + ")" if bad else "") + ".\n")
+    for typ, title in (("idle", "mcptop watch, idle"),
+                       ("tui", "the TUI, idle (tmux, detached, 160x50)")):
+        rs = [r for r in recs if r.get("type") == typ]
+        if not rs:
+            continue
+        w(f"### {title}\n")
+        w("| fleet | N | CPU % of a core: median [min–max] of the windows | "
+          "windows | all open after | requests / connects per window "
+          "(fleet) | fleet CPU % | other |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in rs:
+            ws = r["windows"]
+            other = ("fleet keeps idle connections " +
+                     (f"{r['keep_alive_timeout_ms'] / 1000:.0f} s"
+                      if r.get("keep_alive_timeout_ms") else "forever"))
+            if typ == "tui":
+                other += ("; tmux server " + mmm(
+                    [100 * v["other_cpu_s"] / v["seconds"] for v in ws], 2)
+                    + "%")
+            w(f"| {r['fleet']} | {r['n']:,} | "
+              f"**{mmm([v['pct'] for v in ws], 2)}** | {len(ws)} × "
+              f"{ws[0]['seconds']:.0f} s | {r['open_s']:.1f} s "
+              f"({r['streams_open']} GET streams) | "
+              f"{fmt(med([v['server_requests'] for v in ws]))} / "
+              f"{fmt(med([v['server_connections'] for v in ws]))} | "
+              f"{fmt(med([100 * v['server_cpu_s'] / v['seconds'] for v in ws]), 2)} | "
+              f"{other} |")
+        w("")
+    rs = [r for r in recs if r.get("type") == "rss"]
+    if rs:
+        w("### RSS per open session\n")
+        w("(RSS of `mcptop watch` with N servers open − the same with one) "
+          "/ (N − 1); RSS is the median of 9 samples of VmRSS 2 s apart "
+          "after every session (and GET stream) was open; peak = VmHWM. The "
+          "floor: (its dial-phase peak RSS at N − at 1) / (N − 1), no "
+          "streams.\n")
+        w("| fleet | N | GET streams open | mcptop KiB/session | peak KiB/"
+          "session | mcptop RSS at N / at 1 (KiB) | floor KiB/session |")
+        w("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in rs:
+            w(f"| {r['fleet']} | {r['n']:,} | {r['big']['streams_open']:,} | "
+              f"**{r['per_session_kib']:.1f}** | "
+              f"{r['peak_per_session_kib']:.1f} | "
+              f"{fmt(r['big']['rss_kib'])} / {fmt(r['base']['rss_kib'])} | "
+              f"{r['floor_per_session_kib']:.1f} |")
+        w("")
+
+
+def summary_rows(recs):
+    """(row label, value text, holds?) for the before/after table."""
+    rows = []
+    ch = [r for r in recs if r.get("type") == "machine" and
+          "check" in r["sections"]]
+    pings = ch[-1]["args"]["pings"] if ch else 5
+    cs = cells(recs)
+    for key in sorted(cs, key=lambda k: (k[0], k[1], k[2])):
+        s = cell_summary(cs[key], pings)
+        rows.append((f"check --pings {pings}, whole process, mcptop / floor: "
+                     f"{key[0]}, {PORTS_NAME[key[1]]}, {key[2]:,}",
+                     f"{x(s['ratio'])} ({fmt(med(s['mcptop_cpu_ms']))} / "
+                     f"{fmt(med(s['floor_cpu_ms']))} ms; connects "
+                     f"{fmt(med(s['mcptop_connects']))} / "
+                     f"{fmt(med(s['floor_connects']))})",
+                     s["ratio"] is not None and s["ratio"] <= 1.3, "≤ 1.3×"))
+    for typ, name, target in (("idle", "watch idle", 1.0),
+                              ("tui", "TUI idle", 1.5)):
+        for fl in ("json", "sse", "sse-keep"):
+            r = find(recs, typ, fleet=fl)
+            if r:
+                p = idle_pct(r)
+                rows.append((f"{name} at {r['n']:,}, {fl} fleet, % of a core",
+                             f"{p:.2f}% ({fmt(med([v['server_connections'] for v in r['windows']]))}"
+                             " connects a minute)", p < target,
+                             f"< {target}%" if typ == "tui" or fl != "json"
+                             else f"(< {target}%)"))
+    for fl in ("sse", "json"):
+        r = find(recs, "rss", fleet=fl)
+        if r:
+            rows.append((f"RSS per open session at {r['n']:,}, {fl} fleet"
+                         f"{' (GET streams open)' if fl == 'sse' else ' (no streams)'}",
+                         f"{r['per_session_kib']:.1f} KiB (floor "
+                         f"{r['floor_per_session_kib']:.1f})",
+                         r["per_session_kib"] <= 12,
+                         "≤ 12 KiB" if fl == "sse" else "—"))
+    return rows
+
+
+def write_report(a):
+    data = {lb: load_raw(os.path.join(RESULTS, f"{lb}.jsonl"))
+            for lb in LABELS}
     L = []
     w = L.append
-    w("# mcptop benchmark results (issue 7)\n")
-    w(f"Generated by `bench/run` on {info['date']} in {total / 60:.1f} min.\n")
-    w("## Machine\n")
-    w("| | |\n| --- | --- |")
-    for k in ("nproc", "cpu", "mem", "os", "kernel", "libcurl", "libev",
-              "node", "sdk", "cc", "mcptop", "mcptop_commit", "ulimit_n",
-              "ephemeral", "loadavg_at_start", "loadavg_at_end"):
-        w(f"| {k} | {info.get(k, '?')} |")
-    w("")
-    w("## What was run\n")
-    w(f"- Fleet: `bench/fleetserver.mjs`, N minimal MCP Streamable HTTP "
-      f"servers on 127.0.0.1:{a.base_port}.. (JSON answers, never closes an "
-      f"idle kept-alive connection); at most {a.shard} servers per Node "
-      "process (the file-descriptor limit decides; see README).")
-    w(f"- Workload per client: dial N (initialize, notifications/initialized,"
-      f" tools/list; at most 50 dials in flight), {a.pings} synchronized "
-      "ping rounds over every session, end every session (DELETE, all at "
-      "once).")
-    w("- Clients: **mcptop** = `mcptop check -c FLEET --json --pings "
-      f"{a.pings} --stats --timeout {a.mcptop_timeout}`; **floor** = `bench/floor.c` (libcurl multi "
-      "socket + libev, the same HTTP requests as mcptop -- including the "
-      "2026-07-28 era probe (POST server/discover, answered 400 by these "
-      "legacy servers) that mcptop sends before initialize when a server's "
-      "era is not configured -- same easy-handle options, no MCP logic, "
-      "CURLOPT_DNS_CACHE_TIMEOUT -1); **sdk** = `bench/sdkclient.mjs` "
-      "(@modelcontextprotocol/sdk Client + StreamableHTTPClientTransport; "
-      "no probe, but it opens the optional GET stream after "
-      "notifications/initialized, answered 405).")
-    w(f"- {a.runs} runs per client and size, interleaved (the order rotates "
-      "each run); at N ≥ "
-      f"{a.large} the SDK ran {a.sdk_runs_large} time(s). Cells: median "
-      "[min–max].")
-    w("- CPU = user + system of the whole client process within the phase "
-      "(getrusage / process.cpuUsage, all threads). CPU/dial = dial-phase "
-      f"CPU / N; CPU/ping = ping-phase CPU / (N × {a.pings}).")
-    w("- RSS/session = (peak RSS at the end of the dial phase at N − the "
-      "same client's median peak RSS at the end of the dial phase with a "
-      "one-server fleet) / (N − 1). Baselines (KiB): " +
-      ", ".join(f"{c} {fmt(v)}" for c, v in base_rss.items()) + ".")
-    w("- Ping round = median of the rounds' wall times; endings = wall time "
-      "from the first DELETE to the last outcome.")
-    w(f"- `--timeout {a.mcptop_timeout}` (request timeout and open deadline; "
-      "the SDK's default request timeout is 60 s, the floor has none): with "
-      "the defaults (10 s) `mcptop check` bounds the whole check by "
-      "open deadline + timeout × R + 2 s = 62 s, which 10,000 servers "
-      "overrun, and the check then stops mid-phase and misreports its "
-      "phases (see ANALYSIS below). The teardown deadline stays at its "
-      "default, 3000 ms.")
-    w("")
-    for n in sizes:
-        recs = results[n]
-        w(f"## N = {n:,}\n")
-        w("| metric | mcptop | floor | sdk | sdk / mcptop | mcptop / floor |")
-        w("| --- | --- | --- | --- | --- | --- |")
-        rows = [("CPU per dial (µs)", "cpu_per_dial_us", 0),
-                ("CPU per ping (µs)", "cpu_per_ping_us", 0),
-                ("RSS per open session (KiB)", "rss_per_session_kib", 1),
-                ("peak RSS after dials (KiB)", "dial_peak_rss_kib", 0),
-                ("peak RSS, whole run (KiB)", "peak_rss_kib", 0),
-                ("dial phase wall (ms)", "dial_wall_ms", 0),
-                ("one ping round wall (ms)", "ping_round_median_ms", 1),
-                ("end all sessions wall (ms)", "endings_wall_ms", 1),
-                ("fleet server CPU during the run (ms)", "server_cpu_ms", 0),
-                ("fleet server CPU per request (µs)",
-                 "server_cpu_per_client_req_us", 0),
-                ("pings completed (of N × R)", "pings_completed", 0),
-                ("HTTP requests per session (fleet count)",
-                 "server_requests_per_session", 1),
-                ("TCP connections opened to the fleet", "server_connections",
-                 0)]
-        for r in recs:
-            r["server_cpu_ms"] = r["server_cpu_us"] / 1000.0
-        for label, key, dg in rows:
-            vals = {c: [r[key] for r in recs if r["client"] == c]
-                    for c in CLIENTS}
-            m = {c: med(v) for c, v in vals.items()}
-            rs = (m["sdk"] / m["mcptop"]) if m["sdk"] and m["mcptop"] else None
-            rf = (m["mcptop"] / m["floor"]) if m["mcptop"] and m["floor"] \
-                else None
-            w(f"| {label} | {mmm(vals['mcptop'], dg)} | "
-              f"{mmm(vals['floor'], dg)} | {mmm(vals['sdk'], dg)} | "
-              f"{fmt(rs, 2) + '×' if rs else '—'} | "
-              f"{fmt(rf, 2) + '×' if rf else '—'} |")
-        opens = {c: [r["open"] for r in recs if r["client"] == c]
-                 for c in CLIENTS}
+    w("# mcptop benchmark results\n")
+    w("Generated by `bench/driver.py` from `bench/results/before.jsonl` and "
+      "`bench/results/after.jsonl` (rebuild: `bench/run --report`). How to "
+      "run: bench/README.md. Hand-written analysis: bench/ANALYSIS.md, "
+      "appended below. The results of issue 7 (per-phase, JSON fleet, the "
+      "SDK client, up to 10,000 servers) are kept in "
+      "`bench/results/issue7.md`.\n")
+    w("## Issue 19: before and after\n")
+    sums = {lb: {r[0]: r for r in summary_rows(data[lb])} for lb in LABELS}
+    keys = []
+    for lb in LABELS:
+        for k in sums[lb]:
+            if k not in keys:
+                keys.append(k)
+    if not keys:
+        w("No run yet: `bench/run --label before`.\n")
+    else:
+        w("| measure | target | before | after |")
+        w("| --- | --- | --- | --- |")
+        for k in keys:
+            tgt = next((sums[lb][k][3] for lb in LABELS if k in sums[lb]),
+                       "")
+            cells_ = []
+            for lb in LABELS:
+                r = sums[lb].get(k)
+                if r is None:
+                    cells_.append("—")
+                else:
+                    mark = "" if tgt == "—" or tgt.startswith("(") else \
+                        (" ✓" if r[2] else " ✗")
+                    cells_.append(r[1] + mark)
+            w(f"| {k} | {tgt} | {cells_[0]} | {cells_[1]} |")
         w("")
-        w("Sessions opened per run: " + "; ".join(
-            f"{c} {opens[c]}" for c in CLIENTS) + f" (of {n}).")
-        sdk = [r for r in recs if r["client"] == "sdk"]
-        if sdk and sdk[0].get("rss_after_dial_gc_kib"):
-            b = base_rss.get("sdk")
-            per = [(r["rss_after_dial_gc_kib"] - b) / (n - 1) for r in sdk
-                   if r.get("rss_after_dial_gc_kib")]
-            w(f"SDK RSS after a forced full GC with every session open "
-              f"(outside the phases): {mmm([r['rss_after_dial_gc_kib'] for r in sdk])}"
-              f" KiB, i.e. {mmm(per, 1)} KiB per session against the same "
-              "baseline.")
-        fl = [r for r in recs if r["client"] == "floor"]
-        if fl:
-            w(f"Floor connections made (dial/pings/endings): "
-              f"{fl[0]['connects']}.")
-        if n in endings:
-            e = endings[n]
-            w(f"Endings check (one extra `mcptop check --pings 1 --log`): "
-              f"{e['endings']} endings of {e['sessions_open_before']} open "
-              f"sessions, outcomes {e['outcomes']}, {e['settled']} settled; "
-              f"slowest outcome {fmt(e['max_duration_ms'], 1)} ms, median "
-              f"{fmt(e['median_duration_ms'], 1)} ms, against a teardown "
-              f"deadline of {e['teardown_ms']} ms; endings phase "
-              f"{fmt(e['endings_phase_wall_ms'], 1)} ms.")
-        w("")
-    if idle:
-        w("## Idle cost\n")
-        w(f"`mcptop watch` on {idle['n']:,} healthy servers, default ping "
-          f"interval (15 s), measured for {idle['seconds']:.0f} s after every "
-          f"dial completed ({idle['dialed']} dialed): "
-          f"**{idle['cpu_pct_of_core']:.2f}% of one core** "
-          f"({idle['cpu_s']:.2f} s CPU from /proc/PID/stat utime+stime, "
-          f"{idle['clock_ticks_per_s']} ticks/s); {idle['pings_in_window']} "
-          f"pings in the window ({idle['pings_completed']} completed), "
-          f"{fmt(idle['cpu_us_per_ping'])} µs CPU per ping including "
-          f"timers and the JSON Lines output; fleet server "
-          f"{idle['server_cpu_s']:.2f} s CPU, "
-          f"{idle['server_connections_opened']} new connections.\n")
-    write_targets(w, a, sizes, results, endings, idle)
+    for lb in LABELS:
+        if data[lb]:
+            write_label_section(w, lb, data[lb])
     analysis = os.path.join(BENCH, "ANALYSIS.md")
     if os.path.exists(analysis):
         with open(analysis) as f:
             w(f.read())
-    with open(a.out, "w") as f:
-        f.write("\n".join(L) + "\n")
+    with open(os.path.join(BENCH, "RESULTS.md"), "w") as f:
+        f.write("\n".join(L).rstrip() + "\n")
+    log("wrote bench/RESULTS.md")
 
 
-def write_targets(w, a, sizes, results, endings, idle):
-    w("## Targets\n")
-    w("| target | N | measured | holds? |")
-    w("| --- | --- | --- | --- |")
+def write_scratch_report(a, path, recs):
+    L = []
+    w = L.append
+    w(f"# mcptop bench: {a.label}\n")
+    rows = summary_rows(recs)
+    if rows:
+        w("| measure | target | value |\n| --- | --- | --- |")
+        for r in rows:
+            w(f"| {r[0]} | {r[3]} | {r[1]} |")
+        w("")
+    write_label_section(w, a.label, recs)
+    with open(path, "w") as f:
+        f.write("\n".join(L).rstrip() + "\n")
 
-    def m(n, c, k):
-        return med([r[k] for r in results[n] if r["client"] == c])
-    for n in sizes:
-        for key, label in (("cpu_per_dial_us", "CPU per dial"),
-                           ("cpu_per_ping_us", "CPU per ping")):
-            mc, fl = m(n, "mcptop", key), m(n, "floor", key)
-            if mc and fl:
-                r = mc / fl
-                w(f"| mcptop {label} ≤ 1.3× floor | {n:,} | {mc:.0f} / "
-                  f"{fl:.0f} µs = {r:.2f}× | {'yes' if r <= 1.3 else 'NO'} |")
-    big = max(sizes)
-    rs = m(big, "mcptop", "rss_per_session_kib")
-    if rs is not None:
-        w(f"| ≤ 20 KiB RSS per open HTTP session | {big:,} | {rs:.1f} KiB | "
-          f"{'yes' if rs <= 20 else 'NO'}{'' if big >= 10000 else ' (N < 10,000)'} |")
-    if idle:
-        w(f"| idle CPU < 1% of a core | {idle['n']:,} | "
-          f"{idle['cpu_pct_of_core']:.2f}% | "
-          f"{'yes' if idle['cpu_pct_of_core'] < 1 else 'NO'} |")
+
+# ---------------------------------------------------------------- main
+
+def smoke_check(recs, a):
+    """--smoke: every run opened every session and completed every ping."""
+    bad = []
+    for r in recs:
+        if r.get("type") != "check":
+            continue
+        if "error" in r or r.get("rc") != 0 or r.get("open") != r["n"] or \
+                r.get("pings_completed") != r["n"] * a.pings:
+            bad.append(f"{r['client']} {r['fleet']}/{r['ports']}: rc "
+                       f"{r.get('rc')}, open {r.get('open')}, pings "
+                       f"{r.get('pings_completed')} {r.get('error', '')}"
+                       f"{r.get('stderr_tail', '')[-200:]}")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mcptop")
+    ap.add_argument("--floor")
+    ap.add_argument("--workdir")
+    ap.add_argument("--node", default=os.environ.get("NODE", "node"))
+    ap.add_argument("--label", default="scratch",
+                    help="before|after write bench/results/LABEL.jsonl and "
+                    "rebuild RESULTS.md; anything else writes WORKDIR/"
+                    "LABEL.{jsonl,md} only")
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help="sections: " + ",".join(SECTIONS))
+    ap.add_argument("--sizes", default="100,300,1000")
+    ap.add_argument("--fleets", default="json,sse",
+                    help="fleets of check and rss: json, sse")
+    ap.add_argument("--idle-fleets", default="json,sse,sse-keep",
+                    help="fleets of idle (sse-keep: the SSE fleet keeping "
+                    "idle connections 120 s)")
+    ap.add_argument("--tui-fleets", default="json,sse")
+    ap.add_argument("--ports", default="distinct,one")
+    ap.add_argument("--clients", default="mcptop,floor",
+                    help="mcptop,floor[,floor-old][,sdk] (floor-old: the "
+                    "floor before issue 19; sdk: bench/sdkclient.mjs)")
+    ap.add_argument("--runs", type=int, default=5, help="pairs per cell")
+    ap.add_argument("--pings", type=int, default=5)
+    ap.add_argument("--mcptop-timeout", type=int, default=60000)
+    ap.add_argument("--floor-args", default="",
+                    help="extra floor arguments, e.g. '--servers-per-multi 0 "
+                    "--dns-cache-timeout -1' (the floor before issue 19)")
+    ap.add_argument("--run-timeout", type=int, default=300,
+                    help="seconds before a client run is killed")
+    ap.add_argument("--idle-n", type=int, default=1000)
+    ap.add_argument("--idle-seconds", type=int, default=60)
+    ap.add_argument("--idle-windows", type=int, default=3)
+    ap.add_argument("--idle-warmup", type=int, default=20)
+    ap.add_argument("--rss-n", type=int, default=5000)
+    ap.add_argument("--open-timeout", type=int, default=300)
+    ap.add_argument("--keep-alive-timeout", type=int, default=None,
+                    help="SSE fleet: Node's keepAliveTimeout in ms (default:"
+                    " Node's own, 5000)")
+    ap.add_argument("--base-port", type=int, default=None,
+                    help="first port to try (default: the first free range "
+                    "from 10000)")
+    ap.add_argument("--shard", type=int, default=0,
+                    help="servers per Node process (0: from the fd limit)")
+    ap.add_argument("--tmux-socket", default=f"mcptop-bench-{os.getpid()}")
+    ap.add_argument("--smoke", action="store_true",
+                    help="10 servers, one run, check only, both fleets and "
+                    "port modes; exit 1 unless every session opened and "
+                    "every ping completed")
+    ap.add_argument("--report", action="store_true",
+                    help="only rebuild RESULTS.md from bench/results/")
+    a = ap.parse_args()
+    if a.report:
+        return write_report(a)
+    if not (a.mcptop and a.floor and a.workdir):
+        ap.error("--mcptop, --floor and --workdir are required")
+    if a.smoke:
+        a.sizes, a.runs, a.only, a.pings = "10", 1, "check", 2
+        a.label = "smoke"
+    a.sizes = [int(v) for v in a.sizes.split(",") if v]
+    a.fleets = [v for v in a.fleets.split(",") if v]
+    a.idle_fleets = [v for v in a.idle_fleets.split(",") if v]
+    a.tui_fleets = [v for v in a.tui_fleets.split(",") if v]
+    a.ports = [v for v in a.ports.split(",") if v]
+    a.clients = [v for v in a.clients.split(",") if v]
+    a.floor_extra = a.floor_args.split()
+    sections = [v for v in a.only.split(",") if v]
+    for v in sections:
+        if v not in SECTIONS:
+            ap.error(f"unknown section {v}")
+    if not set(a.fleets + a.idle_fleets + a.tui_fleets) <= set(FLEET_SCRIPT) \
+            or \
+            not set(a.ports) <= {"distinct", "one"} or \
+            not set(a.clients) <= {"mcptop", "floor", "floor-old", "sdk"}:
+        ap.error("bad --fleets, --ports or --clients")
+    if not os.path.isdir(SDK_DIR):
+        sys.exit(f"bench: no {SDK_DIR} (cd tests && npm ci)")
+    os.makedirs(a.workdir, exist_ok=True)
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if a.shard <= 0:
+        # Each server: a listener, its POST connection and its GET stream.
+        a.shard = max(100, (soft - 200) // 3)
+    # SIGTERM or SIGINT (bench/run's cleanup, or anyone's) kills the
+    # client being measured and unwinds the finally blocks: fleets
+    # stopped, tmux server killed.
+    def on_signal(signum, frame):
+        if CLIENT_PGID is not None:
+            try:
+                os.killpg(CLIENT_PGID, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    if a.label in LABELS:
+        os.makedirs(RESULTS, exist_ok=True)
+        rawpath = os.path.join(RESULTS, f"{a.label}.jsonl")
     else:
-        w("| idle CPU < 1% of a core | 1,000 | not run (`--idle`) | — |")
-    if big in endings:
-        e = endings[big]
-        ok = (e["outcomes"].get("terminated", 0) == e["sessions_open_before"]
-              and e["max_duration_ms"] is not None
-              and e["max_duration_ms"] <= e["teardown_ms"])
-        w(f"| every ending's outcome by its deadline ({e['teardown_ms']} ms) "
-          f"| {big:,} | outcomes {e['outcomes']} for "
-          f"{e['sessions_open_before']} open sessions; slowest "
-          f"{fmt(e['max_duration_ms'], 1)} ms | {'yes' if ok else 'NO'} |")
-        ew = [r["endings_wall_ms"] for r in results[big]
-              if r["client"] == "mcptop"]
-        w(f"| (measured runs) mcptop end-all wall ≤ deadline | {big:,} | "
-          f"{mmm(ew, 1)} ms | {'yes' if max(ew) <= e['teardown_ms'] else 'NO'} |")
-    w("")
+        rawpath = os.path.join(a.workdir, f"{a.label}.jsonl")
+    # A section run again replaces that section's records.
+    kept = [r for r in load_raw(rawpath) if a.label in LABELS and not (
+        r.get("type") in sections or (r.get("type") == "machine" and
+                                      set(r["sections"]) <= set(sections)))]
+    info = machine_info(a)
+    info.update({"type": "machine", "sections": sections,
+                 "args": {k: v for k, v in vars(a).items()
+                          if k not in ("mcptop", "floor", "workdir")}})
+    log(f"machine: load {info['loadavg_at_start']}, mcptop "
+        f"{info['mcptop_commit']}; sections {sections}")
+    new = []
+
+    def emit(r):
+        new.append(r)
+        with open(rawpath + ".partial", "a") as f:
+            f.write(json.dumps(r) + "\n")
+
+    t0 = time.monotonic()
+    if os.path.exists(rawpath + ".partial"):
+        os.unlink(rawpath + ".partial")
+    for sec in sections:
+        {"check": section_check, "idle": section_idle,
+         "tui": section_tui, "rss": section_rss}[sec](a, emit)
+    # Only a finished run replaces the records (a failed one leaves its
+    # records in RAW.partial).
+    info["total_s"] = time.monotonic() - t0
+    info["loadavg_at_end"] = loadavg()
+    with open(rawpath, "w") as f:
+        for r in kept + [info] + new:
+            f.write(json.dumps(r) + "\n")
+    if os.path.exists(rawpath + ".partial"):
+        os.unlink(rawpath + ".partial")
+    log(f"done in {info['total_s']:.0f} s; raw records in {rawpath}")
+    if a.label in LABELS:
+        write_report(a)
+    else:
+        md = os.path.splitext(rawpath)[0] + ".md"
+        write_scratch_report(a, md, kept + [info] + new)
+        log(f"wrote {md}")
+    if a.smoke:
+        bad = smoke_check(new, a)
+        for b in bad:
+            log(f"smoke: FAIL {b}")
+        if bad:
+            return 1
+        log(f"smoke: ok ({len(new)} runs)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,28 +1,35 @@
 #!/usr/bin/env python3
 """Diagnostic variants (bench/diag): what one engine change would buy,
 measured on the bench fleet without touching src/. Needs a running fleet
-(bench/fleetserver.mjs) on --base-port and the binaries built by bench/run.
+(bench/fleetserver.mjs or bench/sdkfleet.mjs, with --one-port if given
+here) on --base-port and the binaries built by bench/run.
 
-usage: diag/variants.py --n 1000 [--runs 3] [--build /tmp/build-bench]
+usage: diag/variants.py --n 1000 --base-port P [--one-port] [--runs 3]
+       [--build BUILD (default: build-bench in this checkout)]
 """
-import argparse, json, os, statistics, subprocess, sys
+import argparse, json, os, statistics, subprocess, sys, tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--n", type=int, required=True)
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--pings", type=int, default=5)
-ap.add_argument("--base-port", type=int, default=20000)
-ap.add_argument("--build", default="/tmp/build-bench")
+ap.add_argument("--base-port", type=int, required=True)
+ap.add_argument("--one-port", action="store_true")
+ap.add_argument("--build", default=os.path.join(REPO, "build-bench"))
 ap.add_argument("--only", default="")
 a = ap.parse_args()
 b = a.build
 n = a.n
+WORK = tempfile.mkdtemp(prefix="mcptop-diag-")
 
 def cfg(legacy):
-    path = f"/tmp/mcptop-bench/diag-{n}{'-legacy' if legacy else ''}.json"
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    d = {"mcpServers": {f"s{i:05d}": {"url": f"http://127.0.0.1:{a.base_port + i}/mcp"}
-                        for i in range(n)}}
+    path = os.path.join(WORK, f"diag-{n}{'-legacy' if legacy else ''}.json")
+    url = ((lambda i: f"http://127.0.0.1:{a.base_port}/mcp/{i}") if a.one_port
+           else (lambda i: f"http://127.0.0.1:{a.base_port + i}/mcp"))
+    d = {"mcpServers": {f"s{i:05d}": {"url": url(i)} for i in range(n)}}
     if legacy:
         d["mcptop"] = {"era": "legacy"}
     with open(path, "w") as f:
@@ -31,16 +38,18 @@ def cfg(legacy):
 
 m = [f"{b}/mcptop", "check", "--json", "--pings", str(a.pings), "--stats", "-c"]
 fl = [f"{b}/floor", "--base-port", str(a.base_port), "--count", str(n), "--pings", str(a.pings)]
+if a.one_port:
+    fl.append("--one-port")
 pre = {"LD_PRELOAD": f"{b}/dns_forever.so"}
 variants = [
     ("mcptop", m + [cfg(False)], {}),
-    ("mcptop + DNS_CACHE_TIMEOUT -1 (LD_PRELOAD)", m + [cfg(False)], pre),
+    ("mcptop + DNS_CACHE_TIMEOUT -1 on every transfer (LD_PRELOAD)", m + [cfg(False)], pre),
     ("mcptop era legacy (no probe)", m + [cfg(True)], {}),
-    ("mcptop era legacy + DNS -1", m + [cfg(True)], pre),
-    ("floor (probe, DNS -1, one multi)", fl, {}),
-    ("floor, DNS timeout 60 (libcurl default, as mcptop)", fl + ["--dns-cache-timeout", "60"], {}),
+    ("floor (as mcptop: DNS -1 but a prune a minute, a multi per 256)", fl, {}),
+    ("floor, DNS timeout 60 (libcurl's default)", fl + ["--dns-cache-timeout", "60"], {}),
     ("floor, no probe", fl + ["--no-probe"], {}),
-    ("floor, one multi per 256 servers", fl + ["--servers-per-multi", "256"], {}),
+    ("floor, one multi, DNS -1 (the floor before issue 19)",
+     fl + ["--servers-per-multi", "0", "--dns-cache-timeout", "-1"], {}),
 ]
 if a.only:
     keep = a.only.split(",")
@@ -72,7 +81,7 @@ for name, rs in res.items():
           f"{med['end_wall']:.0f} | {med['round']:.0f} | {med['rss']:.0f} |")
 # Paired ratios: each variant against the floor of the same run (the runs
 # alternate, so a pair shares the machine's state of the moment).
-fk = next((k for k in res if k.startswith("floor (probe")), None)
+fk = next((k for k in res if k.startswith("floor (as mcptop")), None)
 if fk:
     print(f"\nPaired ratios against '{fk}' (median [min-max] over runs):")
     for name, rs in res.items():
