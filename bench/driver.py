@@ -607,7 +607,10 @@ def machine_info(a):
         "libev": sh("dpkg-query -W -f='${Version}' libev4 2>/dev/null"),
         "node": sh(f"'{a.node}' --version"), "sdk": sdkv,
         "mcptop": sh(f"'{a.mcptop}' --version | head -1"),
-        "mcptop_commit": sh(f"git -C '{REPO}' rev-parse --short HEAD") +
+        # The last commit that changed what mcptop is built from (the
+        # bench's own commits do not change the binary).
+        "mcptop_commit": sh(f"git -C '{REPO}' log -1 --format=%h -- src "
+                            "include CMakeLists.txt cmake") +
         (" (+ uncommitted changes in src/ or include/)" if dirty else ""),
         "ulimit_n": sh("ulimit -n") + " (hard " + sh("ulimit -Hn") + ")",
         "loadavg_at_start": loadavg(),
@@ -776,6 +779,32 @@ def write_label_section(w, label, recs):
               f"{fmt(med(s['mcptop_server_ms']))} / "
               f"{fmt(med(s['floor_server_ms']))} |")
         w("")
+        extra = sorted({c for cl in cs.values() for c in cl} -
+                       {"mcptop", "floor"})
+        if extra:
+            w("Other clients (`--clients`), same cells, whole process and "
+              "phases; ratio = median / the floor's median:\n")
+            w("| client | fleet | ports | N | whole ms | ratio to floor | "
+              "connects | dial µs | ping µs |")
+            w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            for key in sorted(cs, key=lambda k: (k[0], k[1], k[2])):
+                fl = med([r["cpu_s"] * 1000 for r in cs[key].get("floor", [])])
+                for c in extra:
+                    rs = cs[key].get(c, [])
+                    if not rs:
+                        continue
+                    wm = med([r["cpu_s"] * 1000 for r in rs])
+                    dial = med([r["phases"]["dial"]["cpu_us"] / key[2]
+                                for r in rs if r.get("phases")])
+                    ping = med([r["phases"]["pings"]["cpu_us"] /
+                                (key[2] * pings) for r in rs
+                                if r.get("phases")])
+                    w(f"| {c} | {key[0]} | {key[1]} | {key[2]:,} | "
+                      f"{mmm([r['cpu_s'] * 1000 for r in rs])} | "
+                      f"{x(wm / fl if wm and fl else None)} | "
+                      f"{fmt(med([r['server_connections'] for r in rs]))} | "
+                      f"{fmt(dial)} | {fmt(ping)} |")
+            w("")
         bad = [r for r in recs if r.get("type") == "check" and
                ("error" in r or r.get("open") != r["n"] or
                 r.get("pings_completed") != r["n"] * pings)]
