@@ -30,6 +30,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import select
 import shutil
 import signal
@@ -591,6 +592,18 @@ def sh(cmd):
         return "?"
 
 
+def mcptop_commit(a, dirty):
+    """The last commit that changed what a binary built in this checkout is
+    built from (the bench's own commits do not change it); for a binary
+    from elsewhere, the commit its --version names."""
+    if os.path.realpath(a.mcptop).startswith(os.path.realpath(REPO) + "/"):
+        return sh(f"git -C '{REPO}' log -1 --format=%h -- src include "
+                  "CMakeLists.txt cmake") + \
+            (" (+ uncommitted changes in src/ or include/)" if dirty else "")
+    m = re.search(r"commit ([0-9a-f]{7})", sh(f"'{a.mcptop}' --version"))
+    return (m.group(1) if m else "unknown") + " (binary from elsewhere)"
+
+
 def machine_info(a):
     model = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
     with open(os.path.join(SDK_DIR, "package.json")) as f:
@@ -607,11 +620,7 @@ def machine_info(a):
         "libev": sh("dpkg-query -W -f='${Version}' libev4 2>/dev/null"),
         "node": sh(f"'{a.node}' --version"), "sdk": sdkv,
         "mcptop": sh(f"'{a.mcptop}' --version | head -1"),
-        # The last commit that changed what mcptop is built from (the
-        # bench's own commits do not change the binary).
-        "mcptop_commit": sh(f"git -C '{REPO}' log -1 --format=%h -- src "
-                            "include CMakeLists.txt cmake") +
-        (" (+ uncommitted changes in src/ or include/)" if dirty else ""),
+        "mcptop_commit": mcptop_commit(a, dirty),
         "ulimit_n": sh("ulimit -n") + " (hard " + sh("ulimit -Hn") + ")",
         "loadavg_at_start": loadavg(),
     }
