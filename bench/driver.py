@@ -620,7 +620,7 @@ def machine_info(a):
         "libev": sh("dpkg-query -W -f='${Version}' libev4 2>/dev/null"),
         "node": sh(f"'{a.node}' --version"), "sdk": sdkv,
         "mcptop": sh(f"'{a.mcptop}' --version | head -1"),
-        "mcptop_commit": mcptop_commit(a, dirty),
+        "mcptop_commit": a.mcptop_commit or mcptop_commit(a, dirty),
         "ulimit_n": sh("ulimit -n") + " (hard " + sh("ulimit -Hn") + ")",
         "loadavg_at_start": loadavg(),
     }
@@ -1002,6 +1002,8 @@ def main():
     ap.add_argument("--floor")
     ap.add_argument("--workdir")
     ap.add_argument("--node", default=os.environ.get("NODE", "node"))
+    ap.add_argument("--mcptop-commit", default=None,
+                    help="the commit to name for --mcptop (default: found)")
     ap.add_argument("--label", default="scratch",
                     help="before|after write bench/results/LABEL.jsonl and "
                     "rebuild RESULTS.md; anything else writes WORKDIR/"
@@ -1030,7 +1032,9 @@ def main():
     ap.add_argument("--idle-n", type=int, default=1000)
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--idle-windows", type=int, default=3)
-    ap.add_argument("--idle-warmup", type=int, default=20)
+    ap.add_argument("--idle-warmup", type=int, default=60,
+                    help="seconds between every session open and the first "
+                    "window (the first minute costs less than the next)")
     ap.add_argument("--rss-n", type=int, default=5000)
     ap.add_argument("--open-timeout", type=int, default=300)
     ap.add_argument("--keep-alive-timeout", type=int, default=None,
