@@ -445,35 +445,94 @@ def stop_proc(p, sig=signal.SIGINT, timeout=30):
             p.wait()
 
 
-def section_idle(a, emit):
-    for kind in a.idle_fleets:
+def builds(a):
+    """(name, binary) of the builds measured: mcptop, and with --ab-mcptop
+    the other build, alternating (a, b, a, b, ...)."""
+    if not a.ab_mcptop:
+        return [("a", a.mcptop)]
+    return [("a", a.mcptop), ("b", a.ab_mcptop)] * a.ab_rounds
+
+
+def start_measured(a, mode, binary, cfg):
+    """Start watch or the TUI (in tmux); returns (pid, [other pids],
+    stop())."""
+    if mode == "watch":
+        p = subprocess.Popen([binary, "watch", "-c", cfg],
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        return p.pid, [], lambda: stop_proc(p)
+    tmux(a, "new-session", "-d", "-s", "bench", "-x", "160", "-y", "50",
+         f"exec {binary} -c {cfg}")
+    pid = int(tmux(a, "display-message", "-p", "-t", "bench",
+                   "#{pane_pid}").stdout.strip())
+    tpid = int(tmux(a, "display-message", "-p", "#{pid}").stdout.strip())
+
+    def stop():
+        try:
+            os.kill(pid, signal.SIGTERM)       # ends the sessions, bounded
+            end = time.monotonic() + 15
+            while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
+                time.sleep(0.2)
+        except ProcessLookupError:
+            pass
+        tmux(a, "kill-server", check=False)
+    return pid, [tpid], stop
+
+
+def section_idle_mode(a, emit, mode, fleets):
+    typ = "idle" if mode == "watch" else "tui"
+    if mode == "tui" and shutil.which("tmux") is None:
+        raise RuntimeError("tui: tmux is not installed (apt-get install "
+                           "tmux)")
+    for kind in fleets:
         fleet = Fleet(a, kind, "distinct", a.idle_n)
-        p = None
         try:
             cfg = fleet.write_config(os.path.join(
-                a.workdir, f"idle-{kind}-{a.idle_n}.json"))
-            t0 = time.monotonic()
-            p = subprocess.Popen([a.mcptop, "watch", "-c", cfg],
-                                 stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL,
-                                 stdin=subprocess.DEVNULL)
-            st = fleet.wait_for(all_open(fleet), a.open_timeout,
-                                f"watch on the {kind} fleet")
-            opened = time.monotonic() - t0
-            log(f"idle: watch, {kind}: all open in {opened:.1f} s; warm-up "
-                f"{a.idle_warmup} s, then {a.idle_windows} x "
-                f"{a.idle_seconds} s")
-            time.sleep(a.idle_warmup)
-            wins = measure_windows(a, p.pid, fleet)
-            emit({"type": "idle", "mode": "watch", "fleet": kind,
-                  "n": a.idle_n, "open_s": opened,
-                  "streams_open": st["streams_open"], "windows": wins,
-                  "keep_alive_timeout_ms": fleet.ready[0].get(
-                      "keep_alive_timeout_ms")})
+                a.workdir, f"{typ}-{kind}-{a.idle_n}.json"))
+            for rnd, (build, binary) in enumerate(builds(a)):
+                base = fleet.stats()
+                t0 = time.monotonic()
+                pid, others, stop = start_measured(a, mode, binary, cfg)
+                try:
+                    st = fleet.wait_for(
+                        lambda st: all_open(fleet)(
+                            {k: st[k] - base.get(k, 0) for k in
+                             ("sessions_live", "streams_open")}),
+                        a.open_timeout, f"{mode} on the {kind} fleet")
+                    opened = time.monotonic() - t0
+                    log(f"{mode}, {kind}{' build ' + build if a.ab_mcptop else ''}:"
+                        f" all open in {opened:.1f} s; warm-up "
+                        f"{a.idle_warmup} s, then {a.idle_windows} x "
+                        f"{a.idle_seconds} s")
+                    time.sleep(a.idle_warmup)
+                    wins = measure_windows(a, pid, fleet, extra_pids=others)
+                finally:
+                    stop()
+                rec = {"type": typ, "mode": mode, "fleet": kind,
+                       "n": a.idle_n, "open_s": opened,
+                       "streams_open": st["streams_open"] -
+                       base.get("streams_open", 0), "windows": wins,
+                       "keep_alive_timeout_ms": fleet.ready[0].get(
+                           "keep_alive_timeout_ms")}
+                if mode == "tui":
+                    rec["terminal"] = "tmux 160x50"
+                if a.ab_mcptop:
+                    rec.update({"build": build, "round": rnd // 2 + 1,
+                                "binary": a.ab_names[build]})
+                emit(rec)
+                # The ended sessions leave the fleet before the next build.
+                try:
+                    fleet.wait_for(lambda st: st["sessions_live"] <=
+                                   base["sessions_live"], 60,
+                                   "the sessions to end")
+                except RuntimeError as e:
+                    log(f"{mode}, {kind}: {e}")
         finally:
-            if p is not None:
-                stop_proc(p)
             fleet.stop()
+
+
+def section_idle(a, emit):
+    section_idle_mode(a, emit, "watch", a.idle_fleets)
 
 
 def tmux(a, *args, check=True):
@@ -483,47 +542,7 @@ def tmux(a, *args, check=True):
 
 
 def section_tui(a, emit):
-    if shutil.which("tmux") is None:
-        raise RuntimeError("tui: tmux is not installed (apt-get install "
-                           "tmux)")
-    for kind in a.tui_fleets:
-        fleet = Fleet(a, kind, "distinct", a.idle_n)
-        pid = None
-        try:
-            cfg = fleet.write_config(os.path.join(
-                a.workdir, f"tui-{kind}-{a.idle_n}.json"))
-            t0 = time.monotonic()
-            tmux(a, "new-session", "-d", "-s", "bench", "-x", "160", "-y",
-                 "50", f"exec {a.mcptop} -c {cfg}")
-            pid = int(tmux(a, "display-message", "-p", "-t", "bench",
-                           "#{pane_pid}").stdout.strip())
-            tpid = int(tmux(a, "display-message", "-p",
-                            "#{pid}").stdout.strip())
-            st = fleet.wait_for(all_open(fleet), a.open_timeout,
-                                f"the TUI on the {kind} fleet")
-            opened = time.monotonic() - t0
-            log(f"tui, {kind}: all open in {opened:.1f} s (mcptop pid {pid},"
-                f" tmux server {tpid}); warm-up {a.idle_warmup} s")
-            time.sleep(a.idle_warmup)
-            wins = measure_windows(a, pid, fleet, extra_pids=[tpid])
-            emit({"type": "tui", "mode": "tui", "fleet": kind,
-                  "n": a.idle_n, "open_s": opened,
-                  "streams_open": st["streams_open"], "windows": wins,
-                  "terminal": "tmux 160x50",
-                  "keep_alive_timeout_ms": fleet.ready[0].get(
-                      "keep_alive_timeout_ms")})
-        finally:
-            if pid is not None:
-                try:
-                    os.kill(pid, signal.SIGTERM)   # ends sessions, bounded
-                    end = time.monotonic() + 15
-                    while time.monotonic() < end and \
-                            os.path.exists(f"/proc/{pid}"):
-                        time.sleep(0.2)
-                except ProcessLookupError:
-                    pass
-            tmux(a, "kill-server", check=False)
-            fleet.stop()
+    section_idle_mode(a, emit, "tui", a.tui_fleets)
 
 
 def watch_rss(a, fleet, cfg):
@@ -732,7 +751,9 @@ def find(recs, typ, **kw):
 
 def write_label_section(w, label, recs):
     machines = [r for r in recs if r.get("type") == "machine"]
-    w(f"## {label.capitalize()}: details\n")
+    title = (f"Interim ({label[len('interim-'):]})" if
+             label.startswith("interim-") else label.capitalize())
+    w(f"## {title}: details\n")
     for mi in machines:
         a = mi["args"]
         w(f"Run of section(s) {', '.join(mi['sections'])} on {mi['date']}, "
@@ -839,6 +860,9 @@ def write_label_section(w, label, recs):
         w("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rs:
             ws = r["windows"]
+            if r.get("build"):
+                r = dict(r, fleet=f"{r['fleet']} (build {r['build']}, round "
+                         f"{r['round']})")
             other = ("fleet keeps idle connections " +
                      (f"{r['keep_alive_timeout_ms'] / 1000:.0f} s"
                       if r.get("keep_alive_timeout_ms") else "forever"))
@@ -855,6 +879,36 @@ def write_label_section(w, label, recs):
               f"{fmt(med([100 * v['server_cpu_s'] / v['seconds'] for v in ws]), 2)} | "
               f"{other} |")
         w("")
+        ab = [r for r in rs if r.get("build")]
+        if ab:
+            w("A/B: build a = " + next(r["binary"] for r in ab
+                                       if r["build"] == "a") +
+              ", build b = " + next(r["binary"] for r in ab
+                                    if r["build"] == "b") +
+              ", alternating on the same fleet (a, b, a, b...); % of a "
+              "core, median of all windows of a build, and per round the "
+              "ratio a / b of the rounds' medians.\n")
+            w("| fleet | a | b | a / b | per round |")
+            w("| --- | --- | --- | --- | --- |")
+            for fl in sorted({r["fleet"] for r in ab}):
+                pa = [v["pct"] for r in ab if r["fleet"] == fl and
+                      r["build"] == "a" for v in r["windows"]]
+                pb = [v["pct"] for r in ab if r["fleet"] == fl and
+                      r["build"] == "b" for v in r["windows"]]
+                rounds = sorted({r["round"] for r in ab if r["fleet"] == fl})
+                per = []
+                for k in rounds:
+                    ma = med([v["pct"] for r in ab if r["fleet"] == fl and
+                              r["round"] == k and r["build"] == "a"
+                              for v in r["windows"]])
+                    mb = med([v["pct"] for r in ab if r["fleet"] == fl and
+                              r["round"] == k and r["build"] == "b"
+                              for v in r["windows"]])
+                    per.append(x(ma / mb if ma and mb else None))
+                w(f"| {fl} | {mmm(pa, 2)} | {mmm(pb, 2)} | "
+                  f"{x(med(pa) / med(pb) if med(pa) and med(pb) else None)}"
+                  f" | {', '.join(per)} |")
+            w("")
     rs = [r for r in recs if r.get("type") == "rss"]
     if rs:
         w("### RSS per open session\n")
@@ -894,8 +948,11 @@ def summary_rows(recs):
     for typ, name, target in (("idle", "watch idle", 1.0),
                               ("tui", "TUI idle", 1.5)):
         for fl in ("json", "sse", "sse-keep"):
-            r = find(recs, typ, fleet=fl)
-            if r:
+            rs = [r for r in recs if r.get("type") == typ and
+                  r["fleet"] == fl and r.get("build", "a") == "a"]
+            if rs:
+                r = {"n": rs[-1]["n"],
+                     "windows": [v for q in rs for v in q["windows"]]}
                 p = idle_pct(r)
                 rows.append((f"{name} at {r['n']:,}, {fl} fleet, % of a core",
                              f"{p:.2f}% ({fmt(med([v['server_connections'] for v in r['windows']]))}"
@@ -914,35 +971,53 @@ def summary_rows(recs):
     return rows
 
 
+def report_labels():
+    """before, any interim-* (sorted), after: the columns of RESULTS.md."""
+    interim = sorted(f[:-len(".jsonl")] for f in os.listdir(RESULTS)
+                     if f.startswith("interim-") and f.endswith(".jsonl")) \
+        if os.path.isdir(RESULTS) else []
+    return ["before"] + interim + ["after"]
+
+
+def is_results_label(label):
+    return label in LABELS or re.fullmatch(r"interim-[\w.-]+", label)
+
+
 def write_report(a):
+    labels = report_labels()
     data = {lb: load_raw(os.path.join(RESULTS, f"{lb}.jsonl"))
-            for lb in LABELS}
+            for lb in labels}
     L = []
     w = L.append
     w("# mcptop benchmark results\n")
-    w("Generated by `bench/driver.py` from `bench/results/before.jsonl` and "
-      "`bench/results/after.jsonl` (rebuild: `bench/run --report`). How to "
-      "run: bench/README.md. Hand-written analysis: bench/ANALYSIS.md, "
-      "appended below. The results of issue 7 (per-phase, JSON fleet, the "
-      "SDK client, up to 10,000 servers) are kept in "
-      "`bench/results/issue7.md`.\n")
+    w("Generated by `bench/driver.py` from `bench/results/before.jsonl`, "
+      "`interim-*.jsonl` and `after.jsonl` (rebuild: `bench/run --report`). "
+      "How to run: bench/README.md. Hand-written analysis: "
+      "bench/ANALYSIS.md, appended below. The results of issue 7 "
+      "(per-phase, JSON fleet, the SDK client, up to 10,000 servers) are "
+      "kept in `bench/results/issue7.md`.\n")
     w("## Issue 19: before and after\n")
-    sums = {lb: {r[0]: r for r in summary_rows(data[lb])} for lb in LABELS}
+    sums = {lb: {r[0]: r for r in summary_rows(data[lb])} for lb in labels}
     keys = []
-    for lb in LABELS:
+    for lb in labels:
         for k in sums[lb]:
             if k not in keys:
                 keys.append(k)
     if not keys:
         w("No run yet: `bench/run --label before`.\n")
     else:
-        w("| measure | target | before | after |")
-        w("| --- | --- | --- | --- |")
+        def commit(lb):
+            ms = [r for r in data[lb] if r.get("type") == "machine"]
+            return f" ({ms[0]['mcptop_commit'].split()[0]})" if ms else ""
+        w("| measure | target | " + " | ".join(
+            ("interim" if lb.startswith("interim-") else lb) + commit(lb)
+            for lb in labels) + " |")
+        w("| --- | --- |" + " --- |" * len(labels))
         for k in keys:
-            tgt = next((sums[lb][k][3] for lb in LABELS if k in sums[lb]),
+            tgt = next((sums[lb][k][3] for lb in labels if k in sums[lb]),
                        "")
             cells_ = []
-            for lb in LABELS:
+            for lb in labels:
                 r = sums[lb].get(k)
                 if r is None:
                     cells_.append("—")
@@ -950,9 +1025,9 @@ def write_report(a):
                     mark = "" if tgt == "—" or tgt.startswith("(") else \
                         (" ✓" if r[2] else " ✗")
                     cells_.append(r[1] + mark)
-            w(f"| {k} | {tgt} | {cells_[0]} | {cells_[1]} |")
+            w(f"| {k} | {tgt} | " + " | ".join(cells_) + " |")
         w("")
-    for lb in LABELS:
+    for lb in labels:
         if data[lb]:
             write_label_section(w, lb, data[lb])
     analysis = os.path.join(BENCH, "ANALYSIS.md")
@@ -1002,12 +1077,19 @@ def main():
     ap.add_argument("--floor")
     ap.add_argument("--workdir")
     ap.add_argument("--node", default=os.environ.get("NODE", "node"))
+    ap.add_argument("--ab-mcptop", default=None, metavar="BINARY",
+                    help="idle and tui: alternate this build (b) with "
+                    "--mcptop (a), --ab-rounds times each, on the same fleet")
+    ap.add_argument("--ab-rounds", type=int, default=2)
+    ap.add_argument("--ab-name", default=None,
+                    help="what to call the --ab-mcptop build (default: the "
+                    "commit its --version names)")
     ap.add_argument("--mcptop-commit", default=None,
                     help="the commit to name for --mcptop (default: found)")
     ap.add_argument("--label", default="scratch",
-                    help="before|after write bench/results/LABEL.jsonl and "
-                    "rebuild RESULTS.md; anything else writes WORKDIR/"
-                    "LABEL.{jsonl,md} only")
+                    help="before, after or interim-NAME write bench/results/"
+                    "LABEL.jsonl and rebuild RESULTS.md; anything else "
+                    "writes WORKDIR/LABEL.{jsonl,md} only")
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help="sections: " + ",".join(SECTIONS))
     ap.add_argument("--sizes", default="100,300,1000")
@@ -1097,19 +1179,26 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    if a.label in LABELS:
+    if is_results_label(a.label):
         os.makedirs(RESULTS, exist_ok=True)
         rawpath = os.path.join(RESULTS, f"{a.label}.jsonl")
     else:
         rawpath = os.path.join(a.workdir, f"{a.label}.jsonl")
     # A section run again replaces that section's records.
-    kept = [r for r in load_raw(rawpath) if a.label in LABELS and not (
+    kept = [r for r in load_raw(rawpath) if is_results_label(a.label) and not (
         r.get("type") in sections or (r.get("type") == "machine" and
                                       set(r["sections"]) <= set(sections)))]
     info = machine_info(a)
     info.update({"type": "machine", "sections": sections,
                  "args": {k: v for k, v in vars(a).items()
-                          if k not in ("mcptop", "floor", "workdir")}})
+                          if k not in ("mcptop", "floor", "workdir",
+                                       "ab_mcptop")}})
+    if a.ab_mcptop:
+        m = re.search(r"commit ([0-9a-f]{7})",
+                      sh(f"'{a.ab_mcptop}' --version"))
+        a.ab_names = {"a": info["mcptop_commit"].split()[0],
+                      "b": a.ab_name or (m.group(1) if m else "b")}
+        info["ab"] = a.ab_names
     log(f"machine: load {info['loadavg_at_start']}, mcptop "
         f"{info['mcptop_commit']}; sections {sections}")
     new = []
@@ -1135,7 +1224,7 @@ def main():
     if os.path.exists(rawpath + ".partial"):
         os.unlink(rawpath + ".partial")
     log(f"done in {info['total_s']:.0f} s; raw records in {rawpath}")
-    if a.label in LABELS:
+    if is_results_label(a.label):
         write_report(a)
     else:
         md = os.path.splitext(rawpath)[0] + ".md"
