@@ -253,6 +253,18 @@ class Fleet:
         self.procs = []
 
 
+def fleet_args(workdir, base_port=None, node="node", shard=0,
+               keep_alive_timeout=None):
+    """The options a Fleet reads, for the scripts that share the fleets
+    (bench/exporter.py)."""
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return argparse.Namespace(
+        workdir=workdir, base_port=base_port, node=node,
+        shard=shard or max(100, (soft - 200) // 3),
+        keep_alive_timeout=keep_alive_timeout)
+
+
 # ---------------------------------------------------------------- clients
 
 def client_cmd(name, a, fleet, cfg):
@@ -1030,6 +1042,13 @@ def write_report(a):
     for lb in labels:
         if data[lb]:
             write_label_section(w, lb, data[lb])
+    exp = os.path.join(RESULTS, "exporter.jsonl")
+    if os.path.exists(exp):
+        # Issue 20's section, from bench/exporter.py's own records.
+        import exporter
+        with open(exp) as f:
+            w(exporter.markdown([json.loads(line) for line in f
+                                 if line.strip()]))
     analysis = os.path.join(BENCH, "ANALYSIS.md")
     if os.path.exists(analysis):
         with open(analysis) as f:

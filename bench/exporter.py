@@ -19,13 +19,13 @@ render), less that idle rate, and the size of one scrape.
 Both run the default ping interval (15 s). Results: one JSON line per N and
 run on stdout and in bench/results/exporter.jsonl.
 
-  bench/exporter.py --mcptop /tmp/build-bench/mcptop [--sizes 1000,10000]
+  bench/exporter.py --mcptop build-bench/mcptop [--sizes 1000,10000]
                     [--window 150] [--scrapes 20] [--runs 1] [--markdown]
   bench/exporter.py --from-raw bench/results/exporter.jsonl   (the table
                     only, from earlier runs)
 
 --markdown (and --from-raw) print the "Exporter" section of RESULTS.md;
-`bench/run --exporter` appends it there.
+`bench/run --exporter` runs it and rebuilds RESULTS.md with it.
 """
 import argparse
 import json
@@ -40,7 +40,7 @@ import urllib.request
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
-from driver import Fleet, log, proc_cpu_ticks, write_config  # noqa: E402
+from driver import Fleet, fleet_args, log, proc_cpu  # noqa: E402
 
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/"
           "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
@@ -56,7 +56,7 @@ def scrape(port, accept=ACCEPT):
 
 
 def cpu_s(pid, hz):
-    return proc_cpu_ticks(pid) / hz
+    return proc_cpu(pid)
 
 
 def watch_dialed(path):
@@ -220,7 +220,8 @@ def main():
     ap.add_argument("--window", type=int, default=150)
     ap.add_argument("--scrapes", type=int, default=20)
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--base-port", type=int, default=20000)
+    ap.add_argument("--base-port", type=int, default=None,
+                    help="first port to try (default: a free range)")
     ap.add_argument("--workdir", default="/tmp/mcptop-bench-exporter")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--from-raw", metavar="JSONL")
@@ -239,9 +240,9 @@ def main():
     hz = os.sysconf("SC_CLK_TCK")
     out = open(os.path.join(BENCH, "results", "exporter.jsonl"), "a")
     for n in [int(x) for x in a.sizes.split(",")]:
-        cfg = os.path.join(a.workdir, f"fleet-{n}.json")
-        write_config(cfg, a.base_port, n)
-        fleet = Fleet(a.base_port, n, shard)
+        fleet = Fleet(fleet_args(a.workdir, a.base_port, shard=shard),
+                      "json", "distinct", n)
+        cfg = fleet.write_config(os.path.join(a.workdir, f"fleet-{n}.json"))
         try:
             for run in range(a.runs):
                 log(f"N={n} run {run + 1}: watch and serve together")
