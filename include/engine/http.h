@@ -49,6 +49,9 @@ struct http_request {
     size_t                  max_bytes;      /* one message / body bound */
     const char             *ca_file;
     bool                    tls_insecure;
+    bool                    no_reuse;       /* close the connection after
+                                               this transfer instead of
+                                               keeping it for the next */
     bool                    maybe_resent;   /* a pooled connection may be
                                                reused: a failure may hide
                                                libcurl's silent re-send */
@@ -71,6 +74,9 @@ struct http_result {
     const char *session_id;                 /* visible-ASCII Mcp-Session-Id
                                                of the answer, or NULL */
     bool        session_id_invalid;         /* present but not visible ASCII */
+    long        keep_alive_s;               /* Keep-Alive: timeout=N, how
+                                               long the server keeps an idle
+                                               connection; -1 when absent */
     long        retry_after_s;              /* -1 when absent; clamped to
                                                HTTP_RETRY_AFTER_MAX */
     bool        retry_after_clamped;        /* it asked for more */

@@ -787,7 +787,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
 }
 
 bool
-client_ping(struct client *c)
+client_ping(struct client *c, bool scheduled)
 {
     int64_t            id;
     struct client_req *rq;
@@ -810,8 +810,9 @@ client_ping(struct client *c)
             "\"ping\"}", (long long)id);
         len = strlen(body);
     }
-    if (!client_send(c, rq, body, len, client_flags(c, OP_PING),
-        server_timeout_ms(c->s), &cause)) {
+    if (!client_send(c, rq, body, len, client_flags(c, OP_PING) |
+        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), server_timeout_ms(c->s),
+        &cause)) {
         struct failure_evidence ev = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);

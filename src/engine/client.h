@@ -32,7 +32,7 @@ void client_free(struct client *c);
 void client_dial(struct client *c);
 /* Send the liveness exchange now; false when one is in flight or it could
  * not start (the failure is recorded). */
-bool client_ping(struct client *c);
+bool client_ping(struct client *c, bool scheduled);
 /* The ping timer fired on a ready server: re-list when ttlMs ran out. */
 void client_tick(struct client *c);
 /* End the current session through run (server_end): in-flight

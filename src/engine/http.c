@@ -48,6 +48,7 @@ struct http_xfer {
     char                       *content_type;
     char                       *session_id;
     bool                        session_id_invalid;
+    long                        keep_alive_s;
     long                        retry_after_s;
     bool                        retry_after_clamped;
     char                        retry_after_text[24];
@@ -309,6 +310,44 @@ http_header_is(const char *line, size_t n, const char *name, size_t *vo)
 }
 
 /*
+ * Keep-Alive (RFC 2068 section 19.7.1.1; HTTP/1.1 servers such as Node's
+ * send "timeout=5, max=N"): the timeout parameter, in seconds, or -1 when
+ * there is none or it is not a plain decimal number (capped at a day).
+ */
+static long
+http_keep_alive_timeout(const char *v)
+{
+    const char *p = v;
+
+    while (*p != '\0') {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (strncasecmp(p, "timeout", 7) == 0) {
+            const char *q = p + 7;
+            long        secs = 0;
+            int         digits = 0;
+
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (*q++ != '=')
+                return -1;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            while (isdigit((unsigned char)*q) && digits < 6) {
+                secs = secs * 10 + (*q++ - '0');
+                digits++;
+            }
+            if (digits == 0 || isdigit((unsigned char)*q))
+                return -1;
+            return secs > 86400 ? 86400 : secs;
+        }
+        while (*p != '\0' && *p != ',')
+            p++;
+    }
+    return -1;
+}
+
+/*
  * Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date.
  * Clamped to HTTP_RETRY_AFTER_MAX, saying so; what is not either form is
  * ignored.
@@ -391,6 +430,7 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         x->session_id_invalid = false;
         x->session_id_len = 0;
         x->retry_after_s = -1;
+        x->keep_alive_s = -1;
         x->retry_after_clamped = false;
         free(x->location);
         x->location = NULL;
@@ -418,6 +458,11 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
             x->session_id_invalid = true;
             free(v);
         }
+    } else if (http_header_is(line, n, "keep-alive", &vo)) {
+        char *v = http_header_value(line + vo, n - vo);
+
+        x->keep_alive_s = http_keep_alive_timeout(v);
+        free(v);
     } else if (http_header_is(line, n, "retry-after", &vo)) {
         char *v = http_header_value(line + vo, n - vo);
 
@@ -503,6 +548,8 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT,
         http_dns_prune_due(x->ce) ? 60L : -1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "mcptop/" MCPTOP_VERSION);
+    if (rq->no_reuse)
+        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
     if (rq->ca_file != NULL)
         curl_easy_setopt(e, CURLOPT_CAINFO, rq->ca_file);
     if (rq->tls_insecure) {
@@ -579,6 +626,7 @@ http_start(struct curlev *ce, const struct http_request *rq,
     x->max_bytes = rq->max_bytes ? rq->max_bytes :
         CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
     x->retry_after_s = -1;
+    x->keep_alive_s = -1;
     x->maybe_resent = rq->maybe_resent;
     x->https = strncasecmp(rq->url, "https:", 6) == 0;
     x->easy = http_easy_get();
@@ -707,6 +755,7 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     r->session_id = x->session_id;
     r->session_id_invalid = x->session_id_invalid;
     r->retry_after_s = x->retry_after_s;
+    r->keep_alive_s = x->keep_alive_s;
     r->retry_after_clamped = x->retry_after_clamped;
     r->retry_after_text = x->retry_after_text;
     r->session_id_len = x->session_id_len;

@@ -522,6 +522,8 @@ server_dial(struct server *s)
     client_dial(s->client);
 }
 
+static bool server_ping_if_ready(struct server *s, bool scheduled);
+
 /* ev_timer: the next ping, or the next dial after a backoff. */
 static void
 server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -532,7 +534,7 @@ server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (s->state == SERVER_READY) {
         client_tick(s->client);
-        if (!server_ping_now(s))
+        if (!server_ping_if_ready(s, true))
             server_ping_scheduled(s);
     } else if (s->state == SERVER_BACKOFF) {
         server_dial(s);
@@ -687,12 +689,20 @@ server_redial(struct server *s)
     server_dial(s);
 }
 
-bool
-server_ping_now(struct server *s)
+/* Ping if ready; scheduled: the tick's ping, the interval's last
+ * exchange (see TRANSPORT_IDLE_AFTER). */
+static bool
+server_ping_if_ready(struct server *s, bool scheduled)
 {
     if (s->state != SERVER_READY || server_wait_left(s) > 0)
         return false;
-    return client_ping(s->client);
+    return client_ping(s->client, scheduled);
+}
+
+bool
+server_ping_now(struct server *s)
+{
+    return server_ping_if_ready(s, false);
 }
 
 void

@@ -91,6 +91,8 @@ struct thttp {
     char                  *warning;     /* a redirect followed */
     struct oauth          *oauth;       /* MCP authorization, or NULL */
     ev_tstamp              activity;    /* bytes last seen on a stream */
+    long                   keep_alive_s;/* the last Keep-Alive timeout the
+                                           server announced (s), or -1 */
     struct transport_queue queue;      /* events for the loop */
     int                    depth;       /* callbacks into the lifecycle */
     bool                   dead;        /* freed by it meanwhile */
@@ -356,6 +358,15 @@ thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
         .authorization = oauth_authorization(t->oauth),
     };
 
+    /*
+     * A scheduled ping is the interval's last exchange. When the server
+     * says it drops idle connections sooner than the next ping (Node's
+     * default: Keep-Alive: timeout=5), a kept connection would only die in
+     * libcurl's pool, where each dead one costs a walk of the pool
+     * (bench/ANALYSIS.md): close it at once instead.
+     */
+    rq.no_reuse = (r->flags & TRANSPORT_IDLE_AFTER) && t->keep_alive_s >= 0 &&
+        t->keep_alive_s * 1000L < d->ping_interval_ms;
     r->carried_session = false;
     if (r->resuming) {
         rq.session_id = t->session_id;
@@ -783,6 +794,9 @@ thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
     (void)hx;
     r->xfer = NULL;         /* freed by http.c right after this returns */
     t->used = true;
+    if (res->keep_alive_s >= 0)     /* the last one announced (an SSE
+                                       answer may carry none) */
+        t->keep_alive_s = res->keep_alive_s;
     r->in_done = true;
     thttp_enter(t);
     if (r->answered && !r->draining) {
@@ -1144,6 +1158,7 @@ transport_http_new(const struct transport_env *env)
     t->base.ops = &thttp_ops;
     t->base.env = env;
     t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
+    t->keep_alive_s = -1;
     t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
         env->log);
     transport_queue_init(&t->queue, env->loop, thttp_defer_cb, t);

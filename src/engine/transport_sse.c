@@ -301,24 +301,33 @@ static const struct http_callbacks tsse_stream_cb = {
     .on_done = tsse_stream_done_cb,
 };
 
-/* GET the stream; its first event names the endpoint for POSTs. */
-static int
-tsse_open(struct transport *base, struct transport_failure *f)
+/* A request to this server with its configured headers, bounds and TLS
+ * settings; the caller adds the body. */
+static struct http_request
+tsse_request(const struct tsse *t, enum http_method method, const char *url)
 {
-    struct tsse                *t = (struct tsse *)base;
-    const struct config_server *d = base->env->decl;
-    struct http_request         rq = {
-        .method = HTTP_GET,
-        .url = d->url,
+    const struct config_server *d = t->base.env->decl;
+
+    return (struct http_request){
+        .method = method,
+        .url = url,
         .headers = d->headers,
         .nheaders = d->nheaders,
         .max_bytes = d->max_message_bytes,
         .ca_file = d->ca_file,
         .tls_insecure = d->tls_insecure,
         .maybe_resent = t->used,
-        .pool_key = base->env->pool_key,
+        .pool_key = t->base.env->pool_key,
     };
-    char                       *cause = NULL;
+}
+
+/* GET the stream; its first event names the endpoint for POSTs. */
+static int
+tsse_open(struct transport *base, struct transport_failure *f)
+{
+    struct tsse         *t = (struct tsse *)base;
+    struct http_request  rq = tsse_request(t, HTTP_GET, base->env->decl->url);
+    char                *cause = NULL;
 
     if (t->stream != NULL) {
         http_xfer_abort(t->stream, NULL);
@@ -389,27 +398,16 @@ static struct transport_req *
 tsse_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct tsse                *t = (struct tsse *)base;
-    const struct config_server *d = base->env->decl;
-    struct transport_req       *r;
-    struct http_request         rq = {
-        .method = HTTP_POST,
-        .url = t->endpoint,
-        .body = m->body,
-        .body_len = m->len,
-        .headers = d->headers,
-        .nheaders = d->nheaders,
-        .max_bytes = d->max_message_bytes,
-        .ca_file = d->ca_file,
-        .tls_insecure = d->tls_insecure,
-        .maybe_resent = t->used,
-        .pool_key = base->env->pool_key,
-    };
+    struct tsse          *t = (struct tsse *)base;
+    struct transport_req *r;
+    struct http_request   rq = tsse_request(t, HTTP_POST, t->endpoint);
 
     if (t->endpoint == NULL) {
         *cause = xstrdup("the HTTP+SSE stream named no endpoint yet");
         return NULL;
     }
+    rq.body = m->body;
+    rq.body_len = m->len;
     if (!(m->flags & TRANSPORT_INITIALIZE))
         rq.protocol_version = t->protocol_version;
     r = xcalloc(1, sizeof(*r));

@@ -171,6 +171,9 @@
 //                     list_changed_sent, list_changed_lost (no stream open)
 //                     redirects_sent, redirected_arrivals (at the slashed path)
 //                     sse_sessions_opened, sse_sessions_closed (/legacysse)
+//                     conns, conns_closed_by_client, conns_closed_idle,
+//                     ping_conns_closed_by_client, ping_conns_closed_idle
+//                     (?keepalive_s=K on any endpoint: see keepAliveFor)
 //                   and over the lab: other_origin {requests,
 //                   with_authorization, methods, by_from {endpoint key:
 //                   {requests, with_authorization}}} (what reached the
@@ -299,6 +302,47 @@ function countsFor(key) {
     counts.set(key, c);
   }
   return c;
+}
+
+// ?keepalive_s=K (any endpoint): answers announce "Keep-Alive: timeout=K"
+// and a connection idle K s after an answer is closed by the lab, as Node's
+// own server does (its default: 5 s). A connection may serve several
+// endpoints (a client pools by host and port): its end is counted for the
+// endpoint of its last request. Per endpoint: conns (connections whose
+// first request it was), conns_closed_by_client (the client's FIN),
+// conns_closed_idle (by the lab), and of those two, the ones whose last
+// request was a JSON-RPC ping (ping_conns_closed_by_client,
+// ping_conns_closed_idle).
+function keepAliveFor(req, res, c, keepS, entry) {
+  const sock = req.socket;
+  let st = sock.faultlabKeep;
+  if (!st) {
+    st = sock.faultlabKeep = { busy: false, timer: null, c, lastRpc: null, closedIdle: false };
+    bump(c, "conns");
+    sock.on("end", () => {
+      if (st.closedIdle) return;
+      bump(st.c, "conns_closed_by_client");
+      if (st.lastRpc === "ping") bump(st.c, "ping_conns_closed_by_client");
+    });
+  }
+  st.busy = true;
+  st.c = c;
+  if (st.timer) stopTimer(st.timer);
+  st.timer = null;
+  res.setHeader("Connection", "keep-alive");
+  res.setHeader("Keep-Alive", `timeout=${keepS}`);
+  res.on("finish", () => {
+    st.busy = false;
+    st.lastRpc = entry.rpc || null;
+    st.timer = later(keepS * 1000, () => {
+      st.timer = null;
+      if (st.busy || sock.destroyed || sock.readableEnded) return;
+      st.closedIdle = true;
+      bump(st.c, "conns_closed_idle");
+      if (st.lastRpc === "ping") bump(st.c, "ping_conns_closed_idle");
+      sock.destroy();
+    });
+  });
 }
 
 function bump(obj, k, n = 1) {
@@ -1391,6 +1435,8 @@ function handle(req, res, origin = "main") {
   const ep = endpointFor(p.key);
   const ctx = { req, res, p, ep, c, msg: null };
   const entry = logRequest(c, { t: Date.now(), m: req.method });
+  const keepS = p.num("keepalive_s", 0);
+  if (keepS > 0) keepAliveFor(req, res, c, keepS, entry);
   if (req.headers.authorization !== undefined) c.with_authorization++;
   if (p.name === "redirect" && p.slashed) {
     c.redirected_arrivals++;

@@ -597,7 +597,7 @@ class Tui:
     capture-pane. After mcptop the pane prints __EXIT=<code>__ and lingers.
     Every tmux server is killed at exit (cleanup_all)."""
 
-    def __init__(self, args, cols=140, rows=30, env=None):
+    def __init__(self, args, cols=140, rows=30, env=None, term=None):
         global _tmux_seq
         require_mcptop()
         _tmux_seq += 1
@@ -610,8 +610,13 @@ class Tui:
         self.env.update(env or {})
         argv = [MCPTOP_BIN] + [str(a) for a in args]
         inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
+        if term is not None:
+            # The pane's TERM (else tmux's default-terminal); tmux sets
+            # TERM in the pane after -e, so the shell sets it.
+            inner = "TERM=%s %s" % (shlex.quote(term), inner)
         envargs = []
-        for k in ("LANG", "LC_ALL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "MCPTOP_TEST_STALL_MS",
+                  "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
             if k in self.env:
                 envargs += ["-e", "%s=%s" % (k, self.env[k])]
         self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
@@ -626,12 +631,27 @@ class Tui:
             raise SetupError("tmux %s failed: %s" % (" ".join(args), r.stderr.decode()))
         return r.stdout.decode(errors="replace")
 
-    def screen(self):
-        return self.tmux("capture-pane", "-p", check=False)
+    def screen(self, escapes=False):
+        """The pane's text (with escapes: its colours and attributes too)."""
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), check=False)
+
+    def lines(self):
+        return self.screen().split("\n")
 
     def keys(self, *keys):
         """Keys as a terminal sends them (tmux send-keys names: r, Down, Home...)."""
         self.tmux("send-keys", *keys)
+
+    def literal(self, text):
+        """Text typed as it is (send-keys -l)."""
+        self.tmux("send-keys", "-l", text)
+
+    def resize(self, cols, rows):
+        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def fmt(self, f):
+        """A tmux format expanded for the pane (display-message -p)."""
+        return self.tmux("display-message", "-p", f, check=False).strip()
 
     def wait(self, pred, timeout=5.0):
         """Poll the screen until pred(text) holds: (last text, whether it held)."""

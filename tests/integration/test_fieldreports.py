@@ -28,6 +28,10 @@ example input built in tests/faultlab/server.mjs and tests/stdio/fake.mjs:
   9 get_stream         the GET stream is open at its 2xx headers; keep-alive
                        comments keep it; a stream the server closes is reopened
                        and a later tools change is seen
+ 10 keep_alive         a server that closes idle connections sooner than the
+                       next ping (Keep-Alive: timeout=1): mcptop closes each
+                       scheduled ping's connection itself (issue 19); one
+                       that keeps them longer keeps its connection
 
 The issue's "tools change 5 minutes in" (against the SDK's 15 s first byte
 and mcptop's 75 s idle watchdog) runs here in about 12 s with the same logic
@@ -611,6 +615,52 @@ def get_stream(c):
 
 
 # --------------------------------------------------------------------------
+# 10. a server that drops idle connections sooner than the next ping
+
+
+def keep_alive(c):
+    """Two healthy servers, pinged every 2 s, that close a connection left
+    idle for K s and say so (Keep-Alive: timeout=K, as Node's own server
+    does with K = 5): short (K = 1) and long (K = 5). short: mcptop closes
+    the connection of each scheduled ping itself, so none dies idle in its
+    pool (before: every ping's connection was closed by the server, and
+    each dead one cost libcurl a walk of its pool). long: the connection is
+    kept from ping to ping (none closed after a ping, by mcptop or idle).
+    Both servers share the lab's port, so libcurl pools their connections
+    together: the lab counts a connection's end for its last request."""
+    L = lab()
+    keys = {"short": key("/healthy?keepalive_s=1"), "long": key("/healthy?keepalive_s=5")}
+    cfg = mcptest.write_config({n: dict(FAST, url=L.url(k), ping_interval_s=2) for n, k in keys.items()})
+    w = sc.TimedWatch(["watch", "-c", cfg])
+    try:
+        def pings(k):
+            return sum(1 for e in sc.counts_of(k).get("log", []) if e.get("rpc") == "ping")
+        c.require(sc.wait_until(lambda: all(pings(k) >= 4 for k in keys.values()), timeout=15),
+                  "4 pings to each server within 15 s")
+        # the last ping's connection: closed by mcptop at once, or idle
+        # past the short timeout
+        sc.wait_until(lambda: False, timeout=1.5)
+        sh, lg = sc.counts_of(keys["short"]), sc.counts_of(keys["long"])
+        c.eq(sh.get("ping_conns_closed_idle", 0), 0,
+             "short: connections the server closed idle after a ping (a dead one left in mcptop's pool)")
+        c.check(sh.get("ping_conns_closed_by_client", 0) >= 3,
+                "short: mcptop closed each ping's connection itself (%r of %d pings)"
+                % (sh.get("ping_conns_closed_by_client"), pings(keys["short"])))
+        c.eq((lg.get("ping_conns_closed_by_client", 0), lg.get("ping_conns_closed_idle", 0)), (0, 0),
+             "long: connections closed after a ping, by mcptop and idle (kept from ping to ping)")
+        w.signal(signal.SIGINT)
+        c.check(w.wait_exit(8) is not None, "watch exits within 8 s of SIGINT")
+        sc.balanced(c, list(keys.values()))
+    finally:
+        if c.failures:
+            c.attach(w.describe(last=12))
+            c.attach("lab counts: %s" % json.dumps({n: {x: sc.counts_of(k).get(x) for x in (
+                "conns", "conns_closed_by_client", "conns_closed_idle", "ping_conns_closed_by_client",
+                "ping_conns_closed_idle")} for n, k in keys.items()}))
+        w.close()
+
+
+# --------------------------------------------------------------------------
 
 
 CASES = [
@@ -624,6 +674,7 @@ CASES = [
     ("7 step_named", step_named),
     ("8 stdio_cleanup", stdio_cleanup),
     ("9 get_stream", get_stream),
+    ("10 keep_alive", keep_alive),
 ]
 
 

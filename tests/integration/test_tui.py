@@ -11,8 +11,7 @@ Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_tui.py
 
 import os
 import re
-import shlex
-import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -28,200 +27,20 @@ KEY_WAIT = 5.0          # a key's effect on the screen
 PING_INTERVAL_S = 1
 KILL_BOUND = PING_INTERVAL_S + 5.0   # kill -> row unreachable
 QUIT_BOUND = 3.0 + 1.0 + 4.0         # teardown + grace + slack
-SEL = "\u25b8"          # the selection glyph in a UTF-8 locale
-
-_seq = 0
-_sockets = []
 
 
-def tmux_bin():
-    t = shutil.which("tmux")
-    if not t:
-        raise mcptest.SetupError("tmux is not installed")
-    return t
-
-
-class Tui:
-    """mcptop running in a detached tmux session on a private socket."""
+class Tui(mcptest.Tui):
+    """mcptest.Tui at this file's size (COLS x ROWS) by default."""
 
     def __init__(self, args, env=None, cols=COLS, rows=ROWS, term=None):
-        global _seq
-        mcptest.require_mcptop()
-        _seq += 1
-        self.sock = "mcptop-tui-%d-%d" % (os.getpid(), _seq)
-        _sockets.append(self.sock)
-        self.env = dict(os.environ)
-        self.env.pop("TMUX", None)
-        self.env.pop("NO_COLOR", None)
-        self.env.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color"})
-        self.env.update(env or {})
-        argv = [mcptest.MCPTOP_BIN] + [str(a) for a in args]
-        # After mcptop: its exit code on the screen, then linger so the pane
-        # (and the exit code) can be read.
-        inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)
-        if term is not None:
-            # The pane's TERM (else tmux's default-terminal); tmux sets
-            # TERM in the pane after -e, so the shell sets it.
-            inner = "TERM=%s %s" % (shlex.quote(term), inner)
-        envargs = []
-        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "MCPTOP_TEST_STALL_MS",
-                  "ASAN_OPTIONS", "UBSAN_OPTIONS"):
-            if k in self.env:
-                envargs += ["-e", "%s=%s" % (k, self.env[k])]
-        self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), *envargs,
-                  "sh", "-c", inner)
-        self.shell_pid = int(self.tmux("display-message", "-p", "#{pane_pid}").strip())
-
-    def tmux(self, *args, check=True):
-        r = subprocess.run([tmux_bin(), "-L", self.sock, "-f", "/dev/null"] + list(args),
-                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=10)
-        if check and r.returncode != 0:
-            raise mcptest.SetupError("tmux %s failed: %s" % (" ".join(args), r.stderr.decode()))
-        return r.stdout.decode(errors="replace")
-
-    def screen(self, escapes=False):
-        args = ["capture-pane", "-p"] + (["-e"] if escapes else [])
-        return self.tmux(*args, check=False)
-
-    def lines(self):
-        return self.screen().split("\n")
-
-    def keys(self, *keys):
-        self.tmux("send-keys", *keys)
-
-    def literal(self, text):
-        self.tmux("send-keys", "-l", text)
-
-    def resize(self, cols, rows):
-        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
-
-    def fmt(self, f):
-        return self.tmux("display-message", "-p", f, check=False).strip()
-
-    def wait(self, pred, timeout=KEY_WAIT):
-        """Poll the screen until pred(text) is true; the last text and whether it held."""
-        deadline = time.monotonic() + timeout
-        text = ""
-        while True:
-            text = self.screen()
-            try:
-                if pred(text):
-                    return text, True
-            except Exception:
-                pass
-            if time.monotonic() >= deadline:
-                return text, False
-            time.sleep(0.1)
-
-    def expect(self, c, checks, timeout=KEY_WAIT, require=False):
-        """Wait (bounded) for one screen on which every (description,
-        predicate) holds, then record each as a check: every assertion is
-        made on a screen that was waited for, never on the first one read.
-        Returns that screen (or the last one read)."""
-        def all_hold(s):
-            return all(_holds(p, s) for _, p in checks)
-        text, ok = self.wait(all_hold, timeout)
-        for desc, p in checks:
-            good = _holds(p, text)
-            if require:
-                if not good:
-                    c.attach("--- screen ---\n" + text)
-                c.require(good, desc)
-            elif not c.check(good, desc):
-                c.attach("--- screen (%s) ---\n%s" % (desc, text))
-        return text
-
-    def mcptop_pids(self):
-        """mcptop processes under the pane's shell."""
-        pids = []
-        try:
-            with open("/proc/%d/task/%d/children" % (self.shell_pid, self.shell_pid)) as f:
-                kids = [int(p) for p in f.read().split()]
-        except OSError:
-            return pids
-        for p in kids:
-            try:
-                with open("/proc/%d/cmdline" % p, "rb") as f:
-                    cmd = f.read().split(b"\0")[0].decode(errors="replace")
-            except OSError:
-                continue
-            if os.path.basename(cmd) == "mcptop":
-                pids.append(p)
-        return pids
+        super().__init__(args, cols=cols, rows=rows, env=env, term=term)
 
     def close(self, c=None):
-        """Quit mcptop with q (a second q if it lingers) and check, when c is
-        given, that it exited 0 (a sanitizer report makes it non-zero); then
-        kill whatever is left and the tmux server."""
-        if self.mcptop_pids():
-            self.keys("q")
-            text, ok = self.wait(lambda s: "__EXIT=" in s, QUIT_BOUND)
-            if not ok:
-                self.keys("q")
-                text, ok = self.wait(lambda s: "__EXIT=" in s, 2.0)
-            if c is not None:
-                if not c.check(ok and "__EXIT=0__" in text, "mcptop quits with exit code 0"):
-                    c.attach("--- screen at quit ---\n" + text)
-        for p in self.mcptop_pids():
-            try:
-                os.kill(p, 9)
-            except OSError:
-                pass
-        self.tmux("kill-server", check=False)
+        return super().close(c, bound=QUIT_BOUND)
 
 
-def _holds(pred, text):
-    try:
-        return bool(pred(text))
-    except Exception:
-        return False
-
-
-def _kill_all_sockets():
-    t = shutil.which("tmux")
-    sockdir = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", "tmux-%d" % os.getuid())
-    for s in _sockets:
-        if t:
-            subprocess.run([t, "-L", s, "-f", "/dev/null", "kill-server"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            os.unlink(os.path.join(sockdir, s))
-        except OSError:
-            pass
-
-
-import atexit  # noqa: E402
-import signal  # noqa: E402
-atexit.register(_kill_all_sockets)
-
-
-def _on_signal(signum, frame):
-    # mcptest's handler ends with os._exit (no atexit): kill the tmux
-    # servers (and the mcptop in them, by SIGHUP) first.
-    _kill_all_sockets()
-    mcptest._on_signal(signum, frame)
-
-
-for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, _on_signal)
-
-
-def row(text, name):
-    """The table row of server `name` (the first line whose NAME cell is name)."""
-    for line in text.split("\n"):
-        cells = line[3:].split()
-        if cells and cells[0] == name:
-            return line
-    return None
-
-
-def selected_name(text):
-    for line in text.split("\n"):
-        if line.startswith(SEL):
-            cells = line[len(SEL):].split()
-            return cells[0] if cells else None
-    return None
+row = mcptest.table_row
+selected_name = mcptest.selected_name
 
 
 def header_counts(text):
@@ -1056,10 +875,9 @@ def case_light_theme(c):
         t.close(c)
 
 
-
 def main():
     try:
-        tmux_bin()
+        mcptest.tmux_bin()
         mcptest.require_mcptop()
     except mcptest.SetupError as e:
         print("setup: %s" % e)
@@ -1090,7 +908,7 @@ def main():
             case_quit_progress_and_second_q)
     rep.run("SIGTERM restores the terminal", case_sigterm_restores_terminal)
     rep.run("q restores the terminal and exits 0", case_quit_restores_terminal)
-    _kill_all_sockets()
+    mcptest._kill_tmux_servers()
     rep.finish()
 
 

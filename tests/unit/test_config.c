@@ -23,6 +23,8 @@
 #include "engine/config.h"
 #include "util/str.h"
 
+#include "config_check.h"
+
 #define DATA MCPTOP_TEST_DATA "/config/"
 #define SECRET "s3cr3t-Value-9f2"
 
@@ -65,83 +67,14 @@ load_fail(const char *name)
 static struct config *
 parse_ok(const char *text)
 {
-    struct config *cfg = NULL;
-    char          *cause = NULL;
-
-    if (config_parse(text, strlen(text), "inline", &cfg, &cause) != 0) {
-        print_error("%s\n", cause);
-        fail();
-    }
-    return cfg;
+    return parse_as("inline", text, NULL);
 }
 
 /* Parse text that must fail; returns the cause (caller frees). */
 static char *
 parse_fail(const char *text)
 {
-    struct config *cfg = NULL;
-    char          *cause = NULL;
-
-    assert_int_equal(config_parse(text, strlen(text), "inline", &cfg,
-        &cause), -1);
-    assert_null(cfg);
-    assert_non_null(cause);
-    return cause;
-}
-
-/* The server called name; fails the test when there is none. */
-static const struct config_server *
-server(const struct config *cfg, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->nservers; i++) {
-        if (strcmp(cfg->servers[i].name, name) == 0)
-            return &cfg->servers[i];
-    }
-    print_error("no server \"%s\"\n", name);
-    fail();
-    return NULL;
-}
-
-/* The value of header or env entry name in kv[0..n). */
-static const char *
-kv_get(const struct config_kv *kv, size_t n, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (strcmp(kv[i].name, name) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
-
-/* True when some warning contains needle. */
-static bool
-has_warning(const struct config *cfg, const char *needle)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->nwarnings; i++) {
-        if (strstr(cfg->warnings[i], needle) != NULL)
-            return true;
-    }
-    return false;
-}
-
-/* Assert that s->invalid is set and contains needle. */
-static void
-assert_invalid(const struct config *cfg, const char *name,
-    const char *needle)
-{
-    const struct config_server *s = server(cfg, name);
-
-    if (s->invalid == NULL || strstr(s->invalid, needle) == NULL) {
-        print_error("server \"%s\": invalid is \"%s\", expected \"%s\"\n",
-            name, s->invalid ? s->invalid : "(null)", needle);
-        fail();
-    }
+    return parse_fail_as("inline", text);
 }
 
 /* Claude Desktop / Cursor shape: stdio and HTTP entries, every field. */

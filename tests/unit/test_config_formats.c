@@ -21,6 +21,8 @@
 #include "engine/config.h"
 #include "util/str.h"
 
+#include "config_check.h"
+
 #define CLIENTS MCPTOP_TEST_DATA "/config/clients/"
 #define SECRET "s3cr3t-Value-9f2"
 
@@ -48,89 +50,6 @@ load(const char *name)
     return load_with(name, NULL);
 }
 
-/* Parse text as origin, which must succeed. */
-static struct config *
-parse_as(const char *origin, const char *text,
-    const struct config_options *opt)
-{
-    struct config *cfg = NULL;
-    char          *cause = NULL;
-
-    if (config_parse_with(text, strlen(text), origin, opt, &cfg,
-        &cause) != 0) {
-        print_error("%s\n", cause);
-        fail();
-    }
-    return cfg;
-}
-
-/* Parse text as origin, which must fail; the cause (caller frees). */
-static char *
-parse_fail_as(const char *origin, const char *text)
-{
-    struct config *cfg = NULL;
-    char          *cause = NULL;
-
-    assert_int_equal(config_parse(text, strlen(text), origin, &cfg,
-        &cause), -1);
-    assert_null(cfg);
-    assert_non_null(cause);
-    return cause;
-}
-
-/* The server called name; fails the test when there is none. */
-static const struct config_server *
-server(const struct config *cfg, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < cfg->nservers; i++) {
-        if (strcmp(cfg->servers[i].name, name) == 0)
-            return &cfg->servers[i];
-    }
-    print_error("no server \"%s\"\n", name);
-    fail();
-    return NULL;
-}
-
-/* The value of name in kv[0..n), or NULL. */
-static const char *
-kv_get(const struct config_kv *kv, size_t n, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (strcmp(kv[i].name, name) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
-
-/* How many of cfg's lines (warnings or notes) contain needle. */
-static size_t
-count_in(char *const *lines, size_t n, const char *needle)
-{
-    size_t i, k = 0;
-
-    for (i = 0; i < n; i++) {
-        if (strstr(lines[i], needle) != NULL)
-            k++;
-    }
-    return k;
-}
-
-static bool
-has_warning(const struct config *cfg, const char *needle)
-{
-    return count_in(cfg->warnings, cfg->nwarnings, needle) > 0;
-}
-
-static bool
-has_note(const struct config *cfg, const char *needle)
-{
-    return count_in(cfg->notes, cfg->nnotes, needle) > 0;
-}
-
 /* Assert that server name is valid. */
 static const struct config_server *
 ok(const struct config *cfg, const char *name)
@@ -142,20 +61,6 @@ ok(const struct config *cfg, const char *name)
         fail();
     }
     return s;
-}
-
-/* Assert that server name is invalid with a message containing needle. */
-static void
-assert_invalid(const struct config *cfg, const char *name,
-    const char *needle)
-{
-    const struct config_server *s = server(cfg, name);
-
-    if (s->invalid == NULL || strstr(s->invalid, needle) == NULL) {
-        print_error("server \"%s\": invalid is \"%s\", expected \"%s\"\n",
-            name, s->invalid ? s->invalid : "(null)", needle);
-        fail();
-    }
 }
 
 /* Nothing meant to be shown holds needle. */

@@ -18,20 +18,9 @@
 
 #include "engine/envfile.h"
 
+#include "config_check.h"
+
 #define SECRET "s3cr3t-Value-9f2"
-
-/* The value of name in kv[0..n), or NULL. */
-static const char *
-get(const struct config_kv *kv, size_t n, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (strcmp(kv[i].name, name) == 0)
-            return kv[i].value;
-    }
-    return NULL;
-}
 
 /* Every accepted form of a line. */
 static void
@@ -63,21 +52,21 @@ test_forms(void **state)
     assert_int_equal(envfile_parse(text, strlen(text), &kv, &n, &cause), 0);
     assert_null(cause);
     assert_int_equal(n, 13);
-    assert_string_equal(get(kv, n, "PLAIN"), "value");
-    assert_string_equal(get(kv, n, "SPACED"), "padded value");
-    assert_string_equal(get(kv, n, "EXPORTED"), "yes");
-    assert_string_equal(get(kv, n, "DQ"),
+    assert_string_equal(kv_get(kv, n, "PLAIN"), "value");
+    assert_string_equal(kv_get(kv, n, "SPACED"), "padded value");
+    assert_string_equal(kv_get(kv, n, "EXPORTED"), "yes");
+    assert_string_equal(kv_get(kv, n, "DQ"),
         "a \"quoted\" \\ value\twith\nescapes");
-    assert_string_equal(get(kv, n, "SQ"), "literal \\n $HOME");
-    assert_string_equal(get(kv, n, "HASH"), "a#b");
-    assert_string_equal(get(kv, n, "COMMENTED"), "value");
-    assert_string_equal(get(kv, n, "QCOMMENT"), "x # y");
-    assert_string_equal(get(kv, n, "EMPTY"), "");
-    assert_string_equal(get(kv, n, "MULTI"), "line one\nline two");
-    assert_string_equal(get(kv, n, "dotted.name-1"), "ok");
-    assert_string_equal(get(kv, n, "CRLF"), "crlf");
-    assert_string_equal(get(kv, n, "LAST"), "no newline");
-    assert_null(get(kv, n, "export EXPORTED"));
+    assert_string_equal(kv_get(kv, n, "SQ"), "literal \\n $HOME");
+    assert_string_equal(kv_get(kv, n, "HASH"), "a#b");
+    assert_string_equal(kv_get(kv, n, "COMMENTED"), "value");
+    assert_string_equal(kv_get(kv, n, "QCOMMENT"), "x # y");
+    assert_string_equal(kv_get(kv, n, "EMPTY"), "");
+    assert_string_equal(kv_get(kv, n, "MULTI"), "line one\nline two");
+    assert_string_equal(kv_get(kv, n, "dotted.name-1"), "ok");
+    assert_string_equal(kv_get(kv, n, "CRLF"), "crlf");
+    assert_string_equal(kv_get(kv, n, "LAST"), "no newline");
+    assert_null(kv_get(kv, n, "export EXPORTED"));
     envfile_free(kv, n);
 }
 
@@ -93,8 +82,8 @@ test_repeat_and_empty(void **state)
     (void)state;
     assert_int_equal(envfile_parse(text, strlen(text), &kv, &n, &cause), 0);
     assert_int_equal(n, 2);
-    assert_string_equal(get(kv, n, "A"), "4");
-    assert_string_equal(get(kv, n, "B"), "2");
+    assert_string_equal(kv_get(kv, n, "A"), "4");
+    assert_string_equal(kv_get(kv, n, "B"), "2");
     envfile_free(kv, n);
 
     assert_int_equal(envfile_parse("# only\n\n", 8, &kv, &n, &cause), 0);
@@ -163,7 +152,7 @@ test_read(void **state)
     close(fd);
     assert_int_equal(envfile_read(path, "~/x.env", &kv, &n, &cause), 0);
     assert_int_equal(n, 1);
-    assert_string_equal(get(kv, n, "TOKEN"), SECRET);
+    assert_string_equal(kv_get(kv, n, "TOKEN"), SECRET);
     envfile_free(kv, n);
 
     assert_int_equal(truncate(path, ENVFILE_MAX_BYTES + 1), 0);
