@@ -1019,8 +1019,15 @@ def write_report(a):
         w("No run yet: `bench/run --label before`.\n")
     else:
         def commit(lb):
-            ms = [r for r in data[lb] if r.get("type") == "machine"]
-            return f" ({ms[0]['mcptop_commit'].split()[0]})" if ms else ""
+            # Every commit a label's runs measured (sections run again on a
+            # later build name theirs too), in order.
+            cs = []
+            for r in data[lb]:
+                if r.get("type") == "machine":
+                    c = r["mcptop_commit"].split()[0]
+                    if c not in cs:
+                        cs.append(c)
+            return f" ({', '.join(cs)})" if cs else ""
         w("| measure | target | " + " | ".join(
             ("interim" if lb.startswith("interim-") else lb) + commit(lb)
             for lb in labels) + " |")

@@ -23,6 +23,7 @@ outlive the test run).
 import atexit
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -407,3 +408,22 @@ class Tmux:
 
     def kill(self):
         self.tmux("kill-server", check=False)
+
+
+def run_cases(rep, cases):
+    """Run each (name, fn) of cases under rep, after checking mcptop and the
+    lab can start; MCPTEST_ONLY=REGEX runs the matching names only. Exits
+    with rep's verdict."""
+    try:
+        mcptest.require_mcptop()
+        lab()
+    except mcptest.SetupError as e:
+        print("setup: %s" % e)
+        rep.failed += 1
+        rep.finish()
+    only = os.environ.get("MCPTEST_ONLY")
+    for name, fn in cases:
+        if only and not re.search(only, name):
+            continue
+        rep.run(name, fn)
+    rep.finish()

@@ -679,19 +679,7 @@ CASES = [
 
 
 def main():
-    try:
-        mcptest.require_mcptop()
-        lab()
-    except mcptest.SetupError as e:
-        print("setup: %s" % e)
-        rep.failed += 1
-        rep.finish()
-    only = os.environ.get("MCPTEST_ONLY")
-    for name, fn in CASES:
-        if only and not re.search(only, name):
-            continue
-        rep.run(name, fn)
-    rep.finish()
+    sc.run_cases(rep, CASES)
 
 
 if __name__ == "__main__":
