@@ -89,43 +89,9 @@ http_global_init(void)
     return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
 
-/*
- * Easy handles kept for the next request (curl_easy_reset in between): a
- * fleet pings hundreds of servers a second, and a kept handle saves
- * libcurl's set-up of a new one. Only handles with the default receive
- * buffer come back (a GET stream's small one goes), so a kept handle's
- * buffer always fits the next transfer.
- */
-#define HTTP_EASY_KEEP 64
-static CURL  *http_easy_kept[HTTP_EASY_KEEP];
-static size_t http_easy_nkept;
-
-static CURL *
-http_easy_get(void)
-{
-    if (http_easy_nkept > 0)
-        return http_easy_kept[--http_easy_nkept];
-    return curl_easy_init();
-}
-
-static void
-http_easy_put(CURL *e, bool keep)
-{
-    if (e == NULL)
-        return;
-    if (keep && http_easy_nkept < HTTP_EASY_KEEP) {
-        curl_easy_reset(e);
-        http_easy_kept[http_easy_nkept++] = e;
-        return;
-    }
-    curl_easy_cleanup(e);
-}
-
 void
 http_global_cleanup(void)
 {
-    while (http_easy_nkept > 0)
-        curl_easy_cleanup(http_easy_kept[--http_easy_nkept]);
     curl_global_cleanup();
 }
 
@@ -629,7 +595,7 @@ http_start(struct curlev *ce, const struct http_request *rq,
     x->keep_alive_s = -1;
     x->maybe_resent = rq->maybe_resent;
     x->https = strncasecmp(rq->url, "https:", 6) == 0;
-    x->easy = http_easy_get();
+    x->easy = curl_easy_init();
     if (x->easy == NULL) {
         *cause = xstrdup("cannot create an HTTP handle");
         free(x);
@@ -639,7 +605,7 @@ http_start(struct curlev *ce, const struct http_request *rq,
     if (curlev_add(ce, rq->pool_key, x->easy, http_done_cb, x) != 0) {
         *cause = xstrdup("cannot start the HTTP transfer");
         curl_slist_free_all(x->headers);
-        http_easy_put(x->easy, x->method != HTTP_GET);
+        curl_easy_cleanup(x->easy);
         free(x);
         return NULL;
     }
@@ -650,7 +616,7 @@ static void
 http_xfer_free(struct http_xfer *x)
 {
     curl_slist_free_all(x->headers);
-    http_easy_put(x->easy, x->method != HTTP_GET);
+    curl_easy_cleanup(x->easy);
     sse_free(x->sse);
     free(x->content_type);
     free(x->session_id);
