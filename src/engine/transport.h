@@ -50,11 +50,11 @@ struct transport_req;
 #define TRANSPORT_MODERN     0x02u  /* 2026-07-28: version and method ride
                                        as headers, no session */
 #define TRANSPORT_NO_CACHE   0x04u  /* a liveness exchange: no cache */
+#define TRANSPORT_STREAMING  0x08u  /* long-lived: answered by a stream of
+                                       notifications (subscriptions/listen) */
 #define TRANSPORT_IDLE_AFTER 0x10u  /* a scheduled ping: nothing else is due
                                        before the next one, an interval
                                        later */
-#define TRANSPORT_STREAMING  0x08u  /* long-lived: answered by a stream of
-                                       notifications (subscriptions/listen) */
 
 /* Capabilities: where transports differ in what the lifecycle may expect. */
 #define TRANSPORT_CAP_LATE_SESSION  0x01u /* an initialize abandoned by the

@@ -99,6 +99,13 @@ def judge_ok(c, s, name, era=None, version=None, tools=None):
         c.eq(s.get("tools"), tools, "%s: tools" % name)
 
 
+def attach_lab_counts(c, keys, fields):
+    """Attach to c the lab's counts of each endpoint in keys {name: key},
+    the named fields only."""
+    c.attach("lab counts: %s" % json.dumps({n: {x: sc.counts_of(k).get(x) for x in fields}
+                                            for n, k in keys.items()}))
+
+
 def warnings_of(s):
     w = s.get("warnings") if isinstance(s, dict) else None
     return [x for x in w if isinstance(x, str)] if isinstance(w, list) else []
@@ -608,9 +615,9 @@ def get_stream(c):
     finally:
         if c.failures:
             c.attach(w.describe(last=12))
-            c.attach("lab counts: %s" % json.dumps({n: {x: sc.counts_of(k).get(x) for x in (
-                "GET", "streams_opened", "streams_closed_by_client", "streams_closed_by_server",
-                "stream_reconnects", "list_changed_sent", "list_changed_lost")} for n, k in keys.items()}))
+            attach_lab_counts(c, keys, ("GET", "streams_opened", "streams_closed_by_client",
+                                        "streams_closed_by_server", "stream_reconnects",
+                                        "list_changed_sent", "list_changed_lost"))
         w.close()
 
 
@@ -654,9 +661,8 @@ def keep_alive(c):
     finally:
         if c.failures:
             c.attach(w.describe(last=12))
-            c.attach("lab counts: %s" % json.dumps({n: {x: sc.counts_of(k).get(x) for x in (
-                "conns", "conns_closed_by_client", "conns_closed_idle", "ping_conns_closed_by_client",
-                "ping_conns_closed_idle")} for n, k in keys.items()}))
+            attach_lab_counts(c, keys, ("conns", "conns_closed_by_client", "conns_closed_idle",
+                                        "ping_conns_closed_by_client", "ping_conns_closed_idle"))
         w.close()
 
 
