@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "app/app.h"
+#include "front/app.h"
 #include "engine/config.h"
 #include "engine/fleet.h"
 #include "engine/shard.h"

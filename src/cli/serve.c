@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "app/metrics.h"
+#include "export/metrics.h"
 #include "cli/cli.h"
 #include "engine/http.h"
 #include "util/clock.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ending_run.h"
-#include "transport.h"
+#include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
 #include "util/xmalloc.h"

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "engine/child.h"
+#include "io/child.h"
 #include "engine/oauth.h"
-#include "engine/curlev.h"
+#include "io/curlev.h"
 #include "engine/http.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

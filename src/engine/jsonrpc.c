@@ -3,7 +3,7 @@
  * accessor checks types, and nothing here prints. Ids mcptop sends are
  * integers, so a response only matches when its id is that integer.
  */
-#include "engine/jsonrpc.h"
+#include "jsonrpc.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>

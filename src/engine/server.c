@@ -23,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "mcp/client.h"
 #include "ending_run.h"
 #include "record.h"
 #include "server_priv.h"
-#include "transport.h"
+#include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
 #include "util/str.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/app.h"
+#include "front/app.h"
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/ui.h"

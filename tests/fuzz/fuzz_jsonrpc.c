@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "engine/jsonrpc.h"
+#include "jsonrpc.h"
 #include "fuzz.h"
 
 /* The paths server.c and the CLI read from answers. */

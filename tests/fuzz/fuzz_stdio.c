@@ -27,8 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/child.h"
-#include "engine/jsonrpc.h"
+#include "io/child.h"
+#include "jsonrpc.h"
 #include "fuzz.h"
 
 #define FUZZ_STDIO_MAX_INPUT (32 * 1024)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/envfile.h"
+#include "config/envfile.h"
 
 #include "config_check.h"
 

@@ -20,7 +20,7 @@
 
 #include <ev.h>
 
-#include "app/metrics.h"
+#include "export/metrics.h"
 #include "engine/config.h"
 #include "engine/ending.h"
 #include "engine/event.h"

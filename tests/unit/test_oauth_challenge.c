@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/oauth_challenge.h"
+#include "oauth/oauth_challenge.h"
 
 static void
 test_mcp_step_up(void **state)

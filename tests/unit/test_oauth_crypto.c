@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/oauth_crypto.h"
+#include "oauth/oauth_crypto.h"
 
 static void
 test_b64url(void **state)

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "../../src/engine/record.h"
+#include "record.h"
 
 static void
 test_ring_grows_then_wraps_in_order(void **state)

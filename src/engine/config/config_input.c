@@ -1,0 +1,353 @@
+/*
+ * Expanding references in the strings of a config: ${VAR}, ${env:VAR}
+ * and ${VAR:-default} from the environment, and within a parse VS Code's
+ * ${input:ID} (given earlier, MCPTOP_INPUT_<ID>, asked, or the input's
+ * "default") and the predefined ${userHome}, ${workspaceFolder},
+ * ${workspaceFolderBasename} and ${pathSeparator}; "$$" is a '$'.
+ *
+ * Whatever a reference expands to is a secret: it is built in a buffer
+ * whose old copies are wiped, a partial result is wiped on failure, and a
+ * message names the variable or input, never its value. An input given
+ * once is reused for the rest of the parse, so it is asked for only once.
+ */
+#include "config/config_int.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+/* Append n bytes to b, moving (and wiping) the old storage to grow. */
+void
+config_buf_add(struct config_buf *b, const char *s, size_t n)
+{
+    char  *p;
+    size_t cap;
+
+    if (b->len + n + 1 > b->cap) {
+        cap = b->cap ? b->cap : 32;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        p = xmalloc(cap);
+        if (b->p != NULL) {
+            memcpy(p, b->p, b->len);
+            explicit_bzero(b->p, b->cap);
+            free(b->p);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+/* Wipe and free b's storage. */
+void
+config_buf_wipe(struct config_buf *b)
+{
+    if (b->p != NULL) {
+        explicit_bzero(b->p, b->cap);
+        free(b->p);
+    }
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* True when s[0..n) is a shell-style variable name. */
+static bool
+config_var_name_ok(const char *s, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+            || (c >= '0' && c <= '9')))
+            return false;
+    }
+    return true;
+}
+
+/* See config.h. */
+char *
+config_input_env(const char *id)
+{
+    static const char prefix[] = "MCPTOP_INPUT_";
+    char             *s = str_printf("%s%s", prefix, id);
+    char             *p;
+
+    for (p = s + sizeof prefix - 1; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+
+        *p = (char)(isalnum(c) && c < 0x80 ? toupper(c) : '_');
+    }
+    return s;
+}
+
+/*
+ * The "inputs" entry (VS Code) whose "id" is id (the first, if several),
+ * or NULL. The entries are indexed by id on the first call, so that each
+ * lookup does not walk them all.
+ */
+static const cJSON *
+config_input_decl(struct config_ctx *ctx, const char *id)
+{
+    const cJSON *e;
+    const cJSON *v;
+    size_t       n = 0;
+    long         k;
+
+    if (ctx->inputs == NULL)
+        return NULL;
+    if (!ctx->decls_read) {
+        ctx->decls_read = true;
+        ctx->decls = xcalloc((size_t)cJSON_GetArraySize(ctx->inputs) + 1,
+            sizeof *ctx->decls);
+        cJSON_ArrayForEach(e, ctx->inputs) {
+            v = cJSON_GetObjectItemCaseSensitive(e, "id");
+            if (!cJSON_IsString(v))
+                continue;
+            ctx->decls[n] = e;
+            config_names_add(&ctx->decl_ix, v->valuestring, (long)n++);
+        }
+    }
+    k = config_names_find(&ctx->decl_ix, id);
+    return k >= 0 ? ctx->decls[k] : NULL;
+}
+
+/*
+ * The value of ${input:id}: given earlier in this parse, else from
+ * MCPTOP_INPUT_<ID>, else asked through the options' input function, else
+ * the input's "default". Borrowed until the parse ends; NULL with *cause
+ * naming the variable to set.
+ */
+static const char *
+config_input_value(struct config_ctx *ctx, const char *id, char **cause)
+{
+    char         shown[CONFIG_SHOWN_SIZE];
+    const cJSON *decl;
+    const cJSON *d;
+    const char  *v;
+    char        *env;
+    long         i;
+
+    i = config_names_find(&ctx->given_ix, id);
+    if (i >= 0)
+        return ctx->given[i].value;
+    env = config_input_env(id);
+    v = getenv(env);
+    decl = config_input_decl(ctx, id);
+    if (v == NULL && ctx->opt != NULL && ctx->opt->input != NULL) {
+        d = decl != NULL ? cJSON_GetObjectItemCaseSensitive(decl,
+            "description") : NULL;
+        v = ctx->opt->input(ctx->opt->input_arg, id,
+            cJSON_IsString(d) ? d->valuestring : NULL, decl != NULL
+            && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(decl,
+            "password")));
+    }
+    if (v == NULL && decl != NULL) {
+        d = cJSON_GetObjectItemCaseSensitive(decl, "default");
+        if (cJSON_IsString(d))
+            v = d->valuestring;
+    }
+    if (v == NULL) {
+        *cause = str_printf("input \"%s\" is not given (set %s)",
+            config_shown(shown, id), env);
+        free(env);
+        return NULL;
+    }
+    free(env);
+    ctx->given = xrealloc(ctx->given, (ctx->ngiven + 1) * sizeof *ctx->given);
+    ctx->given[ctx->ngiven].id = xstrdup(id);
+    ctx->given[ctx->ngiven].value = xstrdup(v);
+    config_names_add(&ctx->given_ix, ctx->given[ctx->ngiven].id,
+        (long)ctx->ngiven);
+    return ctx->given[ctx->ngiven++].value;
+}
+
+/*
+ * The value of a predefined variable of VS Code and Cursor (userHome,
+ * workspaceFolder, workspaceFolderBasename, pathSeparator, "/") named by
+ * ref[0..n), or NULL when ref is none of them. *known tells which.
+ */
+static const char *
+config_predefined(const struct config_ctx *ctx, const char *ref, size_t n,
+    bool *known)
+{
+    const char *slash;
+
+    *known = true;
+    if (n == 8 && strncmp(ref, "userHome", n) == 0)
+        return ctx->home;
+    if (n == 15 && strncmp(ref, "workspaceFolder", n) == 0)
+        return ctx->workspace;
+    if (n == 23 && strncmp(ref, "workspaceFolderBasename", n) == 0) {
+        if (ctx->workspace == NULL)
+            return NULL;
+        slash = strrchr(ctx->workspace, '/');
+        return slash != NULL && slash[1] != '\0' ? slash + 1
+            : ctx->workspace;
+    }
+    if ((n == 13 && strncmp(ref, "pathSeparator", n) == 0)
+        || (n == 1 && ref[0] == '/'))
+        return "/";
+    *known = false;
+    return NULL;
+}
+
+/*
+ * Expand the reference whose body (between "${" and "}") is ref[0..n)
+ * onto b: VAR, env:VAR (VS Code) or VAR:-default (used when VAR is unset
+ * or empty); with a parse context also input:ID and the predefined
+ * variables. 0, or -1 with *cause naming the variable.
+ */
+static int
+config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
+    const char *ref, size_t n, char **cause)
+{
+    char        shown[CONFIG_SHOWN_SIZE];
+    const char *dflt = NULL;
+    const char *value;
+    char       *name;
+    size_t      namelen = n;
+    size_t      i;
+    bool        known;
+
+    if (ctx != NULL && n > 6 && strncmp(ref, "input:", 6) == 0) {
+        name = str_ndup(ref + 6, n - 6);
+        value = config_input_value(ctx, name, cause);
+        free(name);
+        if (value == NULL)
+            return -1;
+        config_buf_add(b, value, strlen(value));
+        return 0;
+    }
+    if (ctx != NULL) {
+        value = config_predefined(ctx, ref, n, &known);
+        if (known && value == NULL) {
+            name = str_ndup(ref, n);
+            *cause = str_printf("\"${%s}\": HOME or the current directory "
+                "is not known", name);
+            free(name);
+            return -1;
+        }
+        if (known) {
+            config_buf_add(b, value, strlen(value));
+            return 0;
+        }
+    }
+    for (i = 0; i + 1 < n; i++) {
+        if (ref[i] == ':' && ref[i + 1] == '-') {
+            namelen = i;
+            dflt = ref + i + 2;
+            break;
+        }
+    }
+    if (namelen > 4 && strncmp(ref, "env:", 4) == 0) {
+        ref += 4;
+        namelen -= 4;
+        n -= 4;
+    }
+    name = str_ndup(ref, namelen);
+    if (!config_var_name_ok(name, namelen)) {
+        *cause = str_printf("unsupported reference \"${%s}\"",
+            config_shown(shown, name));
+        free(name);
+        return -1;
+    }
+    value = getenv(name);
+    if (dflt != NULL && (value == NULL || *value == '\0')) {
+        config_buf_add(b, dflt, (size_t)(ref + n - dflt));
+    } else if (value == NULL) {
+        *cause = str_printf("variable \"%s\" is not set", name);
+        free(name);
+        return -1;
+    } else {
+        config_buf_add(b, value, strlen(value));
+    }
+    free(name);
+    return 0;
+}
+
+/* config_expand within a parse (ctx may be NULL: the environment only).
+ * The partial result is wiped on failure. */
+char *
+config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    char              shown[CONFIG_SHOWN_SIZE];
+    const char       *end;
+    char             *name;
+
+    *cause = NULL;
+    config_buf_add(&b, "", 0);
+    while (*s != '\0') {
+        if (s[0] == '$' && s[1] == '$') {
+            config_buf_add(&b, "$", 1);
+            s += 2;
+            continue;
+        }
+        if (s[0] != '$' || s[1] != '{') {
+            config_buf_add(&b, s, 1);
+            s++;
+            continue;
+        }
+        end = strchr(s + 2, '}');
+        if (end == NULL) {
+            name = str_ndup(s + 2, strcspn(s + 2, " \t\r\n\"'$/"));
+            *cause = str_printf("unterminated reference \"${%s\"",
+                config_shown(shown, name));
+            free(name);
+            goto fail;
+        }
+        if (end == s + 2) {
+            *cause = str_printf("empty reference \"${}\"");
+            goto fail;
+        }
+        if (config_expand_ref(ctx, &b, s + 2, (size_t)(end - s - 2),
+            cause) != 0)
+            goto fail;
+        s = end + 1;
+    }
+    return b.p;
+
+fail:
+    config_buf_wipe(&b);
+    return NULL;
+}
+
+/* See config.h. */
+char *
+config_expand(const char *s, char **cause)
+{
+    return config_expand_ctx(NULL, s, cause);
+}
+
+/* Free the inputs given during a parse (wiping their values) and the
+ * indexes of given and declared inputs. */
+void
+config_input_done(struct config_ctx *ctx)
+{
+    size_t i;
+
+    for (i = 0; i < ctx->ngiven; i++) {
+        free(ctx->given[i].id);
+        config_wipe_free(ctx->given[i].value);
+    }
+    free(ctx->given);
+    ctx->given = NULL;
+    ctx->ngiven = 0;
+    config_names_done(&ctx->given_ix);
+    free(ctx->decls);
+    ctx->decls = NULL;
+    ctx->decls_read = false;
+    config_names_done(&ctx->decl_ix);
+}

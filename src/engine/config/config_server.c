@@ -1,0 +1,860 @@
+/*
+ * One server entry: its transport (from "type", a URL or a command), its
+ * switch ("disabled", "enabled"), a look over its keys (unknown ones,
+ * the other transport's, repeated ones), then each key read into a
+ * struct config_server over the fleet's defaults: the URL, headers,
+ * command, arguments, environment and envFile, and mcptop's own keys
+ * (timings, tags, era, TLS), which the fleet object uses too.
+ *
+ * A broken entry gets ->invalid and keeps its name; it never stops the
+ * others. Header and env values, arguments as expanded and what an
+ * envFile holds are secrets: they are wiped when freed, and no message
+ * quotes them (arguments are shown only as written, in args_shown). A URL
+ * is never expanded and is shown only redacted.
+ */
+#include "config/config_int.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/envfile.h"
+#include "engine/url.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define CONFIG_HEADER_MAX       8192    /* one header, name and value */
+
+/*
+ * Check that url is http(s)://host[:port]... with no whitespace or
+ * control characters, and find its host and port. 0, or -1 with *why.
+ */
+int
+config_url_parse(const char *url, struct config_url *u, char **why)
+{
+    char        shown[CONFIG_SHOWN_SIZE];
+    const char *p;
+    const char *auth;
+    size_t      authlen;
+    size_t      i;
+    char       *scheme;
+
+    memset(u, 0, sizeof *u);
+    if (*url == '\0') {
+        *why = str_printf("malformed url (empty)");
+        return -1;
+    }
+    for (p = url; *p != '\0'; p++) {
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
+            *why = str_printf("malformed url (whitespace or control "
+                "character)");
+            return -1;
+        }
+    }
+    p = strstr(url, "://");
+    if (p == NULL) {
+        *why = str_printf("unsupported scheme (expected http:// or "
+            "https://)");
+        return -1;
+    }
+    if ((size_t)(p - url) == 5 && strncasecmp(url, "https", 5) == 0) {
+        u->https = true;
+    } else if ((size_t)(p - url) != 4 || strncasecmp(url, "http", 4) != 0) {
+        scheme = str_ndup(url, (size_t)(p - url));
+        /* Quote only what can be a scheme: text before "://" may also
+         * hold a mistyped userinfo. */
+        if (scheme[0] != '\0' && strspn(scheme, "abcdefghijklmnopqrstuvwxyz"
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") == strlen(scheme))
+            *why = str_printf("unsupported scheme \"%s\" (expected http:// "
+                "or https://)", config_shown(shown, scheme));
+        else
+            *why = str_printf("unsupported scheme (expected http:// or "
+                "https://)");
+        free(scheme);
+        return -1;
+    }
+    auth = p + 3;
+    authlen = strcspn(auth, "/?#");
+    for (i = authlen; i > 0; i--) {
+        if (auth[i - 1] == '@')
+            break;
+    }
+    u->host = auth + i;
+    authlen -= i;
+    if (authlen > 0 && u->host[0] == '[') {
+        p = memchr(u->host, ']', authlen);
+        if (p == NULL) {
+            *why = str_printf("malformed url (unclosed '[')");
+            return -1;
+        }
+        u->hostlen = (size_t)(p - u->host) + 1;
+    } else {
+        p = memchr(u->host, ':', authlen);
+        u->hostlen = p != NULL ? (size_t)(p - u->host) : authlen;
+    }
+    if (u->hostlen == 0 || (u->hostlen == 2 && u->host[0] == '[')) {
+        *why = str_printf("malformed url (empty host)");
+        return -1;
+    }
+    if (u->hostlen < authlen) {
+        if (u->host[u->hostlen] != ':') {
+            *why = str_printf("malformed url (bad host)");
+            return -1;
+        }
+        u->port = u->host + u->hostlen + 1;
+        u->portlen = authlen - u->hostlen - 1;
+        for (i = 0; i < u->portlen; i++) {
+            if (u->port[i] < '0' || u->port[i] > '9' || i >= 5) {
+                *why = str_printf("malformed url (bad port)");
+                return -1;
+            }
+        }
+        if (u->portlen > 0
+            && (atoi(u->port) < 1 || atoi(u->port) > 65535)) {
+            *why = str_printf("malformed url (bad port)");
+            return -1;
+        }
+        if (u->portlen == 0)
+            u->port = NULL;
+    }
+    return 0;
+}
+
+/* True when v says something: not null, false, 0, "" or empty. */
+bool
+config_meaningful(const cJSON *v)
+{
+    if (v == NULL || cJSON_IsNull(v) || cJSON_IsFalse(v))
+        return false;
+    if (cJSON_IsString(v))
+        return v->valuestring[0] != '\0';
+    if (cJSON_IsNumber(v))
+        return v->valuedouble != 0;
+    if (cJSON_IsArray(v) || cJSON_IsObject(v))
+        return v->child != NULL;
+    return true;
+}
+
+/* Read a positive integer (up to INT_MAX) for key. 0, or -1 with *why. */
+static int
+config_int(const cJSON *v, long *out, char **why)
+{
+    double d = v->valuedouble;
+
+    if (!cJSON_IsNumber(v) || !isfinite(d) || d < 1 || d != floor(d)
+        || d > CONFIG_MAX_INT) {
+        *why = str_printf("\"%s\" must be an integer from 1 to %d",
+            v->string, CONFIG_MAX_INT);
+        return -1;
+    }
+    *out = (long)d;
+    return 0;
+}
+
+/* Free an array of n strings that may hold secrets. */
+static void
+config_strings_free(char **a, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        config_wipe_free(a[i]);
+    free(a);
+}
+
+/*
+ * Read v (key v->string) from element `from` on as an array of strings,
+ * expanding ${VAR} (and, with ctx, ${input:ID} and the predefined
+ * variables) when expand is set and refusing empty ones when nonempty is.
+ * 0 with *out and *n set (caller frees), or -1 with *why (indexes as in
+ * the file).
+ */
+int
+config_strings(struct config_ctx *ctx, const cJSON *v, bool expand,
+    bool nonempty, size_t from, char ***out, size_t *n, char **why)
+{
+    const cJSON *e;
+    char       **a;
+    char        *x;
+    char        *c;
+    size_t       i = 0;
+    size_t       idx = 0;
+
+    if (!cJSON_IsArray(v)) {
+        *why = str_printf("\"%s\" is %s, expected an array of strings",
+            v->string, config_kind(v));
+        return -1;
+    }
+    a = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *a);
+    cJSON_ArrayForEach(e, v) {
+        if (idx++ < from)
+            continue;
+        if (!cJSON_IsString(e)) {
+            *why = str_printf("\"%s\"[%zu] is %s, expected a string",
+                v->string, idx - 1, config_kind(e));
+            goto fail;
+        }
+        if (nonempty && e->valuestring[0] == '\0') {
+            *why = str_printf("\"%s\"[%zu] is empty", v->string, idx - 1);
+            goto fail;
+        }
+        if (expand) {
+            x = config_expand_ctx(ctx, e->valuestring, &c);
+            if (x == NULL) {
+                *why = str_printf("\"%s\"[%zu]: %s", v->string, idx - 1,
+                    c);
+                free(c);
+                goto fail;
+            }
+        } else {
+            x = xstrdup(e->valuestring);
+        }
+        a[i++] = x;
+    }
+    *out = a;
+    *n = i;
+    return 0;
+
+fail:
+    config_strings_free(a, i);
+    return -1;
+}
+
+/* Free n name=value pairs, wiping the values. */
+static void
+config_kvs_free(struct config_kv *kv, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(kv[i].name);
+        config_wipe_free(kv[i].value);
+    }
+    free(kv);
+}
+
+/* True when name is an HTTP header field name (an RFC 9110 token). */
+static bool
+config_header_name_ok(const char *name)
+{
+    const char *p;
+
+    if (*name == '\0')
+        return false;
+    for (p = name; *p != '\0'; p++) {
+        if (((unsigned char)*p <= 0x20 || *p == 0x7f
+            || (unsigned char)*p >= 0x80)
+            || strchr("\"(),/:;<=>?@[\\]{}", *p) != NULL)
+            return false;
+    }
+    return true;
+}
+
+/* True when an (expanded) header value holds a control character. */
+bool
+config_header_value_bad(const char *value)
+{
+    const unsigned char *p;
+
+    for (p = (const unsigned char *)value; *p != '\0'; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Read v ("headers", "env" or an alias) as an object of strings,
+ * expanding each value (with ctx as in config_strings). 0 with *out and
+ * *n set (caller frees), or -1 with *why, which names the entry but never
+ * its value.
+ */
+int
+config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
+    struct config_kv **out, size_t *n, char **why)
+{
+    const char       *what = headers ? "header" : "env";
+    char              shown[CONFIG_SHOWN_SIZE];
+    const cJSON      *e;
+    struct config_kv *kv;
+    char             *x;
+    char             *c;
+    size_t            i = 0;
+
+    if (!cJSON_IsObject(v)) {
+        *why = str_printf("\"%s\" is %s, expected an object of strings",
+            v->string, config_kind(v));
+        return -1;
+    }
+    kv = xcalloc((size_t)cJSON_GetArraySize(v), sizeof *kv);
+    cJSON_ArrayForEach(e, v) {
+        config_shown(shown, e->string);
+        if (!cJSON_IsString(e)) {
+            *why = str_printf("%s \"%s\" is %s, expected a string", what,
+                shown, config_kind(e));
+            goto fail;
+        }
+        if (headers ? !config_header_name_ok(e->string)
+            : (e->string[0] == '\0' || strchr(e->string, '=') != NULL)) {
+            *why = str_printf("%s \"%s\": not a valid name", what, shown);
+            goto fail;
+        }
+        x = config_expand_ctx(ctx, e->valuestring, &c);
+        if (x == NULL) {
+            *why = str_printf("%s \"%s\": %s", what, shown, c);
+            free(c);
+            goto fail;
+        }
+        if (headers && config_header_value_bad(x)) {
+            config_wipe_free(x);
+            *why = str_printf("%s \"%s\": value contains a control "
+                "character", what, shown);
+            goto fail;
+        }
+        if (headers && strlen(e->string) + strlen(x) > CONFIG_HEADER_MAX) {
+            /* It would go on every request, and libcurl refuses it. */
+            size_t len = strlen(e->string) + strlen(x);
+
+            config_wipe_free(x);
+            *why = str_printf("%s \"%s\" is %zu bytes; the limit is %d "
+                "for a header", what, shown, len, CONFIG_HEADER_MAX);
+            goto fail;
+        }
+        kv[i].name = xstrdup(e->string);
+        kv[i].value = x;
+        i++;
+    }
+    *out = kv;
+    *n = i;
+    return 0;
+
+fail:
+    config_kvs_free(kv, i);
+    return -1;
+}
+
+/*
+ * Apply one of mcptop's own keys (v->string) to s. 1 when applied, 0 when
+ * the key is not one of them, -1 with *why (naming the key) when its value
+ * has the wrong type or range.
+ */
+int
+config_opt(struct config_server *s, const cJSON *v, char **why)
+{
+    const char *key = v->string;
+    char      **tags;
+    size_t      ntags;
+    double      ms;
+    long        n;
+
+    if (strcmp(key, "ping_interval_s") == 0) {
+        ms = round(v->valuedouble * 1000.0);
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)
+            || v->valuedouble <= 0 || ms < 1 || ms > CONFIG_MAX_INT) {
+            *why = str_printf("\"%s\" must be a number of seconds > 0 "
+                "(at most %d ms)", key, CONFIG_MAX_INT);
+            return -1;
+        }
+        s->ping_interval_ms = (long)ms;
+    } else if (strcmp(key, "timeout_ms") == 0) {
+        if (config_int(v, &s->timeout_ms, why) != 0)
+            return -1;
+    } else if (strcmp(key, "open_deadline_ms") == 0) {
+        if (config_int(v, &s->open_deadline_ms, why) != 0)
+            return -1;
+    } else if (strcmp(key, "teardown_ms") == 0) {
+        if (config_int(v, &s->teardown_ms, why) != 0)
+            return -1;
+    } else if (strcmp(key, "max_message_bytes") == 0) {
+        if (config_int(v, &n, why) != 0)
+            return -1;
+        s->max_message_bytes = (size_t)n;
+    } else if (strcmp(key, "tags") == 0) {
+        if (config_strings(NULL, v, false, true, 0, &tags, &ntags, why) != 0)
+            return -1;
+        config_strings_free(s->tags, s->ntags);
+        s->tags = tags;
+        s->ntags = ntags;
+    } else if (strcmp(key, "era") == 0) {
+        if (cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0) {
+            s->era = CONFIG_ERA_AUTO;
+        } else if (cJSON_IsString(v)
+            && strcmp(v->valuestring, "modern") == 0) {
+            s->era = CONFIG_ERA_MODERN;
+        } else if (cJSON_IsString(v)
+            && strcmp(v->valuestring, "legacy") == 0) {
+            s->era = CONFIG_ERA_LEGACY;
+        } else {
+            *why = str_printf("\"%s\" must be \"auto\", \"modern\" or "
+                "\"legacy\"", key);
+            return -1;
+        }
+    } else if (strcmp(key, "ca_file") == 0) {
+        if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+            *why = str_printf("\"%s\" must be a non-empty string", key);
+            return -1;
+        }
+        free(s->ca_file);
+        s->ca_file = xstrdup(v->valuestring);
+    } else if (strcmp(key, "tls_insecure") == 0) {
+        if (!cJSON_IsBool(v)) {
+            *why = str_printf("\"%s\" is %s, expected true or false", key,
+                config_kind(v));
+            return -1;
+        }
+        s->tls_insecure = cJSON_IsTrue(v);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Set s to the built-in defaults. */
+void
+config_server_defaults(struct config_server *s)
+{
+    memset(s, 0, sizeof *s);
+    s->transport = CONFIG_HTTP;
+    s->ping_interval_ms = CONFIG_DEFAULT_PING_INTERVAL_MS;
+    s->timeout_ms = CONFIG_DEFAULT_TIMEOUT_MS;
+    s->open_deadline_ms = CONFIG_DEFAULT_OPEN_DEADLINE_MS;
+    s->teardown_ms = CONFIG_DEFAULT_TEARDOWN_MS;
+    s->max_message_bytes = CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
+    s->era = CONFIG_ERA_AUTO;
+}
+
+/* Give s (already defaulted) a copy of the fleet's mcptop keys. */
+static void
+config_server_inherit(struct config_server *s,
+    const struct config_server *fleet)
+{
+    size_t i;
+
+    s->ping_interval_ms = fleet->ping_interval_ms;
+    s->timeout_ms = fleet->timeout_ms;
+    s->open_deadline_ms = fleet->open_deadline_ms;
+    s->teardown_ms = fleet->teardown_ms;
+    s->max_message_bytes = fleet->max_message_bytes;
+    s->era = fleet->era;
+    s->tls_insecure = fleet->tls_insecure;
+    s->ca_file = str_dup(fleet->ca_file);
+    if (fleet->ntags > 0) {
+        s->tags = xcalloc(fleet->ntags, sizeof *s->tags);
+        for (i = 0; i < fleet->ntags; i++)
+            s->tags[i] = xstrdup(fleet->tags[i]);
+        s->ntags = fleet->ntags;
+    }
+}
+
+/* Free everything s owns (not s itself). */
+void
+config_server_done(struct config_server *s)
+{
+    free(s->name);
+    free(s->url);
+    free(s->url_shown);
+    config_kvs_free(s->headers, s->nheaders);
+    free(s->ca_file);
+    free(s->command);
+    config_strings_free(s->args, s->nargs);
+    config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
+    config_kvs_free(s->env, s->nenv);
+    free(s->cwd);
+    config_strings_free(s->tags, s->ntags);
+    free(s->source);
+    free(s->origin);
+    config_oauth_free(s->oauth);
+    config_probe_free(s->probe);
+    free(s->invalid);
+}
+
+/*
+ * Decide s->transport from the type, URL and command keys (any alias).
+ * It is set to the best guess even on failure. 0, or -1 with *why.
+ */
+static int
+config_server_transport(struct config_server *s, const cJSON *entry,
+    char **why)
+{
+    char                        shown[CONFIG_SHOWN_SIZE];
+    char                        norm[32];
+    const struct config_keydef *k;
+    const cJSON                *type = NULL, *url = NULL, *cmd = NULL;
+    const cJSON                *url2 = NULL, *cmd2 = NULL;
+    const cJSON                *e;
+    int                         t;
+
+    cJSON_ArrayForEach(e, entry) {
+        k = config_keydef(e->string);
+        if (k == NULL)
+            continue;
+        if (k->kind == CONFIG_KEY_TYPE) {
+            if (type == NULL || strcmp(e->string, "type") == 0)
+                type = e;
+        } else if (k->kind == CONFIG_KEY_URL) {
+            if (url == NULL)
+                url = e;
+            else if (url2 == NULL && strcmp(url->string, e->string) != 0)
+                url2 = e;
+        } else if (k->kind == CONFIG_KEY_COMMAND) {
+            if (cmd == NULL)
+                cmd = e;
+            else if (cmd2 == NULL && strcmp(cmd->string, e->string) != 0)
+                cmd2 = e;
+        }
+    }
+    s->transport = (cmd != NULL && url == NULL) ? CONFIG_STDIO : CONFIG_HTTP;
+    if (type != NULL) {
+        if (!cJSON_IsString(type)) {
+            *why = str_printf("\"%s\" is %s, expected a string",
+                type->string, config_kind(type));
+            return -1;
+        }
+        config_shown(shown, type->valuestring);
+        config_type_norm(norm, sizeof norm, type->valuestring);
+        t = config_type_transport(norm);
+        if (t < 0) {
+            *why = str_printf("unsupported \"%s\" \"%s\" (expected "
+                "\"stdio\", \"http\", \"streamable-http\" or \"sse\")",
+                type->string, shown);
+            return -1;
+        }
+        s->transport = (enum config_transport)t;
+    }
+    if (url != NULL && cmd != NULL) {
+        *why = str_printf("has both \"%s\" and \"%s\"", url->string,
+            cmd->string);
+        return -1;
+    }
+    if (url2 != NULL || cmd2 != NULL) {
+        *why = str_printf("has both \"%s\" and \"%s\"",
+            url2 != NULL ? url->string : cmd->string,
+            url2 != NULL ? url2->string : cmd2->string);
+        return -1;
+    }
+    if (type != NULL && s->transport == CONFIG_HTTP && url == NULL) {
+        *why = str_printf("\"%s\" \"%s\" needs a \"url\"", type->string,
+            shown);
+        return -1;
+    }
+    if (type != NULL && s->transport == CONFIG_STDIO && cmd == NULL) {
+        *why = str_printf("\"%s\" \"%s\" needs a \"command\"",
+            type->string, shown);
+        return -1;
+    }
+    if (url == NULL && cmd == NULL) {
+        *why = str_printf("has neither \"url\" nor \"command\"");
+        return -1;
+    }
+    return 0;
+}
+
+/* Read "disabled" and "enabled" (Goose, opencode, Zed) into s->disabled.
+ * 0, or -1 with *why when one is not a boolean. */
+static int
+config_server_switch(struct config_server *s, const cJSON *entry,
+    char **why)
+{
+    const struct config_keydef *k;
+    const cJSON                *e;
+
+    cJSON_ArrayForEach(e, entry) {
+        k = config_keydef(e->string);
+        if (k == NULL || (k->kind != CONFIG_KEY_DISABLED
+            && k->kind != CONFIG_KEY_ENABLED))
+            continue;
+        if (!cJSON_IsBool(e)) {
+            *why = str_printf("\"%s\" is %s, expected true or false",
+                e->string, config_kind(e));
+            return -1;
+        }
+        if (k->kind == CONFIG_KEY_DISABLED ? cJSON_IsTrue(e)
+            : cJSON_IsFalse(e))
+            s->disabled = true;
+    }
+    return 0;
+}
+
+/*
+ * Look over the keys of a server entry: unknown ones and those of the
+ * other transport (when known is set and they hold something) are
+ * warnings, other clients' behaviour keys are notes. A repeated key that
+ * mcptop reads sets *why unless it is already set. Keys already seen
+ * are kept in a set, so a repeat is found in one walk.
+ */
+static void
+config_server_scan(struct config_ctx *ctx, const struct config_server *s,
+    const cJSON *entry, bool known, char **why)
+{
+    struct config_names         seen = { NULL, 0, 0 };
+    char                        shown_name[CONFIG_SHOWN_SIZE];
+    char                        shown_key[CONFIG_SHOWN_SIZE];
+    const struct config_keydef *k;
+    const cJSON                *e;
+    bool                        dup;
+
+    config_shown(shown_name, s->name);
+    cJSON_ArrayForEach(e, entry) {
+        dup = config_names_seen(&seen, e->string);
+        config_shown(shown_key, e->string);
+        k = config_keydef(e->string);
+        if (k == NULL) {
+            config_warn(ctx->cfg, "server \"%s\": unknown key \"%s\" "
+                "(ignored)", shown_name, shown_key);
+            continue;
+        }
+        if (k->kind == CONFIG_KEY_NOTE) {
+            if (config_meaningful(e))
+                config_note(ctx, s->name, "\"%s\" is ignored: %s",
+                    shown_key, k->note);
+            continue;
+        }
+        if (k->kind == CONFIG_KEY_SILENT || k->kind == CONFIG_KEY_NAME)
+            continue;
+        if (dup) {
+            if (*why == NULL)
+                *why = str_printf("duplicate key \"%s\"", shown_key);
+            continue;
+        }
+        if (known && k->transport >= 0 && k->transport != (int)s->transport
+            && config_meaningful(e))
+            config_warn(ctx->cfg, "server \"%s\": key \"%s\" is ignored "
+                "for %s server", shown_name, shown_key,
+                s->transport == CONFIG_STDIO ? "a stdio" : "an http");
+    }
+    config_names_done(&seen);
+}
+
+/* Read one key of a server entry whose transport is known. 0 or -1. */
+static int
+config_server_key(struct config_ctx *ctx, struct config_server *s,
+    struct config_entry *st, const cJSON *v, char **why)
+{
+    char                        shown[CONFIG_SHOWN_SIZE];
+    const struct config_keydef *k = config_keydef(v->string);
+    struct config_url           u;
+    size_t                      n;
+
+    if (k == NULL || (k->transport >= 0 && k->transport != (int)s->transport))
+        return 0;
+    switch (k->kind) {
+    case CONFIG_KEY_URL:
+        if (!cJSON_IsString(v)) {
+            *why = str_printf("\"%s\" is %s, expected a string", v->string,
+                config_kind(v));
+            return -1;
+        }
+        if (config_url_parse(v->valuestring, &u, why) != 0) {
+            if (strstr(v->valuestring, "${") != NULL) {
+                free(*why);
+                *why = str_printf("\"%s\" uses \"${...}\", which mcptop "
+                    "does not expand in a URL: write the URL out",
+                    v->string);
+            }
+            return -1;
+        }
+        if (strstr(v->valuestring, "${") != NULL)
+            config_warn(ctx->cfg, "server \"%s\": \"%s\" is not expanded; "
+                "\"${\" is kept as written", config_shown(shown, s->name),
+                v->string);
+        s->url = xstrdup(v->valuestring);
+        s->url_shown = url_redact(s->url);
+        return 0;
+    case CONFIG_KEY_HEADERS:
+        if (s->headers != NULL) {
+            *why = str_printf("headers given twice (\"headers\" and "
+                "\"requestOptions.headers\")");
+            return -1;
+        }
+        return config_kvs(ctx, v, true, &s->headers, &s->nheaders, why);
+    case CONFIG_KEY_REQUEST:
+        return config_request(ctx, s, v, why);
+    case CONFIG_KEY_COMMAND:
+        return config_command(ctx, s, v, why);
+    case CONFIG_KEY_ARGS:
+        if (s->args_shown != NULL) {
+            *why = str_printf("arguments given both in \"command\" and in "
+                "\"%s\"", v->string);
+            return -1;
+        }
+        if (config_strings(ctx, v, true, false, 0, &s->args, &s->nargs,
+            why) != 0)
+            return -1;
+        /* As written, ${VAR} unexpanded: the only form ever shown. */
+        return config_strings(ctx, v, false, false, 0, &s->args_shown, &n,
+            why);
+    case CONFIG_KEY_ENV:
+        if (s->env != NULL) {
+            *why = str_printf("environment given twice (\"%s\")",
+                v->string);
+            return -1;
+        }
+        return config_kvs(ctx, v, false, &s->env, &s->nenv, why);
+    case CONFIG_KEY_ENVFILE:
+        if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+            *why = str_printf("\"%s\" must be a non-empty string",
+                v->string);
+            return -1;
+        }
+        st->envfile = v;
+        return 0;
+    case CONFIG_KEY_CWD:
+        if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+            *why = str_printf("\"cwd\" must be a non-empty string");
+            return -1;
+        }
+        s->cwd = xstrdup(v->valuestring);
+        return 0;
+    case CONFIG_KEY_ENV_KEYS:
+        st->env_keys = v;
+        return 0;
+    case CONFIG_KEY_TIMEOUT:
+        st->timeout = v;
+        return 0;
+    case CONFIG_KEY_OPT:
+        if (strcmp(v->string, "timeout_ms") == 0)
+            st->has_timeout_ms = true;
+        return config_opt(s, v, why) < 0 ? -1 : 0;
+    case CONFIG_KEY_PROBE:
+        return config_probe(ctx->cfg, s->name, v, &s->probe, why);
+    case CONFIG_KEY_OAUTH:
+        if (!config_oauth_is_ours(v)) {
+            /* Gemini CLI's and opencode's "oauth" are their own. */
+            config_note(ctx, s->name, "\"oauth\" is ignored: %s (mcptop's "
+                "keys: client_id, client_secret, grant, scope, ...)",
+                CONFIG_NOTE_OAUTH);
+            return 0;
+        }
+        return config_oauth(ctx->cfg, s->name, v, &s->oauth, why);
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Read the envFile named by v and add each of its variables that "env"
+ * does not set (looked up in a set of env's names). The path may use
+ * ${userHome}, ${workspaceFolder} (the current directory), ${VAR} and a
+ * leading "~". 0, or -1 with *why.
+ */
+static int
+config_entry_envfile(struct config_ctx *ctx, struct config_server *s,
+    const cJSON *v, char **why)
+{
+    struct config_names env = { NULL, 0, 0 };
+    struct config_kv   *kv = NULL;
+    char               *path;
+    char               *shown;
+    char               *c = NULL;
+    size_t              n = 0, i;
+
+    path = config_expand_ctx(ctx, v->valuestring, &c);
+    if (path == NULL) {
+        *why = str_printf("\"%s\": %s", v->string, c);
+        free(c);
+        return -1;
+    }
+    if (path[0] == '~' && (path[1] == '/' || path[1] == '\0')) {
+        char *full;
+
+        if (ctx->home == NULL) {
+            config_wipe_free(path);
+            *why = str_printf("\"%s\": \"~\" but HOME is not set",
+                v->string);
+            return -1;
+        }
+        full = str_printf("%s%s", ctx->home, path + 1);
+        config_wipe_free(path);
+        path = full;
+    }
+    shown = str_sanitized(v->valuestring);
+    if (envfile_read(path, shown, &kv, &n, why) != 0) {
+        free(shown);
+        config_wipe_free(path);
+        return -1;
+    }
+    free(shown);
+    config_wipe_free(path);
+    s->env = xrealloc(s->env, (s->nenv + n + 1) * sizeof *s->env);
+    for (i = 0; i < s->nenv; i++)
+        config_names_add(&env, s->env[i].name, 0);
+    for (i = 0; i < n; i++) {
+        if (config_names_find(&env, kv[i].name) >= 0) {
+            free(kv[i].name);
+            config_wipe_free(kv[i].value);
+            continue;
+        }
+        s->env[s->nenv++] = kv[i];
+    }
+    config_names_done(&env);
+    free(kv);
+    return 0;
+}
+
+/*
+ * Fill s from one entry of a server map (the servers before it in the
+ * config are loaded). Problems go to s->invalid or the warnings.
+ */
+void
+config_server_load(struct config_ctx *ctx, struct config_server *s,
+    const char *name, const cJSON *entry, const struct config_server *fleet,
+    enum config_shape shape)
+{
+    char                shown[CONFIG_SHOWN_SIZE];
+    struct config_entry st = { .shape = shape };
+    const cJSON        *e;
+    char               *why = NULL;
+
+    config_server_defaults(s);
+    s->name = xstrdup(name);
+    s->origin = xstrdup(ctx->cfg->origin);
+    config_server_inherit(s, fleet);
+    if (config_names_find(&ctx->names, s->name) >= 0) {
+        s->invalid = str_printf("duplicate server name \"%s\" (the first "
+            "declaration is used)", config_shown(shown, s->name));
+        return;
+    }
+    config_names_add(&ctx->names, s->name, (long)(s - ctx->cfg->servers));
+    if (s->name[0] == '\0') {
+        s->invalid = str_printf("empty server name");
+        return;
+    }
+    if (!cJSON_IsObject(entry)) {
+        s->invalid = str_printf("server entry is %s, expected an object",
+            config_kind(entry));
+        return;
+    }
+    config_server_transport(s, entry, &why);
+    {
+        char *off = NULL;
+
+        /* Read even for a broken entry: the operator sees it was off. */
+        config_server_switch(s, entry, &off);
+        if (why == NULL)
+            why = off;
+        else
+            free(off);
+    }
+    config_server_scan(ctx, s, entry, why == NULL, &why);
+    if (why != NULL) {
+        s->invalid = why;
+        return;
+    }
+    cJSON_ArrayForEach(e, entry) {
+        if (config_server_key(ctx, s, &st, e, &why) != 0) {
+            s->invalid = why;
+            return;
+        }
+    }
+    config_entry_timeout(ctx, s, &st);
+    if (st.envfile != NULL && config_entry_envfile(ctx, s, st.envfile,
+        &why) != 0) {
+        s->invalid = why;
+        return;
+    }
+    if (st.env_keys != NULL)
+        config_entry_env_keys(ctx, s, st.env_keys);
+}

@@ -1,0 +1,1304 @@
+/*
+ * The MCP lifecycle with one server, over whatever transport carries it
+ * (MCP 2025-03-26 .. 2025-11-25 basic/lifecycle, 2026-07-28 basic/versioning
+ * and server/discover, 2024-11-05 through the older transport).
+ *
+ * The dial is one exchange: the era probe (server/discover) unless the era
+ * is known or configured legacy; then initialize (offering the newest
+ * revision), notifications/initialized and tools/list to the last page for
+ * a legacy server, or the listing alone for a modern one; all within the
+ * open deadline. After it: the liveness exchange at the interval (ping, or
+ * server/discover where there is no ping), a re-list after a list_changed
+ * notice (coalesced and rate-limited), and the server stream when the
+ * server offers tools.listChanged. Each exchange ends in exactly one
+ * outcome, handed to the server's record.
+ *
+ * What this file must never do: branch on the configured transport (a
+ * difference is a transport op or capability); adopt a session from
+ * anything but a 2xx answer to initialize, or drop one without ending it;
+ * read a clock other than libev's.
+ */
+#include "mcp/client_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ending_run.h"
+#include "jsonrpc.h"
+#include "server_priv.h"
+#include "transport/transport.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+
+/* Revisions of the legacy era mcptop accepts, newest first (DESIGN.md
+ * section 6): it offers the newest and speaks whichever the server picks. */
+static const char *const client_legacy_versions[] = {
+    MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05",
+};
+
+static bool
+client_version_spoken(const char *v)
+{
+    for (size_t i = 0; v != NULL && i < sizeof(client_legacy_versions) /
+        sizeof(client_legacy_versions[0]); i++) {
+        if (strcmp(v, client_legacy_versions[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+double
+client_elapsed_ms(const struct client *c, ev_tstamp since)
+{
+    double ms = (server_now(c->s) - since) * 1000.0;
+
+    return ms < 0 ? 0 : ms;
+}
+
+static const char *
+client_op_name(enum client_op op)
+{
+    switch (op) {
+    case OP_INITIALIZE:
+        return "initialize";
+    case OP_INITIALIZED:
+        return "notifications/initialized";
+    case OP_LIST:
+        return "tools/list";
+    case OP_PING:
+        return "ping";
+    case OP_DISCOVER:
+        return "server/discover";
+    case OP_LISTEN:
+        return "subscriptions/listen";
+    case OP_CALL:
+        return "tools/call";
+    default:
+        return "notification";
+    }
+}
+
+/* The name of the liveness exchange: ping, or server/discover where the
+ * revision has no ping. */
+static const char *
+client_ping_op(const struct client *c)
+{
+    return c->era == ERA_MODERN ? "discover" : "ping";
+}
+
+void
+client_free_strv(char **v, long n)
+{
+    for (long i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* --- requests in flight ------------------------------------------------- */
+
+struct client_req *
+client_req_new(struct client *c, enum client_op op, int64_t id,
+    const char *method)
+{
+    struct client_req *rq = xcalloc(1, sizeof(*rq));
+
+    rq->c = c;
+    rq->op = op;
+    rq->id = id;
+    rq->method = method;
+    rq->started = server_now(c->s);
+    rq->next = c->reqs;
+    c->reqs = rq;
+    return rq;
+}
+
+/* Unlink and free; stops its timer; cancels its transfer if it runs. */
+void
+client_req_free(struct client_req *rq, struct failure_evidence *ev_out)
+{
+    struct client *c = rq->c;
+
+    for (struct client_req **pp = &c->reqs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == rq) {
+            *pp = rq->next;
+            break;
+        }
+    }
+    ev_timer_stop(c->env->loop, &rq->timer);
+    server_busy(c->s, &rq->counted, false);
+    if (rq->tr != NULL)
+        c->t->ops->cancel(c->t, rq->tr, ev_out);
+    free(rq);
+}
+
+struct client_req *
+client_find(const struct client *c, enum client_op op)
+{
+    for (struct client_req *rq = c->reqs; rq != NULL; rq = rq->next) {
+        if (rq->op == op)
+            return rq;
+    }
+    return NULL;
+}
+
+static void client_timeout_cb(struct ev_loop *loop, ev_timer *w,
+    int revents);
+
+/* Send one message for rq. false (rq still linked; the caller frees it
+ * and records the failure) when it cannot start. */
+bool
+client_send(struct client *c, struct client_req *rq, const char *body,
+    size_t len, unsigned flags, long timeout_ms, char **cause)
+{
+    struct transport_msg m = {
+        .method = rq->method != NULL ? rq->method : client_op_name(rq->op),
+        .id = rq->id,
+        .body = body,
+        .len = len,
+        .flags = flags,
+    };
+
+    rq->tr = c->t->ops->send(c->t, &m, rq, cause);
+    if (rq->tr == NULL)
+        return false;
+    ev_timer_init(&rq->timer, client_timeout_cb, 0., 0.);
+    rq->timer.data = rq;
+    if (timeout_ms > 0) {
+        ev_timer_set(&rq->timer, timeout_ms / 1000.0, 0.);
+        ev_timer_start(c->env->loop, &rq->timer);
+    }
+    return true;
+}
+
+/* The request flags for the current era. */
+unsigned
+client_flags(const struct client *c, enum client_op op)
+{
+    if (op == OP_DISCOVER || op == OP_LISTEN)
+        return TRANSPORT_MODERN | (op == OP_DISCOVER ? TRANSPORT_NO_CACHE :
+            TRANSPORT_STREAMING);
+    if (op == OP_INITIALIZE)
+        return TRANSPORT_INITIALIZE;
+    if (c->era == ERA_MODERN && op != OP_INITIALIZED && op != OP_NOTIFY)
+        return TRANSPORT_MODERN | (op == OP_PING ? TRANSPORT_NO_CACHE : 0);
+    return 0;
+}
+
+/* Fire-and-forget: a notification. Takes body. */
+static void
+client_notify(struct client *c, char *body, size_t len)
+{
+    struct client_req *rq = client_req_new(c, OP_NOTIFY, -1, NULL);
+    char              *cause = NULL;
+
+    if (!client_send(c, rq, body, len, 0, server_timeout_ms(c->s), &cause)) {
+        server_log(c->s, "notification not sent: %s", cause);
+        free(cause);
+        client_req_free(rq, NULL);
+    }
+    free(body);
+}
+
+/* Send one step of the dial (body taken); a step that cannot even start
+ * fails the dial. true when it went out. */
+bool
+client_dial_step(struct client *c, struct client_req *rq, char *body,
+    size_t len, long timeout_ms)
+{
+    char *cause = NULL;
+    bool  sent;
+
+    rq->in_dial = true;
+    c->dial_step = rq->method != NULL ? rq->method : client_op_name(rq->op);
+    sent = client_send(c, rq, body, len, client_flags(c, rq->op), timeout_ms,
+        &cause);
+    free(body);
+    if (!sent) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        client_req_free(rq, NULL);
+        client_dial_failed(c, &ev, cause);
+        free(cause);
+    }
+    return sent;
+}
+
+/* --- judging an answer (what only MCP can judge) ------------------------ */
+
+/* What the 2026-07-28 error codes mean (basic/index, error codes). */
+static const char *
+client_rpc_code_meaning(long code)
+{
+    switch (code) {
+    case -32020:
+        return " (header mismatch)";
+    case -32021:
+        return " (missing required client capability)";
+    case -32022:
+        return " (unsupported protocol version)";
+    default:
+        return "";
+    }
+}
+
+/*
+ * A request ended: true when it failed (ev and detail set from the
+ * transport's failure, a JSON-RPC error, or a result that is not
+ * complete), false when res->answer holds a complete result (or a
+ * notification was taken).
+ */
+bool
+client_judge(const struct transport_result *res, struct failure_evidence *ev,
+    char *detail, size_t dsz)
+{
+    const struct jsonrpc_msg *a = res->answer;
+
+    *ev = res->f.ev;
+    detail[0] = '\0';
+    if (res->failed) {
+        snprintf(detail, dsz, "%s", res->f.detail);
+        return true;
+    }
+    if (a == NULL)
+        return false;
+    if (jsonrpc_kind(a) == JSONRPC_RESULT) {
+        const char *rt = jsonrpc_get_string(a, "result.resultType");
+        char        clean[32];
+
+        /* Absent means complete (a legacy server). */
+        if (rt == NULL || strcmp(rt, "complete") == 0)
+            return false;
+        str_sanitize(clean, sizeof(clean), rt, strlen(rt));
+        ev->no_matching_response = true;
+        snprintf(detail, dsz, "result with resultType \"%s\" where a "
+            "complete result was expected", clean);
+        return true;
+    }
+    {
+        /* A JSON-RPC error with our id: the server answered. */
+        const char *em = jsonrpc_error_message(a);
+        char        msg[160] = "";
+
+        if (em != NULL)
+            str_sanitize(msg, sizeof(msg), em, strlen(em));
+        ev->rpc_error = true;
+        ev->rpc_error_code = jsonrpc_error_code(a);
+        snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s",
+            ev->rpc_error_code, client_rpc_code_meaning(ev->rpc_error_code),
+            msg[0] ? ": " : "", msg);
+        /* The status rides along only when it was not a 2xx. */
+        if (ev->http_status >= 200 && ev->http_status < 300)
+            ev->http_status = 0;
+        return true;
+    }
+}
+
+/* Record a failed exchange at site request. */
+void
+client_fail(struct client *c, const char *op,
+    const struct failure_evidence *ev, double ms, const char *detail)
+{
+    struct failure f;
+
+    failure_make(&f, ev, SITE_REQUEST, detail);
+    server_exchange(c->s, op, &f, ms);
+}
+
+/* --- the session -------------------------------------------------------- */
+
+/* Everything of the session stops now; a session id still held goes to
+ * the ending procedure (half-open), never dropped silently. */
+void
+client_drop(struct client *c, const char *why)
+{
+    char *session;
+
+    for (struct client_req *rq = c->reqs, *n; rq != NULL; rq = n) {
+        n = rq->next;
+        if (!rq->detached)
+            client_req_free(rq, NULL);
+    }
+    if (c->t->ops->stream_close != NULL)
+        c->t->ops->stream_close(c->t);
+    c->stream_none = false;
+    c->stream_opened = false;
+    ev_timer_stop(c->env->loop, &c->stream_timer);
+    ev_timer_stop(c->env->loop, &c->stream_idle);
+    ev_timer_stop(c->env->loop, &c->relist_timer);
+    ev_timer_stop(c->env->loop, &c->probe_timer);
+    c->relist_wanted = false;
+    session = c->t->ops->release(c->t);
+    if (session != NULL)
+        server_end_orphan(c->s, session, c->protocol_version, why);
+}
+
+/* Switch to transport t (the old one is closed and freed, with every
+ * request still on it: an abandoned initialize of an earlier dial is
+ * given up too). */
+static void
+client_use_transport(struct client *c, struct transport *t)
+{
+    while (c->reqs != NULL)
+        client_req_free(c->reqs, NULL);
+    c->t->ops->close(c->t);
+    c->t->ops->free(c->t);
+    c->t = t;
+}
+
+/* --- the dial ----------------------------------------------------------- */
+
+void
+client_dial_failed(struct client *c, const struct failure_evidence *ev,
+    const char *detail)
+{
+    double         ms = client_elapsed_ms(c, c->dial_started);
+    struct failure f;
+    char           named[256];
+
+    /* Every dial failure names the step that failed. */
+    if (c->dial_step != NULL && detail != NULL &&
+        strstr(detail, c->dial_step) == NULL) {
+        snprintf(named, sizeof(named), "%s: %.220s", c->dial_step, detail);
+        detail = named;
+    }
+    ev_timer_stop(c->env->loop, &c->open_timer);
+    client_drop(c, "the dial failed after the session was issued");
+    client_free_strv(c->list_acc, c->list_n);
+    c->list_acc = NULL;
+    c->list_n = c->list_cap = 0;
+    c->dialed_once = true;
+    c->t->ops->abandon(c->t);
+    c->last_ping_ok = false;
+    failure_make(&f, ev, SITE_CONNECT, detail);
+    server_dial_done(c->s, &f, ms);
+}
+
+void
+client_dial_completed(struct client *c)
+{
+    double ms = client_elapsed_ms(c, c->dial_started);
+    long   deadline = server_open_deadline_ms(c->s);
+
+    if (ms > (double)deadline) {
+        /* Judged on the clock: a dial that finished after its deadline
+         * (the loop was held up) is a timeout, whatever came back. */
+        struct failure_evidence ev = { .timer = TIMER_OPEN,
+                                       .phase = PHASE_RESPONSE,
+                                       .response_bytes = 1 };
+        char                    detail[160];
+
+        c->dial_step = NULL;
+        snprintf(detail, sizeof(detail), "open deadline %ld ms passed: the "
+            "dial completed after %.0f ms", deadline, ms);
+        client_dial_failed(c, &ev, detail);
+        return;
+    }
+    ev_timer_stop(c->env->loop, &c->open_timer);
+    if (c->probe_note != NULL) {
+        /* The probe got no JSON-RPC answer and initialize worked: legacy,
+         * on that evidence, said. */
+        free(c->warning);
+        c->warning = str_printf("era legacy: %s; initialize worked",
+            c->probe_note);
+        free(c->probe_note);
+        c->probe_note = NULL;
+    }
+    c->dialed_once = true;
+    c->rtt_ms = ms;
+    c->last_ping_ok = true;
+    server_dial_done(c->s, NULL, ms);
+    client_streams_start(c);
+    client_probe_schedule(c);
+}
+
+/* ev_timer: the open deadline passed. */
+static void
+client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client          *c = w->data;
+    struct failure_evidence ev = { .timer = TIMER_OPEN };
+    struct client_req      *rq;
+    char                    detail[128];
+
+    (void)loop;
+    (void)revents;
+    /* The evidence of how far the step in flight got. */
+    for (rq = c->reqs; rq != NULL; rq = rq->next) {
+        if (rq->in_dial)
+            break;
+    }
+    snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
+        server_open_deadline_ms(c->s), rq != NULL ? " during " : "",
+        rq != NULL ? client_op_name(rq->op) : "");
+    if (rq != NULL && rq->op == OP_INITIALIZE &&
+        (c->t->ops->caps & TRANSPORT_CAP_LATE_SESSION)) {
+        /* The operator is answered now, but the initialize is left to
+         * settle within its own timeout: a session id it brings late is
+         * ended as half-open (DESIGN.md section 5). */
+        c->t->ops->peek(c->t, rq->tr, &ev);
+        rq->detached = true;
+        rq->in_dial = false;
+        server_busy(c->s, &rq->counted, true);
+        ev_timer_stop(c->env->loop, &rq->timer);
+        ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+        ev_timer_start(c->env->loop, &rq->timer);
+    } else if (rq != NULL) {
+        client_req_free(rq, &ev);
+    }
+    ev.timer = TIMER_OPEN;
+    ev.net = NET_OK;
+    client_dial_failed(c, &ev, detail);
+}
+
+void
+client_dial(struct client *c)
+{
+    struct transport_failure f;
+    int                      rc;
+
+    client_drop(c, "a session left from before the new dial");
+    c->dial_started = server_now(c->s);
+    ev_timer_set(&c->open_timer, server_open_deadline_ms(c->s) / 1000.0, 0.);
+    ev_timer_start(c->env->loop, &c->open_timer);
+    c->probe_retried = false;
+    c->probed_this_dial = false;
+    c->init_said_modern = false;
+    c->respawned = false;
+    c->silent_probe = false;
+    c->dial_step = NULL;
+    free(c->probe_note);
+    c->probe_note = NULL;
+    rc = c->t->ops->open(c->t, &f);
+    if (rc < 0) {
+        client_dial_failed(c, &f.ev, f.detail);
+        return;
+    }
+    if (rc == 0)
+        client_dial_begin(c);
+    /* rc 1: TRANSPORT_READY starts it. */
+}
+
+/* --- legacy: initialize, initialized ------------------------------------ */
+
+void
+client_send_initialize(struct client *c)
+{
+    int64_t            id = c->next_id++;
+    struct client_req *rq = client_req_new(c, OP_INITIALIZE, id,
+        "initialize");
+    size_t             len;
+    char              *body = jsonrpc_build_initialize(id,
+        MCP_PROTOCOL_LATEST, "mcptop", MCPTOP_VERSION, &len);
+
+    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+}
+
+static void
+client_take_capabilities(struct client *c, const struct jsonrpc_msg *m)
+{
+    const char *names[CLIENT_MAX_CAPS];
+    size_t      n = jsonrpc_object_keys(m, "result.capabilities", names,
+        CLIENT_MAX_CAPS);
+
+    for (size_t i = 0; i < c->ncaps; i++)
+        free(c->caps[i]);
+    for (size_t i = 0; i < n; i++)
+        c->caps[i] = str_sanitized(names[i]);
+    c->ncaps = n;
+}
+
+/* What initialize or discover says of the server. */
+void
+client_take_server(struct client *c, const struct jsonrpc_msg *m,
+    const char *name, const char *version)
+{
+    bool b = false;
+
+    client_take_capabilities(c, m);
+    free(c->peer_name);
+    c->peer_name = name != NULL ? str_sanitized(name) : NULL;
+    free(c->peer_version);
+    c->peer_version = version != NULL ? str_sanitized(version) : NULL;
+    c->has_tools_cap = jsonrpc_has(m, "result.capabilities.tools");
+    c->tools_list_changed = jsonrpc_get_bool(m,
+        "result.capabilities.tools.listChanged", &b) && b;
+}
+
+/* The dial's handshake is done: list, or complete with no tools. */
+void
+client_handshake_done(struct client *c)
+{
+    if (c->has_tools_cap) {
+        client_begin_list(c, true);
+        return;
+    }
+    client_free_strv(c->tool_names, c->ntools);
+    c->tool_names = NULL;
+    c->ntools = 0;
+    client_dial_completed(c);
+}
+
+static void
+client_send_initialized(struct client *c)
+{
+    struct client_req *rq = client_req_new(c, OP_INITIALIZED, -1, NULL);
+    size_t             len;
+    char              *body = jsonrpc_build_notification(
+        "notifications/initialized", &len);
+
+    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+}
+
+/*
+ * Evidence against the era a failed initialize went out under (DESIGN.md
+ * section 6): a -32022 listing only 2026-07-28 is proof of modern; a 4xx
+ * where a remembered legacy verdict used to work means probing again; a
+ * child that died right after an unanswered probe gets one fresh child.
+ * Each at most once a dial. true when the dial goes on.
+ */
+static bool
+client_initialize_revises_era(struct client *c,
+    const struct transport_result *res, const struct failure_evidence *ev)
+{
+    long status = ev->http_status;
+    bool auto_era = c->decl->era == CONFIG_ERA_AUTO;
+
+    if (ev->rpc_error && !ev->rpc_error_id_null &&
+        ev->rpc_error_code == -32022 && res->answer != NULL && auto_era &&
+        !c->init_said_modern &&
+        jsonrpc_array_has(res->answer, "error.data.supported",
+        MCP_PROTOCOL_MODERN)) {
+        bool legacy = false;
+
+        for (size_t i = 0; i < 4 && !legacy; i++) {
+            static const char *const v[] = { MCP_PROTOCOL_LATEST,
+                "2025-06-18", "2025-03-26", "2024-11-05" };
+
+            legacy = jsonrpc_array_has(res->answer, "error.data.supported",
+                v[i]);
+        }
+        if (!legacy) {
+            c->init_said_modern = true;
+            server_log(c->s, "era: initialize got -32022 listing only %s: "
+                "modern", MCP_PROTOCOL_MODERN);
+            c->era = ERA_MODERN;
+            client_send_discover(c);
+            return true;
+        }
+    }
+    if (auto_era && c->era == ERA_LEGACY && !c->probed_this_dial &&
+        !ev->rpc_error && (status == 400 || status == 404 ||
+        status == 405)) {
+        /* The remembered verdict stopped working: probe again. */
+        server_log(c->s, "era: legacy stopped working (HTTP %ld to "
+            "initialize); probing again", status);
+        c->era = ERA_NONE;
+        client_send_discover(c);
+        return true;
+    }
+    if (c->silent_probe && !c->respawned &&
+        (ev->child_closed || ev->peer_known_dead)) {
+        /* It ignored the probe and then died: a fresh one for initialize. */
+        struct transport_failure f;
+
+        c->respawned = true;
+        server_log(c->s, "era: the transport closed after an unanswered "
+            "probe; initialize on a fresh one");
+        if (c->t->ops->open(c->t, &f) < 0) {
+            client_dial_failed(c, &f.ev, f.detail);
+            return true;
+        }
+        client_send_initialize(c);
+        return true;
+    }
+    return false;
+}
+
+/* An initialize whose dial was abandoned settled: a session it brought
+ * is ended half-open. */
+static void
+client_on_detached(struct client *c, struct transport_result *res)
+{
+    const char *pv = res->answer != NULL ? jsonrpc_get_string(res->answer,
+        "result.protocolVersion") : NULL;
+
+    if (res->session == NULL) {
+        server_log(c->s, "abandoned initialize settled without a session");
+        return;
+    }
+    server_end_orphan(c->s, res->session, client_version_spoken(pv) ? pv :
+        NULL, "session issued after the dial was abandoned");
+    res->session = NULL;
+}
+
+static void
+client_on_initialize(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    const char             *v;
+
+    if (rq->detached) {
+        client_req_free(rq, NULL);
+        client_on_detached(c, res);
+        return;
+    }
+    client_req_free(rq, NULL);
+    if (client_judge(res, &ev, detail, sizeof(detail))) {
+        if (res->session != NULL) {
+            server_end_orphan(c->s, res->session, NULL,
+                "session issued to an initialize that failed");
+            res->session = NULL;
+        }
+        if (client_initialize_revises_era(c, res, &ev))
+            return;
+        if (c->t->ops->older != NULL && c->decl->era == CONFIG_ERA_AUTO &&
+            !c->sse_tried && (ev.http_status == 400 ||
+            ev.http_status == 404 || ev.http_status == 405) &&
+            !(ev.rpc_error && !ev.rpc_error_id_null)) {
+            /* Neither era's POST works here: try the older transport
+             * (2024-11-05 HTTP+SSE: GET, then the `endpoint` event). */
+            struct transport_failure f;
+            int                      rc;
+
+            c->sse_tried = true;
+            c->sse_fallback.ev = ev;
+            snprintf(c->sse_fallback.detail, sizeof(c->sse_fallback.detail),
+                "%s", detail);
+            client_use_transport(c, c->t->ops->older(&c->tenv));
+            c->era = ERA_LEGACY_SSE;
+            rc = c->t->ops->open(c->t, &f);
+            if (rc < 0)
+                client_dial_failed(c, &f.ev, f.detail);
+            else if (rc == 0)
+                client_send_initialize(c);
+            return;
+        }
+        client_dial_failed(c, &ev, detail);
+        return;
+    }
+    v = jsonrpc_get_string(res->answer, "result.protocolVersion");
+    if (!client_version_spoken(v)) {
+        char clean[40] = "none";
+
+        if (v != NULL)
+            str_sanitize(clean, sizeof(clean), v, strlen(v));
+        ev.bad_protocol_version = true;
+        snprintf(detail, sizeof(detail), "server chose protocol version "
+            "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26, "
+            "2024-11-05", clean);
+        if (res->session != NULL) {
+            server_end_orphan(c->s, res->session, NULL,
+                "session issued in a version mcptop does not speak");
+            res->session = NULL;
+        }
+        client_dial_failed(c, &ev, detail);
+        return;
+    }
+    free(c->protocol_version);
+    c->protocol_version = xstrdup(v);
+    client_take_server(c, res->answer,
+        jsonrpc_get_string(res->answer, "result.serverInfo.name"),
+        jsonrpc_get_string(res->answer, "result.serverInfo.version"));
+    if (c->era != ERA_LEGACY_SSE)
+        c->era = ERA_LEGACY;
+    /* Only a 2xx answer to initialize issues a session. */
+    c->t->ops->adopt(c->t, res->session, c->protocol_version);
+    res->session = NULL;
+    client_send_initialized(c);
+}
+
+static void
+client_on_initialized(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+
+    client_req_free(rq, NULL);
+    if (client_judge(res, &ev, detail, sizeof(detail))) {
+        char        said[256];
+        const char *rest = detail;
+        char        head[64];
+
+        if (ev.http_status >= 300) {
+            /* Say which step failed, and that the one before worked. */
+            snprintf(head, sizeof(head), "HTTP %ld to %s", ev.http_status,
+                "notifications/initialized");
+            if (strncmp(rest, head, strlen(head)) == 0)
+                rest += strlen(head);
+            snprintf(said, sizeof(said), "notifications/initialized "
+                "answered %ld after initialize succeeded%.180s", ev.http_status,
+                rest);
+        } else {
+            snprintf(said, sizeof(said), "notifications/initialized failed "
+                "after initialize succeeded: %.180s", detail);
+        }
+        client_dial_failed(c, &ev, said);
+        return;
+    }
+    client_handshake_done(c);
+}
+
+/* --- listing ------------------------------------------------------------ */
+
+/* --- the liveness exchange ---------------------------------------------- */
+
+/*
+ * A session is presumed lost when a request that carried its id is
+ * answered 404 (the spec's word), 400 (what SDK servers answer for an id
+ * they do not know), or with a JSON-RPC error whose id is null (a gateway's
+ * word), whatever the status (DESIGN.md section 6): the failure is
+ * recorded, the session ended (its DELETE goes whatever it will answer),
+ * and the server dialed again; after a 400 or a null id, once, until an
+ * exchange completes on the new session. true when it was.
+ */
+bool
+client_session_lost(struct client *c, const char *op, bool carried,
+    const struct failure_evidence *ev, double ms, char *detail)
+{
+    long        status = ev->http_status;
+    bool        expired = status == 404;
+    bool        unknown = status == 400 ||
+        (ev->rpc_error && ev->rpc_error_id_null);
+    const char *why;
+    size_t      n = strlen(detail);
+
+    if (!carried || c->env->no_redial || (!expired && !unknown))
+        return false;
+    if (!expired && c->redialed_for_loss)
+        return false;
+    if (!expired && status == 400 && failure_classify(ev) !=
+        FAILURE_HTTP_STATUS && !ev->rpc_error_id_null)
+        return false;
+    c->redialed_for_loss = !expired;
+    why = expired ? "session expired" : "session presumed lost: the server "
+        "does not know it";
+    snprintf(detail + n, 256 - n, "; %s", why);
+    client_fail(c, op, ev, ms, detail);
+    c->expiries++;
+    client_drop(c, expired ? "the session expired (404)" :
+        "the session was presumed lost");
+    server_dial_again(c->s);
+    return true;
+}
+
+bool
+client_ping(struct client *c, bool scheduled)
+{
+    int64_t            id;
+    struct client_req *rq;
+    size_t             len;
+    char              *body, *cause = NULL;
+
+    if (client_find(c, OP_PING) != NULL)
+        return false;
+    id = c->next_id++;
+    if (c->era == ERA_MODERN) {
+        /* No ping in 2026-07-28: server/discover is the cheapest request
+         * every server must answer. */
+        rq = client_req_new(c, OP_PING, id, "server/discover");
+        body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
+            "mcptop", MCPTOP_VERSION, NULL, false, &len);
+    } else {
+        rq = client_req_new(c, OP_PING, id, "ping");
+        /* The most frequent message: printed from a template. */
+        body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
+            "\"ping\"}", (long long)id);
+        len = strlen(body);
+    }
+    if (!client_send(c, rq, body, len, client_flags(c, OP_PING) |
+        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), server_timeout_ms(c->s),
+        &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        client_req_free(rq, NULL);
+        client_fail(c, client_ping_op(c), &ev, 0, cause);
+        free(cause);
+        free(body);
+        return false;
+    }
+    free(body);
+    return true;
+}
+
+static void
+client_on_ping(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    double                  ms = client_elapsed_ms(c, rq->started);
+    bool                    carried = res->carried_session;
+    long                    status;
+    enum failure_kind       kind;
+
+    client_req_free(rq, NULL);
+    c->pings_done++;
+    if (!client_judge(res, &ev, detail, sizeof(detail))) {
+        c->rtt_ms = ms;
+        c->last_ping_ok = true;
+        c->redialed_for_loss = false;
+        server_exchange(c->s, client_ping_op(c), NULL, ms);
+        server_ping_scheduled(c->s);
+        return;
+    }
+    c->last_ping_ok = false;
+    status = ev.http_status;
+    kind = failure_classify(&ev);
+    if (client_session_lost(c, client_ping_op(c), carried, &ev, ms, detail))
+        return;
+    client_fail(c, client_ping_op(c), &ev, ms, detail);
+    if (c->era == ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
+        !c->env->no_redial && (status == 400 || status == 404 ||
+        status == 405) && kind == FAILURE_HTTP_STATUS) {
+        /* The remembered era stopped working: probe again. */
+        server_log(c->s, "era: modern stopped working; probing again");
+        c->era = ERA_NONE;
+        client_drop(c, "the era changed");
+        server_dial_again(c->s);
+        return;
+    }
+    if (!c->env->no_redial && server_state(c->s) == SERVER_READY &&
+        (kind == FAILURE_CONNECT_REFUSED || !c->t->ops->alive(c->t))) {
+        /* Nothing listens any more, or the child is gone: the sessions
+         * went with it. Dial again with the usual backoff. */
+        client_drop(c, "the connection was lost");
+        server_connection_lost(c->s);
+        return;
+    }
+    server_ping_scheduled(c->s);
+}
+
+void
+client_tick(struct client *c)
+{
+    if (c->list_ttl_ms > 0 && server_now(c->s) - c->listed_at >
+        c->list_ttl_ms / 1000.0) {
+        /* The listing's ttlMs ran out: list again. */
+        c->relist_wanted = true;
+        client_relist(c);
+    }
+}
+
+/* --- the server stream -------------------------------------------------- */
+
+/* --- the era probe (2026-07-28 basic/versioning, compatibility) -------- */
+
+/* --- events from the transport ------------------------------------------ */
+
+/* ev_timer: a request's own timeout. */
+static void
+client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client_req      *rq = w->data;
+    struct client          *c = rq->c;
+    struct failure_evidence ev = { 0 };
+    enum client_op          op = rq->op;
+    int64_t                 id = rq->id;
+    double                  ms = client_elapsed_ms(c, rq->started);
+    char                    detail[128];
+
+    (void)loop;
+    (void)revents;
+    if (rq->detached) {
+        server_log(c->s, "abandoned %s got no answer within %ld ms",
+            client_op_name(op), server_timeout_ms(c->s));
+        client_req_free(rq, NULL);
+        return;
+    }
+    client_req_free(rq, &ev);
+    ev.timer = TIMER_REQUEST;
+    ev.net = NET_OK;
+    snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
+        "(request timeout)", client_op_name(op), server_timeout_ms(c->s));
+    /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
+    if (id >= 0 && op != OP_INITIALIZE && c->t->ops->has_session(c->t)) {
+        size_t len;
+        char  *body = jsonrpc_build_cancelled(id, "timeout", &len);
+
+        client_notify(c, body, len);
+    }
+    switch (op) {
+    case OP_DISCOVER:
+        if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
+            c->decl->era == CONFIG_ERA_AUTO) {
+            /* No answer to the probe means a legacy server. */
+            c->silent_probe = true;
+            client_fallback_legacy(c, "no answer to server/discover");
+            break;
+        }
+        client_dial_failed(c, &ev, detail);
+        break;
+    case OP_INITIALIZE:
+    case OP_INITIALIZED:
+        client_dial_failed(c, &ev, detail);
+        break;
+    case OP_LIST:
+        client_list_failed(c, &ev, detail);
+        break;
+    case OP_PING:
+        c->last_ping_ok = false;
+        c->pings_done++;
+        client_fail(c, client_ping_op(c), &ev, ms, detail);
+        server_ping_scheduled(c->s);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Route a finished request to its step. */
+static void
+client_on_done(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    rq->tr = NULL;          /* the transport is done with it */
+    ev_timer_stop(c->env->loop, &rq->timer);
+    if (res->retry_after_s >= 0 && (res->f.ev.http_status == 429 ||
+        res->f.ev.http_status == 503))
+        /* A wait the server asked for holds for every request to it. */
+        server_retry_after(c->s, res->retry_after_s);
+    switch (rq->op) {
+    case OP_INITIALIZE:
+        client_on_initialize(c, rq, res);
+        break;
+    case OP_INITIALIZED:
+        client_on_initialized(c, rq, res);
+        break;
+    case OP_LIST:
+        client_on_list(c, rq, res);
+        break;
+    case OP_PING:
+        client_on_ping(c, rq, res);
+        break;
+    case OP_NOTIFY:
+        client_req_free(rq, NULL);
+        break;
+    case OP_DISCOVER:
+        client_on_discover(c, rq, res);
+        break;
+    case OP_LISTEN:
+        client_on_listen_done(c, rq, res);
+        break;
+    case OP_CALL:
+        client_on_call(c, rq, res);
+        break;
+    }
+}
+
+/* The older transport could not open either: what initialize got is the
+ * failure to report, not the GET's. */
+static void
+client_on_open_failed(struct client *c, const struct transport_event *e)
+{
+    if (server_state(c->s) != SERVER_DIALING)
+        return;
+    if (c->era == ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
+        !e->opened && c->sse_tried) {
+        char both[256];
+        int  n;
+
+        c->era = ERA_LEGACY;
+        client_use_transport(c, transport_new(&c->tenv));
+        n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        snprintf(both + n, sizeof(both) - (size_t)n,
+            "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
+        client_dial_failed(c, &c->sse_fallback.ev, both);
+        return;
+    }
+    client_dial_failed(c, &e->failure->ev, e->failure->detail);
+}
+
+/* The connection itself is gone. */
+static void
+client_on_lost(struct client *c, const struct transport_event *e)
+{
+    enum server_state st = server_state(c->s);
+
+    if (e->failure == NULL) {
+        /* Only an exchange can say what it means: observe it now. */
+        if (st == SERVER_READY && !c->env->no_pings)
+            server_ping_soon(c->s);
+        return;
+    }
+    if (st == SERVER_DIALING) {
+        client_dial_failed(c, &e->failure->ev, e->failure->detail);
+        return;
+    }
+    if (st != SERVER_READY)
+        return;
+    client_fail(c, "sse stream", &e->failure->ev, 0, e->failure->detail);
+    client_drop(c, "the connection was lost");
+    server_connection_lost(c->s);
+}
+
+/* transport_cb: everything a transport reports. */
+static void
+client_transport_cb(void *arg, const struct transport_event *e)
+{
+    struct client *c = arg;
+
+    switch (e->type) {
+    case TRANSPORT_DONE:
+        client_on_done(c, e->owner, e->result);
+        break;
+    case TRANSPORT_MESSAGE:
+        client_on_message(c, e->msg, e->owner);
+        break;
+    case TRANSPORT_READY:
+        if (server_state(c->s) == SERVER_DIALING &&
+            client_find(c, OP_INITIALIZE) == NULL)
+            client_dial_begin(c);
+        break;
+    case TRANSPORT_OPEN_FAILED:
+        client_on_open_failed(c, e);
+        break;
+    case TRANSPORT_STREAM_OPEN:
+        client_on_stream_open(c, e->owner);
+        break;
+    case TRANSPORT_STREAM_CLOSED:
+        client_on_stream_closed(c, e);
+        break;
+    case TRANSPORT_LOST:
+        client_on_lost(c, e);
+        break;
+    case TRANSPORT_HELD: {
+        struct client_req *rq = e->owner;
+
+        ev_timer_stop(c->env->loop, &rq->timer);
+        break;
+    }
+    case TRANSPORT_RESUMED: {
+        struct client_req *rq = e->owner;
+
+        if (rq->op != OP_LISTEN) {
+            ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+            ev_timer_start(c->env->loop, &rq->timer);
+        }
+        break;
+    }
+    }
+}
+
+/* --- ending and stopping ------------------------------------------------ */
+
+void
+client_end(struct client *c, struct ending_run *run)
+{
+    ev_timer_stop(c->env->loop, &c->open_timer);
+    /* An initialize in flight may still issue a session: let it settle
+     * and end that one as half-open. */
+    for (struct client_req *rq = c->reqs; rq != NULL; rq = rq->next) {
+        if (rq->op == OP_INITIALIZE && rq->in_dial) {
+            rq->detached = true;
+            rq->in_dial = false;
+            server_busy(c->s, &rq->counted, true);
+        }
+    }
+    if (c->era == ERA_MODERN) {
+        /* Nothing to end on the server: no session exists. */
+        ending_run_sessionless(run);
+        ending_run_outcome(run, ENDING_NO_SESSION,
+            "sessionless (2026-07-28): nothing to end on the server");
+    }
+    /* The transport ends the session (a DELETE, the shutdown sequence);
+     * then everything of the session stops here (closing a response
+     * stream is the cancellation over 2026-07-28 HTTP). */
+    ending_run_go(run, NULL, c->protocol_version);
+    client_drop(c, NULL);
+    c->last_ping_ok = false;
+}
+
+void
+client_stop(struct client *c)
+{
+    struct ev_loop *loop = c->env->loop;
+
+    /* Detached work too: abandoned initializes. */
+    while (c->reqs != NULL)
+        client_req_free(c->reqs, NULL);
+    c->t->ops->close(c->t);
+    ev_timer_stop(loop, &c->open_timer);
+    ev_timer_stop(loop, &c->stream_timer);
+    ev_timer_stop(loop, &c->stream_idle);
+    ev_timer_stop(loop, &c->relist_timer);
+    ev_timer_stop(loop, &c->probe_timer);
+    c->stream_opened = false;
+}
+
+/* --- lifetime and getters ----------------------------------------------- */
+
+struct client *
+client_new(struct server *s, const struct server_env *env,
+    const struct config_server *decl, size_t index, const char *log_name)
+{
+    struct client *c = xcalloc(1, sizeof(*c));
+
+    c->s = s;
+    c->env = env;
+    c->decl = decl;
+    c->tenv.loop = env->loop;
+    c->tenv.curl = env->curl;
+    c->tenv.decl = decl;
+    c->tenv.pool_key = index;
+    c->tenv.log = env->log;
+    c->tenv.log_name = log_name;
+    c->tenv.test_keep_id = env->test_keep_id;
+    c->tenv.cb = client_transport_cb;
+    c->tenv.cb_arg = c;
+    c->t = transport_new(&c->tenv);
+    c->ntools = -1;
+    c->next_id = 1;
+    c->rtt_ms = -1;
+    c->stream_retry_ms = -1;
+    c->list_ttl_ms = -1;
+    ev_timer_init(&c->open_timer, client_open_timeout_cb, 0., 0.);
+    c->open_timer.data = c;
+    ev_timer_init(&c->stream_timer, client_stream_retry_cb, 0., 0.);
+    c->stream_timer.data = c;
+    ev_timer_init(&c->stream_idle, client_stream_idle_cb, 0., 0.);
+    c->stream_idle.data = c;
+    ev_timer_init(&c->relist_timer, client_relist_cb, 0., 0.);
+    c->relist_timer.data = c;
+    ev_timer_init(&c->probe_timer, client_probe_timer_cb, 0., 0.);
+    c->probe_timer.data = c;
+    c->probe_ms = -1;
+    return c;
+}
+
+void
+client_free(struct client *c)
+{
+    if (c == NULL)
+        return;
+    client_stop(c);
+    c->t->ops->free(c->t);
+    free(c->protocol_version);
+    free(c->peer_name);
+    free(c->peer_version);
+    free(c->cache_scope);
+    free(c->probe_note);
+    free(c->warning);
+    client_free_strv(c->tool_names, c->ntools);
+    client_free_strv(c->list_acc, c->list_n);
+    for (size_t i = 0; i < c->ncaps; i++)
+        free(c->caps[i]);
+    free(c);
+}
+
+struct transport *
+client_transport(const struct client *c)
+{
+    return c->t;
+}
+
+bool
+client_has_session(const struct client *c)
+{
+    return c->t->ops->has_session(c->t);
+}
+
+enum server_era
+client_era(const struct client *c)
+{
+    return c->era;
+}
+
+void
+client_session(const struct client *c, struct server_session_info *out)
+{
+    c->t->ops->session_prefix(c->t, out->id_prefix, sizeof(out->id_prefix));
+    out->protocol_version = c->protocol_version;
+    out->server_name = c->peer_name;
+    out->server_version = c->peer_version;
+    out->tools_list_changed = c->tools_list_changed;
+    out->cache_scope = c->era == ERA_MODERN ? c->cache_scope : NULL;
+}
+
+long
+client_tools(const struct client *c)
+{
+    return c->ntools;
+}
+
+const char *
+client_tool_name(const struct client *c, long i)
+{
+    return i >= 0 && i < c->ntools ? c->tool_names[i] : NULL;
+}
+
+double
+client_rtt_ms(const struct client *c)
+{
+    return c->rtt_ms;
+}
+
+bool
+client_last_ping_ok(const struct client *c)
+{
+    return c->last_ping_ok;
+}
+
+bool
+client_dialed_once(const struct client *c)
+{
+    return c->dialed_once;
+}
+
+bool
+client_ping_in_flight(const struct client *c)
+{
+    return client_find(c, OP_PING) != NULL;
+}
+
+unsigned long
+client_pings_done(const struct client *c)
+{
+    return c->pings_done;
+}
+
+unsigned long
+client_expiries(const struct client *c)
+{
+    return c->expiries;
+}
+
+size_t
+client_capabilities(const struct client *c, const char **names, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->ncaps && n < max; i++)
+        names[n++] = c->caps[i];
+    return n;
+}
+
+const char *
+client_warning(const struct client *c)
+{
+    return c->warning;
+}
+
+double
+client_probe_ms(const struct client *c)
+{
+    return c->probe_ms;
+}
+
+unsigned long
+client_probe_notices(const struct client *c)
+{
+    return c->probe_notices;
+}
+
+bool
+client_probe_ok(const struct client *c)
+{
+    /* No deep check configured, or none made yet, or the last one held. */
+    return c->decl->probe == NULL || c->probe_calls == 0 || c->probe_ok ||
+        client_find(c, OP_CALL) != NULL;
+}

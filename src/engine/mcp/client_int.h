@@ -1,0 +1,212 @@
+/*
+ * The lifecycle's own parts (engine-private, for client*.c only): the
+ * client and its requests, and what its files call of each other.
+ *
+ *   client.c         requests, judging answers, the session, the dial, the
+ *                    legacy handshake, the liveness exchange, events from
+ *                    the transport, ending and stopping
+ *   client_era.c     the era probe (server/discover, -32022, fallbacks)
+ *   client_list.c    tools/list pages, re-lists (coalesced, rate-limited)
+ *   client_stream.c  the server stream (GET or subscriptions/listen),
+ *                    reconnects with a floor, a cap and jitter
+ */
+#ifndef MCPTOP_ENGINE_CLIENT_INT_H
+#define MCPTOP_ENGINE_CLIENT_INT_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp/client.h"
+#include "engine/failure.h"
+#include "transport/transport.h"
+
+struct jsonrpc_msg;
+
+#define CLIENT_MAX_PAGES        1000    /* a cursor that never ends */
+#define CLIENT_MAX_TOOLS        100000
+#define CLIENT_MAX_CAPS         16
+#define CLIENT_STREAM_PER_MIN   10      /* reconnects of the server stream */
+#define CLIENT_STREAM_FLOOR_S   1.0     /* the least wait before one */
+#define CLIENT_STREAM_CAP_S     30.0
+#define CLIENT_STREAM_IDLE_MIN_S 60.0
+#define CLIENT_RELIST_MIN_S     1.0     /* re-listings at most this often */
+
+enum client_op {
+    OP_INITIALIZE,
+    OP_INITIALIZED,
+    OP_LIST,
+    OP_PING,
+    OP_NOTIFY,          /* fire-and-forget: cancelled */
+    OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
+    OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
+    OP_CALL,            /* the deep check: tools/call of probe_tool */
+};
+
+struct client_req {
+    struct client         *c;
+    struct client_req     *next;
+    enum client_op         op;
+    int64_t                id;          /* -1 for notifications */
+    const char            *method;      /* static */
+    struct transport_req  *tr;
+    ev_timer               timer;       /* request timeout / idle */
+    ev_tstamp              started;
+    bool                   in_dial;
+    /* Left to settle after its dial was abandoned: an initialize whose
+     * late session is ended half-open. */
+    bool                   detached;
+    bool                   counted;     /* in the server's busy count */
+    bool                   opened;      /* a listen's stream is open */
+};
+
+struct client {
+    struct server              *s;
+    const struct server_env    *env;
+    const struct config_server *decl;
+    struct transport_env        tenv;
+    struct transport           *t;
+
+    /* the era (DESIGN.md section 6), remembered for this server */
+    enum server_era             era;
+    bool                        probe_retried;
+    bool                        sse_tried;
+    struct transport_failure    sse_fallback;   /* initialize's failure */
+    char                       *cache_scope;
+    double                      list_ttl_ms;    /* -1: no hint */
+    ev_tstamp                   listed_at;
+    unsigned long               listen_drops;
+
+    /* the session's facts */
+    char                       *protocol_version;
+    char                       *peer_name;
+    char                       *peer_version;
+    bool                        has_tools_cap;
+    bool                        tools_list_changed;
+    int64_t                     next_id;
+    char                       *caps[CLIENT_MAX_CAPS];
+    size_t                      ncaps;
+
+    /* the dial */
+    const char                 *dial_step;      /* the request in flight */
+    bool                        probed_this_dial;
+    bool                        init_said_modern;
+    bool                        respawned;      /* for initialize, once */
+    bool                        silent_probe;   /* legacy by silence */
+    int64_t                     probe_id;       /* the last probe's id */
+    char                       *probe_note;     /* a probe that got no
+                                                   JSON-RPC answer */
+    char                       *warning;        /* an era verdict's note */
+    ev_tstamp                   dial_started;
+    ev_timer                    open_timer;
+    bool                        dialed_once;
+    bool                        redialed_for_loss;
+
+    /* listing (the dial's or a re-list) */
+    char                      **tool_names;
+    long                        ntools;         /* -1: never listed */
+    char                      **list_acc;
+    long                        list_n, list_cap;
+    int                         list_pages;
+    bool                        list_in_dial;
+    ev_tstamp                   list_started;
+    bool                        relist_wanted;
+    ev_tstamp                   relisted_at;
+    unsigned long               notices_coalesced;
+    ev_timer                    relist_timer;
+
+    /* the server stream: the GET stream, or subscriptions/listen */
+    bool                        stream_none;    /* 405: the server has none */
+    bool                        stream_opened;
+    ev_tstamp                   stream_started;
+    int64_t                     stream_retry_ms;
+    ev_tstamp                   stream_window;
+    unsigned                    stream_reconnects;
+    ev_timer                    stream_timer;   /* the next reconnect */
+    ev_timer                    stream_idle;    /* the GET stream's watchdog */
+
+    struct client_req          *reqs;
+
+    /* the deep check (probe_tool) */
+    ev_timer                    probe_timer;
+    double                      probe_ms;       /* last completed, -1 */
+    unsigned long               probe_notices;  /* progress/log seen */
+    unsigned long               probe_calls;
+    bool                        probe_ok;
+
+    /* the liveness exchange */
+    double                      rtt_ms;
+    bool                        last_ping_ok;
+    unsigned long               pings_done;
+    unsigned long               expiries;
+};
+
+
+/* --- shared by the lifecycle's files ------------------------------------ */
+
+/* client.c: requests, judging, the session, the dial */
+double client_elapsed_ms(const struct client *c, ev_tstamp since);
+void client_free_strv(char **v, long n);
+struct client_req *client_req_new(struct client *c, enum client_op op,
+    int64_t id, const char *method);
+void client_req_free(struct client_req *rq, struct failure_evidence *ev_out);
+struct client_req *client_find(const struct client *c, enum client_op op);
+bool client_send(struct client *c, struct client_req *rq, const char *body,
+    size_t len, unsigned flags, long timeout_ms, char **cause);
+unsigned client_flags(const struct client *c, enum client_op op);
+bool client_dial_step(struct client *c, struct client_req *rq, char *body,
+    size_t len, long timeout_ms);
+bool client_judge(const struct transport_result *res,
+    struct failure_evidence *ev, char *detail, size_t dsz);
+void client_fail(struct client *c, const char *op,
+    const struct failure_evidence *ev, double ms, const char *detail);
+void client_drop(struct client *c, const char *why);
+void client_dial_failed(struct client *c, const struct failure_evidence *ev,
+    const char *detail);
+void client_dial_completed(struct client *c);
+void client_handshake_done(struct client *c);
+void client_send_initialize(struct client *c);
+void client_take_server(struct client *c, const struct jsonrpc_msg *m,
+    const char *name, const char *version);
+bool client_session_lost(struct client *c, const char *op, bool carried,
+    const struct failure_evidence *ev, double ms, char *detail);
+
+/* client_era.c: the era probe */
+void client_dial_begin(struct client *c);
+void client_send_discover(struct client *c);
+void client_on_discover(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+void client_fallback_legacy(struct client *c, const char *why);
+void client_era_late_answer(struct client *c, const struct jsonrpc_msg *m);
+
+/* client_list.c: listings */
+void client_begin_list(struct client *c, bool in_dial);
+void client_on_list(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+void client_list_failed(struct client *c, const struct failure_evidence *ev,
+    const char *detail);
+void client_relist(struct client *c);
+void client_relist_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* client_probe.c: the deep check */
+bool client_probe_now(struct client *c);
+void client_probe_schedule(struct client *c);
+void client_probe_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+void client_on_call(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+
+/* client_stream.c: the server stream */
+void client_streams_start(struct client *c);
+void client_stream_later(struct client *c);
+void client_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents);
+void client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents);
+void client_on_stream_open(struct client *c, struct client_req *listen);
+void client_on_stream_closed(struct client *c,
+    const struct transport_event *e);
+void client_on_listen_done(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+void client_on_message(struct client *c, const struct jsonrpc_msg *m,
+    struct client_req *on);
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * Listings (MCP basic/server/tools, tools/list with cursors): the dial's
+ * first listing to the last page, and re-lists after a list_changed notice
+ * or an expired ttlMs, one at a time and at most one a second, notices
+ * that arrive meanwhile coalesced into the next. Tool names are read in one
+ * pass over each page: nothing here is quadratic in what a server sends.
+ */
+#include "mcp/client_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+#include "server_priv.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+static void client_send_list(struct client *c, const char *cursor);
+
+void
+client_begin_list(struct client *c, bool in_dial)
+{
+    client_free_strv(c->list_acc, c->list_n);
+    c->list_acc = NULL;
+    c->list_n = c->list_cap = 0;
+    c->list_pages = 0;
+    c->list_in_dial = in_dial;
+    c->list_started = server_now(c->s);
+    if (!in_dial)
+        c->relisted_at = c->list_started;
+    client_send_list(c, NULL);
+}
+
+static void
+client_send_list(struct client *c, const char *cursor)
+{
+    int64_t            id = c->next_id++;
+    struct client_req *rq = client_req_new(c, OP_LIST, id, "tools/list");
+    size_t             len;
+    char              *body;
+    char              *cause = NULL;
+
+    if (c->era == ERA_MODERN)
+        body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
+            "mcptop", MCPTOP_VERSION, cursor, false, &len);
+    else
+        body = jsonrpc_build_request(id, "tools/list", cursor, &len);
+    rq->in_dial = c->list_in_dial;
+    if (!client_send(c, rq, body, len, client_flags(c, OP_LIST),
+        server_timeout_ms(c->s), &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        client_req_free(rq, NULL);
+        if (c->list_in_dial)
+            client_dial_failed(c, &ev, cause);
+        else
+            client_fail(c, "tools/list", &ev, 0, cause);
+        free(cause);
+    }
+    free(body);
+}
+
+/* A listing failed (the dial's fails the dial). */
+void
+client_list_failed(struct client *c, const struct failure_evidence *ev,
+    const char *detail)
+{
+    if (c->list_in_dial) {
+        client_dial_failed(c, ev, detail);
+        return;
+    }
+    client_free_strv(c->list_acc, c->list_n);
+    c->list_acc = NULL;
+    c->list_n = c->list_cap = 0;
+    client_fail(c, "tools/list", ev, client_elapsed_ms(c, c->list_started),
+        detail);
+    client_relist(c);
+}
+
+/* Listing finished: swap in the new tool set. */
+static void
+client_list_finished(struct client *c)
+{
+    long old = c->ntools;
+    bool was_dial = c->list_in_dial;
+    bool same = old == c->list_n;
+
+    c->listed_at = server_now(c->s);
+    for (long i = 0; same && i < old; i++)
+        same = strcmp(c->tool_names[i], c->list_acc[i]) == 0;
+    client_free_strv(c->tool_names, c->ntools);
+    c->tool_names = c->list_acc;
+    c->ntools = c->list_n;
+    c->list_acc = NULL;
+    c->list_n = c->list_cap = 0;
+    if (was_dial)
+        client_dial_completed(c);
+    else
+        server_exchange(c->s, "tools/list", NULL,
+            client_elapsed_ms(c, c->list_started));
+    if (!same && old >= 0)
+        server_tools_changed(c->s, c->ntools);
+    client_relist(c);
+}
+
+/* jsonrpc_array_each: one tool's name into the listing. */
+static void
+client_take_tool(void *arg, const char *name)
+{
+    struct client *c = arg;
+
+    if (c->list_n == c->list_cap) {
+        c->list_cap = c->list_cap ? c->list_cap * 2 : 16;
+        c->list_acc = xrealloc(c->list_acc, (size_t)c->list_cap *
+            sizeof(*c->list_acc));
+    }
+    c->list_acc[c->list_n++] = str_sanitized(name != NULL ? name : "?");
+}
+
+void
+client_on_list(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    struct failure_evidence ev;
+    char                    detail[256];
+    const char             *cursor;
+    char                   *next = NULL;
+    double                  ttl;
+
+    client_req_free(rq, NULL);
+    if (client_judge(res, &ev, detail, sizeof(detail))) {
+        client_list_failed(c, &ev, detail);
+        return;
+    }
+    if (jsonrpc_array_each(res->answer, "result.tools", "name",
+        CLIENT_MAX_TOOLS - c->list_n, client_take_tool, c) < 0) {
+        ev.no_matching_response = true;
+        client_list_failed(c, &ev, "tools/list result has no tools array");
+        return;
+    }
+    /* Each page has its own freshness; the listing is as fresh as its
+     * stalest page (2026-07-28 server/utilities/caching). */
+    if (jsonrpc_get_number(res->answer, "result.ttlMs", &ttl)) {
+        if (ttl < 0)
+            ttl = 0;
+        if (c->list_pages == 0 || c->list_ttl_ms < 0 || ttl < c->list_ttl_ms)
+            c->list_ttl_ms = ttl;
+    } else if (c->list_pages == 0) {
+        c->list_ttl_ms = -1;
+    }
+    cursor = jsonrpc_get_string(res->answer, "result.nextCursor");
+    if (cursor != NULL && cursor[0] != '\0')
+        next = xstrdup(cursor);
+    c->list_pages++;
+    if (next != NULL && c->list_pages < CLIENT_MAX_PAGES) {
+        client_send_list(c, next);
+        free(next);
+        return;
+    }
+    if (next != NULL)
+        server_log(c->s, "tools/list stopped after %d pages", c->list_pages);
+    free(next);
+    client_list_finished(c);
+}
+
+/* ev_timer: a re-list held back by the rate limit is due. */
+void
+client_relist_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    client_relist(w->data);
+}
+
+/* Re-list when one is wanted and may go: one listing at a time, at most
+ * one a second; notices that arrive meanwhile are coalesced into it. */
+void
+client_relist(struct client *c)
+{
+    ev_tstamp now;
+    double    wait;
+
+    if (!c->relist_wanted || server_state(c->s) != SERVER_READY ||
+        client_find(c, OP_LIST) != NULL || ev_is_active(&c->relist_timer))
+        return;
+    now = server_now(c->s);
+    wait = c->relisted_at > 0 ? c->relisted_at + CLIENT_RELIST_MIN_S - now :
+        0;
+    wait = fmax(wait, server_wait_left(c->s));
+    if (wait > 0) {
+        ev_timer_set(&c->relist_timer, wait, 0.);
+        ev_timer_start(c->env->loop, &c->relist_timer);
+        return;
+    }
+    c->relist_wanted = false;
+    client_begin_list(c, false);
+}

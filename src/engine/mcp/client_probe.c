@@ -1,0 +1,140 @@
+/*
+ * The deep check (a server's "probe_tool"): a tools/call of the one tool
+ * the config names, with its arguments, at its own interval (and once in
+ * `check`), as an exchange of its own, op "tools/call". It completes when
+ * the result comes without isError and, if expect_text is set, a text
+ * content item holds it; otherwise it fails as protocol, with the tool's
+ * own words (sanitized) or "expected text not found". Its round trip is
+ * kept apart from the ping's. It never calls a tool that is not
+ * configured.
+ */
+#include "mcp/client_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+#include "server_priv.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+/* The probe's own timeout: the configured one, else the server's. */
+static long
+client_probe_timeout_ms(const struct client *c)
+{
+    const struct config_probe *p = c->decl->probe;
+
+    return p != NULL && p->timeout_ms > 0 ? p->timeout_ms :
+        server_timeout_ms(c->s);
+}
+
+void
+client_probe_schedule(struct client *c)
+{
+    const struct config_probe *p = c->decl->probe;
+    double                     in;
+
+    ev_timer_stop(c->env->loop, &c->probe_timer);
+    if (p == NULL || c->env->no_pings || server_state(c->s) != SERVER_READY)
+        return;
+    /* The first call right after the dial, then at the interval, with
+     * the ping's jitter (a fleet does not call in one burst). */
+    in = c->probe_calls == 0 ? 0. : p->interval_ms / 1000.0 *
+        (0.9 + 0.2 * ((double)rand() / RAND_MAX));
+    if (server_wait_left(c->s) > in)
+        in = server_wait_left(c->s);
+    ev_timer_set(&c->probe_timer, in, 0.);
+    ev_timer_start(c->env->loop, &c->probe_timer);
+}
+
+void
+client_probe_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client *c = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (!client_probe_now(c))
+        client_probe_schedule(c);
+}
+
+bool
+client_probe_now(struct client *c)
+{
+    const struct config_probe *p = c->decl->probe;
+    int64_t                    id;
+    struct client_req         *rq;
+    size_t                     len;
+    char                      *body, *cause = NULL;
+
+    if (p == NULL || client_find(c, OP_CALL) != NULL ||
+        server_state(c->s) != SERVER_READY || server_wait_left(c->s) > 0)
+        return false;
+    id = c->next_id++;
+    rq = client_req_new(c, OP_CALL, id, "tools/call");
+    body = jsonrpc_build_tool_call(id, p->name, p->arguments,
+        c->era == ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
+        MCPTOP_VERSION, &len);
+    c->probe_calls++;
+    server_log(c->s, "tools/call %s (the deep check)", p->name);
+    if (!client_send(c, rq, body, len, c->era == ERA_MODERN ?
+        TRANSPORT_MODERN : 0, client_probe_timeout_ms(c), &cause)) {
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        client_req_free(rq, NULL);
+        client_fail(c, "tools/call", &ev, 0, cause);
+        free(cause);
+        free(body);
+        return false;
+    }
+    free(body);
+    return true;
+}
+
+void
+client_on_call(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    const struct config_probe *p = c->decl->probe;
+    struct failure_evidence    ev;
+    char                       detail[256], said[160], clean[160];
+    double                     ms = client_elapsed_ms(c, rq->started);
+    bool                       is_error = false, found = true;
+
+    client_req_free(rq, NULL);
+    if (client_judge(res, &ev, detail, sizeof(detail))) {
+        c->probe_ok = false;
+        if (!client_session_lost(c, "tools/call", res->carried_session, &ev,
+            ms, detail))
+            client_fail(c, "tools/call", &ev, ms, detail);
+        client_probe_schedule(c);
+        return;
+    }
+    jsonrpc_tool_result(res->answer, p != NULL ? p->expect_text : NULL,
+        &is_error, said, sizeof(said), &found);
+    if (is_error || !found) {
+        /* The server answered: the tool did not do its work. */
+        str_sanitize(clean, sizeof(clean), said, strlen(said));
+        ev.rpc_error = true;
+        ev.rpc_error_code = 0;
+        ev.tool_error = is_error;
+        ev.unexpected_result = !is_error;
+        ev.http_status = 0;
+        if (is_error)
+            snprintf(detail, sizeof(detail), "tool %.60s answered isError%s"
+                "%s", p != NULL ? p->name : "?", clean[0] ? ": " : "",
+                clean);
+        else
+            snprintf(detail, sizeof(detail), "tool %.60s: expected text not "
+                "found%s%.120s", p != NULL ? p->name : "?", clean[0] ?
+                "; it said: " : "", clean);
+        c->probe_ok = false;
+        client_fail(c, "tools/call", &ev, ms, detail);
+        client_probe_schedule(c);
+        return;
+    }
+    c->probe_ok = true;
+    c->probe_ms = ms;
+    server_exchange(c->s, "tools/call", NULL, ms);
+    client_probe_schedule(c);
+}

@@ -1,0 +1,255 @@
+/*
+ * The server stream: the GET stream of a legacy session, or
+ * subscriptions/listen of the 2026-07-28 era, for server-initiated
+ * messages (list_changed). It is reopened when it closes or falls silent,
+ * after the server's `retry` or a backoff, never sooner than a floor, with
+ * jitter, at most CLIENT_STREAM_PER_MIN times a minute whether or not the
+ * reopenings succeed.
+ */
+#include "mcp/client_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+#include "server_priv.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+static void
+client_listen(struct client *c)
+{
+    int64_t            id;
+    struct client_req *rq;
+    size_t             len;
+    char              *body, *cause = NULL;
+
+    if (client_find(c, OP_LISTEN) != NULL || server_state(c->s) !=
+        SERVER_READY)
+        return;
+    id = c->next_id++;
+    rq = client_req_new(c, OP_LISTEN, id, "subscriptions/listen");
+    body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
+        "mcptop", MCPTOP_VERSION, NULL, true, &len);
+    c->stream_started = server_now(c->s);
+    if (!client_send(c, rq, body, len, client_flags(c, OP_LISTEN), 0,
+        &cause)) {
+        server_log(c->s, "listen not sent: %s", cause);
+        free(cause);
+        client_req_free(rq, NULL);
+    }
+    free(body);
+}
+
+/* Open the server stream when the server offers list changes. */
+void
+client_streams_start(struct client *c)
+{
+    if (c->env->no_streams || !c->tools_list_changed ||
+        server_state(c->s) != SERVER_READY)
+        return;
+    if (c->era == ERA_MODERN) {
+        client_listen(c);
+    } else if (!c->stream_none && c->t->ops->stream_open != NULL &&
+        c->t->ops->has_session(c->t)) {
+        char *cause = NULL;
+
+        c->stream_started = server_now(c->s);
+        if (c->t->ops->stream_open(c->t, &cause) != 0) {
+            server_log(c->s, "stream not opened: %s", cause);
+            free(cause);
+        }
+    }
+}
+
+void
+client_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client *c = w->data;
+
+    (void)loop;
+    (void)revents;
+    client_streams_start(c);
+}
+
+/*
+ * Plan a reconnect of the server stream after `retry` (floored) or a
+ * backoff, with jitter, capped per minute: the cap counts every reconnect
+ * of the window, opened or not, so a server that keeps closing the stream
+ * is not hammered.
+ */
+void
+client_stream_later(struct client *c)
+{
+    ev_tstamp now = server_now(c->s);
+    double    jitter = 0.9 + 0.2 * ((double)rand() / RAND_MAX);
+    double    delay;
+
+    if (now - c->stream_window > 60.0) {
+        c->stream_window = now;
+        c->stream_reconnects = 0;
+    }
+    if (++c->stream_reconnects > CLIENT_STREAM_PER_MIN) {
+        delay = 60.0 - (now - c->stream_window);
+        server_log(c->s, "stream: reconnect cap reached; next in %.0f s",
+            delay);
+    } else if (c->stream_retry_ms >= 0) {
+        delay = c->stream_retry_ms / 1000.0;
+    } else {
+        delay = fmin(CLIENT_STREAM_CAP_S,
+            pow(1.5, (double)c->stream_reconnects - 1));
+    }
+    delay = fmax(delay, CLIENT_STREAM_FLOOR_S) * jitter;
+    delay = fmax(delay, server_wait_left(c->s));
+    ev_timer_stop(c->env->loop, &c->stream_timer);
+    ev_timer_set(&c->stream_timer, delay, 0.);
+    ev_timer_start(c->env->loop, &c->stream_timer);
+}
+
+/* The idle watchdog's length: a silent stream is re-opened, not failed. */
+static double
+client_stream_idle_s(const struct client *c)
+{
+    if (c->env->stream_idle_ms > 0)
+        return c->env->stream_idle_ms / 1000.0;
+    return fmax(CLIENT_STREAM_IDLE_MIN_S,
+        4.0 * c->decl->ping_interval_ms / 1000.0);
+}
+
+/* ev_timer: the server stream was silent too long: open it afresh. */
+void
+client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client     *c = w->data;
+    struct client_req *l = client_find(c, OP_LISTEN);
+    double             idle = client_stream_idle_s(c);
+    double             quiet;
+
+    (void)revents;
+    ev_timer_stop(loop, w);
+    if (c->t->ops->activity != NULL) {
+        /* Any bytes keep it alive, a keep-alive comment too: re-arm for
+         * what is left since the last ones (libev's lazy idle timer). */
+        quiet = ev_now(loop) - c->t->ops->activity(c->t);
+        if (quiet < idle) {
+            w->repeat = idle - quiet;
+            ev_timer_again(loop, w);
+            w->repeat = idle;
+            return;
+        }
+    }
+    server_log(c->s, "stream: silent for %.0f s; reopening",
+        client_stream_idle_s(c));
+    if (l != NULL)
+        client_req_free(l, NULL);
+    else if (c->t->ops->stream_close != NULL)
+        c->t->ops->stream_close(c->t);
+    c->stream_opened = false;
+    client_stream_later(c);
+}
+
+/* A stream's 2xx headers came: one completed outcome, then watch it. */
+void
+client_on_stream_open(struct client *c, struct client_req *listen)
+{
+    if (listen != NULL)
+        listen->opened = true;
+    c->stream_opened = true;
+    server_exchange(c->s, listen != NULL ? "listen" : "stream", NULL,
+        client_elapsed_ms(c, c->stream_started));
+    c->stream_idle.repeat = client_stream_idle_s(c);
+    ev_timer_again(c->env->loop, &c->stream_idle);
+}
+
+void
+client_on_stream_closed(struct client *c, const struct transport_event *e)
+{
+    double ms = client_elapsed_ms(c, c->stream_started);
+
+    ev_timer_stop(c->env->loop, &c->stream_idle);
+    c->stream_opened = false;
+    if (e->retry_ms >= 0)
+        c->stream_retry_ms = e->retry_ms;
+    if (e->none) {
+        /* The server offers no stream: never ask again this session. */
+        c->stream_none = true;
+        server_log(c->s, "stream: 405, the server has no GET stream");
+        server_exchange(c->s, "stream", NULL, ms);
+        return;
+    }
+    if (e->opened) {
+        /* A cleanly closed stream is not a failure; resume later. */
+        server_log(c->s, "stream closed after %.0f ms", ms);
+        client_stream_later(c);
+        return;
+    }
+    client_fail(c, "stream", &e->failure->ev, ms, e->failure->detail);
+    if (e->failure->ev.http_status == 404 && c->t->ops->has_session(c->t))
+        return;     /* the next ping finds the session gone */
+    client_stream_later(c);
+}
+
+void
+client_on_listen_done(struct client *c, struct client_req *rq,
+    struct transport_result *res)
+{
+    bool graceful = !res->failed && res->answer != NULL &&
+        jsonrpc_kind(res->answer) == JSONRPC_RESULT;
+    bool was_open = rq->opened;
+
+    client_req_free(rq, NULL);
+    ev_timer_stop(c->env->loop, &c->stream_idle);
+    c->stream_opened = false;
+    if (server_state(c->s) != SERVER_READY)
+        return;
+    if (!graceful) {
+        /* A close without the listen's result: an unexpected disconnect. */
+        c->listen_drops++;
+        server_log(c->s, "listen closed unexpectedly (%lu so far)%s",
+            c->listen_drops, was_open ? "" : " before it opened");
+        if (!was_open && res->failed && (res->f.ev.http_status >= 300 ||
+            res->f.ev.net != NET_OK))
+            client_fail(c, "listen", &res->f.ev, 0, res->f.detail);
+    }
+    /* Resubscribe later, with the stream's backoff and cap. */
+    c->stream_retry_ms = -1;
+    client_stream_later(c);
+}
+
+/* A message that answers nothing of ours: a notice, or a request. */
+void
+client_on_message(struct client *c, const struct jsonrpc_msg *m,
+    struct client_req *on)
+{
+    const char *method = jsonrpc_method(m);
+
+    if (on != NULL && on->op == OP_CALL && method != NULL &&
+        (strcmp(method, "notifications/progress") == 0 ||
+        strcmp(method, "notifications/message") == 0)) {
+        /* Progress or a log line before the tool's result: counted. */
+        c->probe_notices++;
+        server_log(c->s, "tools/call: %s", method);
+        return;
+    }
+    if (c->stream_opened)
+        ev_timer_again(c->env->loop, &c->stream_idle);
+    if (method == NULL) {
+        client_era_late_answer(c, m);
+        return;
+    }
+    if (jsonrpc_kind(m) == JSONRPC_REQUEST) {
+        /* A monitor declares no client capabilities and takes no server
+         * requests: logged; servers time them out. */
+        server_log(c->s, "server sent a request (%s); mcptop takes none",
+            method);
+        return;
+    }
+    if (strcmp(method, "notifications/tools/list_changed") == 0) {
+        server_log(c->s, "notice: tools list changed");
+        if (c->relist_wanted)
+            c->notices_coalesced++;
+        c->relist_wanted = true;
+        client_relist(c);
+    }
+}

@@ -1,0 +1,703 @@
+/*
+ * The stdio transport (MCP basic/transports, stdio): a child process per
+ * dial (child.c starts it in its own process group), newline-delimited
+ * JSON-RPC on its stdin and stdout, stderr kept in a bounded ring, its exit
+ * watched. The child is the session: ending it is the MCP shutdown
+ * sequence (close stdin; SIGTERM; SIGKILL), and a child that exits has
+ * failed every request still waiting.
+ *
+ * Process control goes through child.c only. What must never happen here:
+ * a finished exchange reported from inside the caller that sent it (a
+ * message to a dead child, or a notification, finishes on the next loop
+ * turn).
+ */
+#include "transport/transport.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "ending_run.h"
+#include "io/child.h"
+#include "jsonrpc.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define TSTDIO_STDERR_LINES 200
+#define TSTDIO_EOF_GRACE_S  0.25    /* after stdout EOF, wait this long for
+                                       the exit status */
+
+struct tstdio;
+
+struct transport_req {
+    struct tstdio         *t;
+    struct transport_req  *next;
+    void                  *owner;
+    int64_t                id;
+    unsigned               flags;
+    const char            *method;
+    bool                   dead;        /* sent to a child already gone */
+    bool                   doomed;      /* to be failed by fail_all */
+    ev_timer               later;       /* finish on the next turn */
+};
+
+struct tstdio {
+    struct transport       base;
+    struct child          *child;
+    bool                   gone;        /* exited, or stdout shut */
+    bool                   abandoned;   /* killed by mcptop: a failed dial's
+                                           cleanup, not a session */
+    bool                   has_exit;
+    int                    exit_status; /* waitpid status */
+    ev_timer               eof_timer;
+    ev_timer               reap_kick;
+    char                 **stderr_ring; /* on the first line */
+    size_t                 err_start, err_len;
+    unsigned long          stray_lines;
+    struct transport_req  *reqs;
+    /* the ending of the current child */
+    struct ending_run     *run;
+    int                    stage;       /* 0 stdin closed, 1 TERM, 2 KILL */
+    ev_timer               stage_timer;
+};
+
+static void
+tstdio_stderr_push(struct tstdio *t, const char *prefix, const char *line,
+    size_t len)
+{
+    char   clean[1100];
+    char **slot;
+
+    str_sanitize(clean, sizeof(clean), line, len);
+    if (t->err_len < TSTDIO_STDERR_LINES) {
+        if (t->stderr_ring == NULL)
+            t->stderr_ring = xcalloc(TSTDIO_STDERR_LINES,
+                sizeof(*t->stderr_ring));
+        slot = &t->stderr_ring[(t->err_start + t->err_len) %
+            TSTDIO_STDERR_LINES];
+        t->err_len++;
+    } else {
+        slot = &t->stderr_ring[t->err_start];
+        t->err_start = (t->err_start + 1) % TSTDIO_STDERR_LINES;
+    }
+    free(*slot);
+    *slot = str_printf("%s%s", prefix, clean);
+}
+
+static void
+tstdio_req_free(struct tstdio *t, struct transport_req *r)
+{
+    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+        pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    }
+    ev_timer_stop(t->base.env->loop, &r->later);
+    free(r);
+}
+
+/* Why the child is gone, for a failure's detail. */
+static void
+tstdio_child_detail(const struct tstdio *t, char *buf, size_t n)
+{
+    if (t->has_exit && WIFEXITED(t->exit_status))
+        snprintf(buf, n, "the child exited with status %d",
+            WEXITSTATUS(t->exit_status));
+    else if (t->has_exit && WIFSIGNALED(t->exit_status))
+        snprintf(buf, n, "the child was killed by signal %d",
+            WTERMSIG(t->exit_status));
+    else if (t->child != NULL && child_stdout_closed(t->child))
+        snprintf(buf, n, "the child closed its stdout");
+    else
+        snprintf(buf, n, "the child is gone");
+}
+
+/* Hand up a request's end; r is freed first. */
+static void
+tstdio_done(struct tstdio *t, struct transport_req *r,
+    struct transport_result *out)
+{
+    struct transport_event e = { .type = TRANSPORT_DONE, .owner = r->owner,
+                                 .result = out };
+
+    tstdio_req_free(t, r);
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out->answer);
+}
+
+/* Fail one request with the evidence of a closed transport. */
+static void
+tstdio_fail_closed(struct tstdio *t, struct transport_req *r,
+    bool known_dead)
+{
+    struct transport_result out = { .retry_after_s = -1, .failed = true };
+
+    tstdio_child_detail(t, out.f.detail, sizeof(out.f.detail));
+    out.f.ev.child_closed = true;
+    out.f.ev.peer_known_dead = known_dead;
+    tstdio_done(t, r, &out);
+}
+
+/* Fail every request in flight now: the child went away under them. */
+static void
+tstdio_fail_all(struct tstdio *t)
+{
+    struct transport_req *r;
+
+    /* Only those in flight now: handling one may start others (a dial to
+     * a fresh child), which are not lost. */
+    for (r = t->reqs; r != NULL; r = r->next)
+        r->doomed = r->id >= 0;
+    for (;;) {
+        for (r = t->reqs; r != NULL; r = r->next) {
+            if (r->doomed)
+                break;
+        }
+        if (r == NULL)
+            break;
+        r->doomed = false;
+        tstdio_fail_closed(t, r, false);
+    }
+}
+
+/* ev_timer (0 s): a notification was written, or a message could not be:
+ * finish it outside the caller. */
+static void
+tstdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct transport_req   *r = w->data;
+    struct tstdio          *t = r->t;
+    struct transport_result out = { .retry_after_s = -1, .accepted = true };
+
+    (void)loop;
+    (void)revents;
+    if (r->dead) {
+        /* A message to a child already known dead: nothing was sent. */
+        tstdio_fail_closed(t, r, true);
+        return;
+    }
+    out.f.ev.http_status = 202;
+    tstdio_done(t, r, &out);
+}
+
+static struct transport_req *
+tstdio_send(struct transport *base, const struct transport_msg *m,
+    void *owner, char **cause)
+{
+    struct tstdio        *t = (struct tstdio *)base;
+    struct transport_req *r = xcalloc(1, sizeof(*r));
+
+    (void)cause;
+    r->t = t;
+    r->owner = owner;
+    r->id = m->id;
+    r->flags = m->flags;
+    r->method = m->method;
+    ev_timer_init(&r->later, tstdio_later_cb, 0., 0.);
+    r->later.data = r;
+    r->next = t->reqs;
+    t->reqs = r;
+    r->dead = t->child == NULL || t->gone ||
+        child_send(t->child, m->body, m->len) != 0;
+    if (r->dead || r->id < 0) {
+        ev_timer_start(base->env->loop, &r->later);
+        return r;
+    }
+    transport_log(base, "stdin %s id=%lld", m->method, (long long)m->id);
+    return r;
+}
+
+static void
+tstdio_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    (void)ev_out;
+    tstdio_req_free((struct tstdio *)base, r);
+}
+
+static void
+tstdio_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    (void)base;
+    (void)r;
+    (void)ev_out;
+}
+
+/* --- the child's callbacks --------------------------------------------- */
+
+/* child_callbacks.on_line: one message, or a stray line. */
+static void
+tstdio_line_cb(void *arg, const char *line, size_t len)
+{
+    struct tstdio        *t = arg;
+    struct jsonrpc_msg   *m = jsonrpc_parse(line, len, NULL);
+    struct transport_req *r;
+
+    if (m == NULL) {
+        /* A server that logs to stdout: counted and shown, not fatal. */
+        t->stray_lines++;
+        tstdio_stderr_push(t, "stdout: ", line, len);
+        return;
+    }
+    if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
+        for (r = t->reqs; r != NULL; r = r->next) {
+            if (r->id >= 0 && jsonrpc_id_is(m, r->id))
+                break;
+        }
+        if (r != NULL) {
+            struct transport_result out = { .retry_after_s = -1 };
+
+            out.answer = m;
+            out.f.ev.http_status = 200;
+            out.f.ev.content_json = true;
+            tstdio_done(t, r, &out);
+            return;
+        }
+        transport_log(&t->base, "stdout: a response to no request in "
+            "flight");
+    }
+    {
+        struct transport_event e = { .type = TRANSPORT_MESSAGE, .msg = m };
+
+        transport_emit(&t->base, &e);
+    }
+    jsonrpc_free(m);
+}
+
+/* child_callbacks.on_too_long: the oldest request fails; reading goes on
+ * at the next line. */
+static void
+tstdio_too_long_cb(void *arg, size_t len)
+{
+    static const char       note[] = "(a line past the message size limit "
+        "was dropped)";
+    struct tstdio          *t = arg;
+    struct transport_req   *r, *oldest = NULL;
+    struct transport_result out = { .retry_after_s = -1, .failed = true };
+
+    (void)len;
+    for (r = t->reqs; r != NULL; r = r->next) {
+        if (r->id >= 0 && (oldest == NULL || r->id < oldest->id))
+            oldest = r;
+    }
+    tstdio_stderr_push(t, "stdout: ", note, sizeof(note) - 1);
+    if (oldest == NULL)
+        return;
+    out.f.ev.too_large = true;
+    out.f.ev.http_status = 200;
+    out.f.ev.content_json = true;
+    snprintf(out.f.detail, sizeof(out.f.detail), "answer exceeds the "
+        "message size limit (%zu bytes)",
+        t->base.env->decl->max_message_bytes);
+    tstdio_done(t, oldest, &out);
+}
+
+static void
+tstdio_stderr_cb(void *arg, const char *line, size_t len)
+{
+    tstdio_stderr_push(arg, "", line, len);
+}
+
+/* ev_timer: stdout closed a while ago and the child did not exit. */
+static void
+tstdio_eof_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    tstdio_fail_all(w->data);
+}
+
+/* child_callbacks.on_closed: stdout EOF. Wait briefly for the exit status,
+ * so the failure can name it. */
+static void
+tstdio_closed_cb(void *arg)
+{
+    struct tstdio *t = arg;
+
+    t->gone = true;
+    if (t->child != NULL && child_exited(t->child)) {
+        tstdio_fail_all(t);
+        return;
+    }
+    ev_timer_stop(t->base.env->loop, &t->eof_timer);
+    ev_timer_set(&t->eof_timer, TSTDIO_EOF_GRACE_S, 0.);
+    ev_timer_start(t->base.env->loop, &t->eof_timer);
+}
+
+/* ev_timer (0 s): free a reaped child outside its own callbacks. */
+static void
+tstdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct tstdio *t = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (t->child != NULL && child_exited(t->child)) {
+        child_free(t->child);
+        t->child = NULL;
+    }
+}
+
+static void tstdio_ending_reaped(struct tstdio *t);
+
+/* child_callbacks.on_exit: reaped. */
+static void
+tstdio_exit_cb(void *arg, int status)
+{
+    struct tstdio         *t = arg;
+    struct transport_event e = { .type = TRANSPORT_LOST };
+
+    t->exit_status = status;
+    t->has_exit = true;
+    t->gone = true;
+    transport_log(&t->base, "child %ld reaped (status 0x%x)",
+        t->child != NULL ? (long)child_pid(t->child) : 0L, status);
+    ev_timer_stop(t->base.env->loop, &t->eof_timer);
+    tstdio_fail_all(t);
+    tstdio_ending_reaped(t);
+    ev_timer_start(t->base.env->loop, &t->reap_kick);
+    /* Only a new exchange can say what the loss means to the server. */
+    transport_emit(&t->base, &e);
+}
+
+static const struct child_callbacks tstdio_child_cb = {
+    .on_line = tstdio_line_cb,
+    .on_too_long = tstdio_too_long_cb,
+    .on_stderr = tstdio_stderr_cb,
+    .on_closed = tstdio_closed_cb,
+    .on_exit = tstdio_exit_cb,
+};
+
+/* Start the child for a dial; the old one, if any, is killed and reaped
+ * first. */
+static int
+tstdio_open(struct transport *base, struct transport_failure *f)
+{
+    struct tstdio *t = (struct tstdio *)base;
+    int            err = 0;
+    char          *cause = NULL;
+
+    if (t->child != NULL) {
+        ev_timer_stop(base->env->loop, &t->reap_kick);
+        child_free(t->child);
+        t->child = NULL;
+    }
+    t->gone = false;
+    t->has_exit = false;
+    t->abandoned = false;
+    t->child = child_spawn(base->env->loop, base->env->decl,
+        base->env->decl->max_message_bytes, &tstdio_child_cb, t, &err,
+        &cause);
+    if (t->child == NULL) {
+        struct failure_evidence ev = { .spawn_error = true, .os_errno = err };
+
+        if (err == EMFILE || err == ENFILE) {
+            /* Out of descriptors here: not the command's fault. */
+            ev.spawn_error = false;
+            ev.local_limit = true;
+            transport_failure_set(f, &ev, "local limit: too many open files "
+                "(the child could not be started)");
+            free(cause);
+            return -1;
+        }
+        transport_failure_set(f, &ev, "%s", cause != NULL ? cause : "");
+        free(cause);
+        return -1;
+    }
+    transport_log(base, "spawned pid %ld", (long)child_pid(t->child));
+    return 0;
+}
+
+/* --- the session: the child --------------------------------------------- */
+
+static void
+tstdio_adopt(struct transport *base, char *session,
+    const char *protocol_version)
+{
+    (void)base;
+    (void)protocol_version;
+    free(session);
+}
+
+static char *
+tstdio_release(struct transport *base)
+{
+    (void)base;
+    return NULL;
+}
+
+static bool
+tstdio_has_session(const struct transport *base)
+{
+    const struct tstdio *t = (const struct tstdio *)base;
+
+    return t->child != NULL && !child_exited(t->child) && !t->abandoned;
+}
+
+static void
+tstdio_session_prefix(const struct transport *base, char *buf, size_t n)
+{
+    (void)base;
+    if (n > 0)
+        buf[0] = '\0';
+}
+
+static bool
+tstdio_alive(const struct transport *base)
+{
+    const struct tstdio *t = (const struct tstdio *)base;
+
+    return t->child != NULL && !t->gone;
+}
+
+static void
+tstdio_abandon(struct transport *base)
+{
+    struct tstdio *t = (struct tstdio *)base;
+
+    /* A child whose dial failed is not kept: the next dial spawns anew.
+     * This is the dial's cleanup, never an ending. */
+    if (t->child != NULL && !child_exited(t->child)) {
+        t->abandoned = true;
+        transport_log(base, "dial cleanup: stopping child %ld",
+            (long)child_pid(t->child));
+        child_signal(t->child, SIGKILL);
+    }
+}
+
+/* The ending's outcome, from the step the shutdown sequence reached when
+ * the child was reaped. */
+static void
+tstdio_ending_reaped(struct tstdio *t)
+{
+    struct ending_run   *run = t->run;
+    struct ending_report rep = { .exit_code = -1 };
+
+    if (run == NULL)
+        return;
+    t->run = NULL;
+    ev_timer_stop(t->base.env->loop, &t->stage_timer);
+    if (!ending_run_has_outcome(run)) {
+        char died[96];
+
+        if (WIFSIGNALED(t->exit_status))
+            rep.signal = WTERMSIG(t->exit_status);
+        if (WIFEXITED(t->exit_status))
+            rep.exit_code = WEXITSTATUS(t->exit_status);
+        rep.outcome = t->stage >= 2 ? ENDING_KILLED :
+            t->stage == 1 ? ENDING_SIGNALLED : ENDING_EXITED;
+        rep.detail = rep.outcome == ENDING_EXITED ?
+            "the child exited after stdin closed" :
+            rep.outcome == ENDING_SIGNALLED ? "the child needed SIGTERM" :
+            "the child needed SIGKILL";
+        if (rep.outcome == ENDING_EXITED && rep.signal != 0) {
+            /* Exited never carries a signal: one mcptop did not send. */
+            snprintf(died, sizeof(died), "the child was killed by signal "
+                "%d after stdin closed", rep.signal);
+            rep.outcome = ENDING_SIGNALLED;
+            rep.detail = died;
+        }
+        ending_run_report(run, &rep);
+    }
+    /* The reaping is the settlement. */
+    ending_run_settle(run);
+}
+
+/* ev_timer: the next step of the MCP stdio shutdown sequence: stdin was
+ * closed; then SIGTERM to the group; then SIGKILL. The ending's deadline
+ * comes after. */
+static void
+tstdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct tstdio *t = w->data;
+
+    (void)revents;
+    if (t->child == NULL || child_exited(t->child) || t->run == NULL)
+        return;
+    t->stage++;
+    if (t->stage == 1) {
+        transport_log(&t->base, "shutdown: SIGTERM");
+        child_signal(t->child, SIGTERM);
+        ev_timer_set(w, ending_run_teardown_ms(t->run) / 3000.0, 0.);
+        ev_timer_start(loop, w);
+    } else {
+        transport_log(&t->base, "shutdown: SIGKILL");
+        child_signal(t->child, SIGKILL);
+    }
+}
+
+static void
+tstdio_end(struct transport *base, struct ending_run *run, char *session,
+    const char *protocol_version)
+{
+    struct tstdio *t = (struct tstdio *)base;
+
+    (void)protocol_version;
+    free(session);
+    if (t->child == NULL || child_exited(t->child) || t->abandoned) {
+        /* No live session: nothing to end, whatever the child's end was. */
+        char detail[128];
+
+        if (t->abandoned)
+            snprintf(detail, sizeof(detail), "no live session: the dial "
+                "failed and mcptop stopped its child");
+        else if (t->has_exit)
+            tstdio_child_detail(t, detail, sizeof(detail));
+        else
+            snprintf(detail, sizeof(detail), "no child is running; "
+                "nothing to end");
+        ending_run_outcome(run, ENDING_NO_SESSION, detail);
+        ending_run_settle(run);
+        return;
+    }
+    /* What is in flight is cancelled before stdin closes (MCP
+     * basic/utilities/cancellation; never initialize). */
+    for (struct transport_req *r = t->reqs; r != NULL; r = r->next) {
+        size_t len;
+        char  *body;
+
+        if (r->id < 0 || (r->flags & TRANSPORT_INITIALIZE))
+            continue;
+        body = jsonrpc_build_cancelled(r->id, "ending", &len);
+        child_send(t->child, body, len);
+        free(body);
+    }
+    transport_log(base, "shutdown: closing stdin");
+    child_close_stdin(t->child);
+    t->run = run;
+    t->stage = 0;
+    ev_timer_stop(base->env->loop, &t->stage_timer);
+    ev_timer_set(&t->stage_timer, ending_run_teardown_ms(run) / 3000.0, 0.);
+    ev_timer_start(base->env->loop, &t->stage_timer);
+}
+
+/* The deadline: the operator is answered; the reaping settles the ending
+ * when it comes. */
+static void
+tstdio_end_deadline(struct transport *base, struct ending_run *run)
+{
+    (void)base;
+    ending_run_outcome(run, ENDING_KILLED,
+        "the child needed SIGKILL and is not reaped yet");
+}
+
+/* --- lifetime ----------------------------------------------------------- */
+
+static void
+tstdio_close(struct transport *base)
+{
+    struct tstdio *t = (struct tstdio *)base;
+
+    while (t->reqs != NULL)
+        tstdio_req_free(t, t->reqs);
+    ev_timer_stop(base->env->loop, &t->eof_timer);
+    ev_timer_stop(base->env->loop, &t->reap_kick);
+    ev_timer_stop(base->env->loop, &t->stage_timer);
+    t->run = NULL;
+    /* Never leave a child behind: a running one is killed and reaped. */
+    child_free(t->child);
+    t->child = NULL;
+}
+
+static void
+tstdio_free(struct transport *base)
+{
+    struct tstdio *t = (struct tstdio *)base;
+
+    if (t == NULL)
+        return;
+    tstdio_close(base);
+    for (size_t i = 0; t->stderr_ring != NULL && i < TSTDIO_STDERR_LINES;
+        i++)
+        free(t->stderr_ring[i]);
+    free(t->stderr_ring);
+    free(t);
+}
+
+static long
+tstdio_pid(const struct transport *base)
+{
+    const struct tstdio *t = (const struct tstdio *)base;
+
+    return t->child != NULL && !child_exited(t->child) ?
+        (long)child_pid(t->child) : 0;
+}
+
+static const char *
+tstdio_stderr_line(const struct transport *base, size_t i)
+{
+    const struct tstdio *t = (const struct tstdio *)base;
+
+    if (i >= t->err_len)
+        return NULL;
+    return t->stderr_ring[(t->err_start + i) % TSTDIO_STDERR_LINES];
+}
+
+static size_t
+tstdio_stderr_count(const struct transport *base)
+{
+    return ((const struct tstdio *)base)->err_len;
+}
+
+static bool
+tstdio_exit_status(const struct transport *base, int *code, int *sig)
+{
+    const struct tstdio *t = (const struct tstdio *)base;
+
+    if (!t->has_exit)
+        return false;
+    *code = WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : -1;
+    *sig = WIFSIGNALED(t->exit_status) ? WTERMSIG(t->exit_status) : 0;
+    return true;
+}
+
+static unsigned long
+tstdio_stray_lines(const struct transport *base)
+{
+    return ((const struct tstdio *)base)->stray_lines;
+}
+
+static const struct transport_ops tstdio_ops = {
+    .name = "stdio",
+    .caps = TRANSPORT_CAP_SILENT_PROBE,
+    .open = tstdio_open,
+    .send = tstdio_send,
+    .cancel = tstdio_cancel,
+    .peek = tstdio_peek,
+    .adopt = tstdio_adopt,
+    .release = tstdio_release,
+    .has_session = tstdio_has_session,
+    .session_prefix = tstdio_session_prefix,
+    .alive = tstdio_alive,
+    .abandon = tstdio_abandon,
+    .end = tstdio_end,
+    .end_deadline = tstdio_end_deadline,
+    .close = tstdio_close,
+    .free = tstdio_free,
+    .pid = tstdio_pid,
+    .stderr_line = tstdio_stderr_line,
+    .stderr_count = tstdio_stderr_count,
+    .exit_status = tstdio_exit_status,
+    .stray_lines = tstdio_stray_lines,
+};
+
+struct transport *
+transport_stdio_new(const struct transport_env *env)
+{
+    struct tstdio *t = xcalloc(1, sizeof(*t));
+
+    t->base.ops = &tstdio_ops;
+    t->base.env = env;
+    ev_timer_init(&t->eof_timer, tstdio_eof_cb, TSTDIO_EOF_GRACE_S, 0.);
+    t->eof_timer.data = t;
+    ev_timer_init(&t->reap_kick, tstdio_reap_cb, 0., 0.);
+    t->reap_kick.data = t;
+    ev_timer_init(&t->stage_timer, tstdio_stage_cb, 0., 0.);
+    t->stage_timer.data = t;
+    return &t->base;
+}

@@ -1,0 +1,1166 @@
+/*
+ * The Streamable HTTP transport (MCP 2025-03-26 .. 2025-11-25 and
+ * 2026-07-28, basic/transports): each message is a POST whose answer is
+ * JSON or an SSE stream; the optional GET stream carries server-initiated
+ * messages; a DELETE ends a session.
+ *
+ * It owns the session: the Mcp-Session-Id a 2xx answer to initialize
+ * issued (handed up, then adopted or ended by the lifecycle) and the
+ * MCP-Protocol-Version agreed. It sends neither on initialize, and the
+ * 2026-07-28 headers (MCP-Protocol-Version, Mcp-Method) on modern
+ * requests.
+ *
+ * What must never happen here: an event emitted from inside a libcurl
+ * callback (what arrives there is queued and emitted from the loop), or a
+ * session id in a log line.
+ */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ending_run.h"
+#include "engine/http.h"
+#include "jsonrpc.h"
+#include "engine/oauth.h"
+#include "transport/http_judge.h"
+#include "util/str.h"
+#include "util/xmalloc.h"
+
+#define THTTP_MODERN_VERSION "2026-07-28"
+#define THTTP_MAX_HOPS       5      /* redirects followed, at most */
+#define THTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
+#define THTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
+#define THTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
+#define THTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
+#define THTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
+                                       response may take this long to end,
+                                       so the connection returns to the
+                                       pool; then it is aborted */
+
+struct thttp;
+
+/* One transfer in flight: a POST, the GET stream or a DELETE. */
+struct transport_req {
+    struct thttp          *t;
+    struct transport_req  *next;
+    void                  *owner;
+    int64_t                id;          /* -1: notification, GET, DELETE */
+    unsigned               flags;
+    const char            *method;
+    struct http_xfer      *xfer;
+    struct jsonrpc_msg    *answer;      /* the response with our id */
+    bool                   carried_session;
+    bool                   opened;      /* 2xx headers of a stream */
+    bool                   is_get;      /* the GET stream */
+    struct ending_run     *run;         /* a DELETE: its ending */
+    char                  *delete_id;   /* a DELETE: the id (a secret) */
+    char                  *delete_pv;   /* a DELETE: its protocol version */
+    char                  *body;        /* a POST's, kept for a redirect */
+    size_t                 len;
+    char                  *url;         /* where it goes (after redirects) */
+    int                    hops;        /* redirects followed */
+    int                    auth_rounds; /* held for authorization */
+    bool                   answered;    /* its answer is handed up (queued) */
+    bool                   draining;    /* answered: only the rest of the
+                                           response is left, no owner */
+    bool                   in_done;     /* its on_done runs: freed after */
+    bool                   gone;        /* freed while in_done */
+    ev_timer               drain;
+    /* SEP-1699: an answer stream that ended after an event with an id is
+     * resumed with GET and Last-Event-ID */
+    char                  *resume_id;
+    int                    resumes;
+    bool                   resuming;    /* the transfer is that GET */
+    ev_timer               resume;
+};
+
+/* An event that arrived inside a libcurl callback, for the loop. */
+struct thttp {
+    struct transport       base;
+    char                  *session_id;
+    char                  *protocol_version;
+    char                  *kept_id;     /* test hook: the last ended id */
+    bool                   used;        /* a transfer finished before: a
+                                           pooled connection may be reused */
+    struct transport_req  *reqs;
+    struct transport_req  *stream;      /* the GET stream, or NULL */
+    char                  *last_event_id;
+    char                  *url;         /* the endpoint: the configured
+                                           one, or where it redirects */
+    char                  *warning;     /* a redirect followed */
+    struct oauth          *oauth;       /* MCP authorization, or NULL */
+    ev_tstamp              activity;    /* bytes last seen on a stream */
+    long                   keep_alive_s;/* the last Keep-Alive timeout the
+                                           server announced (s), or -1 */
+    struct transport_queue queue;      /* events for the loop */
+    int                    depth;       /* callbacks into the lifecycle */
+    bool                   dead;        /* freed by it meanwhile */
+};
+
+static void thttp_flush(struct thttp *t);
+static void thttp_destroy(struct thttp *t);
+
+/* Around anything that may hand events up: the lifecycle may free the
+ * transport, or cancel a request, from inside an event. leave is true
+ * when t is gone. */
+static void
+thttp_enter(struct thttp *t)
+{
+    t->depth++;
+}
+
+static bool
+thttp_leave(struct thttp *t)
+{
+    if (--t->depth == 0 && t->dead) {
+        thttp_destroy(t);
+        return true;
+    }
+    return false;
+}
+
+static void
+thttp_wipe(char *secret)
+{
+    if (secret != NULL) {
+        memset(secret, 0, strlen(secret));
+        free(secret);
+    }
+}
+
+/* ev_prepare: emit what was queued, in order, before the loop blocks (no
+ * extra wake-up, unlike a zero-second timer). */
+static void
+thttp_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct thttp *t = w->data;
+
+    (void)loop;
+    (void)revents;
+    thttp_enter(t);
+    thttp_flush(t);
+    thttp_leave(t);
+}
+
+static void thttp_answered(struct thttp *t, struct transport_req *r,
+    const struct http_result *res);
+static void thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+static void
+thttp_flush(struct thttp *t)
+{
+    struct transport_pending *p;
+
+    transport_queue_stop(&t->queue);
+    while ((p = transport_queue_pop(&t->queue)) != NULL) {
+        struct transport_event e = { .type = p->type, .owner = p->owner,
+                                     .msg = p->msg };
+
+        if (p->type == TRANSPORT_DONE)
+            thttp_answered(t, p->req, NULL);
+        else
+            transport_emit(&t->base, &e);
+        transport_pending_free(p);
+        if (t->dead)
+            break;
+    }
+}
+
+struct thttp_drop {
+    void *owner;
+    bool  all;
+};
+
+static bool
+thttp_drop_match(const struct transport_pending *p, const void *arg)
+{
+    const struct thttp_drop *d = arg;
+
+    return d->all || (d->owner != NULL && p->owner == d->owner &&
+        p->type != TRANSPORT_MESSAGE) || (d->owner == NULL &&
+        p->type == TRANSPORT_STREAM_OPEN && p->owner == NULL);
+}
+
+/* Drop queued events of one owner (it was cancelled), the GET stream's
+ * opening (owner NULL), or all. */
+static void
+thttp_unqueue(struct thttp *t, void *owner, bool all)
+{
+    struct thttp_drop d = { owner, all };
+
+    transport_queue_drop(&t->queue, thttp_drop_match, &d);
+}
+
+static bool
+thttp_drop_req(const struct transport_pending *p, const void *arg)
+{
+    return p->req == arg;
+}
+
+static void
+thttp_unlink(struct thttp *t, struct transport_req *r)
+{
+    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+        pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    }
+    if (t->stream == r)
+        t->stream = NULL;
+}
+
+/* Unlink and free; aborts the transfer when it still runs. */
+static void
+thttp_req_free(struct thttp *t, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    if (r->gone)
+        return;
+    thttp_unlink(t, r);
+    oauth_forget(t->oauth, r);
+    ev_timer_stop(t->base.env->loop, &r->drain);
+    ev_timer_stop(t->base.env->loop, &r->resume);
+    free(r->resume_id);
+    r->resume_id = NULL;
+    if (r->answered && !r->draining) {
+        /* Its answer is still queued: it goes with the request. */
+        transport_queue_drop(&t->queue, thttp_drop_req, r);
+    }
+    if (r->xfer != NULL)
+        http_xfer_abort(r->xfer, ev_out);
+    r->xfer = NULL;
+    jsonrpc_free(r->answer);
+    r->answer = NULL;
+    thttp_wipe(r->delete_id);
+    r->delete_id = NULL;
+    free(r->delete_pv);
+    free(r->body);
+    free(r->url);
+    if (r->in_done) {
+        /* Its transfer's on_done is running: freed when that returns. */
+        r->gone = true;
+        r->delete_pv = r->body = r->url = NULL;
+        return;
+    }
+    free(r);
+}
+
+/* --- libcurl callbacks: record and queue only ---------------------------- */
+
+/* http_callbacks.on_headers: a stream is open at its 2xx headers. */
+static int
+thttp_headers_cb(void *arg, struct http_xfer *hx, long status,
+    const char *content_type)
+{
+    struct transport_req *r = arg;
+
+    (void)hx;
+    (void)content_type;
+    if ((r->is_get || (r->flags & TRANSPORT_STREAMING)) && status >= 200 &&
+        status < 300 && !r->opened) {
+        r->opened = true;
+        transport_queue_push(&r->t->queue, TRANSPORT_STREAM_OPEN, r->is_get ? NULL : r->owner,
+            NULL);
+    }
+    return 0;
+}
+
+/* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
+ * (the answer is in). */
+static int
+thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
+    const char *data, size_t len)
+{
+    struct transport_req *r = arg;
+    struct jsonrpc_msg   *m;
+
+    (void)hx;
+    if (strcmp(type, "message") != 0 || len == 0)
+        return 0;
+    m = jsonrpc_parse(data, len, NULL);
+    if (m == NULL)
+        return 0;
+    if (r->id >= 0 && (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, r->id)) {
+        if (r->answered || r->draining) {
+            jsonrpc_free(m);
+            return 0;
+        }
+        r->answer = m;
+        if (r->flags & TRANSPORT_STREAMING)
+            return 1;       /* a listen's result ends it */
+        /* Handed up at once; the rest of the response drains, so the
+         * connection goes back to the pool. */
+        r->answered = true;
+        transport_queue_push(&r->t->queue, TRANSPORT_DONE, r->owner,
+            NULL)->req = r;
+        return 0;
+    }
+    if (r->draining) {
+        if (jsonrpc_method(m) != NULL)
+            transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, NULL, m);
+        else
+            jsonrpc_free(m);
+        return 0;
+    }
+    if (jsonrpc_method(m) == NULL) {
+        jsonrpc_free(m);
+        return 0;
+    }
+    transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
+    return 0;
+}
+
+/* http_callbacks.on_activity: bytes on a stream, comments included. */
+static void
+thttp_activity_cb(void *arg, struct http_xfer *hx)
+{
+    struct transport_req *r = arg;
+
+    (void)hx;
+    if (r->is_get || (r->flags & TRANSPORT_STREAMING))
+        r->t->activity = ev_now(r->t->base.env->loop);
+}
+
+static void thttp_done_cb(void *arg, struct http_xfer *hx,
+    const struct http_result *res);
+
+static const struct http_callbacks thttp_http_cb = {
+    .on_headers = thttp_headers_cb,
+    .on_message = thttp_message_cb,
+    .on_activity = thttp_activity_cb,
+    .on_done = thttp_done_cb,
+};
+
+/* --- requests ----------------------------------------------------------- */
+
+/* Start r's transfer, as its fields say: a POST of its body, the GET
+ * stream or a DELETE, to r->url. 0, or -1 with *cause. */
+static int
+thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
+{
+    const struct config_server *d = t->base.env->decl;
+    struct http_request         rq = {
+        .method = r->run != NULL ? HTTP_DELETE : r->is_get || r->resuming ?
+            HTTP_GET : HTTP_POST,
+        .url = r->url,
+        .headers = d->headers,
+        .nheaders = d->nheaders,
+        .max_bytes = d->max_message_bytes,
+        .ca_file = d->ca_file,
+        .tls_insecure = d->tls_insecure,
+        .maybe_resent = t->used || r->run != NULL,
+        .pool_key = t->base.env->pool_key,
+        .authorization = oauth_authorization(t->oauth),
+    };
+
+    /*
+     * A scheduled ping is the interval's last exchange. When the server
+     * says it drops idle connections sooner than the next ping (Node's
+     * default: Keep-Alive: timeout=5), a kept connection would only die in
+     * libcurl's pool, where each dead one costs a walk of the pool
+     * (bench/ANALYSIS.md): close it at once instead.
+     */
+    rq.no_reuse = (r->flags & TRANSPORT_IDLE_AFTER) && t->keep_alive_s >= 0 &&
+        t->keep_alive_s * 1000L < d->ping_interval_ms;
+    r->carried_session = false;
+    if (r->resuming) {
+        rq.session_id = t->session_id;
+        rq.protocol_version = t->protocol_version;
+        rq.last_event_id = r->resume_id;
+        r->carried_session = t->session_id != NULL;
+    } else if (r->run != NULL) {
+        rq.session_id = r->delete_id;
+        rq.protocol_version = r->delete_pv;
+    } else if (r->is_get) {
+        rq.session_id = t->session_id;
+        rq.protocol_version = t->protocol_version;
+        rq.last_event_id = t->last_event_id;
+    } else {
+        rq.body = r->body;
+        rq.body_len = r->len;
+        if (r->flags & TRANSPORT_MODERN) {
+            /* 2026-07-28: no session; the version and the method ride on
+             * every POST as headers too (basic/transports). */
+            rq.protocol_version = THTTP_MODERN_VERSION;
+            rq.mcp_method = r->method;
+            rq.no_cache = (r->flags & TRANSPORT_NO_CACHE) != 0;
+        } else if (!(r->flags & TRANSPORT_INITIALIZE)) {
+            rq.session_id = t->session_id;
+            rq.protocol_version = t->protocol_version;
+            r->carried_session = t->session_id != NULL;
+        }
+    }
+    r->xfer = http_start(t->base.env->curl, &rq, &thttp_http_cb, r, cause);
+    return r->xfer != NULL ? 0 : -1;
+}
+
+/* A new request on t: linked once its transfer started. */
+static struct transport_req *
+thttp_start(struct thttp *t, struct transport_req *r, char **cause)
+{
+    r->t = t;
+    if (r->url == NULL)
+        r->url = xstrdup(t->url);
+    if (thttp_issue(t, r, cause) != 0) {
+        thttp_wipe(r->delete_id);
+        free(r->delete_pv);
+        free(r->body);
+        free(r->url);
+        free(r);
+        return NULL;
+    }
+    r->next = t->reqs;
+    t->reqs = r;
+    return r;
+}
+
+static struct transport_req *
+thttp_send(struct transport *base, const struct transport_msg *m,
+    void *owner, char **cause)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r = xcalloc(1, sizeof(*r));
+
+    ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->resume, thttp_resume_cb, 0., 0.);
+    r->owner = owner;
+    r->id = m->id;
+    r->flags = m->flags;
+    r->method = m->method;
+    r->body = xmalloc(m->len + 1);
+    memcpy(r->body, m->body, m->len);
+    r->body[m->len] = '\0';
+    r->len = m->len;
+    if (thttp_start(t, r, cause) == NULL)
+        return NULL;
+    transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
+    return r;
+}
+
+static void
+thttp_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    thttp_unqueue(t, r->owner, false);
+    thttp_req_free(t, r, ev_out);
+}
+
+static void
+thttp_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *ev_out)
+{
+    (void)base;
+    if (r->xfer != NULL)
+        http_xfer_peek(r->xfer, ev_out);
+}
+
+/* A session a 2xx answer to initialize issued: handed up, or refused
+ * when it is too long to send back. */
+static void
+thttp_take_session(struct thttp *t, const struct transport_req *r,
+    long status, const char *id, bool invalid, size_t too_long,
+    struct transport_result *out)
+{
+    if (!(r->flags & TRANSPORT_INITIALIZE) || status < 200 || status >= 300)
+        return;
+    /* Only a 2xx answer to initialize issues a session. */
+    out->session = str_dup(id);
+    if (too_long > 0 && !out->failed) {
+        /* Every later request would carry it: refuse it plainly. */
+        out->failed = true;
+        out->f.ev.too_large = true;
+        snprintf(out->f.detail, sizeof(out->f.detail), "initialize issued "
+            "an Mcp-Session-Id of %zu bytes; mcptop takes at most %d",
+            too_long, HTTP_SESSION_ID_MAX);
+    } else if (invalid) {
+        transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
+            "visible ASCII");
+    }
+}
+
+/* ev_timer: the rest of an answered response took too long: aborted (its
+ * connection is not kept). */
+static void
+thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct transport_req *r = w->data;
+
+    (void)loop;
+    (void)revents;
+    thttp_req_free(r->t, r, NULL);
+}
+
+/*
+ * A POST's SSE answer arrived: hand it up now. The request then has no
+ * owner; what is left of the response is read to its end (bounded by
+ * THTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
+ * transfer's result, or NULL while it still runs.
+ */
+static void
+thttp_answered(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_result out = { .retry_after_s = -1 };
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+    const char             *id = NULL;
+    bool                    invalid = false;
+    size_t                  too_long = 0;
+
+    out.answer = r->answer;
+    r->answer = NULL;
+    out.carried_session = r->carried_session;
+    if (res != NULL) {
+        out.f.ev = res->ev;
+        id = res->session_id;
+        invalid = res->session_id_invalid;
+        too_long = res->session_id_len;
+    } else if (r->xfer != NULL) {
+        http_xfer_peek(r->xfer, &out.f.ev);
+        http_xfer_session(r->xfer, &id, &invalid, &too_long);
+    }
+    thttp_take_session(t, r, out.f.ev.http_status, id, invalid, too_long,
+        &out);
+    r->draining = true;
+    r->owner = NULL;
+    if (r->xfer != NULL) {
+        ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
+        r->drain.data = r;
+        ev_timer_start(t->base.env->loop, &r->drain);
+    }
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    thttp_wipe(out.session);
+}
+
+/* ev_timer: the server's retry passed: resume the answer stream. */
+static void
+thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct transport_req *r = w->data;
+    struct thttp         *t = r->t;
+    char                 *cause = NULL;
+
+    (void)loop;
+    (void)revents;
+    r->resuming = true;
+    r->resumes++;
+    transport_log(&t->base, "%s: resuming its answer stream (GET, "
+        "Last-Event-ID)", r->method);
+    if (thttp_issue(t, r, &cause) != 0) {
+        struct transport_result out = { .retry_after_s = -1, .failed = true };
+        struct transport_event  e = { .type = TRANSPORT_DONE,
+                                      .owner = r->owner, .result = &out };
+
+        out.f.ev.stream_ended = true;
+        out.f.ev.primed = true;
+        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
+            "%s ended and could not be resumed: %.120s", r->method, cause);
+        free(cause);
+        thttp_req_free(t, r, NULL);
+        thttp_enter(t);
+        transport_emit(&t->base, &e);
+        thttp_leave(t);
+    }
+}
+
+/*
+ * SEP-1699 (2025-11-25): a POST's SSE answer stream that ended, gracefully
+ * and before the answer, after an event with an id is resumed: after the
+ * server's retry (floored, capped), a GET with Last-Event-ID, where the
+ * answer may come. The request's own timeout covers it all. true when a
+ * resumption is planned.
+ */
+static bool
+thttp_resume_later(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    const char *id = res->last_event_id;
+    double      delay;
+    size_t      n;
+
+    if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
+        !res->completed || res->stopped || res->status < 200 ||
+        res->status >= 300 || !res->ev.content_sse || res->ev.sse_no_lines ||
+        id == NULL || id[0] == '\0' || r->resumes >= THTTP_MAX_RESUMES)
+        return false;
+    n = strlen(id);
+    if (n > THTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
+        return false;
+    free(r->resume_id);
+    r->resume_id = xstrdup(id);
+    delay = res->retry_ms >= 0 ? res->retry_ms / 1000.0 : 1.0;
+    if (delay < THTTP_RESUME_MIN_S)
+        delay = THTTP_RESUME_MIN_S;
+    if (delay > THTTP_RESUME_MAX_S)
+        delay = THTTP_RESUME_MAX_S;
+    ev_timer_init(&r->resume, thttp_resume_cb, delay, 0.);
+    r->resume.data = r;
+    ev_timer_start(t->base.env->loop, &r->resume);
+    transport_log(&t->base, "%s: the answer stream ended after event id; "
+        "resuming in %.0f ms", r->method, delay * 1000.0);
+    return true;
+}
+
+/* A POST finished. */
+static void
+thttp_post_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_result out = { .retry_after_s = res->retry_after_s };
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+
+    if (thttp_resume_later(t, r, res))
+        return;
+    out.answer = r->answer;
+    r->answer = NULL;
+    out.carried_session = r->carried_session;
+    out.failed = http_judge_post(res, r->id, r->resuming ?
+        "the resuming GET" : r->method,
+        t->base.env->decl->max_message_bytes, &out.answer, &out.f);
+    if (out.failed && r->resumes > 0) {
+        /* It was resumed, and the resumption failed: the server had the
+         * request (it primed the stream), but the answer is lost. */
+        char said[160];
+
+        snprintf(said, sizeof(said), "%.150s", out.f.detail);
+        memset(&out.f.ev, 0, sizeof(out.f.ev));
+        out.f.ev.stream_ended = true;
+        out.f.ev.primed = true;
+        out.f.ev.content_sse = true;
+        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
+            "%s ended and its resumption (%d) failed: %.150s", r->method,
+            r->resumes, said);
+    }
+    out.accepted = r->id < 0 && !out.failed;
+    if (out.failed && t->oauth != NULL && (res->status == 401 ||
+        res->status == 403))
+        oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
+    thttp_take_session(t, r, res->status, res->session_id,
+        res->session_id_invalid, res->session_id_len, &out);
+    thttp_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    thttp_wipe(out.session);
+}
+
+/* The GET stream ended. */
+static void
+thttp_stream_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_failure f;
+    struct transport_event   e = { .type = TRANSPORT_STREAM_CLOSED,
+                                   .retry_ms = res->retry_ms };
+
+    if (res->last_event_id != NULL && res->last_event_id[0] != '\0') {
+        size_t n = strlen(res->last_event_id);
+
+        /* Sent back only when it is short and visible ASCII. */
+        free(t->last_event_id);
+        t->last_event_id = NULL;
+        if (n <= THTTP_EVENT_ID_MAX &&
+            str_is_visible_ascii(res->last_event_id, n))
+            t->last_event_id = xstrdup(res->last_event_id);
+        else
+            transport_log(&t->base, "stream: an event id of %zu bytes that "
+                "is not short visible ASCII is not sent back", n);
+    }
+    e.opened = r->opened;
+    e.none = res->status == 405;
+    if (!r->opened && !e.none) {
+        http_judge_other(res, &f, "the GET stream", "GET stream answered "
+            "without text/event-stream");
+        e.failure = &f;
+    }
+    thttp_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+}
+
+static void thttp_delete_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res);
+
+/*
+ * A redirect (RFC 9110 section 15.4): followed on the configured origin
+ * only, keeping the method and the body (307, 308, and POST kept on 301
+ * and 302), at most THTTP_MAX_HOPS times; the endpoint then stays where it
+ * led, with a warning. Nothing, no header, goes to another origin: that
+ * answer stays a redirect, and its detail names the Location. true when
+ * the request was sent again.
+ */
+static bool
+thttp_follow(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    const char *to = res->redirect_url;
+    char       *cause = NULL;
+    char       *shown;
+
+    if (res->status != 301 && res->status != 302 && res->status != 307 &&
+        res->status != 308)
+        return false;
+    if (to == NULL || !http_same_origin(to, t->base.env->decl->url) ||
+        r->hops >= THTTP_MAX_HOPS)
+        return false;
+    r->hops++;
+    free(r->url);
+    r->url = xstrdup(to);
+    shown = str_sanitized(to);
+    transport_log(&t->base, "%ld: following the redirect to %s", res->status,
+        shown);
+    if (thttp_issue(t, r, &cause) != 0) {
+        transport_log(&t->base, "redirect not followed: %s", cause);
+        free(cause);
+        free(shown);
+        return false;
+    }
+    if (strcmp(t->url, to) != 0) {
+        free(t->url);
+        t->url = xstrdup(to);
+        free(t->warning);
+        t->warning = str_printf("redirected (HTTP %ld) to %s; put it in the "
+            "config", res->status, shown);
+    }
+    free(shown);
+    return true;
+}
+
+/* oauth_resume_cb: the authorization work is over; the same request goes
+ * once more, with the new token. */
+static void
+thttp_auth_resume_cb(void *arg)
+{
+    struct transport_req  *r = arg;
+    struct thttp          *t = r->t;
+    char                  *cause = NULL;
+    struct transport_event e = { .type = TRANSPORT_RESUMED,
+                                 .owner = r->owner };
+
+    r->answered = false;
+    if (thttp_issue(t, r, &cause) != 0) {
+        struct transport_result out = { .retry_after_s = -1, .failed = true };
+        struct transport_event  d = { .type = TRANSPORT_DONE,
+                                      .owner = r->owner, .result = &out };
+        struct failure_evidence ev = { .net = NET_OTHER };
+
+        transport_failure_set(&out.f, &ev, "%s", cause);
+        free(cause);
+        thttp_req_free(t, r, NULL);
+        transport_emit(&t->base, &d);
+        return;
+    }
+    if (!r->is_get && r->run == NULL)
+        transport_emit(&t->base, &e);
+}
+
+/*
+ * MCP authorization (basic/authorization): a 401, or a 403 asking for more
+ * scope, goes to the oauth module, which refreshes, authorizes or steps
+ * up; meanwhile the request is held (its timeout stopped), then sent once
+ * more. At most twice a request; never a DELETE. true when held.
+ */
+static bool
+thttp_auth_hold(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
+
+    if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
+        (res->status != 401 && res->status != 403) ||
+        !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
+        thttp_auth_resume_cb, r))
+        return false;
+    r->auth_rounds++;
+    if (!r->is_get)
+        transport_emit(&t->base, &e);
+    return true;
+}
+
+/* http_callbacks.on_done: route a finished transfer. */
+static void
+thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
+{
+    struct transport_req *r = arg;
+    struct thttp         *t = r->t;
+
+    (void)hx;
+    r->xfer = NULL;         /* freed by http.c right after this returns */
+    t->used = true;
+    if (res->keep_alive_s >= 0)     /* the last one announced (an SSE
+                                       answer may carry none) */
+        t->keep_alive_s = res->keep_alive_s;
+    r->in_done = true;
+    thttp_enter(t);
+    if (r->answered && !r->draining) {
+        /* The answer first (its queued event goes), then what else came. */
+        thttp_unqueue(t, r->owner, false);
+        thttp_answered(t, r, res);
+    }
+    if (!t->dead)
+        thttp_flush(t);
+    if (t->dead || r->gone)
+        goto out;
+    if (r->draining)
+        thttp_req_free(t, r, NULL);     /* drained: the connection stays */
+    else if (thttp_follow(t, r, res) || thttp_auth_hold(t, r, res))
+        ;
+    else if (r->run != NULL)
+        thttp_delete_done(t, r, res);
+    else if (r->is_get)
+        thttp_stream_done(t, r, res);
+    else
+        thttp_post_done(t, r, res);
+out:
+    r->in_done = false;
+    if (r->gone)
+        free(r);
+    thttp_leave(t);
+}
+
+/* --- the GET stream ----------------------------------------------------- */
+
+static int
+thttp_stream_open(struct transport *base, char **cause)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r;
+
+    if (t->stream != NULL)
+        return 0;
+    if (t->session_id == NULL) {
+        *cause = xstrdup("no session to open a stream for");
+        return -1;
+    }
+    r = xcalloc(1, sizeof(*r));
+    r->id = -1;
+    r->is_get = true;
+    r->method = "stream";
+    if (thttp_start(t, r, cause) == NULL)
+        return -1;
+    t->stream = r;
+    transport_log(base, "GET stream");
+    return 0;
+}
+
+static void
+thttp_stream_close(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    if (t->stream != NULL) {
+        thttp_unqueue(t, NULL, false);
+        thttp_req_free(t, t->stream, NULL);
+    }
+}
+
+/* --- the session -------------------------------------------------------- */
+
+static void
+thttp_adopt(struct transport *base, char *session,
+    const char *protocol_version)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    thttp_wipe(t->session_id);
+    t->session_id = session;
+    free(t->protocol_version);
+    t->protocol_version = str_dup(protocol_version);
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+}
+
+static char *
+thttp_release(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *id = t->session_id;
+
+    t->session_id = NULL;
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+    return id;
+}
+
+static bool
+thttp_has_session(const struct transport *base)
+{
+    return ((const struct thttp *)base)->session_id != NULL;
+}
+
+static void
+thttp_session_prefix(const struct transport *base, char *buf, size_t n)
+{
+    const struct thttp *t = (const struct thttp *)base;
+
+    snprintf(buf, n, "%.8s", t->session_id != NULL ? t->session_id : "");
+}
+
+static bool
+thttp_alive(const struct transport *base)
+{
+    (void)base;
+    return true;
+}
+
+static void
+thttp_abandon(struct transport *base)
+{
+    (void)base;
+}
+
+/* --- endings: the DELETE (basic/transports, session management) -------- */
+
+static void
+thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
+    const char *protocol_version)
+{
+    struct transport_req *r = xcalloc(1, sizeof(*r));
+    char                 *cause = NULL;
+
+    r->id = -1;
+    r->run = run;
+    r->delete_id = id;
+    r->delete_pv = str_dup(protocol_version);
+    r->method = "delete";
+    if (thttp_start(t, r, &cause) == NULL) {
+        struct failure          f;
+        struct failure_evidence ev = { .net = NET_OTHER };
+        struct ending_report    rep = { .outcome = ENDING_FAILED,
+                                        .detail = cause, .failure = &f,
+                                        .exit_code = -1 };
+
+        failure_make(&f, &ev, SITE_REQUEST, cause);
+        f.delivered = DELIVERED_NO;
+        ending_run_report(run, &rep);
+        free(cause);
+        ending_run_settle(run);
+        return;
+    }
+    ending_run_set_work(run, r);
+    transport_log(&t->base, "DELETE session%s",
+        ending_run_view(run)->half_open ? " (half-open)" : "");
+}
+
+static void
+thttp_end(struct transport *base, struct ending_run *run, char *session,
+    const char *protocol_version)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *pv = NULL;
+
+    if (session == NULL) {
+        session = t->session_id;
+        t->session_id = NULL;
+        pv = str_dup(t->protocol_version);
+        protocol_version = pv;
+    }
+    if (session == NULL) {
+        /* Nothing to end on the server: only the local close. */
+        ending_run_outcome(run, ENDING_NO_SESSION, NULL);
+        ending_run_settle(run);
+        free(pv);
+        return;
+    }
+    if (t->base.env->test_keep_id) {
+        thttp_wipe(t->kept_id);
+        t->kept_id = xstrdup(session);
+    }
+    thttp_send_delete(t, run, session, protocol_version);
+    free(pv);
+}
+
+static bool
+thttp_end_again(struct transport *base, struct ending_run *run)
+{
+    struct thttp *t = (struct thttp *)base;
+    char         *id = t->kept_id;
+
+    if (id == NULL || run == NULL)
+        return id != NULL;
+    t->kept_id = NULL;
+    thttp_send_delete(t, run, id, t->protocol_version);
+    return true;
+}
+
+static void
+thttp_delete_done(struct thttp *t, struct transport_req *r,
+    const struct http_result *res)
+{
+    struct ending_run   *run = r->run;
+    double               ms = ending_run_elapsed_ms(run);
+    struct ending_report rep = { .exit_code = -1 };
+
+    thttp_req_free(t, r, NULL);
+    ending_run_set_work(run, NULL);
+    if (res->completed && res->status >= 200 && res->status < 300) {
+        rep.outcome = ENDING_TERMINATED;
+        rep.http_status = res->status;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, NULL, ms);
+    } else {
+        struct transport_failure tf;
+        struct failure           f;
+
+        http_judge_other(res, &tf, "DELETE", "");
+        failure_make(&f, &tf.ev, SITE_REQUEST, tf.detail);
+        if (!res->completed && res->ev.net != NET_OK) {
+            rep.outcome = ENDING_FAILED;
+            rep.failure = &f;
+        } else {
+            rep.outcome = res->status == 405 ? ENDING_NOT_ALLOWED :
+                res->status == 404 ? ENDING_ALREADY_GONE : ENDING_REJECTED;
+            rep.http_status = res->status;
+        }
+        rep.detail = tf.detail;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, &f, ms);
+    }
+    ending_run_settle(run);
+}
+
+static void
+thttp_end_deadline(struct transport *base, struct ending_run *run)
+{
+    struct thttp         *t = (struct thttp *)base;
+    struct transport_req *r = ending_run_work(run);
+    char                  detail[160];
+    struct failure_evidence ev = { 0 };
+    struct failure        f;
+    struct ending_report  rep = { .outcome = ENDING_TIMED_OUT,
+                                  .detail = detail, .exit_code = -1 };
+    double                ms = ending_run_elapsed_ms(run);
+
+    snprintf(detail, sizeof(detail), "no answer to DELETE within %ld ms; "
+        "aborted", ending_run_teardown_ms(run));
+    if (r != NULL) {
+        ending_run_set_work(run, NULL);
+        thttp_req_free(t, r, &ev);
+        ev.net = NET_OK;
+        ev.timer = TIMER_TEARDOWN;
+        failure_make(&f, &ev, SITE_REQUEST, detail);
+        rep.failure = &f;
+        ending_run_report(run, &rep);
+        ending_run_exchange(run, &f, ms);
+    } else {
+        ending_run_report(run, &rep);
+    }
+    /* The abort is synchronous: the transfer is gone, so it settles. */
+    ending_run_settle(run);
+}
+
+/* --- lifetime ----------------------------------------------------------- */
+
+static void
+thttp_close(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    transport_queue_stop(&t->queue);
+    thttp_unqueue(t, NULL, true);
+    while (t->reqs != NULL) {
+        struct transport_req *r = t->reqs;
+
+        if (r->run != NULL)
+            ending_run_set_work(r->run, NULL);
+        thttp_req_free(t, r, NULL);
+    }
+    thttp_wipe(t->session_id);
+    t->session_id = NULL;
+    free(t->last_event_id);
+    t->last_event_id = NULL;
+}
+
+static void
+thttp_free(struct transport *base)
+{
+    struct thttp *t = (struct thttp *)base;
+
+    if (t == NULL)
+        return;
+    thttp_close(base);
+    if (t->depth > 0) {
+        /* Freed from inside one of its own events: when that returns. */
+        t->dead = true;
+        return;
+    }
+    thttp_destroy(t);
+}
+
+static void
+thttp_destroy(struct thttp *t)
+{
+    oauth_free(t->oauth);
+    free(t->protocol_version);
+    thttp_wipe(t->kept_id);
+    free(t->url);
+    free(t->warning);
+    free(t);
+}
+
+static int
+thttp_open(struct transport *base, struct transport_failure *f)
+{
+    (void)base;
+    (void)f;
+    return 0;
+}
+
+static const char *
+thttp_warning(const struct transport *base)
+{
+    return ((const struct thttp *)base)->warning;
+}
+
+static ev_tstamp
+thttp_activity(const struct transport *base)
+{
+    return ((const struct thttp *)base)->activity;
+}
+
+static const struct transport_ops thttp_ops = {
+    .warning = thttp_warning,
+    .activity = thttp_activity,
+    .name = "http",
+    .caps = TRANSPORT_CAP_LATE_SESSION,
+    .older = transport_sse_new,
+    .open = thttp_open,
+    .send = thttp_send,
+    .cancel = thttp_cancel,
+    .peek = thttp_peek,
+    .stream_open = thttp_stream_open,
+    .stream_close = thttp_stream_close,
+    .adopt = thttp_adopt,
+    .release = thttp_release,
+    .has_session = thttp_has_session,
+    .session_prefix = thttp_session_prefix,
+    .alive = thttp_alive,
+    .abandon = thttp_abandon,
+    .end = thttp_end,
+    .end_deadline = thttp_end_deadline,
+    .end_again = thttp_end_again,
+    .close = thttp_close,
+    .free = thttp_free,
+};
+
+struct transport *
+transport_http_new(const struct transport_env *env)
+{
+    struct thttp *t = xcalloc(1, sizeof(*t));
+
+    t->base.ops = &thttp_ops;
+    t->base.env = env;
+    t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
+    t->keep_alive_s = -1;
+    t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
+        env->log);
+    transport_queue_init(&t->queue, env->loop, thttp_defer_cb, t);
+    return &t->base;
+}
