@@ -205,7 +205,7 @@ floor_socket_cb(CURL *e, curl_socket_t fd, int what, void *up, void *sp)
 {
     struct floor_multi *fm = up;
     struct floor_sock  *s = sp;
-    int                 ev = 0;
+    int                 evd = 0;
 
     (void)e;
     if (what == CURL_POLL_REMOVE) {
@@ -224,11 +224,11 @@ floor_socket_cb(CURL *e, curl_socket_t fd, int what, void *up, void *sp)
         curl_multi_assign(fm->m, fd, s);
     }
     if (what & CURL_POLL_IN)
-        ev |= EV_READ;
+        evd |= EV_READ;
     if (what & CURL_POLL_OUT)
-        ev |= EV_WRITE;
+        evd |= EV_WRITE;
     ev_io_stop(F.loop, &s->io);
-    ev_io_set(&s->io, fd, ev);
+    ev_io_set(&s->io, fd, evd);
     ev_io_start(F.loop, &s->io);
     return 0;
 }

@@ -64,37 +64,37 @@ enum delivered {
     X(UNEXPECTED_RESULT,  "unexpected_result")
 
 enum failure_reason {
-#define X(id, name) REASON_##id,
+#define X(id, name) FAILURE_REASON_##id,
     FAILURE_REASONS(X)
 #undef X
-    REASON__COUNT
+    FAILURE_REASON__COUNT
 };
 
 /* Where the failure was judged: during the dial (connect, initialize,
  * first listing) or on an established session. */
 enum failure_site {
-    SITE_CONNECT,
-    SITE_REQUEST,
-    SITE__COUNT
+    FAILURE_SITE_CONNECT,
+    FAILURE_SITE_REQUEST,
+    FAILURE_SITE__COUNT
 };
 
 /* Which mcptop timer fired, for FAILURE_TIMEOUT. */
 enum failure_timer {
-    TIMER_NONE,
-    TIMER_REQUEST,      /* per-request timeout */
-    TIMER_OPEN,         /* the dial's open deadline */
-    TIMER_IDLE,         /* idle watchdog on a stream */
-    TIMER_TEARDOWN,     /* an ending's deadline */
+    FAILURE_TIMER_NONE,
+    FAILURE_TIMER_REQUEST,      /* per-request timeout */
+    FAILURE_TIMER_OPEN,         /* the dial's open deadline */
+    FAILURE_TIMER_IDLE,         /* idle watchdog on a stream */
+    FAILURE_TIMER_TEARDOWN,     /* an ending's deadline */
 };
 
 /* How far an HTTP attempt got, from libcurl's timings. */
 enum failure_phase {
-    PHASE_NONE,         /* nothing started (resolve not begun) */
-    PHASE_RESOLVE,      /* name lookup */
-    PHASE_CONNECT,      /* TCP connect */
-    PHASE_TLS,          /* TLS handshake */
-    PHASE_SENT,         /* request (partly) written, no response byte */
-    PHASE_RESPONSE,     /* at least one response byte received */
+    FAILURE_PHASE_NONE,         /* nothing started (resolve not begun) */
+    FAILURE_PHASE_RESOLVE,      /* name lookup */
+    FAILURE_PHASE_CONNECT,      /* TCP connect */
+    FAILURE_PHASE_TLS,          /* TLS handshake */
+    FAILURE_PHASE_SENT,         /* request (partly) written, no response byte */
+    FAILURE_PHASE_RESPONSE,     /* at least one response byte received */
 };
 
 /* What an HTTP transport reported, mapped from the library's result code by
@@ -172,7 +172,7 @@ struct failure {
     enum delivered    delivered;
     enum failure_site site;
     long              http_status;  /* kept for http_status and protocol */
-    enum failure_reason reason;     /* http_status only; else REASON_NONE */
+    enum failure_reason reason;     /* http_status only; else FAILURE_REASON_NONE */
     bool              has_rpc_code; /* protocol: the JSON-RPC error code */
     long              rpc_code;     /* of the error object, when has_rpc_code */
     bool              evidence_no;  /* delivered became no by evidence */
@@ -183,19 +183,19 @@ struct failure {
 const char *failure_kind_name(enum failure_kind k);
 /* Parse a kind name; -1 when unknown. */
 int failure_kind_from_name(const char *name);
-/* The reason's name ("rate_limited"); "" for REASON_NONE. Static. */
+/* The reason's name ("rate_limited"); "" for FAILURE_REASON_NONE. Static. */
 const char *failure_reason_name(enum failure_reason r);
 /* The reason an HTTP status answer supports, from its structure (status,
- * WWW-Authenticate, cf-mitigated). REASON_NONE for a 2xx or no status. */
-enum failure_reason failure_reason_of(const struct failure_evidence *ev);
+ * WWW-Authenticate, cf-mitigated). FAILURE_REASON_NONE for a 2xx or no status. */
+enum failure_reason failure_reason_of(const struct failure_evidence *evd);
 
 /* "yes" / "no" / "unknown". Static string. */
 const char *delivered_name(enum delivered d);
 /* "connect" / "request". Static string. */
 const char *failure_site_name(enum failure_site s);
 
-/* Run the ordered rule table over ev: first matching rule names the kind. */
-enum failure_kind failure_classify(const struct failure_evidence *ev);
+/* Run the ordered rule table over evd: first matching rule names the kind. */
+enum failure_kind failure_classify(const struct failure_evidence *evd);
 
 /* The delivery table for a kind on an established connection (site
  * request). DESIGN.md section 3. */
@@ -210,20 +210,20 @@ enum delivered failure_delivered_by_kind(enum failure_kind k);
  * rule decided; it may be NULL.
  */
 enum delivered failure_delivered(enum failure_kind k, enum failure_site site,
-    const struct failure_evidence *ev, bool *by_evidence);
+    const struct failure_evidence *evd, bool *by_evidence);
 
 /*
- * Classify ev at site and fill *out (kind, delivered, status, evidence
+ * Classify evd at site and fill *out (kind, delivered, status, evidence
  * flag) with a detail built from `detail` (may be NULL; copied, truncated).
  */
-void failure_make(struct failure *out, const struct failure_evidence *ev,
+void failure_make(struct failure *out, const struct failure_evidence *evd,
     enum failure_site site, const char *detail);
 
 /* Number of rules in the classifier table; for tests that walk it. */
 size_t failure_rule_count(void);
 /* The name of rule i (for tests and the debug log). NULL past the end. */
 const char *failure_rule_name(size_t i);
-/* The index of the first rule matching ev. */
-size_t failure_rule_match(const struct failure_evidence *ev);
+/* The index of the first rule matching evd. */
+size_t failure_rule_match(const struct failure_evidence *evd);
 
 #endif

@@ -66,7 +66,7 @@ struct http_request {
 
 /* Everything known when the transfer ended. Borrowed during on_done. */
 struct http_result {
-    struct failure_evidence ev;             /* net, phase, status, bytes... */
+    struct failure_evidence evd;             /* net, phase, status, bytes... */
     bool        completed;                  /* transfer ran to its end */
     bool        stopped;                    /* the owner asked it to stop */
     long        status;
@@ -126,13 +126,13 @@ struct http_xfer *http_start(struct curlev *ce, const struct http_request *rq,
 
 /*
  * Abort a running transfer now: on_done is NOT called and the transfer is
- * freed. ev_out (may be NULL) gets the evidence known at the abort (how far
+ * freed. evd_out (may be NULL) gets the evidence known at the abort (how far
  * the attempt got, bytes sent), for classifying a timeout.
  */
-void http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out);
+void http_xfer_abort(struct http_xfer *x, struct failure_evidence *evd_out);
 
 /* The evidence known so far of a running transfer, which goes on. */
-void http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out);
+void http_xfer_peek(struct http_xfer *x, struct failure_evidence *evd_out);
 
 /* The Mcp-Session-Id of a running transfer's answer so far (borrowed, NULL
  * when none), whether one was refused as not visible ASCII, and its length

@@ -31,13 +31,13 @@ struct server;
 
 /* What a server turned out to speak. */
 enum server_era {
-    ERA_NONE,           /* not known yet (no verdict) */
-    ERA_MODERN,         /* 2026-07-28: server/discover, no session */
-    ERA_LEGACY,         /* 2025-03-26 .. 2025-11-25: initialize, sessions */
-    ERA_LEGACY_SSE,     /* 2024-11-05 HTTP+SSE transport */
+    SERVER_ERA_NONE,           /* not known yet (no verdict) */
+    SERVER_ERA_MODERN,         /* 2026-07-28: server/discover, no session */
+    SERVER_ERA_LEGACY,         /* 2025-03-26 .. 2025-11-25: initialize, sessions */
+    SERVER_ERA_LEGACY_SSE,     /* 2024-11-05 HTTP+SSE transport */
 };
 
-/* "modern" / "legacy" / "legacy_sse"; NULL for ERA_NONE. */
+/* "modern" / "legacy" / "legacy_sse"; NULL for SERVER_ERA_NONE. */
 const char *server_era_name(enum server_era e);
 
 enum server_state {
@@ -176,7 +176,7 @@ const char *server_transport_name(const struct server *s);
 /* The URL, or the command line. Borrowed. */
 const char *server_target(const struct server *s);
 enum server_state server_state(const struct server *s);
-/* The era verdict (ERA_NONE until a dial told). */
+/* The era verdict (SERVER_ERA_NONE until a dial told). */
 enum server_era server_era(const struct server *s);
 /* True when ending this server would end a session on the server (a
  * legacy session id is held, or a stdio child runs). */

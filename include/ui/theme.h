@@ -29,10 +29,10 @@
     X(DELIVERED_UNKNOWN, "delivered_unknown")
 
 enum ui_role {
-#define X(id, name) ROLE_##id,
+#define X(id, name) UI_ROLE_##id,
     UI_ROLES(X)
 #undef X
-    ROLE__COUNT
+    UI_ROLE__COUNT
 };
 
 /* Attributes, independent of curses (screen.c maps them to A_*). */
@@ -56,7 +56,7 @@ struct theme_style {
 
 struct theme {
     char               name[64];
-    struct theme_style style[ROLE__COUNT];
+    struct theme_style style[UI_ROLE__COUNT];
 };
 
 /* "reachable"... Static string; "?" out of range. */

@@ -18,6 +18,9 @@ char *str_vprintf(const char *fmt, va_list ap);
 char *str_dup(const char *s);
 /* Copy at most n bytes of s into a fresh NUL-terminated string. */
 char *str_ndup(const char *s, size_t n);
+/* Overwrite a string that may hold a secret (explicit_bzero, which the
+ * compiler may not drop), then free it. NULL is a no-op. */
+void str_wipe_free(char *s);
 
 /*
  * Copy untrusted text into dst (size dstsz, always NUL-terminated), dropping

@@ -156,7 +156,7 @@ cli_json_server(const struct server *s)
         cJSON_AddStringToObject(fo, "delivered", delivered_name(f->delivered));
         if (f->http_status != 0)
             cJSON_AddNumberToObject(fo, "http_status", (double)f->http_status);
-        if (f->reason != REASON_NONE)
+        if (f->reason != FAILURE_REASON_NONE)
             cJSON_AddStringToObject(fo, "reason",
                 failure_reason_name(f->reason));
         cJSON_AddStringToObject(fo, "site", failure_site_name(f->site));

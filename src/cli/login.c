@@ -356,7 +356,7 @@ cli_login(int argc, char **argv)
 
         fprintf(stderr, "mcptop login: %s: %s%s%s%s%s\n", clean,
             f != NULL ? failure_kind_name(f->kind) : "not dialed",
-            f != NULL && f->reason != REASON_NONE ? " " : "",
+            f != NULL && f->reason != FAILURE_REASON_NONE ? " " : "",
             f != NULL ? failure_reason_name(f->reason) : "",
             f != NULL && f->detail[0] != '\0' ? ": " : "",
             f != NULL ? f->detail : "");

@@ -83,7 +83,7 @@ watch_event_cb(void *arg, const struct event *e)
             if (e->failure->http_status != 0)
                 cJSON_AddNumberToObject(o, "http_status",
                     (double)e->failure->http_status);
-            if (e->failure->reason != REASON_NONE)
+            if (e->failure->reason != FAILURE_REASON_NONE)
                 cJSON_AddStringToObject(o, "reason",
                     failure_reason_name(e->failure->reason));
             cJSON_AddStringToObject(o, "site",

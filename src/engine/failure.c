@@ -21,8 +21,8 @@ static const char *const failure_kind_names[FAILURE__COUNT] = {
 #undef X
 };
 
-static const char *const failure_reason_names[REASON__COUNT] = {
-#define X(id, name) [REASON_##id] = name,
+static const char *const failure_reason_names[FAILURE_REASON__COUNT] = {
+#define X(id, name) [FAILURE_REASON_##id] = name,
     FAILURE_REASONS(X)
 #undef X
 };
@@ -65,45 +65,45 @@ failure_kind_from_name(const char *name)
 const char *
 failure_reason_name(enum failure_reason r)
 {
-    if ((unsigned)r >= REASON__COUNT)
+    if ((unsigned)r >= FAILURE_REASON__COUNT)
         return "?";
     return failure_reason_names[r];
 }
 
 enum failure_reason
-failure_reason_of(const struct failure_evidence *ev)
+failure_reason_of(const struct failure_evidence *evd)
 {
-    long st = ev->http_status;
+    long st = evd->http_status;
 
     if (st == 0 || (st >= 200 && st < 300))
-        return REASON_NONE;
-    if (ev->cf_challenge)
-        return REASON_CHALLENGE;
-    if (st == 401 || (st == 403 && ev->www_authenticate))
-        return REASON_AUTH;
+        return FAILURE_REASON_NONE;
+    if (evd->cf_challenge)
+        return FAILURE_REASON_CHALLENGE;
+    if (st == 401 || (st == 403 && evd->www_authenticate))
+        return FAILURE_REASON_AUTH;
     switch (st) {
     case 403:
-        return REASON_FORBIDDEN;
+        return FAILURE_REASON_FORBIDDEN;
     case 404:
-        return REASON_NOT_FOUND;
+        return FAILURE_REASON_NOT_FOUND;
     case 405:
-        return REASON_METHOD_NOT_ALLOWED;
+        return FAILURE_REASON_METHOD_NOT_ALLOWED;
     case 429:
-        return REASON_RATE_LIMITED;
+        return FAILURE_REASON_RATE_LIMITED;
     case 502:
-        return REASON_BAD_GATEWAY;
+        return FAILURE_REASON_BAD_GATEWAY;
     case 503:
-        return REASON_UNAVAILABLE;
+        return FAILURE_REASON_UNAVAILABLE;
     case 504:
-        return REASON_GATEWAY_TIMEOUT;
+        return FAILURE_REASON_GATEWAY_TIMEOUT;
     default:
         break;
     }
     if (st >= 300 && st < 400)
-        return REASON_REDIRECT;
+        return FAILURE_REASON_REDIRECT;
     if (st >= 500)
-        return REASON_SERVER_ERROR;
-    return REASON_CLIENT_ERROR;
+        return FAILURE_REASON_SERVER_ERROR;
+    return FAILURE_REASON_CLIENT_ERROR;
 }
 
 const char *
@@ -122,68 +122,68 @@ delivered_name(enum delivered d)
 const char *
 failure_site_name(enum failure_site s)
 {
-    return s == SITE_CONNECT ? "connect" : "request";
+    return s == FAILURE_SITE_CONNECT ? "connect" : "request";
 }
 
 /* --- the rules, in order ------------------------------------------------ */
 
 static bool
-rule_config(const struct failure_evidence *ev)
+rule_config(const struct failure_evidence *evd)
 {
-    return ev->config_invalid || ev->net == NET_URL_MALFORMAT ||
-        ev->net == NET_UNSUPPORTED;
+    return evd->config_invalid || evd->net == NET_URL_MALFORMAT ||
+        evd->net == NET_UNSUPPORTED;
 }
 
 static bool
-rule_spawn(const struct failure_evidence *ev)
+rule_spawn(const struct failure_evidence *evd)
 {
-    return ev->spawn_error;
+    return evd->spawn_error;
 }
 
 /* A connection that was never made, including one that did not complete
  * before a timer (curl's connect timeout or one of ours) fired. */
 static bool
-rule_refused(const struct failure_evidence *ev)
+rule_refused(const struct failure_evidence *evd)
 {
-    bool before_connected = ev->phase == PHASE_RESOLVE ||
-        ev->phase == PHASE_CONNECT;
+    bool before_connected = evd->phase == FAILURE_PHASE_RESOLVE ||
+        evd->phase == FAILURE_PHASE_CONNECT;
 
     /* A local resource that ran out is never the server refusing: such a
      * failure falls through to unknown. */
-    if (ev->local_limit)
+    if (evd->local_limit)
         return false;
-    if (ev->net == NET_RESOLVE || ev->net == NET_CONNECT)
+    if (evd->net == NET_RESOLVE || evd->net == NET_CONNECT)
         return true;
-    if (ev->net == NET_TIMEDOUT && before_connected)
+    if (evd->net == NET_TIMEDOUT && before_connected)
         return true;
-    return ev->timer != TIMER_NONE && ev->timer != TIMER_TEARDOWN &&
+    return evd->timer != FAILURE_TIMER_NONE && evd->timer != FAILURE_TIMER_TEARDOWN &&
         before_connected;
 }
 
 static bool
-rule_timeout(const struct failure_evidence *ev)
+rule_timeout(const struct failure_evidence *evd)
 {
-    return ev->timer != TIMER_NONE || ev->net == NET_TIMEDOUT;
+    return evd->timer != FAILURE_TIMER_NONE || evd->net == NET_TIMEDOUT;
 }
 
 /* A JSON-RPC error carrying this request's own id: only the server could
  * have written it, whatever status the HTTP layer put around it. */
 static bool
-rule_rpc_error(const struct failure_evidence *ev)
+rule_rpc_error(const struct failure_evidence *evd)
 {
-    return ev->rpc_error && !ev->rpc_error_id_null;
+    return evd->rpc_error && !evd->rpc_error_id_null;
 }
 
 static bool
-rule_closed(const struct failure_evidence *ev)
+rule_closed(const struct failure_evidence *evd)
 {
-    return ev->child_closed || ev->peer_known_dead || ev->stream_ended;
+    return evd->child_closed || evd->peer_known_dead || evd->stream_ended;
 }
 
 static bool
-rule_transport(const struct failure_evidence *ev)
+rule_transport(const struct failure_evidence *evd)
 {
-    switch (ev->net) {
+    switch (evd->net) {
     case NET_SEND:
     case NET_RECV:
     case NET_GOT_NOTHING:
@@ -198,47 +198,47 @@ rule_transport(const struct failure_evidence *ev)
 }
 
 static bool
-rule_status(const struct failure_evidence *ev)
+rule_status(const struct failure_evidence *evd)
 {
-    return ev->http_status != 0 &&
-        (ev->http_status < 200 || ev->http_status >= 300);
+    return evd->http_status != 0 &&
+        (evd->http_status < 200 || evd->http_status >= 300);
 }
 
 /* The server handed us a URL on another origin: it answered, against the
  * rules (DESIGN.md section 6); nothing went there. */
 static bool
-rule_foreign(const struct failure_evidence *ev)
+rule_foreign(const struct failure_evidence *evd)
 {
-    return ev->foreign_url;
+    return evd->foreign_url;
 }
 
 static bool
-rule_version(const struct failure_evidence *ev)
+rule_version(const struct failure_evidence *evd)
 {
-    return ev->bad_protocol_version;
+    return evd->bad_protocol_version;
 }
 
 static bool
-rule_not_mcp(const struct failure_evidence *ev)
+rule_not_mcp(const struct failure_evidence *evd)
 {
-    if (ev->too_large || ev->sse_no_lines || ev->body_unparsable ||
-        ev->no_matching_response)
+    if (evd->too_large || evd->sse_no_lines || evd->body_unparsable ||
+        evd->no_matching_response)
         return true;
     /* 2xx to a request, with neither content type MCP allows. */
-    return ev->http_status >= 200 && ev->http_status < 300 &&
-        !ev->content_json && !ev->content_sse;
+    return evd->http_status >= 200 && evd->http_status < 300 &&
+        !evd->content_json && !evd->content_sse;
 }
 
 static bool
-rule_other_net(const struct failure_evidence *ev)
+rule_other_net(const struct failure_evidence *evd)
 {
-    return ev->net != NET_OK;
+    return evd->net != NET_OK;
 }
 
 static bool
-rule_any(const struct failure_evidence *ev)
+rule_any(const struct failure_evidence *evd)
 {
-    (void)ev;
+    (void)evd;
     return true;
 }
 
@@ -279,21 +279,21 @@ failure_rule_name(size_t i)
 }
 
 size_t
-failure_rule_match(const struct failure_evidence *ev)
+failure_rule_match(const struct failure_evidence *evd)
 {
     size_t i;
 
     for (i = 0; i < FAILURE_NRULES - 1; i++) {
-        if (failure_rules[i].match(ev))
+        if (failure_rules[i].match(evd))
             break;
     }
     return i;
 }
 
 enum failure_kind
-failure_classify(const struct failure_evidence *ev)
+failure_classify(const struct failure_evidence *evd)
 {
-    return failure_rules[failure_rule_match(ev)].kind;
+    return failure_rules[failure_rule_match(evd)].kind;
 }
 
 enum delivered
@@ -309,37 +309,37 @@ failure_delivered_by_kind(enum failure_kind k)
  * may have re-sent on a fresh connection proves nothing about the first
  * attempt, so it never counts. */
 static bool
-failure_evidence_not_sent(const struct failure_evidence *ev)
+failure_evidence_not_sent(const struct failure_evidence *evd)
 {
-    if (ev == NULL || ev->resent || ev->body_bytes_expected <= 0)
+    if (evd == NULL || evd->resent || evd->body_bytes_expected <= 0)
         return false;
-    return ev->body_bytes_sent < ev->body_bytes_expected &&
-        ev->response_bytes == 0;
+    return evd->body_bytes_sent < evd->body_bytes_expected &&
+        evd->response_bytes == 0;
 }
 
 enum delivered
 failure_delivered(enum failure_kind k, enum failure_site site,
-    const struct failure_evidence *ev, bool *by_evidence)
+    const struct failure_evidence *evd, bool *by_evidence)
 {
     enum delivered d = failure_delivered_by_kind(k);
 
     if (by_evidence != NULL)
         *by_evidence = false;
-    if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->peer_known_dead)
+    if (k == FAILURE_CONNECTION_CLOSED && evd != NULL && evd->peer_known_dead)
         d = DELIVERED_NO;
     /* A stream the server primed (SEP-1699) proves it had the request. */
-    if (k == FAILURE_CONNECTION_CLOSED && ev != NULL && ev->primed &&
-        site == SITE_REQUEST)
+    if (k == FAILURE_CONNECTION_CLOSED && evd != NULL && evd->primed &&
+        site == FAILURE_SITE_REQUEST)
         d = DELIVERED_YES;
     /* Nothing left here when a local resource ran out. */
-    if (ev != NULL && ev->local_limit)
+    if (evd != NULL && evd->local_limit)
         d = DELIVERED_NO;
     /* A dial that failed mounted nothing, so no call was dispatched; only
      * the two kinds minted from an answer keep their word. */
-    if (site == SITE_CONNECT && k != FAILURE_PROTOCOL &&
+    if (site == FAILURE_SITE_CONNECT && k != FAILURE_PROTOCOL &&
         k != FAILURE_HTTP_STATUS)
         d = DELIVERED_NO;
-    if (d == DELIVERED_UNKNOWN && failure_evidence_not_sent(ev)) {
+    if (d == DELIVERED_UNKNOWN && failure_evidence_not_sent(evd)) {
         d = DELIVERED_NO;
         if (by_evidence != NULL)
             *by_evidence = true;
@@ -348,41 +348,41 @@ failure_delivered(enum failure_kind k, enum failure_site site,
 }
 
 void
-failure_make(struct failure *out, const struct failure_evidence *ev,
+failure_make(struct failure *out, const struct failure_evidence *evd,
     enum failure_site site, const char *detail)
 {
     bool by_evidence = false;
 
     memset(out, 0, sizeof(*out));
-    out->kind = failure_classify(ev);
+    out->kind = failure_classify(evd);
     out->site = site;
-    out->delivered = failure_delivered(out->kind, site, ev, &by_evidence);
+    out->delivered = failure_delivered(out->kind, site, evd, &by_evidence);
     out->evidence_no = by_evidence;
     /* The status rides with http_status, and with protocol only when the
      * JSON-RPC error came behind a non-2xx status. */
     if (out->kind == FAILURE_HTTP_STATUS) {
-        out->http_status = ev->http_status;
-        out->reason = failure_reason_of(ev);
+        out->http_status = evd->http_status;
+        out->reason = failure_reason_of(evd);
     }
-    else if (out->kind == FAILURE_PROTOCOL && (ev->http_status < 200 ||
-        ev->http_status >= 300))
-        out->http_status = ev->http_status;
+    else if (out->kind == FAILURE_PROTOCOL && (evd->http_status < 200 ||
+        evd->http_status >= 300))
+        out->http_status = evd->http_status;
     /* A protocol failure keeps the code its error object carried (the
      * OpenTelemetry error.type of an MCP operation). */
-    if (out->kind == FAILURE_PROTOCOL && ev->tool_error)
-        out->reason = REASON_TOOL_ERROR;
-    else if (out->kind == FAILURE_PROTOCOL && ev->unexpected_result)
-        out->reason = REASON_UNEXPECTED_RESULT;
-    else if (out->kind == FAILURE_PROTOCOL && ev->rpc_error) {
+    if (out->kind == FAILURE_PROTOCOL && evd->tool_error)
+        out->reason = FAILURE_REASON_TOOL_ERROR;
+    else if (out->kind == FAILURE_PROTOCOL && evd->unexpected_result)
+        out->reason = FAILURE_REASON_UNEXPECTED_RESULT;
+    else if (out->kind == FAILURE_PROTOCOL && evd->rpc_error) {
         out->has_rpc_code = true;
-        out->rpc_code = ev->rpc_error_code;
+        out->rpc_code = evd->rpc_error_code;
     }
     if (by_evidence) {
         snprintf(out->detail, sizeof(out->detail),
             "%s; not sent: %lld of %lld body bytes left, no answer",
             detail != NULL ? detail : "",
-            (long long)ev->body_bytes_sent,
-            (long long)ev->body_bytes_expected);
+            (long long)evd->body_bytes_sent,
+            (long long)evd->body_bytes_expected);
     } else if (detail != NULL) {
         snprintf(out->detail, sizeof(out->detail), "%s", detail);
     }

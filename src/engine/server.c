@@ -97,11 +97,11 @@ const char *
 server_era_name(enum server_era e)
 {
     switch (e) {
-    case ERA_MODERN:
+    case SERVER_ERA_MODERN:
         return "modern";
-    case ERA_LEGACY:
+    case SERVER_ERA_LEGACY:
         return "legacy";
-    case ERA_LEGACY_SSE:
+    case SERVER_ERA_LEGACY_SSE:
         return "legacy_sse";
     default:
         return NULL;
@@ -598,11 +598,11 @@ server_start(struct server *s)
         return;
     }
     if (s->decl->invalid != NULL) {
-        struct failure_evidence ev = { .config_invalid = true };
+        struct failure_evidence evd = { .config_invalid = true };
         struct failure          f;
 
         server_set_state(s, SERVER_INVALID);
-        failure_make(&f, &ev, SITE_CONNECT, s->decl->invalid);
+        failure_make(&f, &evd, FAILURE_SITE_CONNECT, s->decl->invalid);
         server_exchange(s, "dial", &f, 0);
         return;
     }

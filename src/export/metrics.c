@@ -664,8 +664,8 @@ metrics_exchange(struct metrics_server *r, const struct event *e)
     if (f != NULL) {
         /* The conventions' error.type: the JSON-RPC code as a string, and
          * below JSON-RPC the failure kind. */
-        if (f->reason == REASON_TOOL_ERROR ||
-            f->reason == REASON_UNEXPECTED_RESULT) {
+        if (f->reason == FAILURE_REASON_TOOL_ERROR ||
+            f->reason == FAILURE_REASON_UNEXPECTED_RESULT) {
             error_type = failure_reason_name(f->reason);
         } else if (f->kind == FAILURE_PROTOCOL && f->has_rpc_code) {
             snprintf(code, sizeof(code), "%ld", f->rpc_code);
@@ -675,7 +675,7 @@ metrics_exchange(struct metrics_server *r, const struct event *e)
         }
         if ((unsigned)f->kind < FAILURE__COUNT &&
             (unsigned)f->delivered < DELIVERED__COUNT &&
-            (unsigned)f->reason < REASON__COUNT)
+            (unsigned)f->reason < FAILURE_REASON__COUNT)
             metrics_count_failure(r, f);
     } else if (!e->completed) {
         error_type = failure_kind_name(FAILURE_UNKNOWN);
@@ -748,10 +748,10 @@ metrics_pending_dials(const struct metrics *m)
 /* ------------------------------------------------------------ writing */
 
 enum metrics_type {
-    MT_GAUGE,
-    MT_COUNTER,
-    MT_HISTOGRAM,
-    MT_INFO,
+    METRICS_TYPE_GAUGE,
+    METRICS_TYPE_COUNTER,
+    METRICS_TYPE_HISTOGRAM,
+    METRICS_TYPE_INFO,
 };
 
 static bool
@@ -772,16 +772,16 @@ metrics_head(struct metrics_buf *b, enum metrics_format fmt, const char *name,
     enum metrics_type type, const char *help)
 {
     static const char *const types[] = {
-        [MT_GAUGE] = "gauge", [MT_COUNTER] = "counter",
-        [MT_HISTOGRAM] = "histogram", [MT_INFO] = "info",
+        [METRICS_TYPE_GAUGE] = "gauge", [METRICS_TYPE_COUNTER] = "counter",
+        [METRICS_TYPE_HISTOGRAM] = "histogram", [METRICS_TYPE_INFO] = "info",
     };
     char   family[96];
     size_t n = strlen(name);
 
-    if (fmt == METRICS_OPENMETRICS && type == MT_COUNTER &&
+    if (fmt == METRICS_OPENMETRICS && type == METRICS_TYPE_COUNTER &&
         metrics_ends_with(name, "_total"))
         n -= 6;
-    else if (fmt == METRICS_OPENMETRICS && type == MT_INFO &&
+    else if (fmt == METRICS_OPENMETRICS && type == METRICS_TYPE_INFO &&
         metrics_ends_with(name, "_info"))
         n -= 5;
     snprintf(family, sizeof(family), "%.*s", (int)n, name);
@@ -792,7 +792,7 @@ metrics_head(struct metrics_buf *b, enum metrics_format fmt, const char *name,
     metrics_buf_str(b, "\n# TYPE ");
     metrics_buf_str(b, family);
     metrics_buf_str(b, " ");
-    metrics_buf_str(b, fmt == METRICS_TEXT && type == MT_INFO ? "gauge" :
+    metrics_buf_str(b, fmt == METRICS_TEXT && type == METRICS_TYPE_INFO ? "gauge" :
         types[type]);
     metrics_buf_str(b, "\n");
     if (fmt == METRICS_OPENMETRICS && (metrics_ends_with(family, "_seconds")
@@ -891,7 +891,7 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
     };
     static const size_t state_len[] = { 18, 20, 16, 15 };
 
-    metrics_head(b, fmt, "mcp_up", MT_GAUGE, "1 when the server's liveness "
+    metrics_head(b, fmt, "mcp_up", METRICS_TYPE_GAUGE, "1 when the server's liveness "
         "is reachable (mcptop completed an exchange with it), else 0.");
     for (size_t i = 0; i < m->norder; i++) {
         const struct liveness *l = server_liveness(m->order[i]->server);
@@ -900,7 +900,7 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
         metrics_buf_put(b, l->present && l->state == LIVENESS_REACHABLE ?
             "1\n" : "0\n", 2);
     }
-    metrics_head(b, fmt, "mcp_liveness", MT_GAUGE, "The liveness record, "
+    metrics_head(b, fmt, "mcp_liveness", METRICS_TYPE_GAUGE, "The liveness record, "
         "one-hot over reachable, unreachable, unknown and absent (no "
         "observation yet).");
     for (size_t i = 0; i < m->norder; i++) {
@@ -913,7 +913,7 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
             metrics_buf_put(b, k == now ? "1\n" : "0\n", 2);
         }
     }
-    metrics_head(b, fmt, "mcp_last_observation_timestamp_seconds", MT_GAUGE,
+    metrics_head(b, fmt, "mcp_last_observation_timestamp_seconds", METRICS_TYPE_GAUGE,
         "When the liveness record was last minted from an exchange, epoch "
         "seconds.");
     for (size_t i = 0; i < m->norder; i++) {
@@ -926,7 +926,7 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
         metrics_buf_epoch_ms(b, l->observed_at);
         metrics_buf_add(b, "\n", 1);
     }
-    metrics_head(b, fmt, "mcp_next_attempt_timestamp_seconds", MT_GAUGE,
+    metrics_head(b, fmt, "mcp_next_attempt_timestamp_seconds", METRICS_TYPE_GAUGE,
         "When the next dial or request may go (backoff, Retry-After), "
         "epoch seconds; absent when nothing waits.");
     for (size_t i = 0; i < m->norder; i++) {
@@ -945,7 +945,7 @@ static void
 metrics_write_counts(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
-    metrics_head(b, fmt, "mcp_tools", MT_GAUGE, "Tools in the server's last "
+    metrics_head(b, fmt, "mcp_tools", METRICS_TYPE_GAUGE, "Tools in the server's last "
         "complete tools/list.");
     for (size_t i = 0; i < m->norder; i++) {
         long n = server_tools(m->order[i]->server);
@@ -956,14 +956,14 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
         metrics_buf_u64(b, (uint64_t)n);
         metrics_buf_add(b, "\n", 1);
     }
-    metrics_head(b, fmt, "mcp_tools_changes_total", MT_COUNTER, "Listings "
+    metrics_head(b, fmt, "mcp_tools_changes_total", METRICS_TYPE_COUNTER, "Listings "
         "that found a different tool set than the one before.");
     for (size_t i = 0; i < m->norder; i++) {
         metrics_open(b, "mcp_tools_changes_total", m->order[i], "");
         metrics_buf_u64(b, m->order[i]->tools_changes);
         metrics_buf_add(b, "\n", 1);
     }
-    metrics_head(b, fmt, "mcp_failures_total", MT_COUNTER, "Failed exchanges "
+    metrics_head(b, fmt, "mcp_failures_total", METRICS_TYPE_COUNTER, "Failed exchanges "
         "by failure kind, delivery verdict and (http_status only) reason.");
     for (size_t i = 0; i < m->norder; i++) {
         const struct metrics_server *r = m->order[i];
@@ -981,7 +981,7 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
             metrics_buf_add(b, "\n", 1);
         }
     }
-    metrics_head(b, fmt, "mcp_endings_total", MT_COUNTER, "Session endings "
+    metrics_head(b, fmt, "mcp_endings_total", METRICS_TYPE_COUNTER, "Session endings "
         "by outcome.");
     for (size_t i = 0; i < m->norder; i++) {
         const struct metrics_server *r = m->order[i];
@@ -1004,7 +1004,7 @@ static void
 metrics_write_info(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
-    metrics_head(b, fmt, "mcp_server_info", MT_INFO, "The server as mcptop "
+    metrics_head(b, fmt, "mcp_server_info", METRICS_TYPE_INFO, "The server as mcptop "
         "last saw it: transport, era, MCP revision, serverInfo name and "
         "version (sanitized).");
     for (size_t i = 0; i < m->norder; i++) {
@@ -1063,7 +1063,7 @@ metrics_write_histograms(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_head(b, fmt, "mcp_client_operation_duration_seconds",
-        MT_HISTOGRAM, "Exchanges mcptop made, from send to outcome "
+        METRICS_TYPE_HISTOGRAM, "Exchanges mcptop made, from send to outcome "
         "(OpenTelemetry mcp.client.operation.duration); error_type is the "
         "JSON-RPC error code or the mcptop failure kind, absent on success.");
     for (size_t i = 0; i < m->norder; i++) {
@@ -1078,7 +1078,7 @@ metrics_write_histograms(struct metrics *m, struct metrics_buf *b,
         }
     }
     metrics_head(b, fmt, "mcp_client_session_duration_seconds",
-        MT_HISTOGRAM, "Sessions that ended, from open to no longer usable "
+        METRICS_TYPE_HISTOGRAM, "Sessions that ended, from open to no longer usable "
         "(OpenTelemetry mcp.client.session.duration).");
     for (size_t i = 0; i < m->norder; i++) {
         const struct metrics_server *r = m->order[i];
@@ -1119,26 +1119,26 @@ metrics_write_self(struct metrics *m, struct metrics_buf *b,
         m->opt.libcurl != NULL ? m->opt.libcurl : "");
     metrics_label(labels, sizeof(labels), off, "libmicrohttpd",
         m->opt.libmicrohttpd != NULL ? m->opt.libmicrohttpd : "");
-    metrics_head(b, fmt, "mcptop_build_info", MT_INFO, "mcptop's version "
+    metrics_head(b, fmt, "mcptop_build_info", METRICS_TYPE_INFO, "mcptop's version "
         "and the versions of the libraries it runs on.");
     metrics_plain(b, "mcptop_build_info", labels + 1, 1);
-    metrics_head(b, fmt, "mcptop_servers", MT_GAUGE, "Servers this mcptop "
+    metrics_head(b, fmt, "mcptop_servers", METRICS_TYPE_GAUGE, "Servers this mcptop "
         "watches (its shard's share of the config).");
     metrics_plain(b, "mcptop_servers", NULL, (double)m->norder);
     if (m->opt.shard != NULL) {
         labels[0] = '\0';
         metrics_label(labels, sizeof(labels), 0, "shard", m->opt.shard);
-        metrics_head(b, fmt, "mcptop_shard_info", MT_INFO, "The shard K/N "
+        metrics_head(b, fmt, "mcptop_shard_info", METRICS_TYPE_INFO, "The shard K/N "
             "this mcptop watches (--shard).");
         metrics_plain(b, "mcptop_shard_info", labels + 1, 1);
     }
-    metrics_head(b, fmt, "mcptop_config_last_reload_successful", MT_GAUGE,
+    metrics_head(b, fmt, "mcptop_config_last_reload_successful", METRICS_TYPE_GAUGE,
         "0 when the last config reload (SIGHUP) failed and the config "
         "before it still runs, else 1.");
     metrics_plain(b, "mcptop_config_last_reload_successful", NULL,
         m->reload_ok ? 1 : 0);
     metrics_head(b, fmt,
-        "mcptop_config_last_reload_success_timestamp_seconds", MT_GAUGE,
+        "mcptop_config_last_reload_success_timestamp_seconds", METRICS_TYPE_GAUGE,
         "When the running config was loaded, epoch seconds.");
     metrics_buf_str(b, "mcptop_config_last_reload_success_timestamp_seconds ");
     metrics_buf_epoch_ms(b, m->reload_ok_at);
@@ -1157,7 +1157,7 @@ metrics_write_process(struct metrics *m, struct metrics_buf *b,
     unsigned long vsz = 0, rss = 0;
 
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
-        metrics_head(b, fmt, "process_cpu_seconds_total", MT_COUNTER,
+        metrics_head(b, fmt, "process_cpu_seconds_total", METRICS_TYPE_COUNTER,
             "User and system CPU time spent, seconds.");
         metrics_plain(b, "process_cpu_seconds_total", NULL,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
@@ -1167,11 +1167,11 @@ metrics_write_process(struct metrics *m, struct metrics_buf *b,
     f = fopen("/proc/self/statm", "r");
     if (f != NULL) {
         if (fscanf(f, "%lu %lu", &vsz, &rss) == 2 && page > 0) {
-            metrics_head(b, fmt, "process_virtual_memory_bytes", MT_GAUGE,
+            metrics_head(b, fmt, "process_virtual_memory_bytes", METRICS_TYPE_GAUGE,
                 "Virtual memory size, bytes.");
             metrics_plain(b, "process_virtual_memory_bytes", NULL,
                 (double)vsz * (double)page);
-            metrics_head(b, fmt, "process_resident_memory_bytes", MT_GAUGE,
+            metrics_head(b, fmt, "process_resident_memory_bytes", METRICS_TYPE_GAUGE,
                 "Resident memory size, bytes.");
             metrics_plain(b, "process_resident_memory_bytes", NULL,
                 (double)rss * (double)page);
@@ -1181,12 +1181,12 @@ metrics_write_process(struct metrics *m, struct metrics_buf *b,
     /* No process_open_fds: counting /proc/self/fd costs the kernel a
      * lookup per descriptor, a fifth of a scrape at 10,000 servers. */
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        metrics_head(b, fmt, "process_max_fds", MT_GAUGE,
+        metrics_head(b, fmt, "process_max_fds", METRICS_TYPE_GAUGE,
             "The file descriptor limit (soft).");
         metrics_plain(b, "process_max_fds", NULL,
             rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
     }
-    metrics_head(b, fmt, "process_start_time_seconds", MT_GAUGE,
+    metrics_head(b, fmt, "process_start_time_seconds", METRICS_TYPE_GAUGE,
         "When the process started, epoch seconds.");
     metrics_buf_str(b, "process_start_time_seconds ");
     metrics_buf_epoch_ms(b, m->started);

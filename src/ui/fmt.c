@@ -48,14 +48,14 @@ enum ui_role
 fmt_live_role(const struct liveness *l)
 {
     if (!l->present)
-        return ROLE_ABSENT;
+        return UI_ROLE_ABSENT;
     switch (l->state) {
     case LIVENESS_REACHABLE:
-        return ROLE_REACHABLE;
+        return UI_ROLE_REACHABLE;
     case LIVENESS_UNREACHABLE:
-        return ROLE_UNREACHABLE;
+        return UI_ROLE_UNREACHABLE;
     default:
-        return ROLE_UNKNOWN;
+        return UI_ROLE_UNKNOWN;
     }
 }
 
@@ -64,11 +64,11 @@ fmt_delivered_role(enum delivered d)
 {
     switch (d) {
     case DELIVERED_YES:
-        return ROLE_DELIVERED_YES;
+        return UI_ROLE_DELIVERED_YES;
     case DELIVERED_NO:
-        return ROLE_DELIVERED_NO;
+        return UI_ROLE_DELIVERED_NO;
     default:
-        return ROLE_DELIVERED_UNKNOWN;
+        return UI_ROLE_DELIVERED_UNKNOWN;
     }
 }
 
@@ -88,7 +88,7 @@ fmt_http(char *buf, size_t n, long status, enum failure_reason reason)
 {
     if (status <= 0)
         snprintf(buf, n, "%s", "");
-    else if (reason != REASON_NONE) {
+    else if (reason != FAILURE_REASON_NONE) {
         /* Words, as an operator says them: "502 bad gateway". */
         int off = snprintf(buf, n, "%ld %s", status,
             failure_reason_name(reason));
@@ -106,13 +106,13 @@ enum ui_role
 fmt_reason_role(enum failure_reason reason, bool current)
 {
     switch (reason) {
-    case REASON_AUTH:
-    case REASON_FORBIDDEN:
-    case REASON_CHALLENGE:
+    case FAILURE_REASON_AUTH:
+    case FAILURE_REASON_FORBIDDEN:
+    case FAILURE_REASON_CHALLENGE:
         /* The operator can act on these: credentials, a WAF rule. */
-        return ROLE_WARNING;
+        return UI_ROLE_WARNING;
     default:
-        return current ? ROLE_NORMAL : ROLE_DIM;
+        return current ? UI_ROLE_NORMAL : UI_ROLE_DIM;
     }
 }
 
@@ -122,15 +122,15 @@ fmt_kind_role(enum failure_kind k)
     enum liveness_state st;
 
     if (!liveness_state_of_kind(k, &st))
-        return ROLE_ABSENT;
+        return UI_ROLE_ABSENT;
     switch (st) {
     case LIVENESS_UNREACHABLE:
-        return ROLE_UNREACHABLE;
+        return UI_ROLE_UNREACHABLE;
     case LIVENESS_UNKNOWN:
-        return ROLE_UNKNOWN;
+        return UI_ROLE_UNKNOWN;
     default:
         /* The server answered, with an error. */
-        return ROLE_WARNING;
+        return UI_ROLE_WARNING;
     }
 }
 
@@ -161,20 +161,20 @@ fmt_ending(const struct ui *ui, struct ui_line *l, const struct ending *e,
     char         buf[200];
     enum ui_role role;
 
-    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_reset(l, UI_ROLE_NORMAL);
     fmt_clock(buf, sizeof(buf), e->started_at, false);
-    ui_line_addf(l, ROLE_DIM, "%s ", buf);
+    ui_line_addf(l, UI_ROLE_DIM, "%s ", buf);
     if (with_server && e->server != NULL) {
         fmt_name(buf, sizeof(buf), e->server);
-        ui_line_cell(l, ROLE_NORMAL, buf, 16, false, ui->utf8);
-        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_cell(l, UI_ROLE_NORMAL, buf, 16, false, ui->utf8);
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
     }
     if (e->outcome == ENDING_PENDING)
-        role = ROLE_WARNING;
+        role = UI_ROLE_WARNING;
     else if (ending_outcome_ok(e->outcome))
-        role = ROLE_REACHABLE;
+        role = UI_ROLE_REACHABLE;
     else
-        role = ROLE_UNREACHABLE;
+        role = UI_ROLE_UNREACHABLE;
     ui_line_cell(l, role, ending_outcome_name(e->outcome), 12, false,
         ui->utf8);
     buf[0] = '\0';
@@ -184,32 +184,32 @@ fmt_ending(const struct ui *ui, struct ui_line *l, const struct ending *e,
         snprintf(buf, sizeof(buf), "exit %d", e->exit_code);
     else if (e->outcome == ENDING_SIGNALLED || e->outcome == ENDING_KILLED)
         snprintf(buf, sizeof(buf), "signal %d", e->signal);
-    ui_line_add(l, ROLE_NORMAL, " ");
-    ui_line_cell(l, ROLE_NORMAL, buf, 9, false, ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, " ");
+    ui_line_cell(l, UI_ROLE_NORMAL, buf, 9, false, ui->utf8);
     if (e->outcome == ENDING_PENDING)
         snprintf(buf, sizeof(buf), "%s", ui->utf8 ? "\xe2\x80\xa6" : "...");
     else
         snprintf(buf, sizeof(buf), "%.0f ms", e->duration_ms);
-    ui_line_add(l, ROLE_NORMAL, " ");
-    ui_line_cell(l, ROLE_NORMAL, buf, 9, true, ui->utf8);
-    ui_line_add(l, ROLE_NORMAL, "  ");
+    ui_line_add(l, UI_ROLE_NORMAL, " ");
+    ui_line_cell(l, UI_ROLE_NORMAL, buf, 9, true, ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, "  ");
     if (e->settled)
-        ui_line_addf(l, ROLE_DIM, "settled +%.0f ms",
+        ui_line_addf(l, UI_ROLE_DIM, "settled +%.0f ms",
             e->settled_ms > e->duration_ms ? e->settled_ms - e->duration_ms :
             0.0);
     else
-        ui_line_addf(l, ROLE_WARNING, "settling%s",
+        ui_line_addf(l, UI_ROLE_WARNING, "settling%s",
             ui->utf8 ? "\xe2\x80\xa6" : "...");
     if (e->has_failure)
         ui_line_addf(l, fmt_delivered_role(e->delivered), "  %s (delivered "
             "%s)", failure_kind_name(e->kind), delivered_name(e->delivered));
     if (e->half_open)
-        ui_line_add(l, ROLE_WARNING, "  half-open");
+        ui_line_add(l, UI_ROLE_WARNING, "  half-open");
     if (e->sessionless)
-        ui_line_add(l, ROLE_DIM, "  sessionless");
+        ui_line_add(l, UI_ROLE_DIM, "  sessionless");
     if (e->detail[0] != '\0') {
         str_sanitize(buf, sizeof(buf), e->detail, strlen(e->detail));
-        ui_line_addf(l, ROLE_DIM, "  %s", buf);
+        ui_line_addf(l, UI_ROLE_DIM, "  %s", buf);
     }
 }
 

@@ -339,7 +339,7 @@ model_term_matches(const struct model_term *t, const struct server *s)
     case MODEL_FIELD_TRANS:
         return model_prefix(server_transport_name(s), t->value);
     case MODEL_FIELD_REASON:
-        return f != NULL && f->reason != REASON_NONE &&
+        return f != NULL && f->reason != FAILURE_REASON_NONE &&
             model_prefix(failure_reason_name(f->reason), t->value);
     case MODEL_FIELD_HTTP:
         if (f == NULL || f->http_status <= 0)
@@ -357,7 +357,7 @@ model_term_matches(const struct model_term *t, const struct server *s)
             return true;
     }
     if (f != NULL && (model_contains(failure_kind_name(f->kind), t->value) ||
-        (f->reason != REASON_NONE &&
+        (f->reason != FAILURE_REASON_NONE &&
         model_contains(failure_reason_name(f->reason), t->value))))
         return true;
     return l->present && model_contains(live, t->value);

@@ -41,8 +41,8 @@
 #define SCREEN_MOUSE    ALL_MOUSE_EVENTS
 
 static bool   screen_up;
-static attr_t screen_attr[ROLE__COUNT];
-static attr_t screen_sel[ROLE__COUNT];
+static attr_t screen_attr[UI_ROLE__COUNT];
+static attr_t screen_sel[UI_ROLE__COUNT];
 static SCREEN *screen_sp;
 static FILE  *screen_in;            /* curses' input: our pipe's read end */
 static int    screen_pipe_w = -1;   /* the pipe's write end */
@@ -241,14 +241,14 @@ screen_attrs(unsigned a)
 void
 screen_theme(const struct theme *t, bool colour)
 {
-    const struct theme_style *sel = &t->style[ROLE_SELECTION];
+    const struct theme_style *sel = &t->style[UI_ROLE_SELECTION];
     bool                      defaults = false;
 
     if (colour) {
         start_color();
         defaults = use_default_colors() == OK;
     }
-    for (int r = 0; r < ROLE__COUNT; r++) {
+    for (int r = 0; r < UI_ROLE__COUNT; r++) {
         const struct theme_style *st = &t->style[r];
         bool                      bold = false;
         short                     fg, bg, sfg, sbg;
@@ -271,7 +271,7 @@ screen_theme(const struct theme *t, bool colour)
         if (bold)
             screen_attr[r] |= A_BOLD;
         /* Selected: the role's foreground on the selection's background. */
-        sfg = st->fg == THEME_DEFAULT || r == ROLE_NORMAL ?
+        sfg = st->fg == THEME_DEFAULT || r == UI_ROLE_NORMAL ?
             screen_colour(sel->fg, &bold) : fg;
         sbg = screen_colour(sel->bg, NULL);
         if (!defaults) {
@@ -280,9 +280,9 @@ screen_theme(const struct theme *t, bool colour)
         }
         if (sfg == sbg && sbg >= 0)
             sfg = screen_colour(sel->fg, NULL);
-        if (ROLE__COUNT + r + 1 < COLOR_PAIRS &&
-            init_pair((short)(ROLE__COUNT + r + 1), sfg, sbg) == OK)
-            screen_sel[r] |= COLOR_PAIR(ROLE__COUNT + r + 1);
+        if (UI_ROLE__COUNT + r + 1 < COLOR_PAIRS &&
+            init_pair((short)(UI_ROLE__COUNT + r + 1), sfg, sbg) == OK)
+            screen_sel[r] |= COLOR_PAIR(UI_ROLE__COUNT + r + 1);
         else
             screen_sel[r] |= A_REVERSE;
         if (bold)
@@ -290,7 +290,7 @@ screen_theme(const struct theme *t, bool colour)
     }
     /* Cleared cells take the normal role's colours (a theme with its own
      * background paints the whole screen). */
-    bkgdset(' ' | (screen_attr[ROLE_NORMAL] & A_COLOR));
+    bkgdset(' ' | (screen_attr[UI_ROLE_NORMAL] & A_COLOR));
 }
 
 void
@@ -351,7 +351,7 @@ screen_line(int y, const struct ui_line *l, int cols, bool selected)
         attrset(attr[l->base]);
         for (; x < room; x++)
             mvaddch(y, x, ' ');
-        attrset(attr[ROLE_DIM]);
+        attrset(attr[UI_ROLE_DIM]);
         mvaddstr(y, x, screen_utf8 ? "\xe2\x80\xa6" : "~");
         x++;
     }

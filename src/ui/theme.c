@@ -27,28 +27,28 @@
 #endif
 #define THEME_MAX_BYTES   (256 * 1024)
 
-static const char *const theme_role_names[ROLE__COUNT] = {
-#define X(id, name) [ROLE_##id] = name,
+static const char *const theme_role_names[UI_ROLE__COUNT] = {
+#define X(id, name) [UI_ROLE_##id] = name,
     UI_ROLES(X)
 #undef X
 };
 
 /* The built-in dark theme; themes/dark.json says the same. */
-static const struct theme_style theme_dark[ROLE__COUNT] = {
-    [ROLE_NORMAL]            = { THEME_DEFAULT, THEME_DEFAULT, 0 },
-    [ROLE_HEADER]            = { 6, THEME_DEFAULT, THEME_BOLD },
-    [ROLE_SELECTION]         = { THEME_DEFAULT, 4, THEME_BOLD },
-    [ROLE_BORDER]            = { 4, THEME_DEFAULT, 0 },
-    [ROLE_DIM]               = { THEME_DEFAULT, THEME_DEFAULT, THEME_DIM },
-    [ROLE_WARNING]           = { 3, THEME_DEFAULT, THEME_BOLD },
-    [ROLE_MARKED]            = { 5, THEME_DEFAULT, THEME_BOLD },
-    [ROLE_REACHABLE]         = { 2, THEME_DEFAULT, 0 },
-    [ROLE_UNREACHABLE]       = { 1, THEME_DEFAULT, THEME_BOLD },
-    [ROLE_UNKNOWN]           = { 3, THEME_DEFAULT, 0 },
-    [ROLE_ABSENT]            = { THEME_DEFAULT, THEME_DEFAULT, THEME_DIM },
-    [ROLE_DELIVERED_YES]     = { 2, THEME_DEFAULT, 0 },
-    [ROLE_DELIVERED_NO]      = { 6, THEME_DEFAULT, 0 },
-    [ROLE_DELIVERED_UNKNOWN] = { 3, THEME_DEFAULT, 0 },
+static const struct theme_style theme_dark[UI_ROLE__COUNT] = {
+    [UI_ROLE_NORMAL]            = { THEME_DEFAULT, THEME_DEFAULT, 0 },
+    [UI_ROLE_HEADER]            = { 6, THEME_DEFAULT, THEME_BOLD },
+    [UI_ROLE_SELECTION]         = { THEME_DEFAULT, 4, THEME_BOLD },
+    [UI_ROLE_BORDER]            = { 4, THEME_DEFAULT, 0 },
+    [UI_ROLE_DIM]               = { THEME_DEFAULT, THEME_DEFAULT, THEME_DIM },
+    [UI_ROLE_WARNING]           = { 3, THEME_DEFAULT, THEME_BOLD },
+    [UI_ROLE_MARKED]            = { 5, THEME_DEFAULT, THEME_BOLD },
+    [UI_ROLE_REACHABLE]         = { 2, THEME_DEFAULT, 0 },
+    [UI_ROLE_UNREACHABLE]       = { 1, THEME_DEFAULT, THEME_BOLD },
+    [UI_ROLE_UNKNOWN]           = { 3, THEME_DEFAULT, 0 },
+    [UI_ROLE_ABSENT]            = { THEME_DEFAULT, THEME_DEFAULT, THEME_DIM },
+    [UI_ROLE_DELIVERED_YES]     = { 2, THEME_DEFAULT, 0 },
+    [UI_ROLE_DELIVERED_NO]      = { 6, THEME_DEFAULT, 0 },
+    [UI_ROLE_DELIVERED_UNKNOWN] = { 3, THEME_DEFAULT, 0 },
 };
 
 static const char *const theme_colour_names[8] = {
@@ -68,7 +68,7 @@ static const struct {
 const char *
 ui_role_name(enum ui_role r)
 {
-    if ((unsigned)r >= ROLE__COUNT)
+    if ((unsigned)r >= UI_ROLE__COUNT)
         return "?";
     return theme_role_names[r];
 }
@@ -243,11 +243,11 @@ theme_parse(struct theme *t, const char *text, const char *origin,
     cJSON_ArrayForEach(r, roles) {
         int i;
 
-        for (i = 0; i < ROLE__COUNT; i++) {
+        for (i = 0; i < UI_ROLE__COUNT; i++) {
             if (strcmp(r->string, theme_role_names[i]) == 0)
                 break;
         }
-        if (i == ROLE__COUNT) {
+        if (i == UI_ROLE__COUNT) {
             char *key = str_sanitized(r->string);
 
             *cause = str_printf("%s: unknown role \"%.40s\"", origin, key);

@@ -142,7 +142,7 @@ ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     va_end(ap);
     ui->message_role = role;
     ui->message_until = ev_time() +
-        (role == ROLE_WARNING ? UI_WARNING_S : UI_MESSAGE_S);
+        (role == UI_ROLE_WARNING ? UI_WARNING_S : UI_MESSAGE_S);
     ui_dirty(ui);
 }
 
@@ -202,8 +202,8 @@ tui_draw(struct ui *ui)
     if (ui->rows < TUI_MIN_ROWS || ui->cols < TUI_MIN_COLS) {
         struct ui_line l;
 
-        ui_line_reset(&l, ROLE_WARNING);
-        ui_line_addf(&l, ROLE_WARNING, "mcptop needs %dx%d (now %dx%d)",
+        ui_line_reset(&l, UI_ROLE_WARNING);
+        ui_line_addf(&l, UI_ROLE_WARNING, "mcptop needs %dx%d (now %dx%d)",
             TUI_MIN_COLS, TUI_MIN_ROWS, ui->cols, ui->rows);
         screen_line(0, &l, ui->cols, false);
         ui->table_rows = 0;
@@ -312,7 +312,7 @@ tui_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     (void)revents;
     stalled = screen_tick();
     if (stalled > 0)
-        ui_message(ui, ROLE_WARNING, "the screen was not updated for %d s "
+        ui_message(ui, UI_ROLE_WARNING, "the screen was not updated for %d s "
             "(the event loop was blocked)", stalled);
     if (ui->quitting && !fleet_settling(ui->fleet)) {
         ev_break(loop, EVBREAK_ONE);
@@ -441,17 +441,17 @@ tui_end(struct ui *ui, const size_t *idx, size_t n)
     }
     ui->model.dirty = true;
     if (n == 1 && started == 1) {
-        ui_message(ui, ROLE_NORMAL, "ending the session of %s, then %s (e: "
+        ui_message(ui, UI_ROLE_NORMAL, "ending the session of %s, then %s (e: "
             "endings)", name, ui->end_stops ? "stopping it until r" :
             "dialing it again");
     } else if (n == 1 && unavailable == 1) {
-        ui_message(ui, ROLE_WARNING, "%s: ending not available yet", name);
+        ui_message(ui, UI_ROLE_WARNING, "%s: ending not available yet", name);
     } else if (n == 1) {
-        ui_message(ui, ROLE_WARNING, "%s: nothing to end (%s)", name,
+        ui_message(ui, UI_ROLE_WARNING, "%s: nothing to end (%s)", name,
             server_state_name(server_state(fleet_server(ui->fleet,
             idx[0]))));
     } else if (unavailable > 0 && started == 0) {
-        ui_message(ui, ROLE_WARNING, "ending not available yet (%zu "
+        ui_message(ui, UI_ROLE_WARNING, "ending not available yet (%zu "
             "servers)", unavailable);
     } else {
         char more[128] = "";
@@ -462,7 +462,7 @@ tui_end(struct ui *ui, const size_t *idx, size_t n)
         if (unavailable > 0)
             snprintf(more + strlen(more), sizeof(more) - strlen(more),
                 "; %zu not available yet", unavailable);
-        ui_message(ui, ROLE_NORMAL, "ending %zu sessions%s (e: endings)",
+        ui_message(ui, UI_ROLE_NORMAL, "ending %zu sessions%s (e: endings)",
             started, more);
     }
 }
@@ -491,11 +491,11 @@ tui_theme_next(struct ui *ui)
 
     ui->theme_i = (ui->theme_i + 1) % ui->nthemes;
     if (theme_load(&ui->theme, ui->themes[ui->theme_i], &cause) != 0) {
-        ui_message(ui, ROLE_WARNING, "theme: %s; using the built-in dark "
+        ui_message(ui, UI_ROLE_WARNING, "theme: %s; using the built-in dark "
             "theme", cause);
         free(cause);
     } else {
-        ui_message(ui, ROLE_NORMAL, "theme: %s%s", ui->theme.name,
+        ui_message(ui, UI_ROLE_NORMAL, "theme: %s%s", ui->theme.name,
             ui->color ? "" : " (NO_COLOR: attributes only)");
     }
     screen_theme(&ui->theme, ui->color);
@@ -539,7 +539,7 @@ tui_filter_key(struct ui *ui, int ch)
 static void
 tui_sort_message(struct ui *ui)
 {
-    ui_message(ui, ROLE_NORMAL, "sort: %s%s %s (I reverses, < > other "
+    ui_message(ui, UI_ROLE_NORMAL, "sort: %s%s %s (I reverses, < > other "
         "columns)", model_sort_name(ui->model.sort),
         ui->model.invert ? ", reversed" : "",
         ui->model.invert ? ui->g.sort_up : ui->g.sort_down);
@@ -561,43 +561,43 @@ tui_why_not(struct ui *ui, const struct server *s, bool redial)
         str_sanitize(detail, sizeof(detail), f->detail, strlen(f->detail));
     switch (server_state(s)) {
     case SERVER_INVALID:
-        ui_message(ui, ROLE_WARNING, "%s: %s: the config entry cannot be "
+        ui_message(ui, UI_ROLE_WARNING, "%s: %s: the config entry cannot be "
             "dialed; fix it (invalid_config%s%s)", name,
             redial ? "cannot redial" : "no session to end",
             detail[0] != '\0' ? ": " : "", detail);
         return true;
     case SERVER_UNSUPPORTED:
-        ui_message(ui, ROLE_WARNING, "%s: %s: its transport is not "
+        ui_message(ui, UI_ROLE_WARNING, "%s: %s: its transport is not "
             "supported", name, redial ? "cannot redial" :
             "no session to end");
         return true;
     case SERVER_STOPPED:
         if (redial)
             return false;       /* r dials a stopped server again */
-        ui_message(ui, ROLE_WARNING, "%s: stopped: no session to end (r "
+        ui_message(ui, UI_ROLE_WARNING, "%s: stopped: no session to end (r "
             "dials it again)", name);
         return true;
     case SERVER_DISABLED:
         if (redial)
             return false;       /* r enables it for this run */
-        ui_message(ui, ROLE_WARNING, "%s: disabled in the config: never "
+        ui_message(ui, UI_ROLE_WARNING, "%s: disabled in the config: never "
             "dialed (r enables it for this run)", name);
         return true;
     case SERVER_DIALING:
         if (!redial)
             return false;
-        ui_message(ui, ROLE_WARNING, "%s: a dial is already under way",
+        ui_message(ui, UI_ROLE_WARNING, "%s: a dial is already under way",
             name);
         return true;
     case SERVER_ENDING:
-        ui_message(ui, ROLE_WARNING, "%s: its ending is under way%s (e: "
+        ui_message(ui, UI_ROLE_WARNING, "%s: its ending is under way%s (e: "
             "endings)", name, redial ? "; r again once it settles" : "");
         return true;
     default:
         break;
     }
     if (!redial && server_ending_busy(s)) {
-        ui_message(ui, ROLE_WARNING, "%s: its ending is under way (e: "
+        ui_message(ui, UI_ROLE_WARNING, "%s: its ending is under way (e: "
             "endings)", name);
         return true;
     }
@@ -639,7 +639,7 @@ tui_command(struct ui *ui, enum ui_action a)
         break;
     case UI_ACT_END_MARKED:
         if (m->nmarked == 0)
-            ui_message(ui, ROLE_WARNING, "no marked servers (space marks "
+            ui_message(ui, UI_ROLE_WARNING, "no marked servers (space marks "
                 "one)");
         else
             ui->prompt = UI_PROMPT_END_MARKED;
@@ -651,18 +651,18 @@ tui_command(struct ui *ui, enum ui_action a)
             break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         if (server_enable(fleet_server(ui->fleet, m->sel))) {
-            ui_message(ui, ROLE_NORMAL, "%s enabled for this run: dialing",
+            ui_message(ui, UI_ROLE_NORMAL, "%s enabled for this run: dialing",
                 name);
             break;
         }
         if (server_has_session(fleet_server(ui->fleet, m->sel))) {
             server_redial(fleet_server(ui->fleet, m->sel));
-            ui_message(ui, ROLE_NORMAL, "ending the session of %s first, "
+            ui_message(ui, UI_ROLE_NORMAL, "ending the session of %s first, "
                 "then dialing (e: endings)", name);
             break;
         }
         server_redial(fleet_server(ui->fleet, m->sel));
-        ui_message(ui, ROLE_NORMAL, "redialing %s", name);
+        ui_message(ui, UI_ROLE_NORMAL, "redialing %s", name);
         break;
     case UI_ACT_PAUSE: {
         struct server *s = fleet_server(ui->fleet, m->sel);
@@ -672,14 +672,14 @@ tui_command(struct ui *ui, enum ui_action a)
         fmt_name(name, sizeof(name), s);
         if (server_state(s) == SERVER_PAUSED) {
             server_resume(s);
-            ui_message(ui, ROLE_NORMAL, "%s: monitoring resumed", name);
+            ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring resumed", name);
         } else if (server_state(s) == SERVER_READY ||
             server_state(s) == SERVER_BACKOFF) {
             server_pause(s);
-            ui_message(ui, ROLE_NORMAL, "%s: monitoring paused (no pings, "
+            ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring paused (no pings, "
                 "no dials; P resumes)", name);
         } else {
-            ui_message(ui, ROLE_WARNING, "%s: %s: nothing to pause", name,
+            ui_message(ui, UI_ROLE_WARNING, "%s: %s: nothing to pause", name,
                 server_state_name(server_state(s)));
         }
         ui->model.dirty = true;
@@ -716,9 +716,9 @@ tui_command(struct ui *ui, enum ui_action a)
             break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         if (server_ping_now(fleet_server(ui->fleet, m->sel)))
-            ui_message(ui, ROLE_NORMAL, "ping sent to %s", name);
+            ui_message(ui, UI_ROLE_NORMAL, "ping sent to %s", name);
         else
-            ui_message(ui, ROLE_WARNING, "%s: no open session, or a ping "
+            ui_message(ui, UI_ROLE_WARNING, "%s: no open session, or a ping "
                 "is already in flight", name);
         break;
     case UI_ACT_ENDINGS:
@@ -732,10 +732,10 @@ tui_command(struct ui *ui, enum ui_action a)
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());
         if (screen_mouse_enabled())
-            ui_message(ui, ROLE_NORMAL, "mouse capture on: a click selects "
+            ui_message(ui, UI_ROLE_NORMAL, "mouse capture on: a click selects "
                 "a row, the wheel scrolls (m: off)");
         else
-            ui_message(ui, ROLE_NORMAL, "mouse capture off: the terminal "
+            ui_message(ui, UI_ROLE_NORMAL, "mouse capture off: the terminal "
                 "selects and copies text (m: on)");
         break;
     default:
@@ -810,7 +810,7 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
 
         ui->prompt = UI_PROMPT_NONE;
         if (ch != 'y' && ch != 'Y' && ch != 's' && ch != 'S') {
-            ui_message(ui, ROLE_DIM, "not ended");
+            ui_message(ui, UI_ROLE_DIM, "not ended");
             return;
         }
         /* y: end and reconnect; s: end and stop (until r). */
@@ -972,7 +972,7 @@ tui_reload(struct ui *ui)
     if (tmp != NULL)
         fclose(tmp);
     if (rc != 0) {
-        ui_message(ui, ROLE_WARNING, "reload failed, the fleet is as it "
+        ui_message(ui, UI_ROLE_WARNING, "reload failed, the fleet is as it "
             "was: %s", said);
         return;
     }
@@ -986,11 +986,11 @@ tui_reload(struct ui *ui)
     for (size_t i = 0; i < nold; i++)
         old[i] = fleet_server(ui->fleet, i);
     if (fleet_reload(ui->fleet, cfg, &cause) != 0) {
-        ui_message(ui, ROLE_WARNING, "reload failed: %s", cause);
+        ui_message(ui, UI_ROLE_WARNING, "reload failed: %s", cause);
         free(cause);
     } else {
         ui->cfg = fleet_config(ui->fleet);
-        ui_message(ui, ROLE_NORMAL, "config reloaded (SIGHUP): %zu servers; "
+        ui_message(ui, UI_ROLE_NORMAL, "config reloaded (SIGHUP): %zu servers; "
             "removed and changed ones had their sessions ended%s%s",
             fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
     }
@@ -1088,7 +1088,7 @@ tui_theme_init(struct ui *ui, const char *want)
             cause);
         snprintf(ui->message, sizeof(ui->message), "theme: %s; using the "
             "built-in dark theme", cause);
-        ui->message_role = ROLE_WARNING;
+        ui->message_role = UI_ROLE_WARNING;
         free(cause);
     }
 }
@@ -1258,7 +1258,7 @@ tui_main(int argc, char **argv)
 
         str_sanitize(w, sizeof(w), cfg->warnings[0],
             strlen(cfg->warnings[0]));
-        ui_message(ui, ROLE_WARNING, "config: %zu warning%s: %s",
+        ui_message(ui, UI_ROLE_WARNING, "config: %zu warning%s: %s",
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
     model_init(&ui->model, ui->fleet);

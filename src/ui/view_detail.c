@@ -16,8 +16,8 @@ static void
 detail_kv(struct ui_out *o, struct ui_line *l, const char *label,
     enum ui_role role, const char *value)
 {
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_cell(l, ROLE_HEADER, label, 11, false, o->ui->utf8);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_cell(l, UI_ROLE_HEADER, label, 11, false, o->ui->utf8);
     ui_line_add(l, role, value);
     ui_out_line(o, l);
 }
@@ -25,8 +25,8 @@ detail_kv(struct ui_out *o, struct ui_line *l, const char *label,
 static void
 detail_title(struct ui_out *o, struct ui_line *l, const char *title)
 {
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_add(l, ROLE_HEADER, title);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_HEADER, title);
     ui_out_line(o, l);
 }
 
@@ -45,7 +45,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
         si.server_name : "-", si.server_version != NULL ?
         si.server_version : "", si.tools_list_changed ?
         "(tools list_changed)" : "");
-    detail_kv(o, l, "server", ROLE_NORMAL, buf);
+    detail_kv(o, l, "server", UI_ROLE_NORMAL, buf);
     snprintf(buf, sizeof(buf), "%s  protocol %s  session %s%s",
         server_state_name(server_state(s)),
         si.protocol_version != NULL ? si.protocol_version : "-",
@@ -59,9 +59,9 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     if (server_era_name(server_era(s)) != NULL)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  era %s",
             server_era_name(server_era(s)));
-    detail_kv(o, l, "state", ROLE_NORMAL, buf);
+    detail_kv(o, l, "state", UI_ROLE_NORMAL, buf);
     if (server_decl(s)->tls_insecure)
-        detail_kv(o, l, "warning", ROLE_WARNING, "tls_insecure: the server's "
+        detail_kv(o, l, "warning", UI_ROLE_WARNING, "tls_insecure: the server's "
             "certificate is not verified");
     {
         const char *w[8];
@@ -69,16 +69,16 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
 
         for (size_t i = 0; i < nw; i++) {
             str_sanitize(buf, sizeof(buf), w[i], strlen(w[i]));
-            detail_kv(o, l, "warning", ROLE_WARNING, buf);
+            detail_kv(o, l, "warning", UI_ROLE_WARNING, buf);
         }
     }
     if (si.cache_scope != NULL && strcmp(si.cache_scope, "public") == 0)
-        detail_kv(o, l, "note", ROLE_WARNING, "server/discover is cacheable "
+        detail_kv(o, l, "note", UI_ROLE_WARNING, "server/discover is cacheable "
             "by shared caches: an answer proves the endpoint, not the "
             "backend");
     snprintf(buf, sizeof(buf), "dials %lu  session expiries %lu  pings %lu",
         server_dials(s), server_session_expiries(s), server_pings_done(s));
-    detail_kv(o, l, "counters", ROLE_DIM, buf);
+    detail_kv(o, l, "counters", UI_ROLE_DIM, buf);
     if (live->present) {
         fmt_age(age, sizeof(age), o->ui->model.now_ms - live->observed_at);
         fmt_clock(tbuf, sizeof(tbuf), live->observed_at, false);
@@ -104,7 +104,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
             delivered_name(f->delivered),
             f->evidence_no ? " (by evidence)" : "", op != NULL ? op : "",
             http, failure_site_name(f->site), detail);
-        detail_kv(o, l, "last fail", current ? ROLE_WARNING : ROLE_DIM, buf);
+        detail_kv(o, l, "last fail", current ? UI_ROLE_WARNING : UI_ROLE_DIM, buf);
     }
     rtt = server_rtt_ms(s);
     if (rtt >= 0) {
@@ -112,7 +112,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
             rtt, model_current_failure(s) != NULL ? " (stale: a later one "
             "failed)" : "");
         detail_kv(o, l, "round trip", model_current_failure(s) != NULL ?
-            ROLE_DIM : ROLE_NORMAL, buf);
+            UI_ROLE_DIM : UI_ROLE_NORMAL, buf);
     }
     if (server_decl(s)->probe != NULL) {
         const struct config_probe *p = server_decl(s)->probe;
@@ -127,7 +127,7 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
         else
             snprintf(buf, sizeof(buf), "tools/call %s every %lds: no "
                 "completed call yet", name, p->interval_ms / 1000);
-        detail_kv(o, l, "deep check", ROLE_NORMAL, buf);
+        detail_kv(o, l, "deep check", UI_ROLE_NORMAL, buf);
     }
 }
 
@@ -141,8 +141,8 @@ detail_names(struct ui_out *o, struct ui_line *l, const char *label,
 
     if (n == 0)
         return;
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_cell(l, ROLE_HEADER, label, 11, false, o->ui->utf8);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_cell(l, UI_ROLE_HEADER, label, 11, false, o->ui->utf8);
     for (size_t i = 0; i < n; i++) {
         int w;
 
@@ -150,8 +150,8 @@ detail_names(struct ui_out *o, struct ui_line *l, const char *label,
         w = ui_text_cols(buf, strlen(buf)) + 3;
         if (l->cols > 11 && l->cols + w > o->ui->cols) {
             ui_out_line(o, l);
-            ui_line_reset(l, ROLE_NORMAL);
-            ui_line_pad(l, ROLE_NORMAL, 11);
+            ui_line_reset(l, UI_ROLE_NORMAL);
+            ui_line_pad(l, UI_ROLE_NORMAL, 11);
         }
         ui_line_addf(l, role, "%s%s%s", prefix, buf, i + 1 < n ? ", " : "");
     }
@@ -171,9 +171,9 @@ detail_tools_diff(struct ui_out *o, struct ui_line *l, const struct server *s)
     snprintf(buf, sizeof(buf), "%s the tool list changed %lu time%s, last "
         "at %s: %zu added, %zu removed", o->ui->g.changed, ms->tool_changes,
         ms->tool_changes == 1 ? "" : "s", when, ms->nadded, ms->nremoved);
-    detail_kv(o, l, "changed", ROLE_WARNING, buf);
-    detail_names(o, l, "  added", ROLE_REACHABLE, "+", ms->added, ms->nadded);
-    detail_names(o, l, "  removed", ROLE_UNREACHABLE, "-", ms->removed,
+    detail_kv(o, l, "changed", UI_ROLE_WARNING, buf);
+    detail_names(o, l, "  added", UI_ROLE_REACHABLE, "+", ms->added, ms->nadded);
+    detail_names(o, l, "  removed", UI_ROLE_UNREACHABLE, "-", ms->removed,
         ms->nremoved);
 }
 
@@ -185,21 +185,21 @@ detail_lists(struct ui_out *o, struct ui_line *l, const struct server *s)
     long        tools = server_tools(s);
     char        buf[160];
 
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_cell(l, ROLE_HEADER, "capability", 11, false, o->ui->utf8);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_cell(l, UI_ROLE_HEADER, "capability", 11, false, o->ui->utf8);
     if (ncaps == 0)
-        ui_line_add(l, ROLE_DIM, "-");
+        ui_line_add(l, UI_ROLE_DIM, "-");
     for (size_t i = 0; i < ncaps; i++) {
         str_sanitize(buf, sizeof(buf), caps[i], strlen(caps[i]));
-        ui_line_addf(l, ROLE_NORMAL, "%s%s", i > 0 ? ", " : "", buf);
+        ui_line_addf(l, UI_ROLE_NORMAL, "%s%s", i > 0 ? ", " : "", buf);
     }
     ui_out_line(o, l);
     snprintf(buf, sizeof(buf), "tools (%ld)", tools < 0 ? 0 : tools);
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_cell(l, ROLE_HEADER, tools >= 0 ? buf : "tools", 11, false,
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_cell(l, UI_ROLE_HEADER, tools >= 0 ? buf : "tools", 11, false,
         o->ui->utf8);
     if (tools < 0)
-        ui_line_add(l, ROLE_DIM, "no complete listing yet");
+        ui_line_add(l, UI_ROLE_DIM, "no complete listing yet");
     /* Tool names wrap onto as many lines as they need. */
     for (long i = 0; i < tools; i++) {
         const char *name = server_tool_name(s, i);
@@ -211,10 +211,10 @@ detail_lists(struct ui_out *o, struct ui_line *l, const struct server *s)
         w = ui_text_cols(buf, strlen(buf)) + 2;
         if (l->cols > 11 && l->cols + w > o->ui->cols) {
             ui_out_line(o, l);
-            ui_line_reset(l, ROLE_NORMAL);
-            ui_line_pad(l, ROLE_NORMAL, 11);
+            ui_line_reset(l, UI_ROLE_NORMAL);
+            ui_line_pad(l, UI_ROLE_NORMAL, 11);
         }
-        ui_line_addf(l, ROLE_NORMAL, "%s%s", buf, i + 1 < tools ? ", " : "");
+        ui_line_addf(l, UI_ROLE_NORMAL, "%s%s", buf, i + 1 < tools ? ", " : "");
     }
     ui_out_line(o, l);
     detail_tools_diff(o, l, s);
@@ -231,36 +231,36 @@ detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
     for (size_t k = len; k > 0; k--) {
         const struct server_exchange *x = server_history(s, k - 1);
         enum liveness_state           st;
-        enum ui_role                  role = ROLE_REACHABLE;
+        enum ui_role                  role = UI_ROLE_REACHABLE;
 
         if (x == NULL)
             continue;
-        ui_line_reset(l, ROLE_NORMAL);
+        ui_line_reset(l, UI_ROLE_NORMAL);
         fmt_clock(buf, sizeof(buf), x->ts, true);
-        ui_line_addf(l, ROLE_DIM, "  %s ", buf);
-        ui_line_cell(l, ROLE_NORMAL, x->op != NULL ? x->op : "?", 14, false,
+        ui_line_addf(l, UI_ROLE_DIM, "  %s ", buf);
+        ui_line_cell(l, UI_ROLE_NORMAL, x->op != NULL ? x->op : "?", 14, false,
             o->ui->utf8);
-        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
         if (!x->completed) {
             if (liveness_state_of_kind(x->kind, &st))
                 role = fmt_kind_role(x->kind);
             else
-                role = ROLE_ABSENT;
+                role = UI_ROLE_ABSENT;
         }
         ui_line_cell(l, role, x->completed ? "completed" :
             liveness_state_of_kind(x->kind, &st) &&
             st == LIVENESS_REACHABLE ? "error" : "failed", 9, false,
             o->ui->utf8);
-        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
         ui_line_cell(l, role, x->completed ? "" : failure_kind_name(x->kind),
             17, false, o->ui->utf8);
-        ui_line_add(l, ROLE_NORMAL, " ");
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
         ui_line_cell(l, fmt_delivered_role(x->delivered), x->completed ? "" :
             delivered_name(x->delivered), 7, false, o->ui->utf8);
-        fmt_http(http, sizeof(http), x->http_status, REASON_NONE);
-        ui_line_add(l, ROLE_NORMAL, " ");
-        ui_line_cell(l, ROLE_NORMAL, http, 8, false, o->ui->utf8);
-        ui_line_addf(l, ROLE_NORMAL, " %8.1f ms", x->ms);
+        fmt_http(http, sizeof(http), x->http_status, FAILURE_REASON_NONE);
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
+        ui_line_cell(l, UI_ROLE_NORMAL, http, 8, false, o->ui->utf8);
+        ui_line_addf(l, UI_ROLE_NORMAL, " %8.1f ms", x->ms);
         ui_out_line(o, l);
     }
 }
@@ -279,8 +279,8 @@ detail_tail(struct ui_out *o, struct ui_line *l, const struct server *s)
         if (line == NULL)
             break;
         str_sanitize(buf, sizeof(buf), line, strlen(line));
-        ui_line_reset(l, ROLE_NORMAL);
-        ui_line_addf(l, ROLE_DIM, "  %s", buf);
+        ui_line_reset(l, UI_ROLE_NORMAL);
+        ui_line_addf(l, UI_ROLE_DIM, "  %s", buf);
         ui_out_line(o, l);
     }
     snprintf(buf, sizeof(buf), "endings (%zu)", ne);
@@ -307,20 +307,20 @@ view_detail_draw(struct ui *ui, int y, int rows)
 
     if (rows <= 0)
         return;
-    ui_line_reset(&l, ROLE_BORDER);
+    ui_line_reset(&l, UI_ROLE_BORDER);
     if (ui->model.sel == MODEL_NONE || ui->model.nvis == 0) {
-        ui_line_addf(&l, ROLE_BORDER, "%s%s no server selected ",
+        ui_line_addf(&l, UI_ROLE_BORDER, "%s%s no server selected ",
             ui->g.hline, ui->g.hline);
         screen_line(y, &l, ui->cols, false);
         return;
     }
     s = fleet_server(ui->fleet, ui->model.sel);
     fmt_name(name, sizeof(name), s);
-    ui_line_addf(&l, ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
-    ui_line_add(&l, ROLE_HEADER, name);
-    ui_line_add(&l, ROLE_BORDER, " ");
+    ui_line_addf(&l, UI_ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
+    ui_line_add(&l, UI_ROLE_HEADER, name);
+    ui_line_add(&l, UI_ROLE_BORDER, " ");
     while (l.cols < ui->cols && l.len + 4 < sizeof(l.text))
-        ui_line_add(&l, ROLE_BORDER, ui->g.hline);
+        ui_line_add(&l, UI_ROLE_BORDER, ui->g.hline);
     screen_line(y, &l, ui->cols, false);
     if (ui->detail_scroll < 0)
         ui->detail_scroll = 0;
@@ -346,10 +346,10 @@ view_detail_draw(struct ui *ui, int y, int rows)
         str_sanitize(target, sizeof(target), t, strlen(t));
     }
     snprintf(name, sizeof(name), "%s ", server_transport_name(s));
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_cell(&l, ROLE_HEADER, "target", 11, false, ui->utf8);
-    ui_line_add(&l, ROLE_DIM, name);
-    ui_line_add(&l, ROLE_NORMAL, target);
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_cell(&l, UI_ROLE_HEADER, "target", 11, false, ui->utf8);
+    ui_line_add(&l, UI_ROLE_DIM, name);
+    ui_line_add(&l, UI_ROLE_NORMAL, target);
     ui_out_line(&o, &l);
     detail_session(&o, &l, s);
     detail_lists(&o, &l, s);

@@ -50,24 +50,24 @@ view_endings_draw(struct ui *ui, int y, int rows)
     }
     if (n > 1)
         qsort(v, n, sizeof(*v), endings_cmp);    /* v is NULL when n is 0 */
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_addf(&l, ROLE_HEADER, "ENDINGS %zu", n);
-    ui_line_addf(&l, busy > 0 ? ROLE_WARNING : ROLE_DIM, "  %s %zu under way",
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_addf(&l, UI_ROLE_HEADER, "ENDINGS %zu", n);
+    ui_line_addf(&l, busy > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM, "  %s %zu under way",
         ui->g.sep, busy);
-    ui_line_add(&l, ROLE_DIM, "  (e or Esc: back to the table)");
+    ui_line_add(&l, UI_ROLE_DIM, "  (e or Esc: back to the table)");
     screen_line(y, &l, ui->cols, false);
     if (rows < 2)
         goto out;
-    ui_line_reset(&l, ROLE_HEADER);
-    ui_line_add(&l, ROLE_HEADER, "STARTED  ");
-    ui_line_cell(&l, ROLE_HEADER, "SERVER", 16, false, ui->utf8);
-    ui_line_add(&l, ROLE_HEADER, " ");
-    ui_line_cell(&l, ROLE_HEADER, "OUTCOME", 12, false, ui->utf8);
-    ui_line_add(&l, ROLE_HEADER, " ");
-    ui_line_cell(&l, ROLE_HEADER, "STATUS", 9, false, ui->utf8);
-    ui_line_add(&l, ROLE_HEADER, " ");
-    ui_line_cell(&l, ROLE_HEADER, "DURATION", 9, true, ui->utf8);
-    ui_line_add(&l, ROLE_HEADER, "  SETTLEMENT");
+    ui_line_reset(&l, UI_ROLE_HEADER);
+    ui_line_add(&l, UI_ROLE_HEADER, "STARTED  ");
+    ui_line_cell(&l, UI_ROLE_HEADER, "SERVER", 16, false, ui->utf8);
+    ui_line_add(&l, UI_ROLE_HEADER, " ");
+    ui_line_cell(&l, UI_ROLE_HEADER, "OUTCOME", 12, false, ui->utf8);
+    ui_line_add(&l, UI_ROLE_HEADER, " ");
+    ui_line_cell(&l, UI_ROLE_HEADER, "STATUS", 9, false, ui->utf8);
+    ui_line_add(&l, UI_ROLE_HEADER, " ");
+    ui_line_cell(&l, UI_ROLE_HEADER, "DURATION", 9, true, ui->utf8);
+    ui_line_add(&l, UI_ROLE_HEADER, "  SETTLEMENT");
     screen_line(y + 1, &l, ui->cols, false);
     o.y = y + 2;
     o.rows = rows - 2;
@@ -75,8 +75,8 @@ view_endings_draw(struct ui *ui, int y, int rows)
         ui->endings_scroll = n > 0 ? (int)n - 1 : 0;
     o.skip = ui->endings_scroll;
     if (n == 0) {
-        ui_line_reset(&l, ROLE_DIM);
-        ui_line_add(&l, ROLE_DIM, "  no endings yet (x ends the selected "
+        ui_line_reset(&l, UI_ROLE_DIM);
+        ui_line_add(&l, UI_ROLE_DIM, "  no endings yet (x ends the selected "
             "server's session, X the marked ones)");
         ui_out_line(&o, &l);
     }

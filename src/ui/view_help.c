@@ -13,21 +13,21 @@ static void
 help_line(struct ui_out *o, struct ui_line *l, const char *label,
     const char *text)
 {
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_add(l, ROLE_NORMAL, "  ");
-    ui_line_cell(l, ROLE_HEADER, label, 14, false, o->ui->utf8);
-    ui_line_add(l, ROLE_NORMAL, " ");
-    ui_line_add(l, ROLE_NORMAL, text);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_NORMAL, "  ");
+    ui_line_cell(l, UI_ROLE_HEADER, label, 14, false, o->ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, " ");
+    ui_line_add(l, UI_ROLE_NORMAL, text);
     ui_out_line(o, l);
 }
 
 static void
 help_title(struct ui_out *o, struct ui_line *l, const char *title)
 {
-    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_reset(l, UI_ROLE_NORMAL);
     ui_out_line(o, l);
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_add(l, ROLE_HEADER, title);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_HEADER, title);
     ui_out_line(o, l);
 }
 
@@ -51,11 +51,11 @@ help_keys(struct ui_out *o, struct ui_line *l)
                 strncat(keys, " ", sizeof(keys) - strlen(keys) - 1);
             strncat(keys, b[i].label, sizeof(keys) - strlen(keys) - 1);
         }
-        ui_line_reset(l, ROLE_NORMAL);
-        ui_line_add(l, ROLE_NORMAL, "  ");
-        ui_line_cell(l, ROLE_WARNING, keys, 14, false, o->ui->utf8);
-        ui_line_add(l, ROLE_NORMAL, " ");
-        ui_line_add(l, ROLE_NORMAL, keys_action_help((enum ui_action)a));
+        ui_line_reset(l, UI_ROLE_NORMAL);
+        ui_line_add(l, UI_ROLE_NORMAL, "  ");
+        ui_line_cell(l, UI_ROLE_WARNING, keys, 14, false, o->ui->utf8);
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
+        ui_line_add(l, UI_ROLE_NORMAL, keys_action_help((enum ui_action)a));
         ui_out_line(o, l);
     }
 }
@@ -129,23 +129,23 @@ help_glyphs(struct ui_out *o, struct ui_line *l)
 {
     const struct ui_glyphs *g = &o->ui->g;
 
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_add(l, ROLE_NORMAL, "  ");
-    ui_line_cell(l, ROLE_HEADER, "HISTORY", 14, false, o->ui->utf8);
-    ui_line_add(l, ROLE_NORMAL, " ");
-    ui_line_addf(l, ROLE_REACHABLE, "%s completed  ",
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_NORMAL, "  ");
+    ui_line_cell(l, UI_ROLE_HEADER, "HISTORY", 14, false, o->ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, " ");
+    ui_line_addf(l, UI_ROLE_REACHABLE, "%s completed  ",
         g->strip[LIVENESS_REACHABLE]);
-    ui_line_addf(l, ROLE_WARNING, "%s answered with an error  ",
+    ui_line_addf(l, UI_ROLE_WARNING, "%s answered with an error  ",
         g->strip_error);
-    ui_line_addf(l, ROLE_UNKNOWN, "%s unclear  ", g->strip[LIVENESS_UNKNOWN]);
-    ui_line_addf(l, ROLE_UNREACHABLE, "%s lost  ",
+    ui_line_addf(l, UI_ROLE_UNKNOWN, "%s unclear  ", g->strip[LIVENESS_UNKNOWN]);
+    ui_line_addf(l, UI_ROLE_UNREACHABLE, "%s lost  ",
         g->strip[LIVENESS_UNREACHABLE]);
-    ui_line_addf(l, ROLE_ABSENT, "%s not an observation", g->strip_absent);
+    ui_line_addf(l, UI_ROLE_ABSENT, "%s not an observation", g->strip_absent);
     ui_out_line(o, l);
-    ui_line_reset(l, ROLE_NORMAL);
-    ui_line_add(l, ROLE_NORMAL, "  ");
-    ui_line_cell(l, ROLE_HEADER, "STALE Ns", 14, false, o->ui->utf8);
-    ui_line_add(l, ROLE_NORMAL, " in the top right corner: the screen has "
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_NORMAL, "  ");
+    ui_line_cell(l, UI_ROLE_HEADER, "STALE Ns", 14, false, o->ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, " in the top right corner: the screen has "
         "not been updated for N s (the header clock stands still)");
     ui_out_line(o, l);
 }
@@ -157,9 +157,9 @@ view_help_draw(struct ui *ui, int y, int rows)
                          .skip = ui->help_scroll };
     struct ui_line l;
 
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_add(&l, ROLE_HEADER, "mcptop help: keys");
-    ui_line_add(&l, ROLE_DIM, "  (Up/Down scroll; any other key closes "
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_add(&l, UI_ROLE_HEADER, "mcptop help: keys");
+    ui_line_add(&l, UI_ROLE_DIM, "  (Up/Down scroll; any other key closes "
         "this help)");
     ui_out_line(&o, &l);
     help_keys(&o, &l);

@@ -19,21 +19,21 @@
 #include "util/clock.h"
 
 enum table_col {
-    COL_MARK,
-    COL_NAME,
-    COL_TRANSPORT,
-    COL_LIVENESS,
-    COL_AGE,
-    COL_STREAK,
-    COL_SESSION,
-    COL_PROTO,
-    COL_TOOLS,
-    COL_RTT,
-    COL_FAILURE,
-    COL_DELIVERED,
-    COL_HTTP,
-    COL_HISTORY,
-    COL__COUNT
+    TABLE_COL_MARK,
+    TABLE_COL_NAME,
+    TABLE_COL_TRANSPORT,
+    TABLE_COL_LIVENESS,
+    TABLE_COL_AGE,
+    TABLE_COL_STREAK,
+    TABLE_COL_SESSION,
+    TABLE_COL_PROTO,
+    TABLE_COL_TOOLS,
+    TABLE_COL_RTT,
+    TABLE_COL_FAILURE,
+    TABLE_COL_DELIVERED,
+    TABLE_COL_HTTP,
+    TABLE_COL_HISTORY,
+    TABLE_COL__COUNT
 };
 
 struct table_col_def {
@@ -47,39 +47,39 @@ struct table_col_def {
 
 #define TABLE_PRIOS 12
 
-static const struct table_col_def table_cols[COL__COUNT] = {
-    [COL_MARK]      = { "",             2,  2,  0, false, -1 },
-    [COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
-    [COL_TRANSPORT] = { "TRANS",        5,  5,  7, false,
+static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
+    [TABLE_COL_MARK]      = { "",             2,  2,  0, false, -1 },
+    [TABLE_COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
+    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  7, false,
                         MODEL_SORT_TRANSPORT },
-    [COL_LIVENESS]  = { "LIVENESS",     13, 13, 0, false,
+    [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 0, false,
                         MODEL_SORT_LIVENESS },
-    [COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [COL_STREAK]    = { "STRK",         4,  5,  10, true, MODEL_SORT_STREAK },
-    [COL_SESSION]   = { "SESSION",      9,  11, 8, false,
+    [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  10, true, MODEL_SORT_STREAK },
+    [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [COL_PROTO]     = { "PROTOCOL",     10, 10, 11, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 11, false,
                         MODEL_SORT_PROTOCOL },
-    [COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
-    [COL_RTT]       = { "RTT ms",       6,  7,  6, true, MODEL_SORT_RTT },
-    [COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
+    [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
+    [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  6, true, MODEL_SORT_RTT },
+    [TABLE_COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
                         MODEL_SORT_FAILURE },
-    [COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
+    [TABLE_COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
                         MODEL_SORT_DELIVERED },
-    [COL_HTTP]      = { "HTTP",         8,  22, 5, false, MODEL_SORT_HTTP },
-    [COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
+    [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 5, false, MODEL_SORT_HTTP },
+    [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
 };
 
 /* The order in which spare room widens columns. */
 static const enum table_col table_grow[] = {
-    COL_HISTORY, COL_TOOLS, COL_SESSION, COL_STREAK, COL_RTT,
+    TABLE_COL_HISTORY, TABLE_COL_TOOLS, TABLE_COL_SESSION, TABLE_COL_STREAK, TABLE_COL_RTT,
 };
 
 struct table_layout {
-    bool on[COL__COUNT];
-    int  x[COL__COUNT];         /* first column on screen */
-    int  width[COL__COUNT];
+    bool on[TABLE_COL__COUNT];
+    int  x[TABLE_COL__COUNT];         /* first column on screen */
+    int  width[TABLE_COL__COUNT];
 };
 
 /* The last layout drawn, for a click on the column titles. */
@@ -101,17 +101,17 @@ table_layout(struct table_layout *lay, int cols, const int *want)
 
     memset(lay, 0, sizeof(*lay));
     for (int prio = 0; prio < TABLE_PRIOS; prio++) {
-        for (int c = 0; c < COL__COUNT; c++) {
+        for (int c = 0; c < TABLE_COL__COUNT; c++) {
             int w = table_cols[c].width;
 
             if (table_cols[c].prio != prio)
                 continue;
             if (want[c] > w)
                 w = want[c];
-            if (c == COL_NAME && w > cols / 3)
+            if (c == TABLE_COL_NAME && w > cols / 3)
                 w = cols / 3 > table_cols[c].width ? cols / 3 :
                     table_cols[c].width;
-            else if (c != COL_NAME && w > table_cols[c].max)
+            else if (c != TABLE_COL_NAME && w > table_cols[c].max)
                 w = table_cols[c].max;
             if (used + w + (used > 0 ? 1 : 0) > cols)
                 continue;
@@ -132,7 +132,7 @@ table_layout(struct table_layout *lay, int cols, const int *want)
         lay->width[c] += grow;
         spare -= grow;
     }
-    for (int c = 0; c < COL__COUNT; c++) {
+    for (int c = 0; c < TABLE_COL__COUNT; c++) {
         if (!lay->on[c])
             continue;
         lay->x[c] = x;
@@ -160,9 +160,9 @@ table_strip(const struct ui *ui, struct ui_line *l,
     const struct table_layout *lay, const struct server *s)
 {
     size_t len = server_history_len(s), first;
-    int    w = lay->width[COL_HISTORY], start;
+    int    w = lay->width[TABLE_COL_HISTORY], start;
 
-    if (!lay->on[COL_HISTORY])
+    if (!lay->on[TABLE_COL_HISTORY])
         return;
     if (l->cols > 0)
         ui_line_add(l, l->base, " ");
@@ -176,16 +176,16 @@ table_strip(const struct ui *ui, struct ui_line *l,
             break;
         if (x->ending)
             /* An ending's exchange, apart from monitoring: e for it. */
-            ui_line_add(l, x->completed ? ROLE_DIM : ROLE_WARNING, "e");
+            ui_line_add(l, x->completed ? UI_ROLE_DIM : UI_ROLE_WARNING, "e");
         else if (x->completed)
-            ui_line_add(l, ROLE_REACHABLE, ui->g.strip[LIVENESS_REACHABLE]);
+            ui_line_add(l, UI_ROLE_REACHABLE, ui->g.strip[LIVENESS_REACHABLE]);
         else if (!liveness_state_of_kind(x->kind, &st))
-            ui_line_add(l, ROLE_ABSENT, ui->g.strip_absent);
+            ui_line_add(l, UI_ROLE_ABSENT, ui->g.strip_absent);
         else if (st == LIVENESS_REACHABLE)
-            ui_line_add(l, ROLE_WARNING, ui->g.strip_error);
+            ui_line_add(l, UI_ROLE_WARNING, ui->g.strip_error);
         else
-            ui_line_add(l, st == LIVENESS_UNREACHABLE ? ROLE_UNREACHABLE :
-                ROLE_UNKNOWN, ui->g.strip[st]);
+            ui_line_add(l, st == LIVENESS_UNREACHABLE ? UI_ROLE_UNREACHABLE :
+                UI_ROLE_UNKNOWN, ui->g.strip[st]);
     }
     ui_line_pad(l, l->base, start + w);
 }
@@ -201,12 +201,12 @@ table_session(const struct ui *ui, struct ui_line *l,
     enum ui_role               role;
 
     if (server_state(s) == SERVER_ENDING || server_ending_busy(s)) {
-        table_cell(ui, l, lay, COL_SESSION, ROLE_WARNING, ui->g.ending);
+        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_WARNING, ui->g.ending);
         return;
     }
     if (server_state(s) == SERVER_PAUSED || server_state(s) == SERVER_STOPPED
         || server_state(s) == SERVER_DISABLED) {
-        table_cell(ui, l, lay, COL_SESSION, ROLE_DIM,
+        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_DIM,
             server_state_name(server_state(s)));
         return;
     }
@@ -216,28 +216,28 @@ table_session(const struct ui *ui, struct ui_line *l,
             999) / 1000);
 
         snprintf(buf, sizeof(buf), "retry %lds", left > 0 ? left : 0);
-        table_cell(ui, l, lay, COL_SESSION, ROLE_DIM, buf);
+        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_DIM, buf);
         return;
     }
     server_session(s, &si);
-    role = si.open ? ROLE_NORMAL : ROLE_DIM;
+    role = si.open ? UI_ROLE_NORMAL : UI_ROLE_DIM;
     if (si.open && si.id_prefix[0] != '\0') {
         snprintf(buf, sizeof(buf), "%s%s", failing ? ui->g.stale : "",
             si.id_prefix);
         if (failing)
-            role = ROLE_DIM;
+            role = UI_ROLE_DIM;
     } else if (server_pid(s) > 0) {
         snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
-    } else if (si.open && server_era(s) == ERA_MODERN) {
+    } else if (si.open && server_era(s) == SERVER_ERA_MODERN) {
         snprintf(buf, sizeof(buf), "sessionless");
     } else if (si.open) {
         snprintf(buf, sizeof(buf), "open");
-    } else if (server_era(s) == ERA_MODERN) {
+    } else if (server_era(s) == SERVER_ERA_MODERN) {
         snprintf(buf, sizeof(buf), "modern");
     } else {
         snprintf(buf, sizeof(buf), "-");
     }
-    table_cell(ui, l, lay, COL_SESSION, role, buf);
+    table_cell(ui, l, lay, TABLE_COL_SESSION, role, buf);
 }
 
 /* The tools cell: the count, and Δn when the list changed n times (in the
@@ -258,7 +258,7 @@ table_tools(const struct ui *ui, struct ui_line *l,
         snprintf(buf, sizeof(buf), "%ld", tools);
     recent = ms->tool_changes > 0 &&
         ui->model.now_ms - ms->tools_changed_at < 60000;
-    table_cell(ui, l, lay, COL_TOOLS, recent ? ROLE_WARNING : ROLE_NORMAL,
+    table_cell(ui, l, lay, TABLE_COL_TOOLS, recent ? UI_ROLE_WARNING : UI_ROLE_NORMAL,
         buf);
 }
 
@@ -306,16 +306,16 @@ table_failure(const struct ui *ui, struct ui_line *l,
         http, sizeof(http), &cur);
 
     if (f == NULL) {
-        table_cell(ui, l, lay, COL_FAILURE, ROLE_DIM, "");
-        table_cell(ui, l, lay, COL_DELIVERED, ROLE_DIM, "");
-        table_cell(ui, l, lay, COL_HTTP, ROLE_DIM, "");
+        table_cell(ui, l, lay, TABLE_COL_FAILURE, UI_ROLE_DIM, "");
+        table_cell(ui, l, lay, TABLE_COL_DELIVERED, UI_ROLE_DIM, "");
+        table_cell(ui, l, lay, TABLE_COL_HTTP, UI_ROLE_DIM, "");
         return;
     }
-    table_cell(ui, l, lay, COL_FAILURE, cur ? ROLE_WARNING : ROLE_DIM, kind);
-    table_cell(ui, l, lay, COL_DELIVERED, cur ?
-        fmt_delivered_role(f->delivered) : ROLE_DIM,
+    table_cell(ui, l, lay, TABLE_COL_FAILURE, cur ? UI_ROLE_WARNING : UI_ROLE_DIM, kind);
+    table_cell(ui, l, lay, TABLE_COL_DELIVERED, cur ?
+        fmt_delivered_role(f->delivered) : UI_ROLE_DIM,
         delivered_name(f->delivered));
-    table_cell(ui, l, lay, COL_HTTP, fmt_reason_role(f->reason, cur), http);
+    table_cell(ui, l, lay, TABLE_COL_HTTP, fmt_reason_role(f->reason, cur), http);
 }
 
 /* What the rows on screen ask of the columns whose width follows their
@@ -325,8 +325,8 @@ table_want(const struct ui *ui, size_t rows, int *want)
 {
     const struct model *m = &ui->model;
 
-    memset(want, 0, sizeof(*want) * COL__COUNT);
-    want[COL_NAME] = m->longest_name;
+    memset(want, 0, sizeof(*want) * TABLE_COL__COUNT);
+    want[TABLE_COL_NAME] = m->longest_name;
     for (size_t p = m->top; p < m->nvis && p < m->top + rows; p++) {
         const struct server *s = fleet_server(ui->fleet, m->order[p]);
         char                 kind[96], http[64];
@@ -337,11 +337,11 @@ table_want(const struct ui *ui, size_t rows, int *want)
             &cur) == NULL)
             continue;
         w = ui_text_cols(kind, strlen(kind));
-        if (w > want[COL_FAILURE])
-            want[COL_FAILURE] = w;
+        if (w > want[TABLE_COL_FAILURE])
+            want[TABLE_COL_FAILURE] = w;
         w = ui_text_cols(http, strlen(http));
-        if (w > want[COL_HTTP])
-            want[COL_HTTP] = w;
+        if (w > want[TABLE_COL_HTTP])
+            want[TABLE_COL_HTTP] = w;
     }
 }
 
@@ -358,35 +358,35 @@ table_row(const struct ui *ui, struct ui_line *l,
     double                     rtt = model_rtt(s);
     char                       buf[160];
 
-    ui_line_reset(l, ROLE_NORMAL);
+    ui_line_reset(l, UI_ROLE_NORMAL);
     /* The selection and the mark show as glyphs too, not only as
      * colour or reverse video. */
     snprintf(buf, sizeof(buf), "%s%s", selected ? ui->g.cursor : " ",
         marked ? ui->g.mark : " ");
-    table_cell(ui, l, lay, COL_MARK, marked ? ROLE_MARKED : ROLE_NORMAL, buf);
+    table_cell(ui, l, lay, TABLE_COL_MARK, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
     fmt_name(buf, sizeof(buf), s);
-    table_cell(ui, l, lay, COL_NAME, marked ? ROLE_MARKED : ROLE_NORMAL, buf);
-    table_cell(ui, l, lay, COL_TRANSPORT, ROLE_NORMAL,
+    table_cell(ui, l, lay, TABLE_COL_NAME, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
+    table_cell(ui, l, lay, TABLE_COL_TRANSPORT, UI_ROLE_NORMAL,
         server_transport_name(s));
     fmt_liveness(ui, buf, sizeof(buf), live);
-    table_cell(ui, l, lay, COL_LIVENESS, fmt_live_role(live), buf);
+    table_cell(ui, l, lay, TABLE_COL_LIVENESS, fmt_live_role(live), buf);
     buf[0] = '\0';
     if (live->present)
         fmt_age(buf, sizeof(buf), ui->model.now_ms - live->observed_at);
-    table_cell(ui, l, lay, COL_AGE, ROLE_DIM, buf);
+    table_cell(ui, l, lay, TABLE_COL_AGE, UI_ROLE_DIM, buf);
     buf[0] = '\0';
     if (live->present)
         snprintf(buf, sizeof(buf), "%lu", server_streak(s));
-    table_cell(ui, l, lay, COL_STREAK, ROLE_DIM, buf);
+    table_cell(ui, l, lay, TABLE_COL_STREAK, UI_ROLE_DIM, buf);
     table_session(ui, l, lay, s, failing);
     server_session(s, &si);
-    table_cell(ui, l, lay, COL_PROTO, ROLE_DIM,
+    table_cell(ui, l, lay, TABLE_COL_PROTO, UI_ROLE_DIM,
         si.open && si.protocol_version != NULL ? si.protocol_version : "");
     table_tools(ui, l, lay, s, idx);
     buf[0] = '\0';
     if (rtt >= 0)
         snprintf(buf, sizeof(buf), rtt < 10 ? "%.1f" : "%.0f", rtt);
-    table_cell(ui, l, lay, COL_RTT, ROLE_NORMAL, buf);
+    table_cell(ui, l, lay, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
     table_failure(ui, l, lay, s);
     table_strip(ui, l, lay, s);
 }
@@ -398,8 +398,8 @@ table_titles(const struct ui *ui, struct ui_line *l,
 {
     const struct model *m = &ui->model;
 
-    ui_line_reset(l, ROLE_HEADER);
-    for (int c = 0; c < COL__COUNT; c++) {
+    ui_line_reset(l, UI_ROLE_HEADER);
+    for (int c = 0; c < TABLE_COL__COUNT; c++) {
         char title[32];
 
         if (table_cols[c].sort >= 0 && table_cols[c].sort == (int)m->sort) {
@@ -414,7 +414,7 @@ table_titles(const struct ui *ui, struct ui_line *l,
         } else {
             snprintf(title, sizeof(title), "%s", table_cols[c].title);
         }
-        table_cell(ui, l, lay, (enum table_col)c, ROLE_HEADER, title);
+        table_cell(ui, l, lay, (enum table_col)c, UI_ROLE_HEADER, title);
     }
 }
 
@@ -424,7 +424,7 @@ view_table_draw(struct ui *ui, int y, int rows)
     struct model       *m = &ui->model;
     struct table_layout lay;
     struct ui_line      l;
-    int                 want[COL__COUNT];
+    int                 want[TABLE_COL__COUNT];
 
     ui->table_y = y + 1;
     ui->table_rows = rows > 1 ? rows - 1 : 0;
@@ -439,12 +439,12 @@ view_table_draw(struct ui *ui, int y, int rows)
     if (ui->table_rows == 0)
         return;
     if (m->nvis == 0) {
-        ui_line_reset(&l, ROLE_DIM);
+        ui_line_reset(&l, UI_ROLE_DIM);
         if (m->filter[0] != '\0')
-            ui_line_addf(&l, ROLE_DIM, "  no server matches \"%s\" "
+            ui_line_addf(&l, UI_ROLE_DIM, "  no server matches \"%s\" "
                 "(Esc clears the filter)", m->filter);
         else
-            ui_line_add(&l, ROLE_DIM, "  no servers in the config");
+            ui_line_add(&l, UI_ROLE_DIM, "  no servers in the config");
         screen_line(y + 1, &l, ui->cols, false);
         return;
     }
@@ -464,7 +464,7 @@ view_table_draw(struct ui *ui, int y, int rows)
 bool
 view_table_title_click(struct ui *ui, int x)
 {
-    for (int c = 0; c < COL__COUNT; c++) {
+    for (int c = 0; c < TABLE_COL__COUNT; c++) {
         if (!table_last.on[c] || table_cols[c].sort < 0)
             continue;
         if (x >= table_last.x[c] && x <= table_last.x[c] +

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -58,6 +59,16 @@ str_dup(const char *s)
     if (s == NULL)
         return NULL;
     return xstrdup(s);
+}
+
+/* See str.h. */
+void
+str_wipe_free(char *s)
+{
+    if (s == NULL)
+        return;
+    explicit_bzero(s, strlen(s));
+    free(s);
 }
 
 /* Heap copy of the first n bytes of s (fewer if a NUL comes first). */

@@ -299,7 +299,7 @@ fuzz_http_done(void *arg, struct http_xfer *x, const struct http_result *r)
             && strchr("\"(),/:;<=>?@[\\]{}", *p) == NULL,
             "auth scheme byte 0x%02x is not a token character", *p);
     /* The scheme belongs to the answer that carried WWW-Authenticate. */
-    FUZZ_CHECK(r->auth_scheme == NULL || r->ev.www_authenticate,
+    FUZZ_CHECK(r->auth_scheme == NULL || r->evd.www_authenticate,
         "an auth scheme kept from an interim response");
     /* A Retry-After past a year is clamped (issue 12, item 9). */
     FUZZ_CHECK(r->retry_after_s <= 365L * 24 * 3600,

@@ -35,31 +35,31 @@ struct run {
 
 /* sse_event_cb: check the event's shape and fold it into the digest. */
 static int
-fuzz_sse_cb(void *arg, const struct sse_event *ev)
+fuzz_sse_cb(void *arg, const struct sse_event *event)
 {
     struct run *r = arg;
     size_t      tlen;
     size_t      ilen;
 
-    FUZZ_CHECK(ev->type != NULL && ev->data != NULL && ev->id != NULL,
+    FUZZ_CHECK(event->type != NULL && event->data != NULL && event->id != NULL,
         "an event field is NULL");
-    FUZZ_CHECK(ev->data_len <= r->max_bytes,
-        "event data of %zu bytes, limit %zu", ev->data_len, r->max_bytes);
-    FUZZ_CHECK(ev->data[ev->data_len] == '\0', "data not NUL-terminated");
-    FUZZ_CHECK(memchr(ev->data, '\r', ev->data_len) == NULL,
+    FUZZ_CHECK(event->data_len <= r->max_bytes,
+        "event data of %zu bytes, limit %zu", event->data_len, r->max_bytes);
+    FUZZ_CHECK(event->data[event->data_len] == '\0', "data not NUL-terminated");
+    FUZZ_CHECK(memchr(event->data, '\r', event->data_len) == NULL,
         "a CR in event data");
-    tlen = strlen(ev->type);
-    ilen = strlen(ev->id);
+    tlen = strlen(event->type);
+    ilen = strlen(event->id);
     FUZZ_CHECK(tlen > 0, "empty event type handed up");
     FUZZ_CHECK(tlen <= r->max_bytes && ilen <= r->max_bytes,
         "type (%zu) or id (%zu) past the limit %zu", tlen, ilen,
         r->max_bytes);
-    FUZZ_CHECK(strpbrk(ev->type, "\r\n") == NULL, "line end in type");
-    FUZZ_CHECK(strpbrk(ev->id, "\r\n") == NULL, "line end in id");
+    FUZZ_CHECK(strpbrk(event->type, "\r\n") == NULL, "line end in type");
+    FUZZ_CHECK(strpbrk(event->id, "\r\n") == NULL, "line end in id");
     r->events++;
-    r->digest = fuzz_hash_field(r->digest, ev->type, tlen);
-    r->digest = fuzz_hash_field(r->digest, ev->data, ev->data_len);
-    r->digest = fuzz_hash_field(r->digest, ev->id, ilen);
+    r->digest = fuzz_hash_field(r->digest, event->type, tlen);
+    r->digest = fuzz_hash_field(r->digest, event->data, event->data_len);
+    r->digest = fuzz_hash_field(r->digest, event->id, ilen);
     if (r->events == r->capture_at)
         r->captured = r->digest;
     if (r->stop_after > 0 && r->events == r->stop_after)

@@ -79,12 +79,12 @@ static const enum failure_kind expected_rule_kind[R__COUNT] = {
     [R_ANY]       = FAILURE_UNKNOWN,
 };
 
-/* Evidence `ev` must hit rule `rule` and be classified as its kind. */
+/* Evidence `evd` must hit rule `rule` and be classified as its kind. */
 static void
-expect_rule(const struct failure_evidence *ev, size_t rule, const char *what)
+expect_rule(const struct failure_evidence *evd, size_t rule, const char *what)
 {
-    size_t            got = failure_rule_match(ev);
-    enum failure_kind k = failure_classify(ev);
+    size_t            got = failure_rule_match(evd);
+    enum failure_kind k = failure_classify(evd);
 
     if (got != rule || k != expected_rule_kind[rule]) {
         print_error("%s: rule %zu (%s) kind %s, expected rule %zu (%s) "
@@ -98,12 +98,12 @@ expect_rule(const struct failure_evidence *ev, size_t rule, const char *what)
     assert_int_equal(k, expected_rule_kind[rule]);
 }
 
-/* Evidence `ev` must be classified as `kind`. */
+/* Evidence `evd` must be classified as `kind`. */
 static void
-expect_kind(const struct failure_evidence *ev, enum failure_kind kind,
+expect_kind(const struct failure_evidence *evd, enum failure_kind kind,
     const char *what)
 {
-    enum failure_kind k = failure_classify(ev);
+    enum failure_kind k = failure_classify(evd);
 
     if (k != kind) {
         print_error("%s: got %s, expected %s\n", what, failure_kind_name(k),
@@ -137,39 +137,39 @@ test_rule_table_shape(void **state)
 static void
 test_rule_config(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.config_invalid = true;
-    expect_rule(&ev, R_CONFIG, "config_invalid");
+    memset(&evd, 0, sizeof(evd));
+    evd.config_invalid = true;
+    expect_rule(&evd, R_CONFIG, "config_invalid");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_URL_MALFORMAT;
-    expect_rule(&ev, R_CONFIG, "NET_URL_MALFORMAT");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_URL_MALFORMAT;
+    expect_rule(&evd, R_CONFIG, "NET_URL_MALFORMAT");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_UNSUPPORTED;
-    ev.phase = PHASE_NONE;
-    expect_rule(&ev, R_CONFIG, "NET_UNSUPPORTED");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_UNSUPPORTED;
+    evd.phase = FAILURE_PHASE_NONE;
+    expect_rule(&evd, R_CONFIG, "NET_UNSUPPORTED");
 }
 
 /* Rule 1: a stdio command could not start. */
 static void
 test_rule_spawn(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.spawn_error = true;
-    ev.os_errno = ENOENT;
-    expect_rule(&ev, R_SPAWN, "spawn ENOENT");
+    memset(&evd, 0, sizeof(evd));
+    evd.spawn_error = true;
+    evd.os_errno = ENOENT;
+    expect_rule(&evd, R_SPAWN, "spawn ENOENT");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.spawn_error = true;
-    ev.os_errno = EACCES;
-    expect_rule(&ev, R_SPAWN, "spawn EACCES");
+    memset(&evd, 0, sizeof(evd));
+    evd.spawn_error = true;
+    evd.os_errno = EACCES;
+    expect_rule(&evd, R_SPAWN, "spawn EACCES");
 }
 
 /* Rule 2: the connection was never made, including a timer that fired
@@ -177,128 +177,128 @@ test_rule_spawn(void **state)
 static void
 test_rule_refused(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_RESOLVE;
-    ev.phase = PHASE_RESOLVE;
-    expect_rule(&ev, R_REFUSED, "NET_RESOLVE");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_RESOLVE;
+    evd.phase = FAILURE_PHASE_RESOLVE;
+    expect_rule(&evd, R_REFUSED, "NET_RESOLVE");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_CONNECT;
-    ev.phase = PHASE_CONNECT;
-    ev.os_errno = ECONNREFUSED;
-    expect_rule(&ev, R_REFUSED, "NET_CONNECT");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_CONNECT;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    evd.os_errno = ECONNREFUSED;
+    expect_rule(&evd, R_REFUSED, "NET_CONNECT");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_TIMEDOUT;
-    ev.phase = PHASE_CONNECT;
-    expect_rule(&ev, R_REFUSED, "connect timeout (library)");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_TIMEDOUT;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    expect_rule(&evd, R_REFUSED, "connect timeout (library)");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_TIMEDOUT;
-    ev.phase = PHASE_RESOLVE;
-    expect_rule(&ev, R_REFUSED, "resolve timeout (library)");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_TIMEDOUT;
+    evd.phase = FAILURE_PHASE_RESOLVE;
+    expect_rule(&evd, R_REFUSED, "resolve timeout (library)");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_REQUEST;
-    ev.phase = PHASE_CONNECT;
-    expect_rule(&ev, R_REFUSED, "request timer during connect");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    expect_rule(&evd, R_REFUSED, "request timer during connect");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_OPEN;
-    ev.phase = PHASE_RESOLVE;
-    expect_rule(&ev, R_REFUSED, "open deadline during resolve");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_OPEN;
+    evd.phase = FAILURE_PHASE_RESOLVE;
+    expect_rule(&evd, R_REFUSED, "open deadline during resolve");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_IDLE;
-    ev.phase = PHASE_CONNECT;
-    expect_rule(&ev, R_REFUSED, "idle timer during connect");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_IDLE;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    expect_rule(&evd, R_REFUSED, "idle timer during connect");
 }
 
 /* Rule 3: a timer fired after the connection was made. */
 static void
 test_rule_timeout(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_REQUEST;
-    ev.phase = PHASE_SENT;
-    ev.body_bytes_expected = 50;
-    ev.body_bytes_sent = 50;
-    expect_rule(&ev, R_TIMEOUT, "request timer after send");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.phase = FAILURE_PHASE_SENT;
+    evd.body_bytes_expected = 50;
+    evd.body_bytes_sent = 50;
+    expect_rule(&evd, R_TIMEOUT, "request timer after send");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_IDLE;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 10;
-    expect_rule(&ev, R_TIMEOUT, "idle timer on a stream");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_IDLE;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 10;
+    expect_rule(&evd, R_TIMEOUT, "idle timer on a stream");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_OPEN;
-    ev.phase = PHASE_NONE;
-    expect_rule(&ev, R_TIMEOUT, "open deadline, nothing in flight");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_OPEN;
+    evd.phase = FAILURE_PHASE_NONE;
+    expect_rule(&evd, R_TIMEOUT, "open deadline, nothing in flight");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_TIMEDOUT;
-    ev.phase = PHASE_SENT;
-    expect_rule(&ev, R_TIMEOUT, "library timer after send");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_TIMEDOUT;
+    evd.phase = FAILURE_PHASE_SENT;
+    expect_rule(&evd, R_TIMEOUT, "library timer after send");
 
     /* The teardown deadline is an ending's, never a refused connect. */
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_TEARDOWN;
-    ev.phase = PHASE_CONNECT;
-    expect_rule(&ev, R_TIMEOUT, "teardown timer during connect");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_TEARDOWN;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    expect_rule(&evd, R_TIMEOUT, "teardown timer during connect");
 }
 
 /* Rule 4: a JSON-RPC error carrying our id. */
 static void
 test_rule_rpc_error(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 80;
-    ev.rpc_error = true;
-    ev.rpc_error_code = -32601;
-    expect_rule(&ev, R_RPC_ERROR, "json-rpc error on 200");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 80;
+    evd.rpc_error = true;
+    evd.rpc_error_code = -32601;
+    expect_rule(&evd, R_RPC_ERROR, "json-rpc error on 200");
 
     /* Over stdio: no HTTP status at all. */
-    memset(&ev, 0, sizeof(ev));
-    ev.rpc_error = true;
-    ev.rpc_error_code = -32602;
-    expect_rule(&ev, R_RPC_ERROR, "json-rpc error over stdio");
+    memset(&evd, 0, sizeof(evd));
+    evd.rpc_error = true;
+    evd.rpc_error_code = -32602;
+    expect_rule(&evd, R_RPC_ERROR, "json-rpc error over stdio");
 }
 
 /* Rule 5: the transport closed. */
 static void
 test_rule_closed(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.child_closed = true;
-    expect_rule(&ev, R_CLOSED, "child closed");
+    memset(&evd, 0, sizeof(evd));
+    evd.child_closed = true;
+    expect_rule(&evd, R_CLOSED, "child closed");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.peer_known_dead = true;
-    expect_rule(&ev, R_CLOSED, "peer known dead");
+    memset(&evd, 0, sizeof(evd));
+    evd.peer_known_dead = true;
+    expect_rule(&evd, R_CLOSED, "peer known dead");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 120;
-    ev.stream_ended = true;
-    expect_rule(&ev, R_CLOSED, "SSE stream ended early");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 120;
+    evd.stream_ended = true;
+    expect_rule(&evd, R_CLOSED, "SSE stream ended early");
 }
 
 /* Rule 6: any other transport error. */
@@ -309,17 +309,17 @@ test_rule_transport(void **state)
         NET_SEND, NET_RECV, NET_GOT_NOTHING, NET_PARTIAL, NET_TLS,
         NET_TLS_VERIFY, NET_HTTP2,
     };
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     size_t                  i;
     char                    what[64];
 
     (void)state;
     for (i = 0; i < sizeof(nets) / sizeof(nets[0]); i++) {
-        memset(&ev, 0, sizeof(ev));
-        ev.net = nets[i];
-        ev.phase = PHASE_SENT;
+        memset(&evd, 0, sizeof(evd));
+        evd.net = nets[i];
+        evd.phase = FAILURE_PHASE_SENT;
         snprintf(what, sizeof(what), "net error %d", (int)nets[i]);
-        expect_rule(&ev, R_TRANSPORT, what);
+        expect_rule(&evd, R_TRANSPORT, what);
     }
 }
 
@@ -329,18 +329,18 @@ test_rule_status(void **state)
 {
     static const long statuses[] = { 400, 401, 404, 429, 500, 502, 503, 504,
         300, 302, 101, 199 };
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     size_t                  i;
     char                    what[64];
 
     (void)state;
     for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
-        memset(&ev, 0, sizeof(ev));
-        ev.http_status = statuses[i];
-        ev.phase = PHASE_RESPONSE;
-        ev.response_bytes = 40;
+        memset(&evd, 0, sizeof(evd));
+        evd.http_status = statuses[i];
+        evd.phase = FAILURE_PHASE_RESPONSE;
+        evd.response_bytes = 40;
         snprintf(what, sizeof(what), "status %ld", statuses[i]);
-        expect_rule(&ev, R_STATUS, what);
+        expect_rule(&evd, R_STATUS, what);
     }
 }
 
@@ -348,20 +348,20 @@ test_rule_status(void **state)
 static void
 test_rule_version(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 200;
-    ev.bad_protocol_version = true;
-    expect_rule(&ev, R_VERSION, "bad protocol version");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 200;
+    evd.bad_protocol_version = true;
+    expect_rule(&evd, R_VERSION, "bad protocol version");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.bad_protocol_version = true;
-    expect_rule(&ev, R_VERSION, "bad protocol version over stdio");
+    memset(&evd, 0, sizeof(evd));
+    evd.bad_protocol_version = true;
+    expect_rule(&evd, R_VERSION, "bad protocol version over stdio");
 }
 
 /* A URL a server handed us on another origin: protocol, delivered yes (the
@@ -369,18 +369,18 @@ test_rule_version(void **state)
 static void
 test_rule_foreign(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 80;
-    ev.foreign_url = true;
-    expect_rule(&ev, R_FOREIGN, "endpoint on another origin");
-    failure_make(&f, &ev, SITE_REQUEST, "endpoint on http://127.0.0.1:9");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 80;
+    evd.foreign_url = true;
+    expect_rule(&evd, R_FOREIGN, "endpoint on another origin");
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "endpoint on http://127.0.0.1:9");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.delivered, DELIVERED_YES);
 }
@@ -390,23 +390,23 @@ test_rule_foreign(void **state)
 static void
 test_local_limit(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_CONNECT;
-    ev.phase = PHASE_CONNECT;
-    ev.local_limit = true;
-    failure_make(&f, &ev, SITE_REQUEST, "local limit: too many open files");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_CONNECT;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    evd.local_limit = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "local limit: too many open files");
     assert_int_equal(f.kind, FAILURE_UNKNOWN);
     assert_int_equal(f.delivered, DELIVERED_NO);
-    ev.local_limit = false;
-    assert_int_equal(failure_classify(&ev), FAILURE_CONNECT_REFUSED);
+    evd.local_limit = false;
+    assert_int_equal(failure_classify(&evd), FAILURE_CONNECT_REFUSED);
 
-    memset(&ev, 0, sizeof(ev));
-    ev.local_limit = true;      /* stdio: the child could not start */
-    failure_make(&f, &ev, SITE_CONNECT, "local limit");
+    memset(&evd, 0, sizeof(evd));
+    evd.local_limit = true;      /* stdio: the child could not start */
+    failure_make(&f, &evd, FAILURE_SITE_CONNECT, "local limit");
     assert_int_equal(f.kind, FAILURE_UNKNOWN);
     assert_int_equal(f.delivered, DELIVERED_NO);
 }
@@ -418,175 +418,175 @@ test_reasons(void **state)
     static const struct {
         long status; bool www; bool cf; enum failure_reason want;
     } rows[] = {
-        { 401, false, false, REASON_AUTH },
-        { 403, true,  false, REASON_AUTH },
-        { 403, false, false, REASON_FORBIDDEN },
-        { 403, false, true,  REASON_CHALLENGE },
-        { 503, false, true,  REASON_CHALLENGE },
-        { 429, false, false, REASON_RATE_LIMITED },
-        { 503, false, false, REASON_UNAVAILABLE },
-        { 502, false, false, REASON_BAD_GATEWAY },
-        { 504, false, false, REASON_GATEWAY_TIMEOUT },
-        { 307, false, false, REASON_REDIRECT },
-        { 404, false, false, REASON_NOT_FOUND },
-        { 405, false, false, REASON_METHOD_NOT_ALLOWED },
-        { 500, false, false, REASON_SERVER_ERROR },
-        { 418, false, false, REASON_CLIENT_ERROR },
-        { 200, false, false, REASON_NONE },
+        { 401, false, false, FAILURE_REASON_AUTH },
+        { 403, true,  false, FAILURE_REASON_AUTH },
+        { 403, false, false, FAILURE_REASON_FORBIDDEN },
+        { 403, false, true,  FAILURE_REASON_CHALLENGE },
+        { 503, false, true,  FAILURE_REASON_CHALLENGE },
+        { 429, false, false, FAILURE_REASON_RATE_LIMITED },
+        { 503, false, false, FAILURE_REASON_UNAVAILABLE },
+        { 502, false, false, FAILURE_REASON_BAD_GATEWAY },
+        { 504, false, false, FAILURE_REASON_GATEWAY_TIMEOUT },
+        { 307, false, false, FAILURE_REASON_REDIRECT },
+        { 404, false, false, FAILURE_REASON_NOT_FOUND },
+        { 405, false, false, FAILURE_REASON_METHOD_NOT_ALLOWED },
+        { 500, false, false, FAILURE_REASON_SERVER_ERROR },
+        { 418, false, false, FAILURE_REASON_CLIENT_ERROR },
+        { 200, false, false, FAILURE_REASON_NONE },
     };
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        memset(&ev, 0, sizeof(ev));
-        ev.http_status = rows[i].status;
-        ev.www_authenticate = rows[i].www;
-        ev.cf_challenge = rows[i].cf;
-        ev.phase = PHASE_RESPONSE;
-        ev.response_bytes = 100;
-        assert_int_equal(failure_reason_of(&ev), rows[i].want);
-        failure_make(&f, &ev, SITE_REQUEST, NULL);
+        memset(&evd, 0, sizeof(evd));
+        evd.http_status = rows[i].status;
+        evd.www_authenticate = rows[i].www;
+        evd.cf_challenge = rows[i].cf;
+        evd.phase = FAILURE_PHASE_RESPONSE;
+        evd.response_bytes = 100;
+        assert_int_equal(failure_reason_of(&evd), rows[i].want);
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, NULL);
         if (rows[i].status >= 300)
             assert_int_equal(f.reason, rows[i].want);
     }
-    assert_string_equal(failure_reason_name(REASON_RATE_LIMITED),
+    assert_string_equal(failure_reason_name(FAILURE_REASON_RATE_LIMITED),
         "rate_limited");
-    assert_string_equal(failure_reason_name(REASON_NONE), "");
+    assert_string_equal(failure_reason_name(FAILURE_REASON_NONE), "");
     /* Only http_status carries one. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 400;
-    ev.rpc_error = true;
-    failure_make(&f, &ev, SITE_REQUEST, NULL);
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 400;
+    evd.rpc_error = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, NULL);
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
-    assert_int_equal(f.reason, REASON_NONE);
+    assert_int_equal(f.reason, FAILURE_REASON_NONE);
 }
 
 /* Rule 9: the answer is not MCP. */
 static void
 test_rule_not_mcp(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.too_large = true;
-    expect_rule(&ev, R_NOT_MCP, "too large (stdio)");
+    memset(&evd, 0, sizeof(evd));
+    evd.too_large = true;
+    expect_rule(&evd, R_NOT_MCP, "too large (stdio)");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.too_large = true;
-    expect_rule(&ev, R_NOT_MCP, "too large (http)");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.too_large = true;
+    expect_rule(&evd, R_NOT_MCP, "too large (http)");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.sse_no_lines = true;
-    expect_rule(&ev, R_NOT_MCP, "SSE with no SSE line");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.sse_no_lines = true;
+    expect_rule(&evd, R_NOT_MCP, "SSE with no SSE line");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.body_unparsable = true;
-    expect_rule(&ev, R_NOT_MCP, "unparsable JSON");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.body_unparsable = true;
+    expect_rule(&evd, R_NOT_MCP, "unparsable JSON");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.no_matching_response = true;
-    expect_rule(&ev, R_NOT_MCP, "no response with our id");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.no_matching_response = true;
+    expect_rule(&evd, R_NOT_MCP, "no response with our id");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 300;
-    expect_rule(&ev, R_NOT_MCP, "2xx text/html");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 300;
+    expect_rule(&evd, R_NOT_MCP, "2xx text/html");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 204;
-    expect_rule(&ev, R_NOT_MCP, "204 with no content type");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 204;
+    expect_rule(&evd, R_NOT_MCP, "204 with no content type");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 299;
-    expect_rule(&ev, R_NOT_MCP, "299 with no content type");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 299;
+    expect_rule(&evd, R_NOT_MCP, "299 with no content type");
 }
 
 /* Rule 10: a transport result no earlier rule names. */
 static void
 test_rule_other_net(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_OTHER;
-    expect_rule(&ev, R_OTHER_NET, "NET_OTHER");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_OTHER;
+    expect_rule(&evd, R_OTHER_NET, "NET_OTHER");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_ABORTED;
-    ev.phase = PHASE_SENT;
-    expect_rule(&ev, R_OTHER_NET, "NET_ABORTED");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_ABORTED;
+    evd.phase = FAILURE_PHASE_SENT;
+    expect_rule(&evd, R_OTHER_NET, "NET_ABORTED");
 }
 
 /* Rule 11: the last rule matches everything. */
 static void
 test_rule_any(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    expect_rule(&ev, R_ANY, "empty evidence");
+    memset(&evd, 0, sizeof(evd));
+    expect_rule(&evd, R_ANY, "empty evidence");
 
     /* A 2xx JSON answer with nothing wrong in the evidence. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 100;
-    expect_rule(&ev, R_ANY, "2xx json, nothing else");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 100;
+    expect_rule(&evd, R_ANY, "2xx json, nothing else");
 
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    expect_rule(&ev, R_ANY, "2xx sse, nothing else");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    expect_rule(&evd, R_ANY, "2xx sse, nothing else");
 }
 
 /* config_invalid wins over every other piece of evidence. */
 static void
 test_order_config_first(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.config_invalid = true;
-    ev.spawn_error = true;
-    ev.net = NET_CONNECT;
-    ev.phase = PHASE_CONNECT;
-    ev.timer = TIMER_REQUEST;
-    ev.http_status = 500;
-    ev.rpc_error = true;
-    ev.child_closed = true;
-    ev.stream_ended = true;
-    ev.too_large = true;
-    ev.bad_protocol_version = true;
-    expect_rule(&ev, R_CONFIG, "config_invalid with everything");
+    memset(&evd, 0, sizeof(evd));
+    evd.config_invalid = true;
+    evd.spawn_error = true;
+    evd.net = NET_CONNECT;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.http_status = 500;
+    evd.rpc_error = true;
+    evd.child_closed = true;
+    evd.stream_ended = true;
+    evd.too_large = true;
+    evd.bad_protocol_version = true;
+    expect_rule(&evd, R_CONFIG, "config_invalid with everything");
 
     /* A malformed URL beats the connect error a library may add. */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_URL_MALFORMAT;
-    ev.timer = TIMER_OPEN;
-    ev.phase = PHASE_RESOLVE;
-    expect_rule(&ev, R_CONFIG, "malformed url with a timer");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_URL_MALFORMAT;
+    evd.timer = FAILURE_TIMER_OPEN;
+    evd.phase = FAILURE_PHASE_RESOLVE;
+    expect_rule(&evd, R_CONFIG, "malformed url with a timer");
 
     /* A spawn error beats the child's closed pipes. */
-    memset(&ev, 0, sizeof(ev));
-    ev.spawn_error = true;
-    ev.child_closed = true;
-    ev.os_errno = ENOENT;
-    expect_rule(&ev, R_SPAWN, "spawn error and closed child");
+    memset(&evd, 0, sizeof(evd));
+    evd.spawn_error = true;
+    evd.child_closed = true;
+    evd.os_errno = ENOENT;
+    expect_rule(&evd, R_SPAWN, "spawn error and closed child");
 }
 
 /* A JSON-RPC error behind a non-2xx status: our id makes it protocol, a
@@ -594,19 +594,19 @@ test_order_config_first(void **state)
 static void
 test_order_rpc_error_behind_status(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 500;
-    ev.content_json = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 90;
-    ev.rpc_error = true;
-    ev.rpc_error_code = -32603;
-    expect_rule(&ev, R_RPC_ERROR, "our id behind 500");
-    failure_make(&f, &ev, SITE_REQUEST, "rpc error");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 500;
+    evd.content_json = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 90;
+    evd.rpc_error = true;
+    evd.rpc_error_code = -32603;
+    expect_rule(&evd, R_RPC_ERROR, "our id behind 500");
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "rpc error");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.http_status, 500);
     assert_int_equal(f.delivered, DELIVERED_YES);
@@ -614,9 +614,9 @@ test_order_rpc_error_behind_status(void **state)
     assert_true(f.has_rpc_code);
     assert_int_equal(f.rpc_code, -32603);
 
-    ev.rpc_error_id_null = true;
-    expect_rule(&ev, R_STATUS, "null id behind 500");
-    failure_make(&f, &ev, SITE_REQUEST, "rpc error, null id");
+    evd.rpc_error_id_null = true;
+    expect_rule(&evd, R_STATUS, "null id behind 500");
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "rpc error, null id");
     assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
     assert_int_equal(f.http_status, 500);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
@@ -625,41 +625,41 @@ test_order_rpc_error_behind_status(void **state)
     assert_int_equal(f.rpc_code, 0);
 
     /* Same with a gateway status. */
-    ev.http_status = 502;
-    expect_kind(&ev, FAILURE_HTTP_STATUS, "null id behind 502");
-    ev.rpc_error_id_null = false;
-    expect_kind(&ev, FAILURE_PROTOCOL, "our id behind 502");
+    evd.http_status = 502;
+    expect_kind(&evd, FAILURE_HTTP_STATUS, "null id behind 502");
+    evd.rpc_error_id_null = false;
+    expect_kind(&evd, FAILURE_PROTOCOL, "our id behind 502");
 
     /* A deep check's tool that answered isError, or without the text
      * expected: protocol, delivered yes, a reason instead of a code. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 80;
-    ev.rpc_error = true;
-    ev.tool_error = true;
-    failure_make(&f, &ev, SITE_REQUEST, "tool answered isError");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 80;
+    evd.rpc_error = true;
+    evd.tool_error = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "tool answered isError");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.delivered, DELIVERED_YES);
-    assert_int_equal(f.reason, REASON_TOOL_ERROR);
+    assert_int_equal(f.reason, FAILURE_REASON_TOOL_ERROR);
     assert_string_equal(failure_reason_name(f.reason), "tool_error");
     assert_false(f.has_rpc_code);
-    ev.tool_error = false;
-    ev.unexpected_result = true;
-    failure_make(&f, &ev, SITE_REQUEST, "expected text not found");
-    assert_int_equal(f.reason, REASON_UNEXPECTED_RESULT);
+    evd.tool_error = false;
+    evd.unexpected_result = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "expected text not found");
+    assert_int_equal(f.reason, FAILURE_REASON_UNEXPECTED_RESULT);
     assert_false(f.has_rpc_code);
 
     /* A non-2xx status beats a body that is not MCP. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 502;
-    ev.body_unparsable = true;
-    expect_kind(&ev, FAILURE_HTTP_STATUS, "502 unparsable body");
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 503;
-    ev.response_bytes = 500;
-    ev.phase = PHASE_RESPONSE;
-    expect_kind(&ev, FAILURE_HTTP_STATUS, "503 text/html");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 502;
+    evd.body_unparsable = true;
+    expect_kind(&evd, FAILURE_HTTP_STATUS, "502 unparsable body");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 503;
+    evd.response_bytes = 500;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    expect_kind(&evd, FAILURE_HTTP_STATUS, "503 text/html");
 }
 
 /* A timer before the connection is made is a refused connect; after the
@@ -667,34 +667,34 @@ test_order_rpc_error_behind_status(void **state)
 static void
 test_order_timer_phase(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.timer = TIMER_REQUEST;
-    ev.phase = PHASE_CONNECT;
-    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "timer in connect");
-    ev.phase = PHASE_RESOLVE;
-    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "timer in resolve");
-    ev.phase = PHASE_SENT;
-    expect_kind(&ev, FAILURE_TIMEOUT, "timer after send");
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 1;
-    expect_kind(&ev, FAILURE_TIMEOUT, "timer after a response byte");
+    memset(&evd, 0, sizeof(evd));
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    expect_kind(&evd, FAILURE_CONNECT_REFUSED, "timer in connect");
+    evd.phase = FAILURE_PHASE_RESOLVE;
+    expect_kind(&evd, FAILURE_CONNECT_REFUSED, "timer in resolve");
+    evd.phase = FAILURE_PHASE_SENT;
+    expect_kind(&evd, FAILURE_TIMEOUT, "timer after send");
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 1;
+    expect_kind(&evd, FAILURE_TIMEOUT, "timer after a response byte");
 
     /* NET_RESOLVE/NET_CONNECT are refused whatever timer is set. */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_CONNECT;
-    ev.timer = TIMER_REQUEST;
-    ev.phase = PHASE_SENT;
-    expect_kind(&ev, FAILURE_CONNECT_REFUSED, "connect error and timer");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_CONNECT;
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.phase = FAILURE_PHASE_SENT;
+    expect_kind(&evd, FAILURE_CONNECT_REFUSED, "connect error and timer");
 
     /* A timer beats the transport error its abort may leave. */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_RECV;
-    ev.timer = TIMER_IDLE;
-    ev.phase = PHASE_RESPONSE;
-    expect_kind(&ev, FAILURE_TIMEOUT, "idle timer and recv error");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_RECV;
+    evd.timer = FAILURE_TIMER_IDLE;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    expect_kind(&evd, FAILURE_TIMEOUT, "idle timer and recv error");
 }
 
 /* SSE: no line at all is not MCP; a good stream that ended early is a
@@ -702,71 +702,71 @@ test_order_timer_phase(void **state)
 static void
 test_order_sse(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 60;
-    ev.sse_no_lines = true;
-    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "raw JSON in an SSE body");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 60;
+    evd.sse_no_lines = true;
+    expect_kind(&evd, FAILURE_NOT_MCP_RESPONSE, "raw JSON in an SSE body");
 
-    ev.sse_no_lines = false;
-    ev.stream_ended = true;
-    expect_kind(&ev, FAILURE_CONNECTION_CLOSED, "stream ended early");
+    evd.sse_no_lines = false;
+    evd.stream_ended = true;
+    expect_kind(&evd, FAILURE_CONNECTION_CLOSED, "stream ended early");
 }
 
 /* The remaining readings the brief names, each against its neighbours. */
 static void
 test_order_misc(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
 
     (void)state;
     /* 2xx text/html */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 512;
-    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "200 text/html");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 512;
+    expect_kind(&evd, FAILURE_NOT_MCP_RESPONSE, "200 text/html");
 
     /* too_large, even with an MCP content type */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.too_large = true;
-    expect_kind(&ev, FAILURE_NOT_MCP_RESPONSE, "too large SSE");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.too_large = true;
+    expect_kind(&evd, FAILURE_NOT_MCP_RESPONSE, "too large SSE");
 
     /* bad_protocol_version is protocol, even with a 2xx json body */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.bad_protocol_version = true;
-    expect_kind(&ev, FAILURE_PROTOCOL, "bad protocol version");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.bad_protocol_version = true;
+    expect_kind(&evd, FAILURE_PROTOCOL, "bad protocol version");
 
     /* NET_OTHER and empty evidence are unknown */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_OTHER;
-    expect_kind(&ev, FAILURE_UNKNOWN, "NET_OTHER");
-    memset(&ev, 0, sizeof(ev));
-    expect_kind(&ev, FAILURE_UNKNOWN, "empty");
-    assert_int_equal(failure_rule_match(&ev), failure_rule_count() - 1);
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_OTHER;
+    expect_kind(&evd, FAILURE_UNKNOWN, "NET_OTHER");
+    memset(&evd, 0, sizeof(evd));
+    expect_kind(&evd, FAILURE_UNKNOWN, "empty");
+    assert_int_equal(failure_rule_match(&evd), failure_rule_count() - 1);
 
     /* A stdio child that closed beats a transport error reading. */
-    memset(&ev, 0, sizeof(ev));
-    ev.child_closed = true;
-    ev.net = NET_RECV;
-    expect_kind(&ev, FAILURE_CONNECTION_CLOSED, "child closed and recv");
+    memset(&evd, 0, sizeof(evd));
+    evd.child_closed = true;
+    evd.net = NET_RECV;
+    expect_kind(&evd, FAILURE_CONNECTION_CLOSED, "child closed and recv");
 
     /* A transport error beats a status seen before it. */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_PARTIAL;
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.phase = PHASE_RESPONSE;
-    expect_kind(&ev, FAILURE_CONNECTION_FAILED, "partial 200");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_PARTIAL;
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    expect_kind(&evd, FAILURE_CONNECTION_FAILED, "partial 200");
 }
 
 /* The delivery table for every kind at site request, exactly as
@@ -774,11 +774,11 @@ test_order_misc(void **state)
 static void
 test_delivery_table(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     int                     k;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
+    memset(&evd, 0, sizeof(evd));
     for (k = 0; k < FAILURE__COUNT; k++) {
         bool by_evidence = true;
 
@@ -788,10 +788,10 @@ test_delivery_table(void **state)
                 delivered_name(failure_delivered_by_kind(k)),
                 delivered_name(expected_delivery[k]));
         assert_int_equal(failure_delivered_by_kind(k), expected_delivery[k]);
-        assert_int_equal(failure_delivered(k, SITE_REQUEST, &ev,
+        assert_int_equal(failure_delivered(k, FAILURE_SITE_REQUEST, &evd,
             &by_evidence), expected_delivery[k]);
         assert_false(by_evidence);
-        assert_int_equal(failure_delivered(k, SITE_REQUEST, NULL, NULL),
+        assert_int_equal(failure_delivered(k, FAILURE_SITE_REQUEST, NULL, NULL),
             expected_delivery[k]);
     }
     /* Out of range: unknown, never a guess. */
@@ -806,11 +806,11 @@ test_delivery_table(void **state)
 static void
 test_delivery_site_connect(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     int                     k;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
+    memset(&evd, 0, sizeof(evd));
     for (k = 0; k < FAILURE__COUNT; k++) {
         enum delivered want = DELIVERED_NO;
         bool           by_evidence = true;
@@ -819,13 +819,13 @@ test_delivery_site_connect(void **state)
             want = DELIVERED_YES;
         else if (k == FAILURE_HTTP_STATUS)
             want = DELIVERED_UNKNOWN;
-        if (failure_delivered(k, SITE_CONNECT, &ev, &by_evidence) != want)
+        if (failure_delivered(k, FAILURE_SITE_CONNECT, &evd, &by_evidence) != want)
             print_error("kind %s at connect: expected %s\n",
                 failure_kind_name(k), delivered_name(want));
-        assert_int_equal(failure_delivered(k, SITE_CONNECT, &ev,
+        assert_int_equal(failure_delivered(k, FAILURE_SITE_CONNECT, &evd,
             &by_evidence), want);
         assert_false(by_evidence);
-        assert_int_equal(failure_delivered(k, SITE_CONNECT, NULL, NULL),
+        assert_int_equal(failure_delivered(k, FAILURE_SITE_CONNECT, NULL, NULL),
             want);
     }
 }
@@ -834,27 +834,27 @@ test_delivery_site_connect(void **state)
 static void
 test_delivery_peer_known_dead(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     bool                    by_evidence = true;
     struct failure          f;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.peer_known_dead = true;
+    memset(&evd, 0, sizeof(evd));
+    evd.peer_known_dead = true;
     assert_int_equal(failure_delivered(FAILURE_CONNECTION_CLOSED,
-        SITE_REQUEST, &ev, &by_evidence), DELIVERED_NO);
+        FAILURE_SITE_REQUEST, &evd, &by_evidence), DELIVERED_NO);
     assert_false(by_evidence);
 
-    failure_make(&f, &ev, SITE_REQUEST, "child already dead");
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "child already dead");
     assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
     assert_int_equal(f.delivered, DELIVERED_NO);
     assert_false(f.evidence_no);
     assert_string_equal(f.detail, "child already dead");
 
     /* Without it, a closed child leaves delivery unknown. */
-    memset(&ev, 0, sizeof(ev));
-    ev.child_closed = true;
-    failure_make(&f, &ev, SITE_REQUEST, "child exited");
+    memset(&evd, 0, sizeof(evd));
+    evd.child_closed = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "child exited");
     assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
     assert_false(f.evidence_no);
@@ -862,32 +862,32 @@ test_delivery_peer_known_dead(void **state)
 
 /* Evidence that the body did not completely leave and nothing came back. */
 static void
-not_sent(struct failure_evidence *ev)
+not_sent(struct failure_evidence *evd)
 {
-    memset(ev, 0, sizeof(*ev));
-    ev->phase = PHASE_SENT;
-    ev->body_bytes_expected = 1000;
-    ev->body_bytes_sent = 300;
-    ev->response_bytes = 0;
+    memset(evd, 0, sizeof(*evd));
+    evd->phase = FAILURE_PHASE_SENT;
+    evd->body_bytes_expected = 1000;
+    evd->body_bytes_sent = 300;
+    evd->response_bytes = 0;
 }
 
 /* unknown becomes no by evidence, and only then. */
 static void
 test_delivery_evidence_rule(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     bool                    by_evidence;
     int                     k;
 
     (void)state;
     /* Every kind the table leaves unknown becomes no; the others keep
      * their word and the flag stays clear. */
-    not_sent(&ev);
+    not_sent(&evd);
     for (k = 0; k < FAILURE__COUNT; k++) {
         enum delivered d;
 
         by_evidence = false;
-        d = failure_delivered(k, SITE_REQUEST, &ev, &by_evidence);
+        d = failure_delivered(k, FAILURE_SITE_REQUEST, &evd, &by_evidence);
         if (expected_delivery[k] == DELIVERED_UNKNOWN) {
             assert_int_equal(d, DELIVERED_NO);
             assert_true(by_evidence);
@@ -897,74 +897,74 @@ test_delivery_evidence_rule(void **state)
         }
     }
     /* by_evidence may be NULL. */
-    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_REQUEST, &ev,
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, FAILURE_SITE_REQUEST, &evd,
         NULL), DELIVERED_NO);
 
     /* Never turns yes into no. */
     by_evidence = true;
-    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, SITE_REQUEST, &ev,
+    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, FAILURE_SITE_REQUEST, &evd,
         &by_evidence), DELIVERED_YES);
     assert_false(by_evidence);
-    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, SITE_CONNECT, &ev,
+    assert_int_equal(failure_delivered(FAILURE_PROTOCOL, FAILURE_SITE_CONNECT, &evd,
         &by_evidence), DELIVERED_YES);
     assert_false(by_evidence);
 
     /* At connect http_status is unknown, so the evidence decides. */
     by_evidence = false;
-    assert_int_equal(failure_delivered(FAILURE_HTTP_STATUS, SITE_CONNECT,
-        &ev, &by_evidence), DELIVERED_NO);
+    assert_int_equal(failure_delivered(FAILURE_HTTP_STATUS, FAILURE_SITE_CONNECT,
+        &evd, &by_evidence), DELIVERED_NO);
     assert_true(by_evidence);
 
     /* A kind already no at connect is not credited to the evidence. */
     by_evidence = true;
-    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_CONNECT, &ev,
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, FAILURE_SITE_CONNECT, &evd,
         &by_evidence), DELIVERED_NO);
     assert_false(by_evidence);
 
     /* Not when libcurl may have re-sent the request. */
-    not_sent(&ev);
-    ev.resent = true;
+    not_sent(&evd);
+    evd.resent = true;
     by_evidence = true;
     assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
-        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+        FAILURE_SITE_REQUEST, &evd, &by_evidence), DELIVERED_UNKNOWN);
     assert_false(by_evidence);
 
     /* Not when a response byte came back. */
-    not_sent(&ev);
-    ev.response_bytes = 1;
+    not_sent(&evd);
+    evd.response_bytes = 1;
     by_evidence = true;
     assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
-        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+        FAILURE_SITE_REQUEST, &evd, &by_evidence), DELIVERED_UNKNOWN);
     assert_false(by_evidence);
 
     /* Not when the whole body left. */
-    not_sent(&ev);
-    ev.body_bytes_sent = ev.body_bytes_expected;
+    not_sent(&evd);
+    evd.body_bytes_sent = evd.body_bytes_expected;
     by_evidence = true;
-    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, SITE_REQUEST, &ev,
+    assert_int_equal(failure_delivered(FAILURE_TIMEOUT, FAILURE_SITE_REQUEST, &evd,
         &by_evidence), DELIVERED_UNKNOWN);
     assert_false(by_evidence);
 
     /* Not when nothing was expected (no body length known). */
-    memset(&ev, 0, sizeof(ev));
+    memset(&evd, 0, sizeof(evd));
     by_evidence = true;
     assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
-        SITE_REQUEST, &ev, &by_evidence), DELIVERED_UNKNOWN);
+        FAILURE_SITE_REQUEST, &evd, &by_evidence), DELIVERED_UNKNOWN);
     assert_false(by_evidence);
 
     /* One byte short is enough. */
-    not_sent(&ev);
-    ev.body_bytes_sent = ev.body_bytes_expected - 1;
+    not_sent(&evd);
+    evd.body_bytes_sent = evd.body_bytes_expected - 1;
     by_evidence = false;
     assert_int_equal(failure_delivered(FAILURE_CONNECTION_FAILED,
-        SITE_REQUEST, &ev, &by_evidence), DELIVERED_NO);
+        FAILURE_SITE_REQUEST, &evd, &by_evidence), DELIVERED_NO);
     assert_true(by_evidence);
 
     /* Nothing sent at all is also not sent. */
-    not_sent(&ev);
-    ev.body_bytes_sent = 0;
+    not_sent(&evd);
+    evd.body_bytes_sent = 0;
     by_evidence = false;
-    assert_int_equal(failure_delivered(FAILURE_UNKNOWN, SITE_REQUEST, &ev,
+    assert_int_equal(failure_delivered(FAILURE_UNKNOWN, FAILURE_SITE_REQUEST, &evd,
         &by_evidence), DELIVERED_NO);
     assert_true(by_evidence);
 }
@@ -973,19 +973,19 @@ test_delivery_evidence_rule(void **state)
 static void
 test_make_basic(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
     char                    longtext[600];
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_CONNECT;
-    ev.phase = PHASE_CONNECT;
-    ev.os_errno = ECONNREFUSED;
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_CONNECT;
+    evd.phase = FAILURE_PHASE_CONNECT;
+    evd.os_errno = ECONNREFUSED;
     memset(&f, 0xa5, sizeof(f));
-    failure_make(&f, &ev, SITE_REQUEST, "connection refused by 127.0.0.1");
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "connection refused by 127.0.0.1");
     assert_int_equal(f.kind, FAILURE_CONNECT_REFUSED);
-    assert_int_equal(f.site, SITE_REQUEST);
+    assert_int_equal(f.site, FAILURE_SITE_REQUEST);
     assert_int_equal(f.delivered, DELIVERED_NO);
     assert_int_equal(f.http_status, 0);
     assert_false(f.evidence_no);
@@ -993,15 +993,15 @@ test_make_basic(void **state)
 
     /* A NULL detail leaves an empty string. */
     memset(&f, 0xa5, sizeof(f));
-    failure_make(&f, &ev, SITE_CONNECT, NULL);
-    assert_int_equal(f.site, SITE_CONNECT);
+    failure_make(&f, &evd, FAILURE_SITE_CONNECT, NULL);
+    assert_int_equal(f.site, FAILURE_SITE_CONNECT);
     assert_string_equal(f.detail, "");
 
     /* The detail is copied: changing the source does not change it. */
     {
         char src[] = "original text";
 
-        failure_make(&f, &ev, SITE_REQUEST, src);
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, src);
         src[0] = 'X';
         assert_string_equal(f.detail, "original text");
     }
@@ -1010,7 +1010,7 @@ test_make_basic(void **state)
     memset(longtext, 'd', sizeof(longtext) - 1);
     longtext[sizeof(longtext) - 1] = '\0';
     memset(&f, 0xa5, sizeof(f));
-    failure_make(&f, &ev, SITE_REQUEST, longtext);
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, longtext);
     assert_int_equal(strlen(f.detail), sizeof(f.detail) - 1);
     assert_memory_equal(f.detail, longtext, sizeof(f.detail) - 1);
 }
@@ -1019,65 +1019,65 @@ test_make_basic(void **state)
 static void
 test_make_http_status(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 502;
-    ev.phase = PHASE_RESPONSE;
-    ev.response_bytes = 150;
-    failure_make(&f, &ev, SITE_REQUEST, "bad gateway");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 502;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    evd.response_bytes = 150;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "bad gateway");
     assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
     assert_int_equal(f.http_status, 502);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
 
-    failure_make(&f, &ev, SITE_CONNECT, "bad gateway");
+    failure_make(&f, &evd, FAILURE_SITE_CONNECT, "bad gateway");
     assert_int_equal(f.kind, FAILURE_HTTP_STATUS);
     assert_int_equal(f.http_status, 502);
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
 
     /* protocol on a 200 carries no status: it rides only behind a
      * non-2xx answer. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.rpc_error = true;
-    failure_make(&f, &ev, SITE_CONNECT, "rpc error");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.rpc_error = true;
+    failure_make(&f, &evd, FAILURE_SITE_CONNECT, "rpc error");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.http_status, 0);
     assert_int_equal(f.delivered, DELIVERED_YES);
 
     /* behind a 400 it keeps the 400. */
-    ev.http_status = 400;
-    failure_make(&f, &ev, SITE_REQUEST, "rpc error");
+    evd.http_status = 400;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "rpc error");
     assert_int_equal(f.kind, FAILURE_PROTOCOL);
     assert_int_equal(f.http_status, 400);
 
     /* not_mcp_response on a 200 does not keep it. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.response_bytes = 10;
-    failure_make(&f, &ev, SITE_REQUEST, "text/html");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.response_bytes = 10;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "text/html");
     assert_int_equal(f.kind, FAILURE_NOT_MCP_RESPONSE);
     assert_int_equal(f.http_status, 0);
 
     /* Nor does a transport error cut after the status line. */
-    memset(&ev, 0, sizeof(ev));
-    ev.net = NET_PARTIAL;
-    ev.http_status = 200;
-    ev.content_json = true;
-    ev.response_bytes = 10;
-    failure_make(&f, &ev, SITE_REQUEST, "partial");
+    memset(&evd, 0, sizeof(evd));
+    evd.net = NET_PARTIAL;
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.response_bytes = 10;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "partial");
     assert_int_equal(f.kind, FAILURE_CONNECTION_FAILED);
     assert_int_equal(f.http_status, 0);
 
     /* Nor a closed stream. */
-    memset(&ev, 0, sizeof(ev));
-    ev.http_status = 200;
-    ev.content_sse = true;
-    ev.stream_ended = true;
-    failure_make(&f, &ev, SITE_REQUEST, "ended");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_sse = true;
+    evd.stream_ended = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "ended");
     assert_int_equal(f.kind, FAILURE_CONNECTION_CLOSED);
     assert_int_equal(f.http_status, 0);
 }
@@ -1086,13 +1086,13 @@ test_make_http_status(void **state)
 static void
 test_make_evidence_no(void **state)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     struct failure          f;
 
     (void)state;
-    not_sent(&ev);
-    ev.net = NET_SEND;
-    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    not_sent(&evd);
+    evd.net = NET_SEND;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "send failed");
     assert_int_equal(f.kind, FAILURE_CONNECTION_FAILED);
     assert_int_equal(f.delivered, DELIVERED_NO);
     assert_true(f.evidence_no);
@@ -1103,31 +1103,31 @@ test_make_evidence_no(void **state)
     assert_non_null(strstr(f.detail, "1000"));
 
     /* With no detail of the caller's, the why is still there. */
-    failure_make(&f, &ev, SITE_REQUEST, NULL);
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, NULL);
     assert_true(f.evidence_no);
     assert_non_null(strstr(f.detail, "not sent"));
 
     /* Same transport error with the body gone: unknown, no flag, the
      * detail exactly the caller's. */
-    ev.body_bytes_sent = ev.body_bytes_expected;
-    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    evd.body_bytes_sent = evd.body_bytes_expected;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "send failed");
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
     assert_false(f.evidence_no);
     assert_string_equal(f.detail, "send failed");
 
     /* Re-sent: no flag. */
-    not_sent(&ev);
-    ev.net = NET_SEND;
-    ev.resent = true;
-    failure_make(&f, &ev, SITE_REQUEST, "send failed");
+    not_sent(&evd);
+    evd.net = NET_SEND;
+    evd.resent = true;
+    failure_make(&f, &evd, FAILURE_SITE_REQUEST, "send failed");
     assert_int_equal(f.delivered, DELIVERED_UNKNOWN);
     assert_false(f.evidence_no);
     assert_string_equal(f.detail, "send failed");
 
     /* At connect the verdict is no by the site rule, not by evidence. */
-    not_sent(&ev);
-    ev.net = NET_SEND;
-    failure_make(&f, &ev, SITE_CONNECT, "send failed");
+    not_sent(&evd);
+    evd.net = NET_SEND;
+    failure_make(&f, &evd, FAILURE_SITE_CONNECT, "send failed");
     assert_int_equal(f.delivered, DELIVERED_NO);
     assert_false(f.evidence_no);
     assert_string_equal(f.detail, "send failed");
@@ -1138,9 +1138,9 @@ test_make_evidence_no(void **state)
 
         memset(longtext, 'x', sizeof(longtext) - 1);
         longtext[sizeof(longtext) - 1] = '\0';
-        not_sent(&ev);
-        ev.net = NET_SEND;
-        failure_make(&f, &ev, SITE_REQUEST, longtext);
+        not_sent(&evd);
+        evd.net = NET_SEND;
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, longtext);
         assert_true(f.evidence_no);
         assert_int_equal(strlen(f.detail), sizeof(f.detail) - 1);
     }
@@ -1169,8 +1169,8 @@ test_kind_names(void **state)
     assert_string_equal(delivered_name(DELIVERED_NO), "no");
     assert_string_equal(delivered_name(DELIVERED_UNKNOWN), "unknown");
     assert_string_equal(delivered_name(DELIVERED_YES), "yes");
-    assert_string_equal(failure_site_name(SITE_CONNECT), "connect");
-    assert_string_equal(failure_site_name(SITE_REQUEST), "request");
+    assert_string_equal(failure_site_name(FAILURE_SITE_CONNECT), "connect");
+    assert_string_equal(failure_site_name(FAILURE_SITE_REQUEST), "request");
 }
 
 int

@@ -543,10 +543,10 @@ test_error_type_and_counters(void **state)
         .delivered = DELIVERED_UNKNOWN };
     struct failure       st = { .kind = FAILURE_HTTP_STATUS,
         .delivered = DELIVERED_UNKNOWN, .http_status = 429,
-        .reason = REASON_RATE_LIMITED };
+        .reason = FAILURE_REASON_RATE_LIMITED };
     struct ending        end = { .server = a,
         .outcome = ENDING_TERMINATED };
-    struct event         ev = { .type = EVENT_ENDING, .server = a,
+    struct event         evd = { .type = EVENT_ENDING, .server = a,
         .ending = &end };
     struct event         tc = { .type = EVENT_TOOLS_CHANGED, .server = a,
         .tools = 4 };
@@ -559,10 +559,10 @@ test_error_type_and_counters(void **state)
     feed(fx->m, a, "dial", 30, &st);
     feed(fx->m, a, "dial", 30, NULL);
     feed(fx->m, a, "some future op", 1, NULL);
-    metrics_event_cb(fx->m, &ev);
-    metrics_event_cb(fx->m, &ev);
+    metrics_event_cb(fx->m, &evd);
+    metrics_event_cb(fx->m, &evd);
     end.outcome = ENDING_PENDING;       /* not an outcome yet: not counted */
-    metrics_event_cb(fx->m, &ev);
+    metrics_event_cb(fx->m, &evd);
     metrics_event_cb(fx->m, &tc);
     render(fx, METRICS_TEXT, &e, NULL);
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",

@@ -27,7 +27,7 @@ struct rec_event {
 
 /* What the callback collected; stop_after > 0 stops at that event. */
 struct rec {
-    struct rec_event ev[REC_MAX];
+    struct rec_event event[REC_MAX];
     size_t           n;
     size_t           stop_after;
 };
@@ -45,21 +45,21 @@ rec_copy(const char *s, size_t n)
 
 /* sse_event_cb: record the event, stop when asked. */
 static int
-rec_cb(void *arg, const struct sse_event *ev)
+rec_cb(void *arg, const struct sse_event *event)
 {
     struct rec       *r = arg;
     struct rec_event *e;
 
     assert_true(r->n < REC_MAX);
-    assert_non_null(ev->type);
-    assert_non_null(ev->data);
-    assert_non_null(ev->id);
-    assert_int_equal(ev->data[ev->data_len], '\0');
-    e = &r->ev[r->n++];
-    e->type = rec_copy(ev->type, strlen(ev->type));
-    e->data = rec_copy(ev->data, ev->data_len);
-    e->data_len = ev->data_len;
-    e->id = rec_copy(ev->id, strlen(ev->id));
+    assert_non_null(event->type);
+    assert_non_null(event->data);
+    assert_non_null(event->id);
+    assert_int_equal(event->data[event->data_len], '\0');
+    e = &r->event[r->n++];
+    e->type = rec_copy(event->type, strlen(event->type));
+    e->data = rec_copy(event->data, event->data_len);
+    e->data_len = event->data_len;
+    e->id = rec_copy(event->id, strlen(event->id));
     if (r->stop_after > 0 && r->n >= r->stop_after)
         return 1;
     return 0;
@@ -72,9 +72,9 @@ rec_clear(struct rec *r)
     size_t i;
 
     for (i = 0; i < r->n; i++) {
-        free(r->ev[i].type);
-        free(r->ev[i].data);
-        free(r->ev[i].id);
+        free(r->event[i].type);
+        free(r->event[i].data);
+        free(r->event[i].id);
     }
     r->n = 0;
 }
@@ -85,10 +85,10 @@ rec_expect(const struct rec *r, size_t i, const char *type, const char *data,
     const char *id)
 {
     assert_true(i < r->n);
-    assert_string_equal(r->ev[i].type, type);
-    assert_int_equal(r->ev[i].data_len, strlen(data));
-    assert_memory_equal(r->ev[i].data, data, strlen(data) + 1);
-    assert_string_equal(r->ev[i].id, id);
+    assert_string_equal(r->event[i].type, type);
+    assert_int_equal(r->event[i].data_len, strlen(data));
+    assert_memory_equal(r->event[i].data, data, strlen(data) + 1);
+    assert_string_equal(r->event[i].id, id);
 }
 
 /* Assert two recordings hold the same events. */
@@ -99,10 +99,10 @@ rec_same(const struct rec *a, const struct rec *b)
 
     assert_int_equal(a->n, b->n);
     for (i = 0; i < a->n; i++) {
-        assert_string_equal(a->ev[i].type, b->ev[i].type);
-        assert_int_equal(a->ev[i].data_len, b->ev[i].data_len);
-        assert_memory_equal(a->ev[i].data, b->ev[i].data, a->ev[i].data_len);
-        assert_string_equal(a->ev[i].id, b->ev[i].id);
+        assert_string_equal(a->event[i].type, b->event[i].type);
+        assert_int_equal(a->event[i].data_len, b->event[i].data_len);
+        assert_memory_equal(a->event[i].data, b->event[i].data, a->event[i].data_len);
+        assert_string_equal(a->event[i].id, b->event[i].id);
     }
 }
 
@@ -452,8 +452,8 @@ test_data_with_nul(void **state)
     (void)state;
     assert_int_equal(sse_feed(p, s, sizeof s - 1), 0);
     assert_int_equal(r.n, 1);
-    assert_int_equal(r.ev[0].data_len, 3);
-    assert_memory_equal(r.ev[0].data, "a\0b", 4);
+    assert_int_equal(r.event[0].data_len, 3);
+    assert_memory_equal(r.event[0].data, "a\0b", 4);
     sse_free(p);
     rec_clear(&r);
 }

@@ -339,15 +339,15 @@ test_line_cell_ellipsis(void **state)
     struct ui_line l;
 
     (void)state;
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_cell(&l, ROLE_NORMAL, "everything-stdio", 10, false, true);
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_cell(&l, UI_ROLE_NORMAL, "everything-stdio", 10, false, true);
     assert_int_equal(l.cols, 10);
     assert_string_equal(l.text, "everythin\xe2\x80\xa6");
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_cell(&l, ROLE_NORMAL, "everything-stdio", 16, false, true);
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_cell(&l, UI_ROLE_NORMAL, "everything-stdio", 16, false, true);
     assert_string_equal(l.text, "everything-stdio");
-    ui_line_reset(&l, ROLE_NORMAL);
-    ui_line_cell(&l, ROLE_NORMAL, "502", 6, true, false);
+    ui_line_reset(&l, UI_ROLE_NORMAL);
+    ui_line_cell(&l, UI_ROLE_NORMAL, "502", 6, true, false);
     assert_string_equal(l.text, "   502");
 }
 

@@ -43,16 +43,6 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-/* Overwrite and free a string that may hold a secret. */
-void
-config_wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    explicit_bzero(s, strlen(s));
-    free(s);
-}
-
 /* True when key is one of the NULL-terminated list. */
 bool
 config_in(const char *const *list, const char *key)

@@ -340,7 +340,7 @@ config_input_done(struct config_ctx *ctx)
 
     for (i = 0; i < ctx->ngiven; i++) {
         free(ctx->given[i].id);
-        config_wipe_free(ctx->given[i].value);
+        str_wipe_free(ctx->given[i].value);
     }
     free(ctx->given);
     ctx->given = NULL;

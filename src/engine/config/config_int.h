@@ -153,8 +153,6 @@ struct config_url {
 
 /* --- config.c: what every part uses ------------------------------------ */
 
-/* Overwrite and free a string that may hold a secret. NULL does nothing. */
-void config_wipe_free(char *s);
 /* True when key is one of the NULL-terminated list. */
 bool config_in(const char *const *list, const char *key);
 /* A name from the file fit for a message, in buf (CONFIG_SHOWN_SIZE). */

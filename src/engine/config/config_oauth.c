@@ -18,7 +18,7 @@ config_oauth_free(struct config_oauth *o)
     if (o == NULL)
         return;
     free(o->client_id);
-    config_wipe_free(o->client_secret);
+    str_wipe_free(o->client_secret);
     free(o->token_endpoint_auth_method);
     free(o->private_key_file);
     free(o->signing_algorithm);
@@ -46,12 +46,12 @@ config_oauth_string(const cJSON *v, char **slot, char **why)
         return -1;
     }
     if (config_header_value_bad(x)) {
-        config_wipe_free(x);
+        str_wipe_free(x);
         *why = str_printf("\"oauth\": \"%s\": value contains a control "
             "character", v->string);
         return -1;
     }
-    config_wipe_free(*slot);
+    str_wipe_free(*slot);
     *slot = x;
     return 0;
 }

@@ -161,7 +161,7 @@ config_strings_free(char **a, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++)
-        config_wipe_free(a[i]);
+        str_wipe_free(a[i]);
     free(a);
 }
 
@@ -231,7 +231,7 @@ config_kvs_free(struct config_kv *kv, size_t n)
 
     for (i = 0; i < n; i++) {
         free(kv[i].name);
-        config_wipe_free(kv[i].value);
+        str_wipe_free(kv[i].value);
     }
     free(kv);
 }
@@ -309,7 +309,7 @@ config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
             goto fail;
         }
         if (headers && config_header_value_bad(x)) {
-            config_wipe_free(x);
+            str_wipe_free(x);
             *why = str_printf("%s \"%s\": value contains a control "
                 "character", what, shown);
             goto fail;
@@ -318,7 +318,7 @@ config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
             /* It would go on every request, and libcurl refuses it. */
             size_t len = strlen(e->string) + strlen(x);
 
-            config_wipe_free(x);
+            str_wipe_free(x);
             *why = str_printf("%s \"%s\" is %zu bytes; the limit is %d "
                 "for a header", what, shown, len, CONFIG_HEADER_MAX);
             goto fail;
@@ -761,30 +761,30 @@ config_entry_envfile(struct config_ctx *ctx, struct config_server *s,
         char *full;
 
         if (ctx->home == NULL) {
-            config_wipe_free(path);
+            str_wipe_free(path);
             *why = str_printf("\"%s\": \"~\" but HOME is not set",
                 v->string);
             return -1;
         }
         full = str_printf("%s%s", ctx->home, path + 1);
-        config_wipe_free(path);
+        str_wipe_free(path);
         path = full;
     }
     shown = str_sanitized(v->valuestring);
     if (envfile_read(path, shown, &kv, &n, why) != 0) {
         free(shown);
-        config_wipe_free(path);
+        str_wipe_free(path);
         return -1;
     }
     free(shown);
-    config_wipe_free(path);
+    str_wipe_free(path);
     s->env = xrealloc(s->env, (s->nenv + n + 1) * sizeof *s->env);
     for (i = 0; i < s->nenv; i++)
         config_names_add(&env, s->env[i].name, 0);
     for (i = 0; i < n; i++) {
         if (config_names_find(&env, kv[i].name) >= 0) {
             free(kv[i].name);
-            config_wipe_free(kv[i].value);
+            str_wipe_free(kv[i].value);
             continue;
         }
         s->env[s->nenv++] = kv[i];

@@ -61,13 +61,13 @@ static void curlev_check_done(struct curlev_multi *cm);
 static int
 curlev_events(int what)
 {
-    int ev = 0;
+    int events = 0;
 
     if (what & CURL_POLL_IN)
-        ev |= EV_READ;
+        events |= EV_READ;
     if (what & CURL_POLL_OUT)
-        ev |= EV_WRITE;
-    return ev;
+        events |= EV_WRITE;
+    return events;
 }
 
 static void

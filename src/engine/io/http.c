@@ -184,13 +184,13 @@ http_status_ok(long status)
 
 /* SSE event from the parser: hand it up. */
 static int
-http_sse_cb(void *arg, const struct sse_event *ev)
+http_sse_cb(void *arg, const struct sse_event *event)
 {
     struct http_xfer *x = arg;
 
     if (x->cb->on_message == NULL)
         return 0;
-    if (x->cb->on_message(x->arg, x, ev->type, ev->data, ev->data_len) != 0) {
+    if (x->cb->on_message(x->arg, x, event->type, event->data, event->data_len) != 0) {
         x->stopped = true;
         return 1;
     }
@@ -664,55 +664,55 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &nconn);
     curl_easy_getinfo(x->easy, CURLINFO_REQUEST_SIZE, &req_size);
 
-    r->ev.net = ended ? http_net_error(code) : NET_OK;
-    if (x->stopped && r->ev.net == NET_ABORTED)
-        r->ev.net = NET_OK;
-    if (x->too_large && r->ev.net == NET_ABORTED)
-        r->ev.net = NET_OK;
-    r->ev.os_errno = (int)os_errno;
-    if (ended && x->response_bytes == 0 && (r->ev.net == NET_CONNECT ||
-        r->ev.net == NET_RESOLVE || r->ev.net == NET_OTHER))
-        r->ev.local_limit = http_local_limit(r->ev.os_errno);
+    r->evd.net = ended ? http_net_error(code) : NET_OK;
+    if (x->stopped && r->evd.net == NET_ABORTED)
+        r->evd.net = NET_OK;
+    if (x->too_large && r->evd.net == NET_ABORTED)
+        r->evd.net = NET_OK;
+    r->evd.os_errno = (int)os_errno;
+    if (ended && x->response_bytes == 0 && (r->evd.net == NET_CONNECT ||
+        r->evd.net == NET_RESOLVE || r->evd.net == NET_OTHER))
+        r->evd.local_limit = http_local_limit(r->evd.os_errno);
     /* A reused keep-alive connection reports a connect time of 0, so how
      * far the attempt got is read from what was written, not from the
      * connect timing. */
     if (x->response_bytes > 0)
-        r->ev.phase = PHASE_RESPONSE;
+        r->evd.phase = FAILURE_PHASE_RESPONSE;
     else if (req_size > 0 || up > 0)
-        r->ev.phase = PHASE_SENT;
-    else if (connect_t == 0 && r->ev.net == NET_RESOLVE)
-        r->ev.phase = PHASE_RESOLVE;
+        r->evd.phase = FAILURE_PHASE_SENT;
+    else if (connect_t == 0 && r->evd.net == NET_RESOLVE)
+        r->evd.phase = FAILURE_PHASE_RESOLVE;
     else if (connect_t == 0)
-        r->ev.phase = PHASE_CONNECT;
+        r->evd.phase = FAILURE_PHASE_CONNECT;
     else if (x->https && app_t == 0)
-        r->ev.phase = PHASE_TLS;
+        r->evd.phase = FAILURE_PHASE_TLS;
     else
-        r->ev.phase = PHASE_SENT;
-    r->ev.http_status = x->status;
-    r->ev.www_authenticate = x->www_authenticate;
-    r->ev.cf_challenge = x->cf_challenge;
+        r->evd.phase = FAILURE_PHASE_SENT;
+    r->evd.http_status = x->status;
+    r->evd.www_authenticate = x->www_authenticate;
+    r->evd.cf_challenge = x->cf_challenge;
     if (x->content_type != NULL) {
-        r->ev.content_json = strncasecmp(x->content_type,
+        r->evd.content_json = strncasecmp(x->content_type,
             "application/json", 16) == 0;
-        r->ev.content_sse = strncasecmp(x->content_type,
+        r->evd.content_sse = strncasecmp(x->content_type,
             "text/event-stream", 17) == 0;
     }
-    r->ev.body_bytes_expected = x->body_len;
-    r->ev.body_bytes_sent = (int64_t)up;
-    r->ev.response_bytes = x->response_bytes;
+    r->evd.body_bytes_expected = x->body_len;
+    r->evd.body_bytes_sent = (int64_t)up;
+    r->evd.response_bytes = x->response_bytes;
     /* A transfer that made a new connection where a pooled one may have
      * been tried first may be libcurl's silent re-send. */
-    r->ev.resent = x->maybe_resent && nconn > 0;
-    r->ev.too_large = x->too_large;
+    r->evd.resent = x->maybe_resent && nconn > 0;
+    r->evd.too_large = x->too_large;
     if (x->is_sse && ended && !x->stopped && !x->too_large &&
         sse_lines_recognised(x->sse) == 0 && x->response_bytes > 0)
-        r->ev.sse_no_lines = true;
+        r->evd.sse_no_lines = true;
 
     if (ended && code == CURLE_OUT_OF_MEMORY && x->status != 0) {
         /* libcurl refused an answer header longer than it takes. */
         r->header_too_large = true;
-        r->ev.too_large = true;
-        r->ev.net = NET_OK;
+        r->evd.too_large = true;
+        r->evd.net = NET_OK;
     }
     r->completed = ended && code == CURLE_OK;
     r->stopped = x->stopped;
@@ -759,25 +759,25 @@ http_done_cb(void *arg, void *easy, int code)
 }
 
 void
-http_xfer_abort(struct http_xfer *x, struct failure_evidence *ev_out)
+http_xfer_abort(struct http_xfer *x, struct failure_evidence *evd_out)
 {
     struct http_result r;
 
     curlev_remove(x->ce, x->easy);
-    if (ev_out != NULL) {
+    if (evd_out != NULL) {
         http_fill_result(x, CURLE_OK, false, &r);
-        *ev_out = r.ev;
+        *evd_out = r.evd;
     }
     http_xfer_free(x);
 }
 
 void
-http_xfer_peek(struct http_xfer *x, struct failure_evidence *ev_out)
+http_xfer_peek(struct http_xfer *x, struct failure_evidence *evd_out)
 {
     struct http_result r;
 
     http_fill_result(x, CURLE_OK, false, &r);
-    *ev_out = r.ev;
+    *evd_out = r.evd;
 }
 
 void

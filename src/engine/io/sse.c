@@ -111,7 +111,7 @@ sse_fail(struct sse *p, const char *fmt, ...)
 static int
 sse_dispatch(struct sse *p)
 {
-    struct sse_event ev;
+    struct sse_event event;
     int              rc = 0;
 
     sse_buf_set(&p->id, sse_buf_str(&p->id_buf), p->id_buf.len);
@@ -132,13 +132,13 @@ sse_dispatch(struct sse *p)
         p->type.p[0] = '\0';
         return 0;
     }
-    ev.type = p->type.len > 0 ? p->type.p : "message";
-    ev.data = p->data.p;
-    ev.data_len = p->data.len;
-    ev.id = sse_buf_str(&p->id);
+    event.type = p->type.len > 0 ? p->type.p : "message";
+    event.data = p->data.p;
+    event.data_len = p->data.len;
+    event.id = sse_buf_str(&p->id);
     p->events++;
     if (p->cb != NULL)
-        rc = p->cb(p->arg, &ev);
+        rc = p->cb(p->arg, &event);
     p->data.len = 0;
     p->data.p[0] = '\0';
     p->type.len = 0;

@@ -34,7 +34,7 @@ struct sse_event {
 
 /* Called once per dispatched event. Return 0 to go on, non-zero to stop:
  * sse_feed then returns -1 and sse_error says "stopped by callback". */
-typedef int (*sse_event_cb)(void *arg, const struct sse_event *ev);
+typedef int (*sse_event_cb)(void *arg, const struct sse_event *event);
 
 /* New parser. max_bytes bounds one line and one event's data (bytes).
  * cb may be NULL. NULL only on OOM. Free with sse_free. */

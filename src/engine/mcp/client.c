@@ -61,19 +61,19 @@ static const char *
 client_op_name(enum client_op op)
 {
     switch (op) {
-    case OP_INITIALIZE:
+    case CLIENT_OP_INITIALIZE:
         return "initialize";
-    case OP_INITIALIZED:
+    case CLIENT_OP_INITIALIZED:
         return "notifications/initialized";
-    case OP_LIST:
+    case CLIENT_OP_LIST:
         return "tools/list";
-    case OP_PING:
+    case CLIENT_OP_PING:
         return "ping";
-    case OP_DISCOVER:
+    case CLIENT_OP_DISCOVER:
         return "server/discover";
-    case OP_LISTEN:
+    case CLIENT_OP_LISTEN:
         return "subscriptions/listen";
-    case OP_CALL:
+    case CLIENT_OP_CALL:
         return "tools/call";
     default:
         return "notification";
@@ -85,7 +85,7 @@ client_op_name(enum client_op op)
 static const char *
 client_ping_op(const struct client *c)
 {
-    return c->era == ERA_MODERN ? "discover" : "ping";
+    return c->era == SERVER_ERA_MODERN ? "discover" : "ping";
 }
 
 void
@@ -116,7 +116,7 @@ client_req_new(struct client *c, enum client_op op, int64_t id,
 
 /* Unlink and free; stops its timer; cancels its transfer if it runs. */
 void
-client_req_free(struct client_req *rq, struct failure_evidence *ev_out)
+client_req_free(struct client_req *rq, struct failure_evidence *evd_out)
 {
     struct client *c = rq->c;
 
@@ -129,7 +129,7 @@ client_req_free(struct client_req *rq, struct failure_evidence *ev_out)
     ev_timer_stop(c->env->loop, &rq->timer);
     server_busy(c->s, &rq->counted, false);
     if (rq->tr != NULL)
-        c->t->ops->cancel(c->t, rq->tr, ev_out);
+        c->t->ops->cancel(c->t, rq->tr, evd_out);
     free(rq);
 }
 
@@ -176,13 +176,13 @@ client_send(struct client *c, struct client_req *rq, const char *body,
 unsigned
 client_flags(const struct client *c, enum client_op op)
 {
-    if (op == OP_DISCOVER || op == OP_LISTEN)
-        return TRANSPORT_MODERN | (op == OP_DISCOVER ? TRANSPORT_NO_CACHE :
+    if (op == CLIENT_OP_DISCOVER || op == CLIENT_OP_LISTEN)
+        return TRANSPORT_MODERN | (op == CLIENT_OP_DISCOVER ? TRANSPORT_NO_CACHE :
             TRANSPORT_STREAMING);
-    if (op == OP_INITIALIZE)
+    if (op == CLIENT_OP_INITIALIZE)
         return TRANSPORT_INITIALIZE;
-    if (c->era == ERA_MODERN && op != OP_INITIALIZED && op != OP_NOTIFY)
-        return TRANSPORT_MODERN | (op == OP_PING ? TRANSPORT_NO_CACHE : 0);
+    if (c->era == SERVER_ERA_MODERN && op != CLIENT_OP_INITIALIZED && op != CLIENT_OP_NOTIFY)
+        return TRANSPORT_MODERN | (op == CLIENT_OP_PING ? TRANSPORT_NO_CACHE : 0);
     return 0;
 }
 
@@ -190,7 +190,7 @@ client_flags(const struct client *c, enum client_op op)
 static void
 client_notify(struct client *c, char *body, size_t len)
 {
-    struct client_req *rq = client_req_new(c, OP_NOTIFY, -1, NULL);
+    struct client_req *rq = client_req_new(c, CLIENT_OP_NOTIFY, -1, NULL);
     char              *cause = NULL;
 
     if (!client_send(c, rq, body, len, 0, server_timeout_ms(c->s), &cause)) {
@@ -216,10 +216,10 @@ client_dial_step(struct client *c, struct client_req *rq, char *body,
         &cause);
     free(body);
     if (!sent) {
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
-        client_dial_failed(c, &ev, cause);
+        client_dial_failed(c, &evd, cause);
         free(cause);
     }
     return sent;
@@ -244,18 +244,18 @@ client_rpc_code_meaning(long code)
 }
 
 /*
- * A request ended: true when it failed (ev and detail set from the
+ * A request ended: true when it failed (evd and detail set from the
  * transport's failure, a JSON-RPC error, or a result that is not
  * complete), false when res->answer holds a complete result (or a
  * notification was taken).
  */
 bool
-client_judge(const struct transport_result *res, struct failure_evidence *ev,
+client_judge(const struct transport_result *res, struct failure_evidence *evd,
     char *detail, size_t dsz)
 {
     const struct jsonrpc_msg *a = res->answer;
 
-    *ev = res->f.ev;
+    *evd = res->f.evd;
     detail[0] = '\0';
     if (res->failed) {
         snprintf(detail, dsz, "%s", res->f.detail);
@@ -271,7 +271,7 @@ client_judge(const struct transport_result *res, struct failure_evidence *ev,
         if (rt == NULL || strcmp(rt, "complete") == 0)
             return false;
         str_sanitize(clean, sizeof(clean), rt, strlen(rt));
-        ev->no_matching_response = true;
+        evd->no_matching_response = true;
         snprintf(detail, dsz, "result with resultType \"%s\" where a "
             "complete result was expected", clean);
         return true;
@@ -283,14 +283,14 @@ client_judge(const struct transport_result *res, struct failure_evidence *ev,
 
         if (em != NULL)
             str_sanitize(msg, sizeof(msg), em, strlen(em));
-        ev->rpc_error = true;
-        ev->rpc_error_code = jsonrpc_error_code(a);
+        evd->rpc_error = true;
+        evd->rpc_error_code = jsonrpc_error_code(a);
         snprintf(detail, dsz, "JSON-RPC error %ld%s%s%s",
-            ev->rpc_error_code, client_rpc_code_meaning(ev->rpc_error_code),
+            evd->rpc_error_code, client_rpc_code_meaning(evd->rpc_error_code),
             msg[0] ? ": " : "", msg);
         /* The status rides along only when it was not a 2xx. */
-        if (ev->http_status >= 200 && ev->http_status < 300)
-            ev->http_status = 0;
+        if (evd->http_status >= 200 && evd->http_status < 300)
+            evd->http_status = 0;
         return true;
     }
 }
@@ -298,11 +298,11 @@ client_judge(const struct transport_result *res, struct failure_evidence *ev,
 /* Record a failed exchange at site request. */
 void
 client_fail(struct client *c, const char *op,
-    const struct failure_evidence *ev, double ms, const char *detail)
+    const struct failure_evidence *evd, double ms, const char *detail)
 {
     struct failure f;
 
-    failure_make(&f, ev, SITE_REQUEST, detail);
+    failure_make(&f, evd, FAILURE_SITE_REQUEST, detail);
     server_exchange(c->s, op, &f, ms);
 }
 
@@ -350,7 +350,7 @@ client_use_transport(struct client *c, struct transport *t)
 /* --- the dial ----------------------------------------------------------- */
 
 void
-client_dial_failed(struct client *c, const struct failure_evidence *ev,
+client_dial_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail)
 {
     double         ms = client_elapsed_ms(c, c->dial_started);
@@ -371,7 +371,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *ev,
     c->dialed_once = true;
     c->t->ops->abandon(c->t);
     c->last_ping_ok = false;
-    failure_make(&f, ev, SITE_CONNECT, detail);
+    failure_make(&f, evd, FAILURE_SITE_CONNECT, detail);
     server_dial_done(c->s, &f, ms);
 }
 
@@ -384,15 +384,15 @@ client_dial_completed(struct client *c)
     if (ms > (double)deadline) {
         /* Judged on the clock: a dial that finished after its deadline
          * (the loop was held up) is a timeout, whatever came back. */
-        struct failure_evidence ev = { .timer = TIMER_OPEN,
-                                       .phase = PHASE_RESPONSE,
+        struct failure_evidence evd = { .timer = FAILURE_TIMER_OPEN,
+                                       .phase = FAILURE_PHASE_RESPONSE,
                                        .response_bytes = 1 };
         char                    detail[160];
 
         c->dial_step = NULL;
         snprintf(detail, sizeof(detail), "open deadline %ld ms passed: the "
             "dial completed after %.0f ms", deadline, ms);
-        client_dial_failed(c, &ev, detail);
+        client_dial_failed(c, &evd, detail);
         return;
     }
     ev_timer_stop(c->env->loop, &c->open_timer);
@@ -418,7 +418,7 @@ static void
 client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct client          *c = w->data;
-    struct failure_evidence ev = { .timer = TIMER_OPEN };
+    struct failure_evidence evd = { .timer = FAILURE_TIMER_OPEN };
     struct client_req      *rq;
     char                    detail[128];
 
@@ -432,12 +432,12 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
         server_open_deadline_ms(c->s), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
-    if (rq != NULL && rq->op == OP_INITIALIZE &&
+    if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
         (c->t->ops->caps & TRANSPORT_CAP_LATE_SESSION)) {
         /* The operator is answered now, but the initialize is left to
          * settle within its own timeout: a session id it brings late is
          * ended as half-open (DESIGN.md section 5). */
-        c->t->ops->peek(c->t, rq->tr, &ev);
+        c->t->ops->peek(c->t, rq->tr, &evd);
         rq->detached = true;
         rq->in_dial = false;
         server_busy(c->s, &rq->counted, true);
@@ -445,11 +445,11 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
         ev_timer_start(c->env->loop, &rq->timer);
     } else if (rq != NULL) {
-        client_req_free(rq, &ev);
+        client_req_free(rq, &evd);
     }
-    ev.timer = TIMER_OPEN;
-    ev.net = NET_OK;
-    client_dial_failed(c, &ev, detail);
+    evd.timer = FAILURE_TIMER_OPEN;
+    evd.net = NET_OK;
+    client_dial_failed(c, &evd, detail);
 }
 
 void
@@ -472,7 +472,7 @@ client_dial(struct client *c)
     c->probe_note = NULL;
     rc = c->t->ops->open(c->t, &f);
     if (rc < 0) {
-        client_dial_failed(c, &f.ev, f.detail);
+        client_dial_failed(c, &f.evd, f.detail);
         return;
     }
     if (rc == 0)
@@ -486,7 +486,7 @@ void
 client_send_initialize(struct client *c)
 {
     int64_t            id = c->next_id++;
-    struct client_req *rq = client_req_new(c, OP_INITIALIZE, id,
+    struct client_req *rq = client_req_new(c, CLIENT_OP_INITIALIZE, id,
         "initialize");
     size_t             len;
     char              *body = jsonrpc_build_initialize(id,
@@ -543,7 +543,7 @@ client_handshake_done(struct client *c)
 static void
 client_send_initialized(struct client *c)
 {
-    struct client_req *rq = client_req_new(c, OP_INITIALIZED, -1, NULL);
+    struct client_req *rq = client_req_new(c, CLIENT_OP_INITIALIZED, -1, NULL);
     size_t             len;
     char              *body = jsonrpc_build_notification(
         "notifications/initialized", &len);
@@ -560,13 +560,13 @@ client_send_initialized(struct client *c)
  */
 static bool
 client_initialize_revises_era(struct client *c,
-    const struct transport_result *res, const struct failure_evidence *ev)
+    const struct transport_result *res, const struct failure_evidence *evd)
 {
-    long status = ev->http_status;
+    long status = evd->http_status;
     bool auto_era = c->decl->era == CONFIG_ERA_AUTO;
 
-    if (ev->rpc_error && !ev->rpc_error_id_null &&
-        ev->rpc_error_code == -32022 && res->answer != NULL && auto_era &&
+    if (evd->rpc_error && !evd->rpc_error_id_null &&
+        evd->rpc_error_code == -32022 && res->answer != NULL && auto_era &&
         !c->init_said_modern &&
         jsonrpc_array_has(res->answer, "error.data.supported",
         MCP_PROTOCOL_MODERN)) {
@@ -583,23 +583,23 @@ client_initialize_revises_era(struct client *c,
             c->init_said_modern = true;
             server_log(c->s, "era: initialize got -32022 listing only %s: "
                 "modern", MCP_PROTOCOL_MODERN);
-            c->era = ERA_MODERN;
+            c->era = SERVER_ERA_MODERN;
             client_send_discover(c);
             return true;
         }
     }
-    if (auto_era && c->era == ERA_LEGACY && !c->probed_this_dial &&
-        !ev->rpc_error && (status == 400 || status == 404 ||
+    if (auto_era && c->era == SERVER_ERA_LEGACY && !c->probed_this_dial &&
+        !evd->rpc_error && (status == 400 || status == 404 ||
         status == 405)) {
         /* The remembered verdict stopped working: probe again. */
         server_log(c->s, "era: legacy stopped working (HTTP %ld to "
             "initialize); probing again", status);
-        c->era = ERA_NONE;
+        c->era = SERVER_ERA_NONE;
         client_send_discover(c);
         return true;
     }
     if (c->silent_probe && !c->respawned &&
-        (ev->child_closed || ev->peer_known_dead)) {
+        (evd->child_closed || evd->peer_known_dead)) {
         /* It ignored the probe and then died: a fresh one for initialize. */
         struct transport_failure f;
 
@@ -607,7 +607,7 @@ client_initialize_revises_era(struct client *c,
         server_log(c->s, "era: the transport closed after an unanswered "
             "probe; initialize on a fresh one");
         if (c->t->ops->open(c->t, &f) < 0) {
-            client_dial_failed(c, &f.ev, f.detail);
+            client_dial_failed(c, &f.evd, f.detail);
             return true;
         }
         client_send_initialize(c);
@@ -637,7 +637,7 @@ static void
 client_on_initialize(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];
     const char             *v;
 
@@ -647,37 +647,37 @@ client_on_initialize(struct client *c, struct client_req *rq,
         return;
     }
     client_req_free(rq, NULL);
-    if (client_judge(res, &ev, detail, sizeof(detail))) {
+    if (client_judge(res, &evd, detail, sizeof(detail))) {
         if (res->session != NULL) {
             server_end_orphan(c->s, res->session, NULL,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
-        if (client_initialize_revises_era(c, res, &ev))
+        if (client_initialize_revises_era(c, res, &evd))
             return;
         if (c->t->ops->older != NULL && c->decl->era == CONFIG_ERA_AUTO &&
-            !c->sse_tried && (ev.http_status == 400 ||
-            ev.http_status == 404 || ev.http_status == 405) &&
-            !(ev.rpc_error && !ev.rpc_error_id_null)) {
+            !c->sse_tried && (evd.http_status == 400 ||
+            evd.http_status == 404 || evd.http_status == 405) &&
+            !(evd.rpc_error && !evd.rpc_error_id_null)) {
             /* Neither era's POST works here: try the older transport
              * (2024-11-05 HTTP+SSE: GET, then the `endpoint` event). */
             struct transport_failure f;
             int                      rc;
 
             c->sse_tried = true;
-            c->sse_fallback.ev = ev;
+            c->sse_fallback.evd = evd;
             snprintf(c->sse_fallback.detail, sizeof(c->sse_fallback.detail),
                 "%s", detail);
             client_use_transport(c, c->t->ops->older(&c->tenv));
-            c->era = ERA_LEGACY_SSE;
+            c->era = SERVER_ERA_LEGACY_SSE;
             rc = c->t->ops->open(c->t, &f);
             if (rc < 0)
-                client_dial_failed(c, &f.ev, f.detail);
+                client_dial_failed(c, &f.evd, f.detail);
             else if (rc == 0)
                 client_send_initialize(c);
             return;
         }
-        client_dial_failed(c, &ev, detail);
+        client_dial_failed(c, &evd, detail);
         return;
     }
     v = jsonrpc_get_string(res->answer, "result.protocolVersion");
@@ -686,7 +686,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
 
         if (v != NULL)
             str_sanitize(clean, sizeof(clean), v, strlen(v));
-        ev.bad_protocol_version = true;
+        evd.bad_protocol_version = true;
         snprintf(detail, sizeof(detail), "server chose protocol version "
             "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26, "
             "2024-11-05", clean);
@@ -695,7 +695,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
                 "session issued in a version mcptop does not speak");
             res->session = NULL;
         }
-        client_dial_failed(c, &ev, detail);
+        client_dial_failed(c, &evd, detail);
         return;
     }
     free(c->protocol_version);
@@ -703,8 +703,8 @@ client_on_initialize(struct client *c, struct client_req *rq,
     client_take_server(c, res->answer,
         jsonrpc_get_string(res->answer, "result.serverInfo.name"),
         jsonrpc_get_string(res->answer, "result.serverInfo.version"));
-    if (c->era != ERA_LEGACY_SSE)
-        c->era = ERA_LEGACY;
+    if (c->era != SERVER_ERA_LEGACY_SSE)
+        c->era = SERVER_ERA_LEGACY;
     /* Only a 2xx answer to initialize issues a session. */
     c->t->ops->adopt(c->t, res->session, c->protocol_version);
     res->session = NULL;
@@ -715,29 +715,29 @@ static void
 client_on_initialized(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];
 
     client_req_free(rq, NULL);
-    if (client_judge(res, &ev, detail, sizeof(detail))) {
+    if (client_judge(res, &evd, detail, sizeof(detail))) {
         char        said[256];
         const char *rest = detail;
         char        head[64];
 
-        if (ev.http_status >= 300) {
+        if (evd.http_status >= 300) {
             /* Say which step failed, and that the one before worked. */
-            snprintf(head, sizeof(head), "HTTP %ld to %s", ev.http_status,
+            snprintf(head, sizeof(head), "HTTP %ld to %s", evd.http_status,
                 "notifications/initialized");
             if (strncmp(rest, head, strlen(head)) == 0)
                 rest += strlen(head);
             snprintf(said, sizeof(said), "notifications/initialized "
-                "answered %ld after initialize succeeded%.180s", ev.http_status,
+                "answered %ld after initialize succeeded%.180s", evd.http_status,
                 rest);
         } else {
             snprintf(said, sizeof(said), "notifications/initialized failed "
                 "after initialize succeeded: %.180s", detail);
         }
-        client_dial_failed(c, &ev, said);
+        client_dial_failed(c, &evd, said);
         return;
     }
     client_handshake_done(c);
@@ -758,12 +758,12 @@ client_on_initialized(struct client *c, struct client_req *rq,
  */
 bool
 client_session_lost(struct client *c, const char *op, bool carried,
-    const struct failure_evidence *ev, double ms, char *detail)
+    const struct failure_evidence *evd, double ms, char *detail)
 {
-    long        status = ev->http_status;
+    long        status = evd->http_status;
     bool        expired = status == 404;
     bool        unknown = status == 400 ||
-        (ev->rpc_error && ev->rpc_error_id_null);
+        (evd->rpc_error && evd->rpc_error_id_null);
     const char *why;
     size_t      n = strlen(detail);
 
@@ -771,14 +771,14 @@ client_session_lost(struct client *c, const char *op, bool carried,
         return false;
     if (!expired && c->redialed_for_loss)
         return false;
-    if (!expired && status == 400 && failure_classify(ev) !=
-        FAILURE_HTTP_STATUS && !ev->rpc_error_id_null)
+    if (!expired && status == 400 && failure_classify(evd) !=
+        FAILURE_HTTP_STATUS && !evd->rpc_error_id_null)
         return false;
     c->redialed_for_loss = !expired;
     why = expired ? "session expired" : "session presumed lost: the server "
         "does not know it";
     snprintf(detail + n, 256 - n, "; %s", why);
-    client_fail(c, op, ev, ms, detail);
+    client_fail(c, op, evd, ms, detail);
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
         "the session was presumed lost");
@@ -794,29 +794,29 @@ client_ping(struct client *c, bool scheduled)
     size_t             len;
     char              *body, *cause = NULL;
 
-    if (client_find(c, OP_PING) != NULL)
+    if (client_find(c, CLIENT_OP_PING) != NULL)
         return false;
     id = c->next_id++;
-    if (c->era == ERA_MODERN) {
+    if (c->era == SERVER_ERA_MODERN) {
         /* No ping in 2026-07-28: server/discover is the cheapest request
          * every server must answer. */
-        rq = client_req_new(c, OP_PING, id, "server/discover");
+        rq = client_req_new(c, CLIENT_OP_PING, id, "server/discover");
         body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
             "mcptop", MCPTOP_VERSION, NULL, false, &len);
     } else {
-        rq = client_req_new(c, OP_PING, id, "ping");
+        rq = client_req_new(c, CLIENT_OP_PING, id, "ping");
         /* The most frequent message: printed from a template. */
         body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
             "\"ping\"}", (long long)id);
         len = strlen(body);
     }
-    if (!client_send(c, rq, body, len, client_flags(c, OP_PING) |
+    if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
         (scheduled ? TRANSPORT_IDLE_AFTER : 0u), server_timeout_ms(c->s),
         &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
-        client_fail(c, client_ping_op(c), &ev, 0, cause);
+        client_fail(c, client_ping_op(c), &evd, 0, cause);
         free(cause);
         free(body);
         return false;
@@ -829,7 +829,7 @@ static void
 client_on_ping(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];
     double                  ms = client_elapsed_ms(c, rq->started);
     bool                    carried = res->carried_session;
@@ -838,7 +838,7 @@ client_on_ping(struct client *c, struct client_req *rq,
 
     client_req_free(rq, NULL);
     c->pings_done++;
-    if (!client_judge(res, &ev, detail, sizeof(detail))) {
+    if (!client_judge(res, &evd, detail, sizeof(detail))) {
         c->rtt_ms = ms;
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
@@ -847,17 +847,17 @@ client_on_ping(struct client *c, struct client_req *rq,
         return;
     }
     c->last_ping_ok = false;
-    status = ev.http_status;
-    kind = failure_classify(&ev);
-    if (client_session_lost(c, client_ping_op(c), carried, &ev, ms, detail))
+    status = evd.http_status;
+    kind = failure_classify(&evd);
+    if (client_session_lost(c, client_ping_op(c), carried, &evd, ms, detail))
         return;
-    client_fail(c, client_ping_op(c), &ev, ms, detail);
-    if (c->era == ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
+    client_fail(c, client_ping_op(c), &evd, ms, detail);
+    if (c->era == SERVER_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
         !c->env->no_redial && (status == 400 || status == 404 ||
         status == 405) && kind == FAILURE_HTTP_STATUS) {
         /* The remembered era stopped working: probe again. */
         server_log(c->s, "era: modern stopped working; probing again");
-        c->era = ERA_NONE;
+        c->era = SERVER_ERA_NONE;
         client_drop(c, "the era changed");
         server_dial_again(c->s);
         return;
@@ -896,7 +896,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct client_req      *rq = w->data;
     struct client          *c = rq->c;
-    struct failure_evidence ev = { 0 };
+    struct failure_evidence evd = { 0 };
     enum client_op          op = rq->op;
     int64_t                 id = rq->id;
     double                  ms = client_elapsed_ms(c, rq->started);
@@ -910,20 +910,20 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         client_req_free(rq, NULL);
         return;
     }
-    client_req_free(rq, &ev);
-    ev.timer = TIMER_REQUEST;
-    ev.net = NET_OK;
+    client_req_free(rq, &evd);
+    evd.timer = FAILURE_TIMER_REQUEST;
+    evd.net = NET_OK;
     snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
         "(request timeout)", client_op_name(op), server_timeout_ms(c->s));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
-    if (id >= 0 && op != OP_INITIALIZE && c->t->ops->has_session(c->t)) {
+    if (id >= 0 && op != CLIENT_OP_INITIALIZE && c->t->ops->has_session(c->t)) {
         size_t len;
         char  *body = jsonrpc_build_cancelled(id, "timeout", &len);
 
         client_notify(c, body, len);
     }
     switch (op) {
-    case OP_DISCOVER:
+    case CLIENT_OP_DISCOVER:
         if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
             c->decl->era == CONFIG_ERA_AUTO) {
             /* No answer to the probe means a legacy server. */
@@ -931,19 +931,19 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
             client_fallback_legacy(c, "no answer to server/discover");
             break;
         }
-        client_dial_failed(c, &ev, detail);
+        client_dial_failed(c, &evd, detail);
         break;
-    case OP_INITIALIZE:
-    case OP_INITIALIZED:
-        client_dial_failed(c, &ev, detail);
+    case CLIENT_OP_INITIALIZE:
+    case CLIENT_OP_INITIALIZED:
+        client_dial_failed(c, &evd, detail);
         break;
-    case OP_LIST:
-        client_list_failed(c, &ev, detail);
+    case CLIENT_OP_LIST:
+        client_list_failed(c, &evd, detail);
         break;
-    case OP_PING:
+    case CLIENT_OP_PING:
         c->last_ping_ok = false;
         c->pings_done++;
-        client_fail(c, client_ping_op(c), &ev, ms, detail);
+        client_fail(c, client_ping_op(c), &evd, ms, detail);
         server_ping_scheduled(c->s);
         break;
     default:
@@ -958,33 +958,33 @@ client_on_done(struct client *c, struct client_req *rq,
 {
     rq->tr = NULL;          /* the transport is done with it */
     ev_timer_stop(c->env->loop, &rq->timer);
-    if (res->retry_after_s >= 0 && (res->f.ev.http_status == 429 ||
-        res->f.ev.http_status == 503))
+    if (res->retry_after_s >= 0 && (res->f.evd.http_status == 429 ||
+        res->f.evd.http_status == 503))
         /* A wait the server asked for holds for every request to it. */
         server_retry_after(c->s, res->retry_after_s);
     switch (rq->op) {
-    case OP_INITIALIZE:
+    case CLIENT_OP_INITIALIZE:
         client_on_initialize(c, rq, res);
         break;
-    case OP_INITIALIZED:
+    case CLIENT_OP_INITIALIZED:
         client_on_initialized(c, rq, res);
         break;
-    case OP_LIST:
+    case CLIENT_OP_LIST:
         client_on_list(c, rq, res);
         break;
-    case OP_PING:
+    case CLIENT_OP_PING:
         client_on_ping(c, rq, res);
         break;
-    case OP_NOTIFY:
+    case CLIENT_OP_NOTIFY:
         client_req_free(rq, NULL);
         break;
-    case OP_DISCOVER:
+    case CLIENT_OP_DISCOVER:
         client_on_discover(c, rq, res);
         break;
-    case OP_LISTEN:
+    case CLIENT_OP_LISTEN:
         client_on_listen_done(c, rq, res);
         break;
-    case OP_CALL:
+    case CLIENT_OP_CALL:
         client_on_call(c, rq, res);
         break;
     }
@@ -997,20 +997,20 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
 {
     if (server_state(c->s) != SERVER_DIALING)
         return;
-    if (c->era == ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
+    if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && c->sse_tried) {
         char both[256];
         int  n;
 
-        c->era = ERA_LEGACY;
+        c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, transport_new(&c->tenv));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
         snprintf(both + n, sizeof(both) - (size_t)n,
             "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
-        client_dial_failed(c, &c->sse_fallback.ev, both);
+        client_dial_failed(c, &c->sse_fallback.evd, both);
         return;
     }
-    client_dial_failed(c, &e->failure->ev, e->failure->detail);
+    client_dial_failed(c, &e->failure->evd, e->failure->detail);
 }
 
 /* The connection itself is gone. */
@@ -1026,12 +1026,12 @@ client_on_lost(struct client *c, const struct transport_event *e)
         return;
     }
     if (st == SERVER_DIALING) {
-        client_dial_failed(c, &e->failure->ev, e->failure->detail);
+        client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
     if (st != SERVER_READY)
         return;
-    client_fail(c, "sse stream", &e->failure->ev, 0, e->failure->detail);
+    client_fail(c, "sse stream", &e->failure->evd, 0, e->failure->detail);
     client_drop(c, "the connection was lost");
     server_connection_lost(c->s);
 }
@@ -1051,7 +1051,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         break;
     case TRANSPORT_READY:
         if (server_state(c->s) == SERVER_DIALING &&
-            client_find(c, OP_INITIALIZE) == NULL)
+            client_find(c, CLIENT_OP_INITIALIZE) == NULL)
             client_dial_begin(c);
         break;
     case TRANSPORT_OPEN_FAILED:
@@ -1075,7 +1075,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
     case TRANSPORT_RESUMED: {
         struct client_req *rq = e->owner;
 
-        if (rq->op != OP_LISTEN) {
+        if (rq->op != CLIENT_OP_LISTEN) {
             ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
             ev_timer_start(c->env->loop, &rq->timer);
         }
@@ -1093,13 +1093,13 @@ client_end(struct client *c, struct ending_run *run)
     /* An initialize in flight may still issue a session: let it settle
      * and end that one as half-open. */
     for (struct client_req *rq = c->reqs; rq != NULL; rq = rq->next) {
-        if (rq->op == OP_INITIALIZE && rq->in_dial) {
+        if (rq->op == CLIENT_OP_INITIALIZE && rq->in_dial) {
             rq->detached = true;
             rq->in_dial = false;
             server_busy(c->s, &rq->counted, true);
         }
     }
-    if (c->era == ERA_MODERN) {
+    if (c->era == SERVER_ERA_MODERN) {
         /* Nothing to end on the server: no session exists. */
         ending_run_sessionless(run);
         ending_run_outcome(run, ENDING_NO_SESSION,
@@ -1216,7 +1216,7 @@ client_session(const struct client *c, struct server_session_info *out)
     out->server_name = c->peer_name;
     out->server_version = c->peer_version;
     out->tools_list_changed = c->tools_list_changed;
-    out->cache_scope = c->era == ERA_MODERN ? c->cache_scope : NULL;
+    out->cache_scope = c->era == SERVER_ERA_MODERN ? c->cache_scope : NULL;
 }
 
 long
@@ -1252,7 +1252,7 @@ client_dialed_once(const struct client *c)
 bool
 client_ping_in_flight(const struct client *c)
 {
-    return client_find(c, OP_PING) != NULL;
+    return client_find(c, CLIENT_OP_PING) != NULL;
 }
 
 unsigned long
@@ -1300,5 +1300,5 @@ client_probe_ok(const struct client *c)
 {
     /* No deep check configured, or none made yet, or the last one held. */
     return c->decl->probe == NULL || c->probe_calls == 0 || c->probe_ok ||
-        client_find(c, OP_CALL) != NULL;
+        client_find(c, CLIENT_OP_CALL) != NULL;
 }

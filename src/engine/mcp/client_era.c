@@ -22,7 +22,7 @@ void
 client_fallback_legacy(struct client *c, const char *why)
 {
     server_log(c->s, "era: legacy (%s)", why);
-    c->era = ERA_LEGACY;
+    c->era = SERVER_ERA_LEGACY;
     if (!c->t->ops->alive(c->t)) {
         /* The transport went away on the probe (a child that exited): a
          * fresh one for initialize. */
@@ -30,7 +30,7 @@ client_fallback_legacy(struct client *c, const char *why)
 
         c->respawned = true;
         if (c->t->ops->open(c->t, &f) < 0) {
-            client_dial_failed(c, &f.ev, f.detail);
+            client_dial_failed(c, &f.evd, f.detail);
             return;
         }
     }
@@ -42,8 +42,8 @@ void
 client_dial_begin(struct client *c)
 {
     if (c->decl->era == CONFIG_ERA_MODERN || (c->decl->era ==
-        CONFIG_ERA_AUTO && c->era != ERA_LEGACY &&
-        c->era != ERA_LEGACY_SSE)) {
+        CONFIG_ERA_AUTO && c->era != SERVER_ERA_LEGACY &&
+        c->era != SERVER_ERA_LEGACY_SSE)) {
         /* 2026-07-28 compatibility rules: probe with server/discover. */
         client_send_discover(c);
         return;
@@ -55,7 +55,7 @@ void
 client_send_discover(struct client *c)
 {
     int64_t            id = c->next_id++;
-    struct client_req *rq = client_req_new(c, OP_DISCOVER, id,
+    struct client_req *rq = client_req_new(c, CLIENT_OP_DISCOVER, id,
         "server/discover");
     size_t             len;
     char              *body = jsonrpc_build_modern(id, rq->method,
@@ -100,13 +100,13 @@ void
 client_on_discover(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];
     bool                    auto_era = c->decl->era == CONFIG_ERA_AUTO;
-    long                    status = res->f.ev.http_status;
+    long                    status = res->f.evd.http_status;
 
     client_req_free(rq, NULL);
-    if (!client_judge(res, &ev, detail, sizeof(detail))) {
+    if (!client_judge(res, &evd, detail, sizeof(detail))) {
         /* A result that is no DiscoverResult (supportedVersions is
          * required: a server answering any method with a result), or one
          * that lists no version mcptop speaks: not modern for us. */
@@ -123,21 +123,21 @@ client_on_discover(struct client *c, struct client_req *rq,
                 client_fallback_legacy(c, why);
                 return;
             }
-            ev.no_matching_response = !listed;
-            ev.bad_protocol_version = listed;
-            client_dial_failed(c, &ev, why);
+            evd.no_matching_response = !listed;
+            evd.bad_protocol_version = listed;
+            client_dial_failed(c, &evd, why);
             return;
         }
-        c->era = ERA_MODERN;
+        c->era = SERVER_ERA_MODERN;
         client_take_discover(c, res->answer);
         server_log(c->s, "era: modern (%s)", MCP_PROTOCOL_MODERN);
         client_handshake_done(c);
         return;
     }
-    if (ev.rpc_error && !ev.rpc_error_id_null) {
+    if (evd.rpc_error && !evd.rpc_error_id_null) {
         /* The server answered the probe with a JSON-RPC error, in a 2xx
          * body or behind a 4xx. */
-        long code = ev.rpc_error_code;
+        long code = evd.rpc_error_code;
         bool names_modern = res->answer != NULL &&
             jsonrpc_array_has(res->answer, "error.data.supported",
             MCP_PROTOCOL_MODERN);
@@ -157,18 +157,18 @@ client_on_discover(struct client *c, struct client_req *rq,
             /* A recognised modern error: the request is wrong, not the
              * era; report it (MCP 2026-07-28 basic/transports). */
             if (client_modern_error(code))
-                c->era = ERA_MODERN;
-            client_dial_failed(c, &ev, detail);
+                c->era = SERVER_ERA_MODERN;
+            client_dial_failed(c, &evd, detail);
             return;
         }
         client_fallback_legacy(c, "non-modern JSON-RPC error to discover");
         return;
     }
     if (!auto_era) {
-        client_dial_failed(c, &ev, detail);
+        client_dial_failed(c, &evd, detail);
         return;
     }
-    if (ev.child_closed || ev.peer_known_dead) {
+    if (evd.child_closed || evd.peer_known_dead) {
         client_fallback_legacy(c, "the transport closed on server/discover");
         return;
     }
@@ -189,12 +189,12 @@ client_on_discover(struct client *c, struct client_req *rq,
      * 429, a gateway's 502/503/504, transport failures and timeouts are
      * failures, never an era verdict. */
     if (status >= 400 && status < 500 && status != 401 && status != 403 &&
-        status != 429 && !(ev.rpc_error &&
-        client_modern_error(ev.rpc_error_code))) {
+        status != 429 && !(evd.rpc_error &&
+        client_modern_error(evd.rpc_error_code))) {
         client_fallback_legacy(c, "4xx to server/discover");
         return;
     }
-    client_dial_failed(c, &ev, detail);
+    client_dial_failed(c, &evd, detail);
 }
 
 /*
@@ -209,14 +209,14 @@ client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
     enum server_state st = server_state(c->s);
 
     if (c->probe_id <= 0 || c->decl->era != CONFIG_ERA_AUTO ||
-        c->era == ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
+        c->era == SERVER_ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
         !jsonrpc_id_is(m, c->probe_id) ||
         !jsonrpc_array_has(m, "result.supportedVersions",
         MCP_PROTOCOL_MODERN))
         return;
     server_log(c->s, "era: a late DiscoverResult lists %s: modern",
         MCP_PROTOCOL_MODERN);
-    c->era = ERA_MODERN;
+    c->era = SERVER_ERA_MODERN;
     c->silent_probe = false;
     if (st == SERVER_DIALING) {
         for (struct client_req *rq = c->reqs, *n; rq != NULL; rq = n) {

@@ -34,14 +34,14 @@ struct jsonrpc_msg;
 #define CLIENT_RELIST_MIN_S     1.0     /* re-listings at most this often */
 
 enum client_op {
-    OP_INITIALIZE,
-    OP_INITIALIZED,
-    OP_LIST,
-    OP_PING,
-    OP_NOTIFY,          /* fire-and-forget: cancelled */
-    OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
-    OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
-    OP_CALL,            /* the deep check: tools/call of probe_tool */
+    CLIENT_OP_INITIALIZE,
+    CLIENT_OP_INITIALIZED,
+    CLIENT_OP_LIST,
+    CLIENT_OP_PING,
+    CLIENT_OP_NOTIFY,          /* fire-and-forget: cancelled */
+    CLIENT_OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
+    CLIENT_OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
+    CLIENT_OP_CALL,            /* the deep check: tools/call of probe_tool */
 };
 
 struct client_req {
@@ -150,7 +150,7 @@ double client_elapsed_ms(const struct client *c, ev_tstamp since);
 void client_free_strv(char **v, long n);
 struct client_req *client_req_new(struct client *c, enum client_op op,
     int64_t id, const char *method);
-void client_req_free(struct client_req *rq, struct failure_evidence *ev_out);
+void client_req_free(struct client_req *rq, struct failure_evidence *evd_out);
 struct client_req *client_find(const struct client *c, enum client_op op);
 bool client_send(struct client *c, struct client_req *rq, const char *body,
     size_t len, unsigned flags, long timeout_ms, char **cause);
@@ -158,11 +158,11 @@ unsigned client_flags(const struct client *c, enum client_op op);
 bool client_dial_step(struct client *c, struct client_req *rq, char *body,
     size_t len, long timeout_ms);
 bool client_judge(const struct transport_result *res,
-    struct failure_evidence *ev, char *detail, size_t dsz);
+    struct failure_evidence *evd, char *detail, size_t dsz);
 void client_fail(struct client *c, const char *op,
-    const struct failure_evidence *ev, double ms, const char *detail);
+    const struct failure_evidence *evd, double ms, const char *detail);
 void client_drop(struct client *c, const char *why);
-void client_dial_failed(struct client *c, const struct failure_evidence *ev,
+void client_dial_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail);
 void client_dial_completed(struct client *c);
 void client_handshake_done(struct client *c);
@@ -170,7 +170,7 @@ void client_send_initialize(struct client *c);
 void client_take_server(struct client *c, const struct jsonrpc_msg *m,
     const char *name, const char *version);
 bool client_session_lost(struct client *c, const char *op, bool carried,
-    const struct failure_evidence *ev, double ms, char *detail);
+    const struct failure_evidence *evd, double ms, char *detail);
 
 /* client_era.c: the era probe */
 void client_dial_begin(struct client *c);
@@ -184,7 +184,7 @@ void client_era_late_answer(struct client *c, const struct jsonrpc_msg *m);
 void client_begin_list(struct client *c, bool in_dial);
 void client_on_list(struct client *c, struct client_req *rq,
     struct transport_result *res);
-void client_list_failed(struct client *c, const struct failure_evidence *ev,
+void client_list_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail);
 void client_relist(struct client *c);
 void client_relist_cb(struct ev_loop *loop, ev_timer *w, int revents);

@@ -36,26 +36,26 @@ static void
 client_send_list(struct client *c, const char *cursor)
 {
     int64_t            id = c->next_id++;
-    struct client_req *rq = client_req_new(c, OP_LIST, id, "tools/list");
+    struct client_req *rq = client_req_new(c, CLIENT_OP_LIST, id, "tools/list");
     size_t             len;
     char              *body;
     char              *cause = NULL;
 
-    if (c->era == ERA_MODERN)
+    if (c->era == SERVER_ERA_MODERN)
         body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
             "mcptop", MCPTOP_VERSION, cursor, false, &len);
     else
         body = jsonrpc_build_request(id, "tools/list", cursor, &len);
     rq->in_dial = c->list_in_dial;
-    if (!client_send(c, rq, body, len, client_flags(c, OP_LIST),
+    if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_LIST),
         server_timeout_ms(c->s), &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
         if (c->list_in_dial)
-            client_dial_failed(c, &ev, cause);
+            client_dial_failed(c, &evd, cause);
         else
-            client_fail(c, "tools/list", &ev, 0, cause);
+            client_fail(c, "tools/list", &evd, 0, cause);
         free(cause);
     }
     free(body);
@@ -63,17 +63,17 @@ client_send_list(struct client *c, const char *cursor)
 
 /* A listing failed (the dial's fails the dial). */
 void
-client_list_failed(struct client *c, const struct failure_evidence *ev,
+client_list_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail)
 {
     if (c->list_in_dial) {
-        client_dial_failed(c, ev, detail);
+        client_dial_failed(c, evd, detail);
         return;
     }
     client_free_strv(c->list_acc, c->list_n);
     c->list_acc = NULL;
     c->list_n = c->list_cap = 0;
-    client_fail(c, "tools/list", ev, client_elapsed_ms(c, c->list_started),
+    client_fail(c, "tools/list", evd, client_elapsed_ms(c, c->list_started),
         detail);
     client_relist(c);
 }
@@ -122,21 +122,21 @@ void
 client_on_list(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];
     const char             *cursor;
     char                   *next = NULL;
     double                  ttl;
 
     client_req_free(rq, NULL);
-    if (client_judge(res, &ev, detail, sizeof(detail))) {
-        client_list_failed(c, &ev, detail);
+    if (client_judge(res, &evd, detail, sizeof(detail))) {
+        client_list_failed(c, &evd, detail);
         return;
     }
     if (jsonrpc_array_each(res->answer, "result.tools", "name",
         CLIENT_MAX_TOOLS - c->list_n, client_take_tool, c) < 0) {
-        ev.no_matching_response = true;
-        client_list_failed(c, &ev, "tools/list result has no tools array");
+        evd.no_matching_response = true;
+        client_list_failed(c, &evd, "tools/list result has no tools array");
         return;
     }
     /* Each page has its own freshness; the listing is as fresh as its
@@ -182,7 +182,7 @@ client_relist(struct client *c)
     double    wait;
 
     if (!c->relist_wanted || server_state(c->s) != SERVER_READY ||
-        client_find(c, OP_LIST) != NULL || ev_is_active(&c->relist_timer))
+        client_find(c, CLIENT_OP_LIST) != NULL || ev_is_active(&c->relist_timer))
         return;
     now = server_now(c->s);
     wait = c->relisted_at > 0 ? c->relisted_at + CLIENT_RELIST_MIN_S - now :

@@ -67,22 +67,22 @@ client_probe_now(struct client *c)
     size_t                     len;
     char                      *body, *cause = NULL;
 
-    if (p == NULL || client_find(c, OP_CALL) != NULL ||
+    if (p == NULL || client_find(c, CLIENT_OP_CALL) != NULL ||
         server_state(c->s) != SERVER_READY || server_wait_left(c->s) > 0)
         return false;
     id = c->next_id++;
-    rq = client_req_new(c, OP_CALL, id, "tools/call");
+    rq = client_req_new(c, CLIENT_OP_CALL, id, "tools/call");
     body = jsonrpc_build_tool_call(id, p->name, p->arguments,
-        c->era == ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
+        c->era == SERVER_ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
         MCPTOP_VERSION, &len);
     c->probe_calls++;
     server_log(c->s, "tools/call %s (the deep check)", p->name);
-    if (!client_send(c, rq, body, len, c->era == ERA_MODERN ?
+    if (!client_send(c, rq, body, len, c->era == SERVER_ERA_MODERN ?
         TRANSPORT_MODERN : 0, client_probe_timeout_ms(c), &cause)) {
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
-        client_fail(c, "tools/call", &ev, 0, cause);
+        client_fail(c, "tools/call", &evd, 0, cause);
         free(cause);
         free(body);
         return false;
@@ -96,17 +96,17 @@ client_on_call(struct client *c, struct client_req *rq,
     struct transport_result *res)
 {
     const struct config_probe *p = c->decl->probe;
-    struct failure_evidence    ev;
+    struct failure_evidence    evd;
     char                       detail[256], said[160], clean[160];
     double                     ms = client_elapsed_ms(c, rq->started);
     bool                       is_error = false, found = true;
 
     client_req_free(rq, NULL);
-    if (client_judge(res, &ev, detail, sizeof(detail))) {
+    if (client_judge(res, &evd, detail, sizeof(detail))) {
         c->probe_ok = false;
-        if (!client_session_lost(c, "tools/call", res->carried_session, &ev,
+        if (!client_session_lost(c, "tools/call", res->carried_session, &evd,
             ms, detail))
-            client_fail(c, "tools/call", &ev, ms, detail);
+            client_fail(c, "tools/call", &evd, ms, detail);
         client_probe_schedule(c);
         return;
     }
@@ -115,11 +115,11 @@ client_on_call(struct client *c, struct client_req *rq,
     if (is_error || !found) {
         /* The server answered: the tool did not do its work. */
         str_sanitize(clean, sizeof(clean), said, strlen(said));
-        ev.rpc_error = true;
-        ev.rpc_error_code = 0;
-        ev.tool_error = is_error;
-        ev.unexpected_result = !is_error;
-        ev.http_status = 0;
+        evd.rpc_error = true;
+        evd.rpc_error_code = 0;
+        evd.tool_error = is_error;
+        evd.unexpected_result = !is_error;
+        evd.http_status = 0;
         if (is_error)
             snprintf(detail, sizeof(detail), "tool %.60s answered isError%s"
                 "%s", p != NULL ? p->name : "?", clean[0] ? ": " : "",
@@ -129,7 +129,7 @@ client_on_call(struct client *c, struct client_req *rq,
                 "found%s%.120s", p != NULL ? p->name : "?", clean[0] ?
                 "; it said: " : "", clean);
         c->probe_ok = false;
-        client_fail(c, "tools/call", &ev, ms, detail);
+        client_fail(c, "tools/call", &evd, ms, detail);
         client_probe_schedule(c);
         return;
     }

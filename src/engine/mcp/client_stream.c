@@ -25,15 +25,15 @@ client_listen(struct client *c)
     size_t             len;
     char              *body, *cause = NULL;
 
-    if (client_find(c, OP_LISTEN) != NULL || server_state(c->s) !=
+    if (client_find(c, CLIENT_OP_LISTEN) != NULL || server_state(c->s) !=
         SERVER_READY)
         return;
     id = c->next_id++;
-    rq = client_req_new(c, OP_LISTEN, id, "subscriptions/listen");
+    rq = client_req_new(c, CLIENT_OP_LISTEN, id, "subscriptions/listen");
     body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
         "mcptop", MCPTOP_VERSION, NULL, true, &len);
     c->stream_started = server_now(c->s);
-    if (!client_send(c, rq, body, len, client_flags(c, OP_LISTEN), 0,
+    if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_LISTEN), 0,
         &cause)) {
         server_log(c->s, "listen not sent: %s", cause);
         free(cause);
@@ -49,7 +49,7 @@ client_streams_start(struct client *c)
     if (c->env->no_streams || !c->tools_list_changed ||
         server_state(c->s) != SERVER_READY)
         return;
-    if (c->era == ERA_MODERN) {
+    if (c->era == SERVER_ERA_MODERN) {
         client_listen(c);
     } else if (!c->stream_none && c->t->ops->stream_open != NULL &&
         c->t->ops->has_session(c->t)) {
@@ -122,7 +122,7 @@ void
 client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct client     *c = w->data;
-    struct client_req *l = client_find(c, OP_LISTEN);
+    struct client_req *l = client_find(c, CLIENT_OP_LISTEN);
     double             idle = client_stream_idle_s(c);
     double             quiet;
 
@@ -184,8 +184,8 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         client_stream_later(c);
         return;
     }
-    client_fail(c, "stream", &e->failure->ev, ms, e->failure->detail);
-    if (e->failure->ev.http_status == 404 && c->t->ops->has_session(c->t))
+    client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);
+    if (e->failure->evd.http_status == 404 && c->t->ops->has_session(c->t))
         return;     /* the next ping finds the session gone */
     client_stream_later(c);
 }
@@ -208,9 +208,9 @@ client_on_listen_done(struct client *c, struct client_req *rq,
         c->listen_drops++;
         server_log(c->s, "listen closed unexpectedly (%lu so far)%s",
             c->listen_drops, was_open ? "" : " before it opened");
-        if (!was_open && res->failed && (res->f.ev.http_status >= 300 ||
-            res->f.ev.net != NET_OK))
-            client_fail(c, "listen", &res->f.ev, 0, res->f.detail);
+        if (!was_open && res->failed && (res->f.evd.http_status >= 300 ||
+            res->f.evd.net != NET_OK))
+            client_fail(c, "listen", &res->f.evd, 0, res->f.detail);
     }
     /* Resubscribe later, with the stream's backoff and cap. */
     c->stream_retry_ms = -1;
@@ -224,7 +224,7 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
 {
     const char *method = jsonrpc_method(m);
 
-    if (on != NULL && on->op == OP_CALL && method != NULL &&
+    if (on != NULL && on->op == CLIENT_OP_CALL && method != NULL &&
         (strcmp(method, "notifications/progress") == 0 ||
         strcmp(method, "notifications/message") == 0)) {
         /* Progress or a log line before the tool's result: counted. */

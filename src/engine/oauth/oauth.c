@@ -86,15 +86,6 @@ oauth_store(const struct oauth *o)
     return oauth_store_g;
 }
 
-void
-oauth_wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    explicit_bzero(s, strlen(s));
-    free(s);
-}
-
 static bool
 oauth_consent_here(const struct oauth *o)
 {
@@ -192,7 +183,7 @@ void
 oauth_set_token(struct oauth *o, const struct oauth_token *t, bool tokens)
 {
     oauth_token_done(&o->tok);
-    oauth_wipe_free(o->authz);
+    str_wipe_free(o->authz);
     o->authz = NULL;
     o->have_tok = false;
     if (t == NULL)
@@ -201,8 +192,8 @@ oauth_set_token(struct oauth *o, const struct oauth_token *t, bool tokens)
     if (!tokens) {
         /* A login asks anew: keep what the entry knows (a pending step-up
          * scope), not its tokens. */
-        oauth_wipe_free(o->tok.access_token);
-        oauth_wipe_free(o->tok.refresh_token);
+        str_wipe_free(o->tok.access_token);
+        str_wipe_free(o->tok.refresh_token);
         o->tok.access_token = NULL;
         o->tok.refresh_token = NULL;
         return;

@@ -82,10 +82,10 @@ oauth_flow_free(struct oauth_flow *f)
     free(f->token_endpoint);
     free(f->registration_endpoint);
     free(f->client_id);
-    oauth_wipe_free(f->client_secret);
+    str_wipe_free(f->client_secret);
     free(f->auth_method);
     free(f->scope);
-    oauth_wipe_free(f->verifier);
+    str_wipe_free(f->verifier);
     free(f->state);
     free(f);
 }
@@ -571,8 +571,7 @@ oauth_flow_form_add(struct oauth_flow_form *fm, const char *name,
     fm->p = xrealloc(fm->p, need);
     fm->len += (size_t)snprintf(fm->p + fm->len, need - fm->len, "%s%s=%s",
         fm->len > 0 ? "&" : "", name, e);
-    explicit_bzero(e, strlen(e));
-    free(e);
+    str_wipe_free(e);
 }
 
 /* Client authentication at the token endpoint (RFC 6749 section 2.3;
@@ -595,9 +594,9 @@ oauth_flow_client_auth(struct oauth_flow *f, struct oauth_flow_form *fm,
             strlen(pair));
 
         *authz = str_printf("Basic %s", b64);
-        oauth_wipe_free(sec);
-        oauth_wipe_free(pair);
-        oauth_wipe_free(b64);
+        str_wipe_free(sec);
+        str_wipe_free(pair);
+        str_wipe_free(b64);
         free(id);
     } else if (strcmp(m, "client_secret_post") == 0) {
         oauth_flow_form_add(fm, "client_id", f->client_id);
@@ -625,7 +624,7 @@ oauth_flow_client_auth(struct oauth_flow *f, struct oauth_flow_form *fm,
         oauth_flow_form_add(fm, "client_assertion_type",
             "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
         oauth_flow_form_add(fm, "client_assertion", jwt);
-        oauth_wipe_free(jwt);
+        str_wipe_free(jwt);
     } else {
         oauth_flow_form_add(fm, "client_id", f->client_id);
     }
@@ -639,7 +638,7 @@ oauth_flow_token_request(struct oauth_flow *f, struct oauth_flow_form *fm)
     char *authz = NULL;
 
     if (!oauth_flow_client_auth(f, fm, &authz)) {
-        oauth_wipe_free(fm->p);
+        str_wipe_free(fm->p);
         return;
     }
     oauth_flow_send(f, HTTP_POST, f->token_endpoint, fm->p,
@@ -648,8 +647,8 @@ oauth_flow_token_request(struct oauth_flow *f, struct oauth_flow_form *fm)
         f->xfer_token = true;
         oauth_flow_token_xfers++;
     }
-    oauth_wipe_free(fm->p);
-    oauth_wipe_free(authz);
+    str_wipe_free(fm->p);
+    str_wipe_free(authz);
 }
 
 static void
@@ -845,7 +844,7 @@ oauth_flow_reset(struct oauth_flow *f)
         free(*slots[i]);
         *slots[i] = NULL;
     }
-    oauth_wipe_free(f->client_secret);
+    str_wipe_free(f->client_secret);
     f->client_secret = NULL;
 }
 

@@ -97,7 +97,6 @@ struct oauth {
 const struct oauth_consent *oauth_consent_get(void);
 void oauth_log(const struct oauth *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void oauth_wipe_free(char *s);
 enum config_oauth_grant oauth_grant(const struct oauth *o);
 /* Can a flow get a token from nothing (no refresh token)? */
 bool oauth_can_grant(const struct oauth *o);

@@ -131,9 +131,7 @@ oauth_listen_handle(struct oauth_listen_conn *c)
     l->cb(l->arg, code, state, err, desc);
     if (!freed)
         l->freed = NULL;
-    if (code != NULL)
-        explicit_bzero(code, strlen(code));
-    free(code);
+    str_wipe_free(code);
     free(state);
     free(err);
     free(desc);

@@ -37,29 +37,20 @@ struct oauth_store {
     struct timespec           mtime;
 };
 
-static void
-oauth_store_wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    explicit_bzero(s, strlen(s));
-    free(s);
-}
-
 void
 oauth_token_done(struct oauth_token *t)
 {
     free(t->resource);
     free(t->resource_indicator);
-    oauth_store_wipe_free(t->access_token);
+    str_wipe_free(t->access_token);
     free(t->token_type);
-    oauth_store_wipe_free(t->refresh_token);
+    str_wipe_free(t->refresh_token);
     free(t->scope);
     free(t->step_up_scope);
     free(t->issuer);
     free(t->token_endpoint);
     free(t->client_id);
-    oauth_store_wipe_free(t->client_secret);
+    str_wipe_free(t->client_secret);
     free(t->auth_method);
     memset(t, 0, sizeof(*t));
 }

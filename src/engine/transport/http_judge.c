@@ -17,13 +17,13 @@ void
 http_judge_net(const struct http_result *r, char *detail, size_t dsz)
 {
     static const char *const phases[] = {
-        [PHASE_NONE] = "start", [PHASE_RESOLVE] = "resolve",
-        [PHASE_CONNECT] = "connect", [PHASE_TLS] = "tls",
-        [PHASE_SENT] = "request sent", [PHASE_RESPONSE] = "response",
+        [FAILURE_PHASE_NONE] = "start", [FAILURE_PHASE_RESOLVE] = "resolve",
+        [FAILURE_PHASE_CONNECT] = "connect", [FAILURE_PHASE_TLS] = "tls",
+        [FAILURE_PHASE_SENT] = "request sent", [FAILURE_PHASE_RESPONSE] = "response",
     };
     char err[120] = "";
 
-    if (r->ev.local_limit) {
+    if (r->evd.local_limit) {
         snprintf(detail, dsz, "local limit: too many open files (mcptop "
             "could not open a socket; nothing was sent)");
         return;
@@ -31,14 +31,14 @@ http_judge_net(const struct http_result *r, char *detail, size_t dsz)
     if (r->error_text != NULL)
         str_sanitize(err, sizeof(err), r->error_text, strlen(r->error_text));
     snprintf(detail, dsz, "%s%s(phase %s, errno %d, %lld/%lld body bytes "
-        "sent%s)", err, err[0] ? " " : "", phases[r->ev.phase],
-        r->ev.os_errno, (long long)r->ev.body_bytes_sent,
-        (long long)r->ev.body_bytes_expected,
-        r->ev.resent ? ", may have been re-sent" : "");
+        "sent%s)", err, err[0] ? " " : "", phases[r->evd.phase],
+        r->evd.os_errno, (long long)r->evd.body_bytes_sent,
+        (long long)r->evd.body_bytes_expected,
+        r->evd.resent ? ", may have been re-sent" : "");
 }
 
 void
-http_judge_status(const struct http_result *r, struct failure_evidence *ev,
+http_judge_status(const struct http_result *r, struct failure_evidence *evd,
     int64_t id, const char *what, char *detail, size_t dsz,
     struct jsonrpc_msg **answer)
 {
@@ -47,15 +47,15 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
     char                versions[96] = "";
     size_t              off = 0;
 
-    if (r->body_len > 0 && r->ev.content_json)
+    if (r->body_len > 0 && r->evd.content_json)
         m = jsonrpc_parse(r->body, r->body_len, NULL);
     if (m != NULL && jsonrpc_kind(m) == JSONRPC_ERROR) {
         const char *em = jsonrpc_error_message(m);
         long        n = jsonrpc_array_len(m, "error.data.supported");
 
-        ev->rpc_error = true;
-        ev->rpc_error_code = jsonrpc_error_code(m);
-        ev->rpc_error_id_null = !(id >= 0 && jsonrpc_id_is(m, id));
+        evd->rpc_error = true;
+        evd->rpc_error_code = jsonrpc_error_code(m);
+        evd->rpc_error_id_null = !(id >= 0 && jsonrpc_id_is(m, id));
         if (em != NULL)
             str_sanitize(msg, sizeof(msg), em, strlen(em));
         for (long i = 0; i < n && i < 6; i++) {
@@ -74,20 +74,20 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
     }
     off = (size_t)snprintf(detail, dsz, "HTTP %ld%s%s", r->status,
         what != NULL ? " to " : "", what != NULL ? what : "");
-    switch (failure_reason_of(&r->ev)) {
-    case REASON_AUTH:
+    switch (failure_reason_of(&r->evd)) {
+    case FAILURE_REASON_AUTH:
         off += (size_t)snprintf(detail + off, dsz - off,
             r->auth_scheme != NULL ? "; auth needed (%s)" : "; auth needed%s",
             r->auth_scheme != NULL ? r->auth_scheme : "");
         break;
-    case REASON_CHALLENGE:
+    case FAILURE_REASON_CHALLENGE:
         off += (size_t)snprintf(detail + off, dsz - off, "; a CDN/WAF "
             "challenge (cf-mitigated), not the MCP server's answer");
         break;
-    case REASON_FORBIDDEN:
+    case FAILURE_REASON_FORBIDDEN:
         off += (size_t)snprintf(detail + off, dsz - off, "; forbidden");
         break;
-    case REASON_REDIRECT: {
+    case FAILURE_REASON_REDIRECT: {
         char to[96] = "none";
 
         if (r->location != NULL)
@@ -102,9 +102,9 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
     }
     if (off >= dsz)
         off = dsz - 1;
-    if (ev->rpc_error && off < dsz)
+    if (evd->rpc_error && off < dsz)
         off += (size_t)snprintf(detail + off, dsz - off,
-            "; JSON-RPC error %ld%s%s", ev->rpc_error_code,
+            "; JSON-RPC error %ld%s%s", evd->rpc_error_code,
             msg[0] ? ": " : "", msg);
     if (versions[0] != '\0' && off < dsz)
         off += (size_t)snprintf(detail + off, dsz - off,
@@ -118,12 +118,12 @@ http_judge_status(const struct http_result *r, struct failure_evidence *ev,
             off += (size_t)snprintf(detail + off, dsz - off,
                 "; Retry-After %ld s", r->retry_after_s);
     }
-    if (!ev->rpc_error && r->body_len > 0 && off < dsz &&
+    if (!evd->rpc_error && r->body_len > 0 && off < dsz &&
         r->content_type != NULL && strncmp(r->content_type, "text/html",
         9) == 0)
         snprintf(detail + off, dsz - off, "; an HTML page");
-    if (answer != NULL && m != NULL && ev->rpc_error &&
-        !ev->rpc_error_id_null) {
+    if (answer != NULL && m != NULL && evd->rpc_error &&
+        !evd->rpc_error_id_null) {
         *answer = m;
         return;
     }
@@ -139,13 +139,13 @@ http_judge_json_body(const struct http_result *r, int64_t id,
     struct jsonrpc_msg *m;
 
     if (r->body_len == 0) {
-        f->ev.no_matching_response = true;
+        f->evd.no_matching_response = true;
         snprintf(f->detail, sizeof(f->detail), "empty %ld answer", r->status);
         return;
     }
     m = jsonrpc_parse(r->body, r->body_len, &cause);
     if (m == NULL) {
-        f->ev.body_unparsable = true;
+        f->evd.body_unparsable = true;
         snprintf(f->detail, sizeof(f->detail), "answer body is %s", cause);
         free(cause);
         return;
@@ -155,19 +155,19 @@ http_judge_json_body(const struct http_result *r, int64_t id,
         *answer = m;
         return;
     }
-    f->ev.no_matching_response = true;
+    f->evd.no_matching_response = true;
     if (jsonrpc_kind(m) == JSONRPC_ERROR && jsonrpc_id_is_null(m)) {
         const char *em = jsonrpc_error_message(m);
         char        msg[120] = "";
 
-        f->ev.rpc_error = true;
-        f->ev.rpc_error_id_null = true;
-        f->ev.rpc_error_code = jsonrpc_error_code(m);
+        f->evd.rpc_error = true;
+        f->evd.rpc_error_id_null = true;
+        f->evd.rpc_error_code = jsonrpc_error_code(m);
         if (em != NULL)
             str_sanitize(msg, sizeof(msg), em, strlen(em));
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld; a JSON-RPC error with a null id: %ld%s%s",
-            (long long)id, f->ev.rpc_error_code, msg[0] ? ": " : "", msg);
+            (long long)id, f->evd.rpc_error_code, msg[0] ? ": " : "", msg);
     } else {
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld", (long long)id);
@@ -180,16 +180,16 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
     size_t max_bytes, struct jsonrpc_msg **answer,
     struct transport_failure *f)
 {
-    f->ev = r->ev;
+    f->evd = r->evd;
     f->detail[0] = '\0';
     if (id < 0) {
         /* A notification: any 2xx takes it. */
         if (r->completed && r->status >= 200 && r->status < 300)
             return false;
-        if (r->ev.net != NET_OK && !r->completed)
+        if (r->evd.net != NET_OK && !r->completed)
             http_judge_net(r, f->detail, sizeof(f->detail));
         else
-            http_judge_status(r, &f->ev, -1, method, f->detail,
+            http_judge_status(r, &f->evd, -1, method, f->detail,
                 sizeof(f->detail), NULL);
         return true;
     }
@@ -200,32 +200,32 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
             "longer than libcurl takes (its limit is 100 KiB)", method);
         return true;
     }
-    if (!r->completed && !r->stopped && r->ev.net != NET_OK) {
+    if (!r->completed && !r->stopped && r->evd.net != NET_OK) {
         http_judge_net(r, f->detail, sizeof(f->detail));
         return true;
     }
     if (r->status < 200 || r->status >= 300) {
-        http_judge_status(r, &f->ev, id, method, f->detail,
+        http_judge_status(r, &f->evd, id, method, f->detail,
             sizeof(f->detail), answer);
         return true;
     }
-    if (f->ev.too_large) {
+    if (f->evd.too_large) {
         snprintf(f->detail, sizeof(f->detail), "answer exceeds the message "
             "size limit (%zu bytes)", max_bytes);
         return true;
     }
-    if (f->ev.content_sse) {
-        if (f->ev.sse_no_lines) {
+    if (f->evd.content_sse) {
+        if (f->evd.sse_no_lines) {
             snprintf(f->detail, sizeof(f->detail), "text/event-stream body "
                 "with no SSE line in it");
         } else {
-            f->ev.stream_ended = true;
+            f->evd.stream_ended = true;
             snprintf(f->detail, sizeof(f->detail), "SSE stream ended before "
                 "the answer to id %lld", (long long)id);
         }
         return true;
     }
-    if (f->ev.content_json) {
+    if (f->evd.content_json) {
         http_judge_json_body(r, id, answer, f);
         return *answer == NULL;
     }
@@ -245,14 +245,14 @@ void
 http_judge_other(const struct http_result *r, struct transport_failure *f,
     const char *what, const char *otherwise)
 {
-    f->ev = r->ev;
-    if (r->ev.net != NET_OK && !r->completed)
+    f->evd = r->evd;
+    if (r->evd.net != NET_OK && !r->completed)
         http_judge_net(r, f->detail, sizeof(f->detail));
     else if (r->status < 200 || r->status >= 300)
-        http_judge_status(r, &f->ev, -1, what, f->detail, sizeof(f->detail),
+        http_judge_status(r, &f->evd, -1, what, f->detail, sizeof(f->detail),
             NULL);
     else {
-        f->ev.no_matching_response = true;
+        f->evd.no_matching_response = true;
         snprintf(f->detail, sizeof(f->detail), "%s", otherwise);
     }
 }

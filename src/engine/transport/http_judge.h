@@ -32,11 +32,11 @@ bool http_judge_post(const struct http_result *r, int64_t id,
 /* The words for a non-2xx answer to `what` (a method, or "DELETE"; may
  * be NULL): the status, its reason (an auth challenge, a CDN's, a redirect
  * not followed), a
- * JSON-RPC error body (code, sanitized message, versions supported); ev
+ * JSON-RPC error body (code, sanitized message, versions supported); evd
  * gains what the body shows. If the body is a JSON-RPC error carrying id,
  * it is handed out in *answer (may be NULL: then freed). */
 void http_judge_status(const struct http_result *r,
-    struct failure_evidence *ev, int64_t id, const char *what, char *detail,
+    struct failure_evidence *evd, int64_t id, const char *what, char *detail,
     size_t dsz, struct jsonrpc_msg **answer);
 
 /* The words for a transport failure: libcurl's message (sanitized), how

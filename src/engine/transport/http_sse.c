@@ -49,31 +49,31 @@ struct tsse {
     struct transport_queue queue;      /* events for the loop */
 };
 
-static void tsse_flush(struct tsse *t);
+static void http_sse_flush(struct tsse *t);
 
 static void
-tsse_queue(struct tsse *t, enum transport_event_type type,
+http_sse_queue(struct tsse *t, enum transport_event_type type,
     struct transport_req *req, struct jsonrpc_msg *msg)
 {
     transport_queue_push(&t->queue, type, NULL, msg)->req = req;
 }
 
 static bool
-tsse_drop_match(const struct transport_pending *p, const void *arg)
+http_sse_drop_match(const struct transport_pending *p, const void *arg)
 {
     return arg == NULL || p->req == arg;
 }
 
 /* Drop queued events of one request, or all (NULL). */
 static void
-tsse_unqueue(struct tsse *t, struct transport_req *req)
+http_sse_unqueue(struct tsse *t, struct transport_req *req)
 {
-    transport_queue_drop(&t->queue, tsse_drop_match, req);
+    transport_queue_drop(&t->queue, http_sse_drop_match, req);
 }
 
 static void
-tsse_req_free(struct tsse *t, struct transport_req *r,
-    struct failure_evidence *ev_out)
+http_sse_req_free(struct tsse *t, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     for (struct transport_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
@@ -83,14 +83,14 @@ tsse_req_free(struct tsse *t, struct transport_req *r,
         }
     }
     if (r->xfer != NULL)
-        http_xfer_abort(r->xfer, ev_out);
+        http_xfer_abort(r->xfer, evd_out);
     jsonrpc_free(r->answer);
     free(r);
 }
 
 /* A request's answer came on the stream: hand it up. */
 static void
-tsse_req_answered(struct tsse *t, struct transport_req *r)
+http_sse_req_answered(struct tsse *t, struct transport_req *r)
 {
     struct transport_result out = { .retry_after_s = -1 };
     struct transport_event  e = { .type = TRANSPORT_DONE,
@@ -98,23 +98,23 @@ tsse_req_answered(struct tsse *t, struct transport_req *r)
 
     out.answer = r->answer;
     r->answer = NULL;
-    out.f.ev.http_status = 200;
-    out.f.ev.content_json = true;
-    tsse_req_free(t, r, NULL);
+    out.f.evd.http_status = 200;
+    out.f.evd.content_json = true;
+    http_sse_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
     jsonrpc_free(out.answer);
 }
 
 static void
-tsse_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+http_sse_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)loop;
     (void)revents;
-    tsse_flush(w->data);
+    http_sse_flush(w->data);
 }
 
 static void
-tsse_flush(struct tsse *t)
+http_sse_flush(struct tsse *t)
 {
     struct transport_pending *p;
 
@@ -123,7 +123,7 @@ tsse_flush(struct tsse *t)
         struct transport_event e = { .type = p->type, .msg = p->msg };
 
         if (p->type == TRANSPORT_DONE)
-            tsse_req_answered(t, p->req);
+            http_sse_req_answered(t, p->req);
         else
             transport_emit(&t->base, &e);
         transport_pending_free(p);
@@ -134,7 +134,7 @@ tsse_flush(struct tsse *t)
 
 /* http_callbacks.on_headers (stream) */
 static int
-tsse_stream_headers_cb(void *arg, struct http_xfer *hx, long status,
+http_sse_stream_headers_cb(void *arg, struct http_xfer *hx, long status,
     const char *content_type)
 {
     struct tsse *t = arg;
@@ -148,7 +148,7 @@ tsse_stream_headers_cb(void *arg, struct http_xfer *hx, long status,
 
 /* http_callbacks.on_message (stream): the endpoint, answers, messages. */
 static int
-tsse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
+http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
     const char *data, size_t len)
 {
     struct tsse          *t = arg;
@@ -166,13 +166,13 @@ tsse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
             !http_same_origin(t->endpoint, t->base.env->decl->url)) {
             /* Nothing, and no header, goes to another origin. */
             char                   *origin = http_url_origin(t->endpoint);
-            struct failure_evidence ev = { .foreign_url = true,
+            struct failure_evidence evd = { .foreign_url = true,
                                            .http_status = 200,
                                            .content_sse = true,
-                                           .phase = PHASE_RESPONSE,
+                                           .phase = FAILURE_PHASE_RESPONSE,
                                            .response_bytes = 1 };
 
-            transport_failure_set(&t->refusal, &ev, "the HTTP+SSE stream "
+            transport_failure_set(&t->refusal, &evd, "the HTTP+SSE stream "
                 "named an endpoint on another origin (%s); refused, nothing "
                 "sent there", origin != NULL ? origin : "unparsable");
             free(origin);
@@ -183,7 +183,7 @@ tsse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
         }
         if (t->endpoint != NULL && !t->ready) {
             t->ready = true;
-            tsse_queue(t, TRANSPORT_READY, NULL, NULL);
+            http_sse_queue(t, TRANSPORT_READY, NULL, NULL);
         }
         return 0;
     }
@@ -201,20 +201,20 @@ tsse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
             r->answer = m;
             if (r->xfer == NULL && !r->queued) {
                 r->queued = true;
-                tsse_queue(t, TRANSPORT_DONE, r, NULL);
+                http_sse_queue(t, TRANSPORT_DONE, r, NULL);
             }
             return 0;
         }
         jsonrpc_free(m);
         return 0;
     }
-    tsse_queue(t, TRANSPORT_MESSAGE, NULL, m);
+    http_sse_queue(t, TRANSPORT_MESSAGE, NULL, m);
     return 0;
 }
 
 /* Every request still waiting for its answer has lost it. */
 static void
-tsse_fail_waiting(struct tsse *t)
+http_sse_fail_waiting(struct tsse *t)
 {
     for (;;) {
         struct transport_req   *r;
@@ -228,20 +228,20 @@ tsse_fail_waiting(struct tsse *t)
         }
         if (r == NULL)
             break;
-        out.f.ev.stream_ended = true;
-        out.f.ev.http_status = 200;
-        out.f.ev.content_sse = true;
+        out.f.evd.stream_ended = true;
+        out.f.evd.http_status = 200;
+        out.f.evd.content_sse = true;
         snprintf(out.f.detail, sizeof(out.f.detail), "the HTTP+SSE stream "
             "ended before the answer");
         e.owner = r->owner;
-        tsse_req_free(t, r, NULL);
+        http_sse_req_free(t, r, NULL);
         transport_emit(&t->base, &e);
     }
 }
 
 /* http_callbacks.on_done (stream): the session is over. */
 static void
-tsse_stream_done_cb(void *arg, struct http_xfer *hx,
+http_sse_stream_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
     struct tsse             *t = arg;
@@ -252,7 +252,7 @@ tsse_stream_done_cb(void *arg, struct http_xfer *hx,
     (void)hx;
     t->stream = NULL;
     t->used = true;
-    tsse_flush(t);
+    http_sse_flush(t);
     if (t->refused) {
         t->refused = false;
         t->opened = false;
@@ -261,25 +261,25 @@ tsse_stream_done_cb(void *arg, struct http_xfer *hx,
         e.type = t->ready ? TRANSPORT_LOST : TRANSPORT_OPEN_FAILED;
         if (t->ready) {
             t->ready = false;
-            tsse_fail_waiting(t);
+            http_sse_fail_waiting(t);
         }
         transport_emit(&t->base, &e);
         return;
     }
-    f.ev = res->ev;
-    if (res->ev.net != NET_OK && !res->completed) {
+    f.evd = res->evd;
+    if (res->evd.net != NET_OK && !res->completed) {
         http_judge_net(res, f.detail, sizeof(f.detail));
         /* The session's own stream was cut: its transport closed. */
-        f.ev.stream_ended = opened && res->status >= 200 &&
+        f.evd.stream_ended = opened && res->status >= 200 &&
             res->status < 300;
-        if (f.ev.stream_ended)
-            f.ev.net = NET_OK;
+        if (f.evd.stream_ended)
+            f.evd.net = NET_OK;
     } else if (res->status < 200 || res->status >= 300) {
-        http_judge_status(res, &f.ev, -1, "the HTTP+SSE stream", f.detail,
+        http_judge_status(res, &f.evd, -1, "the HTTP+SSE stream", f.detail,
             sizeof(f.detail), NULL);
     } else {
-        f.ev.stream_ended = opened;
-        f.ev.no_matching_response = !opened;
+        f.evd.stream_ended = opened;
+        f.evd.no_matching_response = !opened;
         snprintf(f.detail, sizeof(f.detail), "the HTTP+SSE stream ended");
     }
     t->opened = false;
@@ -290,21 +290,21 @@ tsse_stream_done_cb(void *arg, struct http_xfer *hx,
         return;
     }
     t->ready = false;
-    tsse_fail_waiting(t);
+    http_sse_fail_waiting(t);
     e.type = TRANSPORT_LOST;
     transport_emit(&t->base, &e);
 }
 
-static const struct http_callbacks tsse_stream_cb = {
-    .on_headers = tsse_stream_headers_cb,
-    .on_message = tsse_stream_message_cb,
-    .on_done = tsse_stream_done_cb,
+static const struct http_callbacks http_sse_stream_cb = {
+    .on_headers = http_sse_stream_headers_cb,
+    .on_message = http_sse_stream_message_cb,
+    .on_done = http_sse_stream_done_cb,
 };
 
 /* A request to this server with its configured headers, bounds and TLS
  * settings; the caller adds the body. */
 static struct http_request
-tsse_request(const struct tsse *t, enum http_method method, const char *url)
+http_sse_request(const struct tsse *t, enum http_method method, const char *url)
 {
     const struct config_server *d = t->base.env->decl;
 
@@ -323,10 +323,10 @@ tsse_request(const struct tsse *t, enum http_method method, const char *url)
 
 /* GET the stream; its first event names the endpoint for POSTs. */
 static int
-tsse_open(struct transport *base, struct transport_failure *f)
+http_sse_open(struct transport *base, struct transport_failure *f)
 {
     struct tsse         *t = (struct tsse *)base;
-    struct http_request  rq = tsse_request(t, HTTP_GET, base->env->decl->url);
+    struct http_request  rq = http_sse_request(t, HTTP_GET, base->env->decl->url);
     char                *cause = NULL;
 
     if (t->stream != NULL) {
@@ -338,11 +338,11 @@ tsse_open(struct transport *base, struct transport_failure *f)
     t->ready = false;
     t->opened = false;
     t->refused = false;
-    t->stream = http_start(base->env->curl, &rq, &tsse_stream_cb, t, &cause);
+    t->stream = http_start(base->env->curl, &rq, &http_sse_stream_cb, t, &cause);
     if (t->stream == NULL) {
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
-        transport_failure_set(f, &ev, "%s", cause);
+        transport_failure_set(f, &evd, "%s", cause);
         free(cause);
         return -1;
     }
@@ -354,7 +354,7 @@ tsse_open(struct transport *base, struct transport_failure *f)
 
 /* http_callbacks.on_done (a POST): accepted, or failed. */
 static void
-tsse_post_done_cb(void *arg, struct http_xfer *hx,
+http_sse_post_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
     struct transport_req   *r = arg;
@@ -367,10 +367,10 @@ tsse_post_done_cb(void *arg, struct http_xfer *hx,
     (void)hx;
     r->xfer = NULL;
     t->used = true;
-    tsse_flush(t);
+    http_sse_flush(t);
     if (r->answer != NULL) {
         /* The answer already came on the stream: that is the result. */
-        tsse_req_answered(t, r);
+        http_sse_req_answered(t, r);
         return;
     }
     if (r->id >= 0 && res->completed && res->status >= 200 &&
@@ -385,22 +385,22 @@ tsse_post_done_cb(void *arg, struct http_xfer *hx,
     if (!out.failed && none == NULL)
         out.accepted = true;
     out.answer = none;
-    tsse_req_free(t, r, NULL);
+    http_sse_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
     jsonrpc_free(out.answer);
 }
 
-static const struct http_callbacks tsse_post_cb = {
-    .on_done = tsse_post_done_cb,
+static const struct http_callbacks http_sse_post_cb = {
+    .on_done = http_sse_post_done_cb,
 };
 
 static struct transport_req *
-tsse_send(struct transport *base, const struct transport_msg *m,
+http_sse_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
     struct tsse          *t = (struct tsse *)base;
     struct transport_req *r;
-    struct http_request   rq = tsse_request(t, HTTP_POST, t->endpoint);
+    struct http_request   rq = http_sse_request(t, HTTP_POST, t->endpoint);
 
     if (t->endpoint == NULL) {
         *cause = xstrdup("the HTTP+SSE stream named no endpoint yet");
@@ -415,7 +415,7 @@ tsse_send(struct transport *base, const struct transport_msg *m,
     r->owner = owner;
     r->id = m->id;
     r->method = m->method;
-    r->xfer = http_start(base->env->curl, &rq, &tsse_post_cb, r, cause);
+    r->xfer = http_start(base->env->curl, &rq, &http_sse_post_cb, r, cause);
     if (r->xfer == NULL) {
         free(r);
         return NULL;
@@ -427,28 +427,28 @@ tsse_send(struct transport *base, const struct transport_msg *m,
 }
 
 static void
-tsse_cancel(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+http_sse_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     struct tsse *t = (struct tsse *)base;
 
-    tsse_unqueue(t, r);
-    tsse_req_free(t, r, ev_out);
+    http_sse_unqueue(t, r);
+    http_sse_req_free(t, r, evd_out);
 }
 
 static void
-tsse_peek(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+http_sse_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     (void)base;
     if (r->xfer != NULL)
-        http_xfer_peek(r->xfer, ev_out);
+        http_xfer_peek(r->xfer, evd_out);
 }
 
 /* --- the session: the stream itself; no id to end ----------------------- */
 
 static void
-tsse_adopt(struct transport *base, char *session,
+http_sse_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
     struct tsse *t = (struct tsse *)base;
@@ -459,21 +459,21 @@ tsse_adopt(struct transport *base, char *session,
 }
 
 static char *
-tsse_release(struct transport *base)
+http_sse_release(struct transport *base)
 {
     (void)base;
     return NULL;
 }
 
 static bool
-tsse_has_session(const struct transport *base)
+http_sse_has_session(const struct transport *base)
 {
     (void)base;
     return false;
 }
 
 static void
-tsse_session_prefix(const struct transport *base, char *buf, size_t n)
+http_sse_session_prefix(const struct transport *base, char *buf, size_t n)
 {
     (void)base;
     if (n > 0)
@@ -481,21 +481,21 @@ tsse_session_prefix(const struct transport *base, char *buf, size_t n)
 }
 
 static bool
-tsse_alive(const struct transport *base)
+http_sse_alive(const struct transport *base)
 {
     (void)base;
     return true;
 }
 
 static void
-tsse_close(struct transport *base)
+http_sse_close(struct transport *base)
 {
     struct tsse *t = (struct tsse *)base;
 
     transport_queue_stop(&t->queue);
-    tsse_unqueue(t, NULL);
+    http_sse_unqueue(t, NULL);
     while (t->reqs != NULL)
-        tsse_req_free(t, t->reqs, NULL);
+        http_sse_req_free(t, t->reqs, NULL);
     if (t->stream != NULL) {
         http_xfer_abort(t->stream, NULL);
         t->stream = NULL;
@@ -507,7 +507,7 @@ tsse_close(struct transport *base)
 }
 
 static void
-tsse_abandon(struct transport *base)
+http_sse_abandon(struct transport *base)
 {
     struct tsse *t = (struct tsse *)base;
 
@@ -521,7 +521,7 @@ tsse_abandon(struct transport *base)
 }
 
 static void
-tsse_end(struct transport *base, struct ending_run *run, char *session,
+http_sse_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
     struct tsse *t = (struct tsse *)base;
@@ -541,41 +541,41 @@ tsse_end(struct transport *base, struct ending_run *run, char *session,
 }
 
 static void
-tsse_end_deadline(struct transport *base, struct ending_run *run)
+http_sse_end_deadline(struct transport *base, struct ending_run *run)
 {
     (void)base;
     (void)run;
 }
 
 static void
-tsse_free(struct transport *base)
+http_sse_free(struct transport *base)
 {
     struct tsse *t = (struct tsse *)base;
 
     if (t == NULL)
         return;
-    tsse_close(base);
+    http_sse_close(base);
     free(t->protocol_version);
     free(t);
 }
 
-static const struct transport_ops tsse_ops = {
+static const struct transport_ops http_sse_ops = {
     .name = "http",
     .caps = 0,
-    .open = tsse_open,
-    .send = tsse_send,
-    .cancel = tsse_cancel,
-    .peek = tsse_peek,
-    .adopt = tsse_adopt,
-    .release = tsse_release,
-    .has_session = tsse_has_session,
-    .session_prefix = tsse_session_prefix,
-    .alive = tsse_alive,
-    .abandon = tsse_abandon,
-    .end = tsse_end,
-    .end_deadline = tsse_end_deadline,
-    .close = tsse_close,
-    .free = tsse_free,
+    .open = http_sse_open,
+    .send = http_sse_send,
+    .cancel = http_sse_cancel,
+    .peek = http_sse_peek,
+    .adopt = http_sse_adopt,
+    .release = http_sse_release,
+    .has_session = http_sse_has_session,
+    .session_prefix = http_sse_session_prefix,
+    .alive = http_sse_alive,
+    .abandon = http_sse_abandon,
+    .end = http_sse_end,
+    .end_deadline = http_sse_end_deadline,
+    .close = http_sse_close,
+    .free = http_sse_free,
 };
 
 struct transport *
@@ -583,8 +583,8 @@ transport_sse_new(const struct transport_env *env)
 {
     struct tsse *t = xcalloc(1, sizeof(*t));
 
-    t->base.ops = &tsse_ops;
+    t->base.ops = &http_sse_ops;
     t->base.env = env;
-    transport_queue_init(&t->queue, env->loop, tsse_defer_cb, t);
+    transport_queue_init(&t->queue, env->loop, http_sse_defer_cb, t);
     return &t->base;
 }

@@ -64,7 +64,7 @@ struct tstdio {
 };
 
 static void
-tstdio_stderr_push(struct tstdio *t, const char *prefix, const char *line,
+stdio_stderr_push(struct tstdio *t, const char *prefix, const char *line,
     size_t len)
 {
     char   clean[1100];
@@ -87,7 +87,7 @@ tstdio_stderr_push(struct tstdio *t, const char *prefix, const char *line,
 }
 
 static void
-tstdio_req_free(struct tstdio *t, struct transport_req *r)
+stdio_req_free(struct tstdio *t, struct transport_req *r)
 {
     for (struct transport_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
@@ -102,7 +102,7 @@ tstdio_req_free(struct tstdio *t, struct transport_req *r)
 
 /* Why the child is gone, for a failure's detail. */
 static void
-tstdio_child_detail(const struct tstdio *t, char *buf, size_t n)
+stdio_child_detail(const struct tstdio *t, char *buf, size_t n)
 {
     if (t->has_exit && WIFEXITED(t->exit_status))
         snprintf(buf, n, "the child exited with status %d",
@@ -118,33 +118,33 @@ tstdio_child_detail(const struct tstdio *t, char *buf, size_t n)
 
 /* Hand up a request's end; r is freed first. */
 static void
-tstdio_done(struct tstdio *t, struct transport_req *r,
+stdio_done(struct tstdio *t, struct transport_req *r,
     struct transport_result *out)
 {
     struct transport_event e = { .type = TRANSPORT_DONE, .owner = r->owner,
                                  .result = out };
 
-    tstdio_req_free(t, r);
+    stdio_req_free(t, r);
     transport_emit(&t->base, &e);
     jsonrpc_free(out->answer);
 }
 
 /* Fail one request with the evidence of a closed transport. */
 static void
-tstdio_fail_closed(struct tstdio *t, struct transport_req *r,
+stdio_fail_closed(struct tstdio *t, struct transport_req *r,
     bool known_dead)
 {
     struct transport_result out = { .retry_after_s = -1, .failed = true };
 
-    tstdio_child_detail(t, out.f.detail, sizeof(out.f.detail));
-    out.f.ev.child_closed = true;
-    out.f.ev.peer_known_dead = known_dead;
-    tstdio_done(t, r, &out);
+    stdio_child_detail(t, out.f.detail, sizeof(out.f.detail));
+    out.f.evd.child_closed = true;
+    out.f.evd.peer_known_dead = known_dead;
+    stdio_done(t, r, &out);
 }
 
 /* Fail every request in flight now: the child went away under them. */
 static void
-tstdio_fail_all(struct tstdio *t)
+stdio_fail_all(struct tstdio *t)
 {
     struct transport_req *r;
 
@@ -160,14 +160,14 @@ tstdio_fail_all(struct tstdio *t)
         if (r == NULL)
             break;
         r->doomed = false;
-        tstdio_fail_closed(t, r, false);
+        stdio_fail_closed(t, r, false);
     }
 }
 
 /* ev_timer (0 s): a notification was written, or a message could not be:
  * finish it outside the caller. */
 static void
-tstdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
+stdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct transport_req   *r = w->data;
     struct tstdio          *t = r->t;
@@ -177,15 +177,15 @@ tstdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (r->dead) {
         /* A message to a child already known dead: nothing was sent. */
-        tstdio_fail_closed(t, r, true);
+        stdio_fail_closed(t, r, true);
         return;
     }
-    out.f.ev.http_status = 202;
-    tstdio_done(t, r, &out);
+    out.f.evd.http_status = 202;
+    stdio_done(t, r, &out);
 }
 
 static struct transport_req *
-tstdio_send(struct transport *base, const struct transport_msg *m,
+stdio_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
     struct tstdio        *t = (struct tstdio *)base;
@@ -197,7 +197,7 @@ tstdio_send(struct transport *base, const struct transport_msg *m,
     r->id = m->id;
     r->flags = m->flags;
     r->method = m->method;
-    ev_timer_init(&r->later, tstdio_later_cb, 0., 0.);
+    ev_timer_init(&r->later, stdio_later_cb, 0., 0.);
     r->later.data = r;
     r->next = t->reqs;
     t->reqs = r;
@@ -212,27 +212,27 @@ tstdio_send(struct transport *base, const struct transport_msg *m,
 }
 
 static void
-tstdio_cancel(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+stdio_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
-    (void)ev_out;
-    tstdio_req_free((struct tstdio *)base, r);
+    (void)evd_out;
+    stdio_req_free((struct tstdio *)base, r);
 }
 
 static void
-tstdio_peek(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+stdio_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     (void)base;
     (void)r;
-    (void)ev_out;
+    (void)evd_out;
 }
 
 /* --- the child's callbacks --------------------------------------------- */
 
 /* child_callbacks.on_line: one message, or a stray line. */
 static void
-tstdio_line_cb(void *arg, const char *line, size_t len)
+stdio_line_cb(void *arg, const char *line, size_t len)
 {
     struct tstdio        *t = arg;
     struct jsonrpc_msg   *m = jsonrpc_parse(line, len, NULL);
@@ -241,7 +241,7 @@ tstdio_line_cb(void *arg, const char *line, size_t len)
     if (m == NULL) {
         /* A server that logs to stdout: counted and shown, not fatal. */
         t->stray_lines++;
-        tstdio_stderr_push(t, "stdout: ", line, len);
+        stdio_stderr_push(t, "stdout: ", line, len);
         return;
     }
     if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
@@ -253,9 +253,9 @@ tstdio_line_cb(void *arg, const char *line, size_t len)
             struct transport_result out = { .retry_after_s = -1 };
 
             out.answer = m;
-            out.f.ev.http_status = 200;
-            out.f.ev.content_json = true;
-            tstdio_done(t, r, &out);
+            out.f.evd.http_status = 200;
+            out.f.evd.content_json = true;
+            stdio_done(t, r, &out);
             return;
         }
         transport_log(&t->base, "stdout: a response to no request in "
@@ -272,7 +272,7 @@ tstdio_line_cb(void *arg, const char *line, size_t len)
 /* child_callbacks.on_too_long: the oldest request fails; reading goes on
  * at the next line. */
 static void
-tstdio_too_long_cb(void *arg, size_t len)
+stdio_too_long_cb(void *arg, size_t len)
 {
     static const char       note[] = "(a line past the message size limit "
         "was dropped)";
@@ -285,43 +285,43 @@ tstdio_too_long_cb(void *arg, size_t len)
         if (r->id >= 0 && (oldest == NULL || r->id < oldest->id))
             oldest = r;
     }
-    tstdio_stderr_push(t, "stdout: ", note, sizeof(note) - 1);
+    stdio_stderr_push(t, "stdout: ", note, sizeof(note) - 1);
     if (oldest == NULL)
         return;
-    out.f.ev.too_large = true;
-    out.f.ev.http_status = 200;
-    out.f.ev.content_json = true;
+    out.f.evd.too_large = true;
+    out.f.evd.http_status = 200;
+    out.f.evd.content_json = true;
     snprintf(out.f.detail, sizeof(out.f.detail), "answer exceeds the "
         "message size limit (%zu bytes)",
         t->base.env->decl->max_message_bytes);
-    tstdio_done(t, oldest, &out);
+    stdio_done(t, oldest, &out);
 }
 
 static void
-tstdio_stderr_cb(void *arg, const char *line, size_t len)
+stdio_stderr_cb(void *arg, const char *line, size_t len)
 {
-    tstdio_stderr_push(arg, "", line, len);
+    stdio_stderr_push(arg, "", line, len);
 }
 
 /* ev_timer: stdout closed a while ago and the child did not exit. */
 static void
-tstdio_eof_cb(struct ev_loop *loop, ev_timer *w, int revents)
+stdio_eof_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
-    tstdio_fail_all(w->data);
+    stdio_fail_all(w->data);
 }
 
 /* child_callbacks.on_closed: stdout EOF. Wait briefly for the exit status,
  * so the failure can name it. */
 static void
-tstdio_closed_cb(void *arg)
+stdio_closed_cb(void *arg)
 {
     struct tstdio *t = arg;
 
     t->gone = true;
     if (t->child != NULL && child_exited(t->child)) {
-        tstdio_fail_all(t);
+        stdio_fail_all(t);
         return;
     }
     ev_timer_stop(t->base.env->loop, &t->eof_timer);
@@ -331,7 +331,7 @@ tstdio_closed_cb(void *arg)
 
 /* ev_timer (0 s): free a reaped child outside its own callbacks. */
 static void
-tstdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+stdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct tstdio *t = w->data;
 
@@ -343,11 +343,11 @@ tstdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
 }
 
-static void tstdio_ending_reaped(struct tstdio *t);
+static void stdio_ending_reaped(struct tstdio *t);
 
 /* child_callbacks.on_exit: reaped. */
 static void
-tstdio_exit_cb(void *arg, int status)
+stdio_exit_cb(void *arg, int status)
 {
     struct tstdio         *t = arg;
     struct transport_event e = { .type = TRANSPORT_LOST };
@@ -358,25 +358,25 @@ tstdio_exit_cb(void *arg, int status)
     transport_log(&t->base, "child %ld reaped (status 0x%x)",
         t->child != NULL ? (long)child_pid(t->child) : 0L, status);
     ev_timer_stop(t->base.env->loop, &t->eof_timer);
-    tstdio_fail_all(t);
-    tstdio_ending_reaped(t);
+    stdio_fail_all(t);
+    stdio_ending_reaped(t);
     ev_timer_start(t->base.env->loop, &t->reap_kick);
     /* Only a new exchange can say what the loss means to the server. */
     transport_emit(&t->base, &e);
 }
 
-static const struct child_callbacks tstdio_child_cb = {
-    .on_line = tstdio_line_cb,
-    .on_too_long = tstdio_too_long_cb,
-    .on_stderr = tstdio_stderr_cb,
-    .on_closed = tstdio_closed_cb,
-    .on_exit = tstdio_exit_cb,
+static const struct child_callbacks stdio_child_cb = {
+    .on_line = stdio_line_cb,
+    .on_too_long = stdio_too_long_cb,
+    .on_stderr = stdio_stderr_cb,
+    .on_closed = stdio_closed_cb,
+    .on_exit = stdio_exit_cb,
 };
 
 /* Start the child for a dial; the old one, if any, is killed and reaped
  * first. */
 static int
-tstdio_open(struct transport *base, struct transport_failure *f)
+stdio_open(struct transport *base, struct transport_failure *f)
 {
     struct tstdio *t = (struct tstdio *)base;
     int            err = 0;
@@ -391,21 +391,21 @@ tstdio_open(struct transport *base, struct transport_failure *f)
     t->has_exit = false;
     t->abandoned = false;
     t->child = child_spawn(base->env->loop, base->env->decl,
-        base->env->decl->max_message_bytes, &tstdio_child_cb, t, &err,
+        base->env->decl->max_message_bytes, &stdio_child_cb, t, &err,
         &cause);
     if (t->child == NULL) {
-        struct failure_evidence ev = { .spawn_error = true, .os_errno = err };
+        struct failure_evidence evd = { .spawn_error = true, .os_errno = err };
 
         if (err == EMFILE || err == ENFILE) {
             /* Out of descriptors here: not the command's fault. */
-            ev.spawn_error = false;
-            ev.local_limit = true;
-            transport_failure_set(f, &ev, "local limit: too many open files "
+            evd.spawn_error = false;
+            evd.local_limit = true;
+            transport_failure_set(f, &evd, "local limit: too many open files "
                 "(the child could not be started)");
             free(cause);
             return -1;
         }
-        transport_failure_set(f, &ev, "%s", cause != NULL ? cause : "");
+        transport_failure_set(f, &evd, "%s", cause != NULL ? cause : "");
         free(cause);
         return -1;
     }
@@ -416,7 +416,7 @@ tstdio_open(struct transport *base, struct transport_failure *f)
 /* --- the session: the child --------------------------------------------- */
 
 static void
-tstdio_adopt(struct transport *base, char *session,
+stdio_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
     (void)base;
@@ -425,14 +425,14 @@ tstdio_adopt(struct transport *base, char *session,
 }
 
 static char *
-tstdio_release(struct transport *base)
+stdio_release(struct transport *base)
 {
     (void)base;
     return NULL;
 }
 
 static bool
-tstdio_has_session(const struct transport *base)
+stdio_has_session(const struct transport *base)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
@@ -440,7 +440,7 @@ tstdio_has_session(const struct transport *base)
 }
 
 static void
-tstdio_session_prefix(const struct transport *base, char *buf, size_t n)
+stdio_session_prefix(const struct transport *base, char *buf, size_t n)
 {
     (void)base;
     if (n > 0)
@@ -448,7 +448,7 @@ tstdio_session_prefix(const struct transport *base, char *buf, size_t n)
 }
 
 static bool
-tstdio_alive(const struct transport *base)
+stdio_alive(const struct transport *base)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
@@ -456,7 +456,7 @@ tstdio_alive(const struct transport *base)
 }
 
 static void
-tstdio_abandon(struct transport *base)
+stdio_abandon(struct transport *base)
 {
     struct tstdio *t = (struct tstdio *)base;
 
@@ -473,7 +473,7 @@ tstdio_abandon(struct transport *base)
 /* The ending's outcome, from the step the shutdown sequence reached when
  * the child was reaped. */
 static void
-tstdio_ending_reaped(struct tstdio *t)
+stdio_ending_reaped(struct tstdio *t)
 {
     struct ending_run   *run = t->run;
     struct ending_report rep = { .exit_code = -1 };
@@ -512,7 +512,7 @@ tstdio_ending_reaped(struct tstdio *t)
  * closed; then SIGTERM to the group; then SIGKILL. The ending's deadline
  * comes after. */
 static void
-tstdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
+stdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct tstdio *t = w->data;
 
@@ -532,7 +532,7 @@ tstdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void
-tstdio_end(struct transport *base, struct ending_run *run, char *session,
+stdio_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
     struct tstdio *t = (struct tstdio *)base;
@@ -547,7 +547,7 @@ tstdio_end(struct transport *base, struct ending_run *run, char *session,
             snprintf(detail, sizeof(detail), "no live session: the dial "
                 "failed and mcptop stopped its child");
         else if (t->has_exit)
-            tstdio_child_detail(t, detail, sizeof(detail));
+            stdio_child_detail(t, detail, sizeof(detail));
         else
             snprintf(detail, sizeof(detail), "no child is running; "
                 "nothing to end");
@@ -579,7 +579,7 @@ tstdio_end(struct transport *base, struct ending_run *run, char *session,
 /* The deadline: the operator is answered; the reaping settles the ending
  * when it comes. */
 static void
-tstdio_end_deadline(struct transport *base, struct ending_run *run)
+stdio_end_deadline(struct transport *base, struct ending_run *run)
 {
     (void)base;
     ending_run_outcome(run, ENDING_KILLED,
@@ -589,12 +589,12 @@ tstdio_end_deadline(struct transport *base, struct ending_run *run)
 /* --- lifetime ----------------------------------------------------------- */
 
 static void
-tstdio_close(struct transport *base)
+stdio_close(struct transport *base)
 {
     struct tstdio *t = (struct tstdio *)base;
 
     while (t->reqs != NULL)
-        tstdio_req_free(t, t->reqs);
+        stdio_req_free(t, t->reqs);
     ev_timer_stop(base->env->loop, &t->eof_timer);
     ev_timer_stop(base->env->loop, &t->reap_kick);
     ev_timer_stop(base->env->loop, &t->stage_timer);
@@ -605,13 +605,13 @@ tstdio_close(struct transport *base)
 }
 
 static void
-tstdio_free(struct transport *base)
+stdio_free(struct transport *base)
 {
     struct tstdio *t = (struct tstdio *)base;
 
     if (t == NULL)
         return;
-    tstdio_close(base);
+    stdio_close(base);
     for (size_t i = 0; t->stderr_ring != NULL && i < TSTDIO_STDERR_LINES;
         i++)
         free(t->stderr_ring[i]);
@@ -620,7 +620,7 @@ tstdio_free(struct transport *base)
 }
 
 static long
-tstdio_pid(const struct transport *base)
+stdio_pid(const struct transport *base)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
@@ -629,7 +629,7 @@ tstdio_pid(const struct transport *base)
 }
 
 static const char *
-tstdio_stderr_line(const struct transport *base, size_t i)
+stdio_stderr_line(const struct transport *base, size_t i)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
@@ -639,13 +639,13 @@ tstdio_stderr_line(const struct transport *base, size_t i)
 }
 
 static size_t
-tstdio_stderr_count(const struct transport *base)
+stdio_stderr_count(const struct transport *base)
 {
     return ((const struct tstdio *)base)->err_len;
 }
 
 static bool
-tstdio_exit_status(const struct transport *base, int *code, int *sig)
+stdio_exit_status(const struct transport *base, int *code, int *sig)
 {
     const struct tstdio *t = (const struct tstdio *)base;
 
@@ -657,33 +657,33 @@ tstdio_exit_status(const struct transport *base, int *code, int *sig)
 }
 
 static unsigned long
-tstdio_stray_lines(const struct transport *base)
+stdio_stray_lines(const struct transport *base)
 {
     return ((const struct tstdio *)base)->stray_lines;
 }
 
-static const struct transport_ops tstdio_ops = {
+static const struct transport_ops stdio_ops = {
     .name = "stdio",
     .caps = TRANSPORT_CAP_SILENT_PROBE,
-    .open = tstdio_open,
-    .send = tstdio_send,
-    .cancel = tstdio_cancel,
-    .peek = tstdio_peek,
-    .adopt = tstdio_adopt,
-    .release = tstdio_release,
-    .has_session = tstdio_has_session,
-    .session_prefix = tstdio_session_prefix,
-    .alive = tstdio_alive,
-    .abandon = tstdio_abandon,
-    .end = tstdio_end,
-    .end_deadline = tstdio_end_deadline,
-    .close = tstdio_close,
-    .free = tstdio_free,
-    .pid = tstdio_pid,
-    .stderr_line = tstdio_stderr_line,
-    .stderr_count = tstdio_stderr_count,
-    .exit_status = tstdio_exit_status,
-    .stray_lines = tstdio_stray_lines,
+    .open = stdio_open,
+    .send = stdio_send,
+    .cancel = stdio_cancel,
+    .peek = stdio_peek,
+    .adopt = stdio_adopt,
+    .release = stdio_release,
+    .has_session = stdio_has_session,
+    .session_prefix = stdio_session_prefix,
+    .alive = stdio_alive,
+    .abandon = stdio_abandon,
+    .end = stdio_end,
+    .end_deadline = stdio_end_deadline,
+    .close = stdio_close,
+    .free = stdio_free,
+    .pid = stdio_pid,
+    .stderr_line = stdio_stderr_line,
+    .stderr_count = stdio_stderr_count,
+    .exit_status = stdio_exit_status,
+    .stray_lines = stdio_stray_lines,
 };
 
 struct transport *
@@ -691,13 +691,13 @@ transport_stdio_new(const struct transport_env *env)
 {
     struct tstdio *t = xcalloc(1, sizeof(*t));
 
-    t->base.ops = &tstdio_ops;
+    t->base.ops = &stdio_ops;
     t->base.env = env;
-    ev_timer_init(&t->eof_timer, tstdio_eof_cb, TSTDIO_EOF_GRACE_S, 0.);
+    ev_timer_init(&t->eof_timer, stdio_eof_cb, TSTDIO_EOF_GRACE_S, 0.);
     t->eof_timer.data = t;
-    ev_timer_init(&t->reap_kick, tstdio_reap_cb, 0., 0.);
+    ev_timer_init(&t->reap_kick, stdio_reap_cb, 0., 0.);
     t->reap_kick.data = t;
-    ev_timer_init(&t->stage_timer, tstdio_stage_cb, 0., 0.);
+    ev_timer_init(&t->stage_timer, stdio_stage_cb, 0., 0.);
     t->stage_timer.data = t;
     return &t->base;
 }

@@ -98,30 +98,30 @@ struct thttp {
     bool                   dead;        /* freed by it meanwhile */
 };
 
-static void thttp_flush(struct thttp *t);
-static void thttp_destroy(struct thttp *t);
+static void streamable_http_flush(struct thttp *t);
+static void streamable_http_destroy(struct thttp *t);
 
 /* Around anything that may hand events up: the lifecycle may free the
  * transport, or cancel a request, from inside an event. leave is true
  * when t is gone. */
 static void
-thttp_enter(struct thttp *t)
+streamable_http_enter(struct thttp *t)
 {
     t->depth++;
 }
 
 static bool
-thttp_leave(struct thttp *t)
+streamable_http_leave(struct thttp *t)
 {
     if (--t->depth == 0 && t->dead) {
-        thttp_destroy(t);
+        streamable_http_destroy(t);
         return true;
     }
     return false;
 }
 
 static void
-thttp_wipe(char *secret)
+streamable_http_wipe(char *secret)
 {
     if (secret != NULL) {
         memset(secret, 0, strlen(secret));
@@ -132,24 +132,24 @@ thttp_wipe(char *secret)
 /* ev_prepare: emit what was queued, in order, before the loop blocks (no
  * extra wake-up, unlike a zero-second timer). */
 static void
-thttp_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+streamable_http_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     struct thttp *t = w->data;
 
     (void)loop;
     (void)revents;
-    thttp_enter(t);
-    thttp_flush(t);
-    thttp_leave(t);
+    streamable_http_enter(t);
+    streamable_http_flush(t);
+    streamable_http_leave(t);
 }
 
-static void thttp_answered(struct thttp *t, struct transport_req *r,
+static void streamable_http_answered(struct thttp *t, struct transport_req *r,
     const struct http_result *res);
-static void thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
-static void thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static void
-thttp_flush(struct thttp *t)
+streamable_http_flush(struct thttp *t)
 {
     struct transport_pending *p;
 
@@ -159,7 +159,7 @@ thttp_flush(struct thttp *t)
                                      .msg = p->msg };
 
         if (p->type == TRANSPORT_DONE)
-            thttp_answered(t, p->req, NULL);
+            streamable_http_answered(t, p->req, NULL);
         else
             transport_emit(&t->base, &e);
         transport_pending_free(p);
@@ -168,15 +168,15 @@ thttp_flush(struct thttp *t)
     }
 }
 
-struct thttp_drop {
+struct streamable_http_drop {
     void *owner;
     bool  all;
 };
 
 static bool
-thttp_drop_match(const struct transport_pending *p, const void *arg)
+streamable_http_drop_match(const struct transport_pending *p, const void *arg)
 {
-    const struct thttp_drop *d = arg;
+    const struct streamable_http_drop *d = arg;
 
     return d->all || (d->owner != NULL && p->owner == d->owner &&
         p->type != TRANSPORT_MESSAGE) || (d->owner == NULL &&
@@ -186,21 +186,21 @@ thttp_drop_match(const struct transport_pending *p, const void *arg)
 /* Drop queued events of one owner (it was cancelled), the GET stream's
  * opening (owner NULL), or all. */
 static void
-thttp_unqueue(struct thttp *t, void *owner, bool all)
+streamable_http_unqueue(struct thttp *t, void *owner, bool all)
 {
-    struct thttp_drop d = { owner, all };
+    struct streamable_http_drop d = { owner, all };
 
-    transport_queue_drop(&t->queue, thttp_drop_match, &d);
+    transport_queue_drop(&t->queue, streamable_http_drop_match, &d);
 }
 
 static bool
-thttp_drop_req(const struct transport_pending *p, const void *arg)
+streamable_http_drop_req(const struct transport_pending *p, const void *arg)
 {
     return p->req == arg;
 }
 
 static void
-thttp_unlink(struct thttp *t, struct transport_req *r)
+streamable_http_unlink(struct thttp *t, struct transport_req *r)
 {
     for (struct transport_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
@@ -215,12 +215,12 @@ thttp_unlink(struct thttp *t, struct transport_req *r)
 
 /* Unlink and free; aborts the transfer when it still runs. */
 static void
-thttp_req_free(struct thttp *t, struct transport_req *r,
-    struct failure_evidence *ev_out)
+streamable_http_req_free(struct thttp *t, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     if (r->gone)
         return;
-    thttp_unlink(t, r);
+    streamable_http_unlink(t, r);
     oauth_forget(t->oauth, r);
     ev_timer_stop(t->base.env->loop, &r->drain);
     ev_timer_stop(t->base.env->loop, &r->resume);
@@ -228,14 +228,14 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
     r->resume_id = NULL;
     if (r->answered && !r->draining) {
         /* Its answer is still queued: it goes with the request. */
-        transport_queue_drop(&t->queue, thttp_drop_req, r);
+        transport_queue_drop(&t->queue, streamable_http_drop_req, r);
     }
     if (r->xfer != NULL)
-        http_xfer_abort(r->xfer, ev_out);
+        http_xfer_abort(r->xfer, evd_out);
     r->xfer = NULL;
     jsonrpc_free(r->answer);
     r->answer = NULL;
-    thttp_wipe(r->delete_id);
+    streamable_http_wipe(r->delete_id);
     r->delete_id = NULL;
     free(r->delete_pv);
     free(r->body);
@@ -253,7 +253,7 @@ thttp_req_free(struct thttp *t, struct transport_req *r,
 
 /* http_callbacks.on_headers: a stream is open at its 2xx headers. */
 static int
-thttp_headers_cb(void *arg, struct http_xfer *hx, long status,
+streamable_http_headers_cb(void *arg, struct http_xfer *hx, long status,
     const char *content_type)
 {
     struct transport_req *r = arg;
@@ -272,7 +272,7 @@ thttp_headers_cb(void *arg, struct http_xfer *hx, long status,
 /* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
  * (the answer is in). */
 static int
-thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
+streamable_http_message_cb(void *arg, struct http_xfer *hx, const char *type,
     const char *data, size_t len)
 {
     struct transport_req *r = arg;
@@ -317,7 +317,7 @@ thttp_message_cb(void *arg, struct http_xfer *hx, const char *type,
 
 /* http_callbacks.on_activity: bytes on a stream, comments included. */
 static void
-thttp_activity_cb(void *arg, struct http_xfer *hx)
+streamable_http_activity_cb(void *arg, struct http_xfer *hx)
 {
     struct transport_req *r = arg;
 
@@ -326,14 +326,14 @@ thttp_activity_cb(void *arg, struct http_xfer *hx)
         r->t->activity = ev_now(r->t->base.env->loop);
 }
 
-static void thttp_done_cb(void *arg, struct http_xfer *hx,
+static void streamable_http_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res);
 
-static const struct http_callbacks thttp_http_cb = {
-    .on_headers = thttp_headers_cb,
-    .on_message = thttp_message_cb,
-    .on_activity = thttp_activity_cb,
-    .on_done = thttp_done_cb,
+static const struct http_callbacks streamable_http_http_cb = {
+    .on_headers = streamable_http_headers_cb,
+    .on_message = streamable_http_message_cb,
+    .on_activity = streamable_http_activity_cb,
+    .on_done = streamable_http_done_cb,
 };
 
 /* --- requests ----------------------------------------------------------- */
@@ -341,7 +341,7 @@ static const struct http_callbacks thttp_http_cb = {
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
 static int
-thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
+streamable_http_issue(struct thttp *t, struct transport_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
     struct http_request         rq = {
@@ -395,19 +395,19 @@ thttp_issue(struct thttp *t, struct transport_req *r, char **cause)
             r->carried_session = t->session_id != NULL;
         }
     }
-    r->xfer = http_start(t->base.env->curl, &rq, &thttp_http_cb, r, cause);
+    r->xfer = http_start(t->base.env->curl, &rq, &streamable_http_http_cb, r, cause);
     return r->xfer != NULL ? 0 : -1;
 }
 
 /* A new request on t: linked once its transfer started. */
 static struct transport_req *
-thttp_start(struct thttp *t, struct transport_req *r, char **cause)
+streamable_http_start(struct thttp *t, struct transport_req *r, char **cause)
 {
     r->t = t;
     if (r->url == NULL)
         r->url = xstrdup(t->url);
-    if (thttp_issue(t, r, cause) != 0) {
-        thttp_wipe(r->delete_id);
+    if (streamable_http_issue(t, r, cause) != 0) {
+        streamable_http_wipe(r->delete_id);
         free(r->delete_pv);
         free(r->body);
         free(r->url);
@@ -420,14 +420,14 @@ thttp_start(struct thttp *t, struct transport_req *r, char **cause)
 }
 
 static struct transport_req *
-thttp_send(struct transport *base, const struct transport_msg *m,
+streamable_http_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r = xcalloc(1, sizeof(*r));
 
-    ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
-    ev_timer_init(&r->resume, thttp_resume_cb, 0., 0.);
+    ev_timer_init(&r->drain, streamable_http_drain_cb, THTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->resume, streamable_http_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
@@ -436,35 +436,35 @@ thttp_send(struct transport *base, const struct transport_msg *m,
     memcpy(r->body, m->body, m->len);
     r->body[m->len] = '\0';
     r->len = m->len;
-    if (thttp_start(t, r, cause) == NULL)
+    if (streamable_http_start(t, r, cause) == NULL)
         return NULL;
     transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
     return r;
 }
 
 static void
-thttp_cancel(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+streamable_http_cancel(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     struct thttp *t = (struct thttp *)base;
 
-    thttp_unqueue(t, r->owner, false);
-    thttp_req_free(t, r, ev_out);
+    streamable_http_unqueue(t, r->owner, false);
+    streamable_http_req_free(t, r, evd_out);
 }
 
 static void
-thttp_peek(struct transport *base, struct transport_req *r,
-    struct failure_evidence *ev_out)
+streamable_http_peek(struct transport *base, struct transport_req *r,
+    struct failure_evidence *evd_out)
 {
     (void)base;
     if (r->xfer != NULL)
-        http_xfer_peek(r->xfer, ev_out);
+        http_xfer_peek(r->xfer, evd_out);
 }
 
 /* A session a 2xx answer to initialize issued: handed up, or refused
  * when it is too long to send back. */
 static void
-thttp_take_session(struct thttp *t, const struct transport_req *r,
+streamable_http_take_session(struct thttp *t, const struct transport_req *r,
     long status, const char *id, bool invalid, size_t too_long,
     struct transport_result *out)
 {
@@ -475,7 +475,7 @@ thttp_take_session(struct thttp *t, const struct transport_req *r,
     if (too_long > 0 && !out->failed) {
         /* Every later request would carry it: refuse it plainly. */
         out->failed = true;
-        out->f.ev.too_large = true;
+        out->f.evd.too_large = true;
         snprintf(out->f.detail, sizeof(out->f.detail), "initialize issued "
             "an Mcp-Session-Id of %zu bytes; mcptop takes at most %d",
             too_long, HTTP_SESSION_ID_MAX);
@@ -488,13 +488,13 @@ thttp_take_session(struct thttp *t, const struct transport_req *r,
 /* ev_timer: the rest of an answered response took too long: aborted (its
  * connection is not kept). */
 static void
-thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct transport_req *r = w->data;
 
     (void)loop;
     (void)revents;
-    thttp_req_free(r->t, r, NULL);
+    streamable_http_req_free(r->t, r, NULL);
 }
 
 /*
@@ -504,7 +504,7 @@ thttp_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * transfer's result, or NULL while it still runs.
  */
 static void
-thttp_answered(struct thttp *t, struct transport_req *r,
+streamable_http_answered(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = -1 };
@@ -518,31 +518,31 @@ thttp_answered(struct thttp *t, struct transport_req *r,
     r->answer = NULL;
     out.carried_session = r->carried_session;
     if (res != NULL) {
-        out.f.ev = res->ev;
+        out.f.evd = res->evd;
         id = res->session_id;
         invalid = res->session_id_invalid;
         too_long = res->session_id_len;
     } else if (r->xfer != NULL) {
-        http_xfer_peek(r->xfer, &out.f.ev);
+        http_xfer_peek(r->xfer, &out.f.evd);
         http_xfer_session(r->xfer, &id, &invalid, &too_long);
     }
-    thttp_take_session(t, r, out.f.ev.http_status, id, invalid, too_long,
+    streamable_http_take_session(t, r, out.f.evd.http_status, id, invalid, too_long,
         &out);
     r->draining = true;
     r->owner = NULL;
     if (r->xfer != NULL) {
-        ev_timer_init(&r->drain, thttp_drain_cb, THTTP_DRAIN_S, 0.);
+        ev_timer_init(&r->drain, streamable_http_drain_cb, THTTP_DRAIN_S, 0.);
         r->drain.data = r;
         ev_timer_start(t->base.env->loop, &r->drain);
     }
     transport_emit(&t->base, &e);
     jsonrpc_free(out.answer);
-    thttp_wipe(out.session);
+    streamable_http_wipe(out.session);
 }
 
 /* ev_timer: the server's retry passed: resume the answer stream. */
 static void
-thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct transport_req *r = w->data;
     struct thttp         *t = r->t;
@@ -554,20 +554,20 @@ thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
     r->resumes++;
     transport_log(&t->base, "%s: resuming its answer stream (GET, "
         "Last-Event-ID)", r->method);
-    if (thttp_issue(t, r, &cause) != 0) {
+    if (streamable_http_issue(t, r, &cause) != 0) {
         struct transport_result out = { .retry_after_s = -1, .failed = true };
         struct transport_event  e = { .type = TRANSPORT_DONE,
                                       .owner = r->owner, .result = &out };
 
-        out.f.ev.stream_ended = true;
-        out.f.ev.primed = true;
+        out.f.evd.stream_ended = true;
+        out.f.evd.primed = true;
         snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
             "%s ended and could not be resumed: %.120s", r->method, cause);
         free(cause);
-        thttp_req_free(t, r, NULL);
-        thttp_enter(t);
+        streamable_http_req_free(t, r, NULL);
+        streamable_http_enter(t);
         transport_emit(&t->base, &e);
-        thttp_leave(t);
+        streamable_http_leave(t);
     }
 }
 
@@ -579,7 +579,7 @@ thttp_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * resumption is planned.
  */
 static bool
-thttp_resume_later(struct thttp *t, struct transport_req *r,
+streamable_http_resume_later(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     const char *id = res->last_event_id;
@@ -588,7 +588,7 @@ thttp_resume_later(struct thttp *t, struct transport_req *r,
 
     if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
         !res->completed || res->stopped || res->status < 200 ||
-        res->status >= 300 || !res->ev.content_sse || res->ev.sse_no_lines ||
+        res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
         id == NULL || id[0] == '\0' || r->resumes >= THTTP_MAX_RESUMES)
         return false;
     n = strlen(id);
@@ -601,7 +601,7 @@ thttp_resume_later(struct thttp *t, struct transport_req *r,
         delay = THTTP_RESUME_MIN_S;
     if (delay > THTTP_RESUME_MAX_S)
         delay = THTTP_RESUME_MAX_S;
-    ev_timer_init(&r->resume, thttp_resume_cb, delay, 0.);
+    ev_timer_init(&r->resume, streamable_http_resume_cb, delay, 0.);
     r->resume.data = r;
     ev_timer_start(t->base.env->loop, &r->resume);
     transport_log(&t->base, "%s: the answer stream ended after event id; "
@@ -611,14 +611,14 @@ thttp_resume_later(struct thttp *t, struct transport_req *r,
 
 /* A POST finished. */
 static void
-thttp_post_done(struct thttp *t, struct transport_req *r,
+streamable_http_post_done(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = res->retry_after_s };
     struct transport_event  e = { .type = TRANSPORT_DONE,
                                   .owner = r->owner, .result = &out };
 
-    if (thttp_resume_later(t, r, res))
+    if (streamable_http_resume_later(t, r, res))
         return;
     out.answer = r->answer;
     r->answer = NULL;
@@ -632,10 +632,10 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
         char said[160];
 
         snprintf(said, sizeof(said), "%.150s", out.f.detail);
-        memset(&out.f.ev, 0, sizeof(out.f.ev));
-        out.f.ev.stream_ended = true;
-        out.f.ev.primed = true;
-        out.f.ev.content_sse = true;
+        memset(&out.f.evd, 0, sizeof(out.f.evd));
+        out.f.evd.stream_ended = true;
+        out.f.evd.primed = true;
+        out.f.evd.content_sse = true;
         snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
             "%s ended and its resumption (%d) failed: %.150s", r->method,
             r->resumes, said);
@@ -644,17 +644,17 @@ thttp_post_done(struct thttp *t, struct transport_req *r,
     if (out.failed && t->oauth != NULL && (res->status == 401 ||
         res->status == 403))
         oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
-    thttp_take_session(t, r, res->status, res->session_id,
+    streamable_http_take_session(t, r, res->status, res->session_id,
         res->session_id_invalid, res->session_id_len, &out);
-    thttp_req_free(t, r, NULL);
+    streamable_http_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
     jsonrpc_free(out.answer);
-    thttp_wipe(out.session);
+    streamable_http_wipe(out.session);
 }
 
 /* The GET stream ended. */
 static void
-thttp_stream_done(struct thttp *t, struct transport_req *r,
+streamable_http_stream_done(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     struct transport_failure f;
@@ -681,11 +681,11 @@ thttp_stream_done(struct thttp *t, struct transport_req *r,
             "without text/event-stream");
         e.failure = &f;
     }
-    thttp_req_free(t, r, NULL);
+    streamable_http_req_free(t, r, NULL);
     transport_emit(&t->base, &e);
 }
 
-static void thttp_delete_done(struct thttp *t, struct transport_req *r,
+static void streamable_http_delete_done(struct thttp *t, struct transport_req *r,
     const struct http_result *res);
 
 /*
@@ -697,7 +697,7 @@ static void thttp_delete_done(struct thttp *t, struct transport_req *r,
  * the request was sent again.
  */
 static bool
-thttp_follow(struct thttp *t, struct transport_req *r,
+streamable_http_follow(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     const char *to = res->redirect_url;
@@ -716,7 +716,7 @@ thttp_follow(struct thttp *t, struct transport_req *r,
     shown = str_sanitized(to);
     transport_log(&t->base, "%ld: following the redirect to %s", res->status,
         shown);
-    if (thttp_issue(t, r, &cause) != 0) {
+    if (streamable_http_issue(t, r, &cause) != 0) {
         transport_log(&t->base, "redirect not followed: %s", cause);
         free(cause);
         free(shown);
@@ -736,7 +736,7 @@ thttp_follow(struct thttp *t, struct transport_req *r,
 /* oauth_resume_cb: the authorization work is over; the same request goes
  * once more, with the new token. */
 static void
-thttp_auth_resume_cb(void *arg)
+streamable_http_auth_resume_cb(void *arg)
 {
     struct transport_req  *r = arg;
     struct thttp          *t = r->t;
@@ -745,15 +745,15 @@ thttp_auth_resume_cb(void *arg)
                                  .owner = r->owner };
 
     r->answered = false;
-    if (thttp_issue(t, r, &cause) != 0) {
+    if (streamable_http_issue(t, r, &cause) != 0) {
         struct transport_result out = { .retry_after_s = -1, .failed = true };
         struct transport_event  d = { .type = TRANSPORT_DONE,
                                       .owner = r->owner, .result = &out };
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
 
-        transport_failure_set(&out.f, &ev, "%s", cause);
+        transport_failure_set(&out.f, &evd, "%s", cause);
         free(cause);
-        thttp_req_free(t, r, NULL);
+        streamable_http_req_free(t, r, NULL);
         transport_emit(&t->base, &d);
         return;
     }
@@ -768,7 +768,7 @@ thttp_auth_resume_cb(void *arg)
  * more. At most twice a request; never a DELETE. true when held.
  */
 static bool
-thttp_auth_hold(struct thttp *t, struct transport_req *r,
+streamable_http_auth_hold(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
@@ -776,7 +776,7 @@ thttp_auth_hold(struct thttp *t, struct transport_req *r,
     if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
         (res->status != 401 && res->status != 403) ||
         !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
-        thttp_auth_resume_cb, r))
+        streamable_http_auth_resume_cb, r))
         return false;
     r->auth_rounds++;
     if (!r->is_get)
@@ -786,7 +786,7 @@ thttp_auth_hold(struct thttp *t, struct transport_req *r,
 
 /* http_callbacks.on_done: route a finished transfer. */
 static void
-thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
+streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
 {
     struct transport_req *r = arg;
     struct thttp         *t = r->t;
@@ -798,37 +798,37 @@ thttp_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
                                        answer may carry none) */
         t->keep_alive_s = res->keep_alive_s;
     r->in_done = true;
-    thttp_enter(t);
+    streamable_http_enter(t);
     if (r->answered && !r->draining) {
         /* The answer first (its queued event goes), then what else came. */
-        thttp_unqueue(t, r->owner, false);
-        thttp_answered(t, r, res);
+        streamable_http_unqueue(t, r->owner, false);
+        streamable_http_answered(t, r, res);
     }
     if (!t->dead)
-        thttp_flush(t);
+        streamable_http_flush(t);
     if (t->dead || r->gone)
         goto out;
     if (r->draining)
-        thttp_req_free(t, r, NULL);     /* drained: the connection stays */
-    else if (thttp_follow(t, r, res) || thttp_auth_hold(t, r, res))
+        streamable_http_req_free(t, r, NULL);     /* drained: the connection stays */
+    else if (streamable_http_follow(t, r, res) || streamable_http_auth_hold(t, r, res))
         ;
     else if (r->run != NULL)
-        thttp_delete_done(t, r, res);
+        streamable_http_delete_done(t, r, res);
     else if (r->is_get)
-        thttp_stream_done(t, r, res);
+        streamable_http_stream_done(t, r, res);
     else
-        thttp_post_done(t, r, res);
+        streamable_http_post_done(t, r, res);
 out:
     r->in_done = false;
     if (r->gone)
         free(r);
-    thttp_leave(t);
+    streamable_http_leave(t);
 }
 
 /* --- the GET stream ----------------------------------------------------- */
 
 static int
-thttp_stream_open(struct transport *base, char **cause)
+streamable_http_stream_open(struct transport *base, char **cause)
 {
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r;
@@ -843,7 +843,7 @@ thttp_stream_open(struct transport *base, char **cause)
     r->id = -1;
     r->is_get = true;
     r->method = "stream";
-    if (thttp_start(t, r, cause) == NULL)
+    if (streamable_http_start(t, r, cause) == NULL)
         return -1;
     t->stream = r;
     transport_log(base, "GET stream");
@@ -851,25 +851,25 @@ thttp_stream_open(struct transport *base, char **cause)
 }
 
 static void
-thttp_stream_close(struct transport *base)
+streamable_http_stream_close(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
 
     if (t->stream != NULL) {
-        thttp_unqueue(t, NULL, false);
-        thttp_req_free(t, t->stream, NULL);
+        streamable_http_unqueue(t, NULL, false);
+        streamable_http_req_free(t, t->stream, NULL);
     }
 }
 
 /* --- the session -------------------------------------------------------- */
 
 static void
-thttp_adopt(struct transport *base, char *session,
+streamable_http_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
     struct thttp *t = (struct thttp *)base;
 
-    thttp_wipe(t->session_id);
+    streamable_http_wipe(t->session_id);
     t->session_id = session;
     free(t->protocol_version);
     t->protocol_version = str_dup(protocol_version);
@@ -878,7 +878,7 @@ thttp_adopt(struct transport *base, char *session,
 }
 
 static char *
-thttp_release(struct transport *base)
+streamable_http_release(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
     char         *id = t->session_id;
@@ -890,13 +890,13 @@ thttp_release(struct transport *base)
 }
 
 static bool
-thttp_has_session(const struct transport *base)
+streamable_http_has_session(const struct transport *base)
 {
     return ((const struct thttp *)base)->session_id != NULL;
 }
 
 static void
-thttp_session_prefix(const struct transport *base, char *buf, size_t n)
+streamable_http_session_prefix(const struct transport *base, char *buf, size_t n)
 {
     const struct thttp *t = (const struct thttp *)base;
 
@@ -904,14 +904,14 @@ thttp_session_prefix(const struct transport *base, char *buf, size_t n)
 }
 
 static bool
-thttp_alive(const struct transport *base)
+streamable_http_alive(const struct transport *base)
 {
     (void)base;
     return true;
 }
 
 static void
-thttp_abandon(struct transport *base)
+streamable_http_abandon(struct transport *base)
 {
     (void)base;
 }
@@ -919,7 +919,7 @@ thttp_abandon(struct transport *base)
 /* --- endings: the DELETE (basic/transports, session management) -------- */
 
 static void
-thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
+streamable_http_send_delete(struct thttp *t, struct ending_run *run, char *id,
     const char *protocol_version)
 {
     struct transport_req *r = xcalloc(1, sizeof(*r));
@@ -930,14 +930,14 @@ thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
     r->delete_id = id;
     r->delete_pv = str_dup(protocol_version);
     r->method = "delete";
-    if (thttp_start(t, r, &cause) == NULL) {
+    if (streamable_http_start(t, r, &cause) == NULL) {
         struct failure          f;
-        struct failure_evidence ev = { .net = NET_OTHER };
+        struct failure_evidence evd = { .net = NET_OTHER };
         struct ending_report    rep = { .outcome = ENDING_FAILED,
                                         .detail = cause, .failure = &f,
                                         .exit_code = -1 };
 
-        failure_make(&f, &ev, SITE_REQUEST, cause);
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, cause);
         f.delivered = DELIVERED_NO;
         ending_run_report(run, &rep);
         free(cause);
@@ -950,7 +950,7 @@ thttp_send_delete(struct thttp *t, struct ending_run *run, char *id,
 }
 
 static void
-thttp_end(struct transport *base, struct ending_run *run, char *session,
+streamable_http_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
     struct thttp *t = (struct thttp *)base;
@@ -970,15 +970,15 @@ thttp_end(struct transport *base, struct ending_run *run, char *session,
         return;
     }
     if (t->base.env->test_keep_id) {
-        thttp_wipe(t->kept_id);
+        streamable_http_wipe(t->kept_id);
         t->kept_id = xstrdup(session);
     }
-    thttp_send_delete(t, run, session, protocol_version);
+    streamable_http_send_delete(t, run, session, protocol_version);
     free(pv);
 }
 
 static bool
-thttp_end_again(struct transport *base, struct ending_run *run)
+streamable_http_end_again(struct transport *base, struct ending_run *run)
 {
     struct thttp *t = (struct thttp *)base;
     char         *id = t->kept_id;
@@ -986,19 +986,19 @@ thttp_end_again(struct transport *base, struct ending_run *run)
     if (id == NULL || run == NULL)
         return id != NULL;
     t->kept_id = NULL;
-    thttp_send_delete(t, run, id, t->protocol_version);
+    streamable_http_send_delete(t, run, id, t->protocol_version);
     return true;
 }
 
 static void
-thttp_delete_done(struct thttp *t, struct transport_req *r,
+streamable_http_delete_done(struct thttp *t, struct transport_req *r,
     const struct http_result *res)
 {
     struct ending_run   *run = r->run;
     double               ms = ending_run_elapsed_ms(run);
     struct ending_report rep = { .exit_code = -1 };
 
-    thttp_req_free(t, r, NULL);
+    streamable_http_req_free(t, r, NULL);
     ending_run_set_work(run, NULL);
     if (res->completed && res->status >= 200 && res->status < 300) {
         rep.outcome = ENDING_TERMINATED;
@@ -1010,8 +1010,8 @@ thttp_delete_done(struct thttp *t, struct transport_req *r,
         struct failure           f;
 
         http_judge_other(res, &tf, "DELETE", "");
-        failure_make(&f, &tf.ev, SITE_REQUEST, tf.detail);
-        if (!res->completed && res->ev.net != NET_OK) {
+        failure_make(&f, &tf.evd, FAILURE_SITE_REQUEST, tf.detail);
+        if (!res->completed && res->evd.net != NET_OK) {
             rep.outcome = ENDING_FAILED;
             rep.failure = &f;
         } else {
@@ -1027,12 +1027,12 @@ thttp_delete_done(struct thttp *t, struct transport_req *r,
 }
 
 static void
-thttp_end_deadline(struct transport *base, struct ending_run *run)
+streamable_http_end_deadline(struct transport *base, struct ending_run *run)
 {
     struct thttp         *t = (struct thttp *)base;
     struct transport_req *r = ending_run_work(run);
     char                  detail[160];
-    struct failure_evidence ev = { 0 };
+    struct failure_evidence evd = { 0 };
     struct failure        f;
     struct ending_report  rep = { .outcome = ENDING_TIMED_OUT,
                                   .detail = detail, .exit_code = -1 };
@@ -1042,10 +1042,10 @@ thttp_end_deadline(struct transport *base, struct ending_run *run)
         "aborted", ending_run_teardown_ms(run));
     if (r != NULL) {
         ending_run_set_work(run, NULL);
-        thttp_req_free(t, r, &ev);
-        ev.net = NET_OK;
-        ev.timer = TIMER_TEARDOWN;
-        failure_make(&f, &ev, SITE_REQUEST, detail);
+        streamable_http_req_free(t, r, &evd);
+        evd.net = NET_OK;
+        evd.timer = FAILURE_TIMER_TEARDOWN;
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, detail);
         rep.failure = &f;
         ending_run_report(run, &rep);
         ending_run_exchange(run, &f, ms);
@@ -1059,54 +1059,54 @@ thttp_end_deadline(struct transport *base, struct ending_run *run)
 /* --- lifetime ----------------------------------------------------------- */
 
 static void
-thttp_close(struct transport *base)
+streamable_http_close(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
 
     transport_queue_stop(&t->queue);
-    thttp_unqueue(t, NULL, true);
+    streamable_http_unqueue(t, NULL, true);
     while (t->reqs != NULL) {
         struct transport_req *r = t->reqs;
 
         if (r->run != NULL)
             ending_run_set_work(r->run, NULL);
-        thttp_req_free(t, r, NULL);
+        streamable_http_req_free(t, r, NULL);
     }
-    thttp_wipe(t->session_id);
+    streamable_http_wipe(t->session_id);
     t->session_id = NULL;
     free(t->last_event_id);
     t->last_event_id = NULL;
 }
 
 static void
-thttp_free(struct transport *base)
+streamable_http_free(struct transport *base)
 {
     struct thttp *t = (struct thttp *)base;
 
     if (t == NULL)
         return;
-    thttp_close(base);
+    streamable_http_close(base);
     if (t->depth > 0) {
         /* Freed from inside one of its own events: when that returns. */
         t->dead = true;
         return;
     }
-    thttp_destroy(t);
+    streamable_http_destroy(t);
 }
 
 static void
-thttp_destroy(struct thttp *t)
+streamable_http_destroy(struct thttp *t)
 {
     oauth_free(t->oauth);
     free(t->protocol_version);
-    thttp_wipe(t->kept_id);
+    streamable_http_wipe(t->kept_id);
     free(t->url);
     free(t->warning);
     free(t);
 }
 
 static int
-thttp_open(struct transport *base, struct transport_failure *f)
+streamable_http_open(struct transport *base, struct transport_failure *f)
 {
     (void)base;
     (void)f;
@@ -1114,40 +1114,40 @@ thttp_open(struct transport *base, struct transport_failure *f)
 }
 
 static const char *
-thttp_warning(const struct transport *base)
+streamable_http_warning(const struct transport *base)
 {
     return ((const struct thttp *)base)->warning;
 }
 
 static ev_tstamp
-thttp_activity(const struct transport *base)
+streamable_http_activity(const struct transport *base)
 {
     return ((const struct thttp *)base)->activity;
 }
 
-static const struct transport_ops thttp_ops = {
-    .warning = thttp_warning,
-    .activity = thttp_activity,
+static const struct transport_ops streamable_http_ops = {
+    .warning = streamable_http_warning,
+    .activity = streamable_http_activity,
     .name = "http",
     .caps = TRANSPORT_CAP_LATE_SESSION,
     .older = transport_sse_new,
-    .open = thttp_open,
-    .send = thttp_send,
-    .cancel = thttp_cancel,
-    .peek = thttp_peek,
-    .stream_open = thttp_stream_open,
-    .stream_close = thttp_stream_close,
-    .adopt = thttp_adopt,
-    .release = thttp_release,
-    .has_session = thttp_has_session,
-    .session_prefix = thttp_session_prefix,
-    .alive = thttp_alive,
-    .abandon = thttp_abandon,
-    .end = thttp_end,
-    .end_deadline = thttp_end_deadline,
-    .end_again = thttp_end_again,
-    .close = thttp_close,
-    .free = thttp_free,
+    .open = streamable_http_open,
+    .send = streamable_http_send,
+    .cancel = streamable_http_cancel,
+    .peek = streamable_http_peek,
+    .stream_open = streamable_http_stream_open,
+    .stream_close = streamable_http_stream_close,
+    .adopt = streamable_http_adopt,
+    .release = streamable_http_release,
+    .has_session = streamable_http_has_session,
+    .session_prefix = streamable_http_session_prefix,
+    .alive = streamable_http_alive,
+    .abandon = streamable_http_abandon,
+    .end = streamable_http_end,
+    .end_deadline = streamable_http_end_deadline,
+    .end_again = streamable_http_end_again,
+    .close = streamable_http_close,
+    .free = streamable_http_free,
 };
 
 struct transport *
@@ -1155,12 +1155,12 @@ transport_http_new(const struct transport_env *env)
 {
     struct thttp *t = xcalloc(1, sizeof(*t));
 
-    t->base.ops = &thttp_ops;
+    t->base.ops = &streamable_http_ops;
     t->base.env = env;
     t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
     t->keep_alive_s = -1;
     t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
         env->log);
-    transport_queue_init(&t->queue, env->loop, thttp_defer_cb, t);
+    transport_queue_init(&t->queue, env->loop, streamable_http_defer_cb, t);
     return &t->base;
 }

@@ -42,14 +42,14 @@ transport_log(const struct transport *t, const char *fmt, ...)
 
 void
 transport_failure_set(struct transport_failure *f,
-    const struct failure_evidence *ev, const char *fmt, ...)
+    const struct failure_evidence *evd, const char *fmt, ...)
 {
     va_list ap;
 
-    if (ev != NULL)
-        f->ev = *ev;
+    if (evd != NULL)
+        f->evd = *evd;
     else
-        memset(&f->ev, 0, sizeof(f->ev));
+        memset(&f->evd, 0, sizeof(f->evd));
     va_start(ap, fmt);
     vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
     va_end(ap);

@@ -75,7 +75,7 @@ struct transport_msg {
 
 /* A failure below JSON-RPC: what the transport saw, and its words. */
 struct transport_failure {
-    struct failure_evidence ev;
+    struct failure_evidence evd;
     char                    detail[256];    /* safe to show */
 };
 
@@ -87,7 +87,7 @@ struct transport_result {
     /* The exchange failed below JSON-RPC (f says how); answer may still
      * hold a JSON-RPC error that came behind a non-2xx status. */
     bool                     failed;
-    struct transport_failure f;         /* f.ev is filled either way */
+    struct transport_failure f;         /* f.evd is filled either way */
     bool                     accepted;  /* a notification was taken */
     bool                     carried_session; /* the request carried the
                                                  session id */
@@ -156,13 +156,13 @@ struct transport_ops {
      * it cannot even start. */
     struct transport_req *(*send)(struct transport *t,
         const struct transport_msg *m, void *owner, char **cause);
-    /* Abort a request now: no TRANSPORT_DONE follows. ev_out (may be
+    /* Abort a request now: no TRANSPORT_DONE follows. evd_out (may be
      * NULL) gets how far it got. */
     void (*cancel)(struct transport *t, struct transport_req *r,
-        struct failure_evidence *ev_out);
+        struct failure_evidence *evd_out);
     /* How far a request in flight got (it goes on). */
     void (*peek)(struct transport *t, struct transport_req *r,
-        struct failure_evidence *ev_out);
+        struct failure_evidence *evd_out);
     /* The GET stream for server-initiated messages; NULL when the
      * transport has none. 0, or -1 with *cause (caller frees). */
     int  (*stream_open)(struct transport *t, char **cause);
@@ -267,9 +267,9 @@ void transport_queue_drop(struct transport_queue *q,
 void transport_queue_stop(struct transport_queue *q);
 void transport_pending_free(struct transport_pending *p);
 
-/* A ready-made failure with evidence ev and a detail. */
+/* A ready-made failure with evidence evd and a detail. */
 void transport_failure_set(struct transport_failure *f,
-    const struct failure_evidence *ev, const char *fmt, ...)
+    const struct failure_evidence *evd, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif
