@@ -1,5 +1,5 @@
 /*
- * What the commands share beyond src/app (which loads the config and opens
+ * What the commands share beyond src/front (which loads the config and opens
  * the log): argument parsing helpers, the loop of a one-shot command and
  * the JSON form of a server's record (the `check --json` contract, reused
  * by `watch` and later by `end`).

@@ -177,7 +177,7 @@ ending_run_go(struct ending_run *run, char *session,
 {
     if (run->pub.outcome == ENDING_PENDING)
         ev_timer_start(run->ring->loop, &run->deadline);
-    run->t->ops->end(run->t, run, session, protocol_version);
+    transport_end(run->t, run, session, protocol_version);
 }
 
 size_t
@@ -354,7 +354,7 @@ ending_run_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (run->pub.outcome != ENDING_PENDING)
         return;
-    run->t->ops->end_deadline(run->t, run);
+    transport_end_deadline(run->t, run);
     if (run->pub.outcome == ENDING_PENDING) {
         snprintf(detail, sizeof(detail), "nothing answered within %ld ms",
             run->teardown_ms);

@@ -471,12 +471,11 @@ server_test_repeat_delete(struct server *s)
     struct transport  *t = client_transport(s->client);
     struct ending_run *run;
 
-    if (t->ops->end_again == NULL || !t->ops->end_again(t, NULL) ||
-        server_ending_busy(s))
+    if (!transport_end_again(t, NULL) || server_ending_busy(s))
         return NULL;
     run = endings_start(server_endings(s), t, s->decl->teardown_ms, false);
     ending_run_note(run, "test hook: the same session's DELETE sent again");
-    t->ops->end_again(t, run);
+    transport_end_again(t, run);
     return ending_run_view(run);
 }
 
@@ -654,7 +653,7 @@ server_end_session(struct server *s, const char *session_id)
     struct ending_run *run;
 
     if (session_id == NULL || session_id[0] == '\0' ||
-        t->ops->stream_open == NULL || server_ending_busy(s) ||
+        !transport_has_stream(t) || server_ending_busy(s) ||
         s->state == SERVER_INVALID)
         return NULL;
     run = endings_start(server_endings(s), t, s->decl->teardown_ms, false);
@@ -756,7 +755,7 @@ server_decl(const struct server *s)
 const char *
 server_transport_name(const struct server *s)
 {
-    return client_transport(s->client)->ops->name;
+    return transport_name(client_transport(s->client));
 }
 
 const char *
@@ -922,8 +921,7 @@ server_warnings(const struct server *s, const char **out, size_t max)
     size_t                  n = 0;
     const char             *w;
 
-    if (n < max && t->ops->warning != NULL &&
-        (w = t->ops->warning(t)) != NULL)
+    if (n < max && (w = transport_warning(t)) != NULL)
         out[n++] = w;
     if (n < max && (w = client_warning(s->client)) != NULL)
         out[n++] = w;
@@ -943,7 +941,7 @@ server_pid(const struct server *s)
 {
     const struct transport *t = client_transport(s->client);
 
-    return t->ops->pid != NULL ? t->ops->pid(t) : 0;
+    return transport_pid(t);
 }
 
 const char *
@@ -951,7 +949,7 @@ server_stderr_line(const struct server *s, size_t i)
 {
     const struct transport *t = client_transport(s->client);
 
-    return t->ops->stderr_line != NULL ? t->ops->stderr_line(t, i) : NULL;
+    return transport_stderr_line(t, i);
 }
 
 size_t
@@ -959,7 +957,7 @@ server_stderr_count(const struct server *s)
 {
     const struct transport *t = client_transport(s->client);
 
-    return t->ops->stderr_count != NULL ? t->ops->stderr_count(t) : 0;
+    return transport_stderr_count(t);
 }
 
 bool
@@ -967,7 +965,7 @@ server_exit_status(const struct server *s, int *code, int *sig)
 {
     const struct transport *t = client_transport(s->client);
 
-    return t->ops->exit_status != NULL && t->ops->exit_status(t, code, sig);
+    return transport_exit_status(t, code, sig);
 }
 
 unsigned long
@@ -975,5 +973,5 @@ server_stray_lines(const struct server *s)
 {
     const struct transport *t = client_transport(s->client);
 
-    return t->ops->stray_lines != NULL ? t->ops->stray_lines(t) : 0;
+    return transport_stray_lines(t);
 }

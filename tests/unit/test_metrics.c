@@ -1,5 +1,5 @@
 /*
- * Tests for the Prometheus view (app/metrics.h): the exposition read back
+ * Tests for the Prometheus view (export/metrics.h): the exposition read back
  * by a small checker of both formats (names, HELP/TYPE once per family and
  * before its samples, label syntax and escapes, no duplicate series,
  * histograms cumulative with +Inf equal to _count), the OpenTelemetry MCP

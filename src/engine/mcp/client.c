@@ -129,7 +129,7 @@ client_req_free(struct client_req *rq, struct failure_evidence *evd_out)
     ev_timer_stop(c->env->loop, &rq->timer);
     server_busy(c->s, &rq->counted, false);
     if (rq->tr != NULL)
-        c->t->ops->cancel(c->t, rq->tr, evd_out);
+        transport_cancel(c->t, rq->tr, evd_out);
     free(rq);
 }
 
@@ -160,7 +160,7 @@ client_send(struct client *c, struct client_req *rq, const char *body,
         .flags = flags,
     };
 
-    rq->tr = c->t->ops->send(c->t, &m, rq, cause);
+    rq->tr = transport_send(c->t, &m, rq, cause);
     if (rq->tr == NULL)
         return false;
     ev_timer_init(&rq->timer, client_timeout_cb, 0., 0.);
@@ -320,8 +320,7 @@ client_drop(struct client *c, const char *why)
         if (!rq->detached)
             client_req_free(rq, NULL);
     }
-    if (c->t->ops->stream_close != NULL)
-        c->t->ops->stream_close(c->t);
+    transport_stream_close(c->t);
     c->stream_none = false;
     c->stream_opened = false;
     ev_timer_stop(c->env->loop, &c->stream_timer);
@@ -329,7 +328,7 @@ client_drop(struct client *c, const char *why)
     ev_timer_stop(c->env->loop, &c->relist_timer);
     ev_timer_stop(c->env->loop, &c->probe_timer);
     c->relist_wanted = false;
-    session = c->t->ops->release(c->t);
+    session = transport_release(c->t);
     if (session != NULL)
         server_end_orphan(c->s, session, c->protocol_version, why);
 }
@@ -342,8 +341,8 @@ client_use_transport(struct client *c, struct transport *t)
 {
     while (c->reqs != NULL)
         client_req_free(c->reqs, NULL);
-    c->t->ops->close(c->t);
-    c->t->ops->free(c->t);
+    transport_close(c->t);
+    transport_free(c->t);
     c->t = t;
 }
 
@@ -369,7 +368,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
     c->list_acc = NULL;
     c->list_n = c->list_cap = 0;
     c->dialed_once = true;
-    c->t->ops->abandon(c->t);
+    transport_abandon(c->t);
     c->last_ping_ok = false;
     failure_make(&f, evd, FAILURE_SITE_CONNECT, detail);
     server_dial_done(c->s, &f, ms);
@@ -433,11 +432,11 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         server_open_deadline_ms(c->s), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
     if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
-        (c->t->ops->caps & TRANSPORT_CAP_LATE_SESSION)) {
+        transport_has_cap(c->t, TRANSPORT_CAP_LATE_SESSION)) {
         /* The operator is answered now, but the initialize is left to
          * settle within its own timeout: a session id it brings late is
          * ended as half-open (DESIGN.md section 5). */
-        c->t->ops->peek(c->t, rq->tr, &evd);
+        transport_peek(c->t, rq->tr, &evd);
         rq->detached = true;
         rq->in_dial = false;
         server_busy(c->s, &rq->counted, true);
@@ -470,7 +469,7 @@ client_dial(struct client *c)
     c->dial_step = NULL;
     free(c->probe_note);
     c->probe_note = NULL;
-    rc = c->t->ops->open(c->t, &f);
+    rc = transport_open(c->t, &f);
     if (rc < 0) {
         client_dial_failed(c, &f.evd, f.detail);
         return;
@@ -606,7 +605,7 @@ client_initialize_revises_era(struct client *c,
         c->respawned = true;
         server_log(c->s, "era: the transport closed after an unanswered "
             "probe; initialize on a fresh one");
-        if (c->t->ops->open(c->t, &f) < 0) {
+        if (transport_open(c->t, &f) < 0) {
             client_dial_failed(c, &f.evd, f.detail);
             return true;
         }
@@ -655,7 +654,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
         }
         if (client_initialize_revises_era(c, res, &evd))
             return;
-        if (c->t->ops->older != NULL && c->decl->era == CONFIG_ERA_AUTO &&
+        if (transport_has_older(c->t) && c->decl->era == CONFIG_ERA_AUTO &&
             !c->sse_tried && (evd.http_status == 400 ||
             evd.http_status == 404 || evd.http_status == 405) &&
             !(evd.rpc_error && !evd.rpc_error_id_null)) {
@@ -668,9 +667,9 @@ client_on_initialize(struct client *c, struct client_req *rq,
             c->sse_fallback.evd = evd;
             snprintf(c->sse_fallback.detail, sizeof(c->sse_fallback.detail),
                 "%s", detail);
-            client_use_transport(c, c->t->ops->older(&c->tenv));
+            client_use_transport(c, transport_older(c->t, &c->tenv));
             c->era = SERVER_ERA_LEGACY_SSE;
-            rc = c->t->ops->open(c->t, &f);
+            rc = transport_open(c->t, &f);
             if (rc < 0)
                 client_dial_failed(c, &f.evd, f.detail);
             else if (rc == 0)
@@ -706,7 +705,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
     if (c->era != SERVER_ERA_LEGACY_SSE)
         c->era = SERVER_ERA_LEGACY;
     /* Only a 2xx answer to initialize issues a session. */
-    c->t->ops->adopt(c->t, res->session, c->protocol_version);
+    transport_adopt(c->t, res->session, c->protocol_version);
     res->session = NULL;
     client_send_initialized(c);
 }
@@ -863,7 +862,7 @@ client_on_ping(struct client *c, struct client_req *rq,
         return;
     }
     if (!c->env->no_redial && server_state(c->s) == SERVER_READY &&
-        (kind == FAILURE_CONNECT_REFUSED || !c->t->ops->alive(c->t))) {
+        (kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t))) {
         /* Nothing listens any more, or the child is gone: the sessions
          * went with it. Dial again with the usual backoff. */
         client_drop(c, "the connection was lost");
@@ -916,7 +915,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
         "(request timeout)", client_op_name(op), server_timeout_ms(c->s));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
-    if (id >= 0 && op != CLIENT_OP_INITIALIZE && c->t->ops->has_session(c->t)) {
+    if (id >= 0 && op != CLIENT_OP_INITIALIZE && transport_has_session(c->t)) {
         size_t len;
         char  *body = jsonrpc_build_cancelled(id, "timeout", &len);
 
@@ -924,7 +923,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
     switch (op) {
     case CLIENT_OP_DISCOVER:
-        if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
+        if (transport_has_cap(c->t, TRANSPORT_CAP_SILENT_PROBE) &&
             c->decl->era == CONFIG_ERA_AUTO) {
             /* No answer to the probe means a legacy server. */
             c->silent_probe = true;
@@ -1121,7 +1120,7 @@ client_stop(struct client *c)
     /* Detached work too: abandoned initializes. */
     while (c->reqs != NULL)
         client_req_free(c->reqs, NULL);
-    c->t->ops->close(c->t);
+    transport_close(c->t);
     ev_timer_stop(loop, &c->open_timer);
     ev_timer_stop(loop, &c->stream_timer);
     ev_timer_stop(loop, &c->stream_idle);
@@ -1176,7 +1175,7 @@ client_free(struct client *c)
     if (c == NULL)
         return;
     client_stop(c);
-    c->t->ops->free(c->t);
+    transport_free(c->t);
     free(c->protocol_version);
     free(c->peer_name);
     free(c->peer_version);
@@ -1199,7 +1198,7 @@ client_transport(const struct client *c)
 bool
 client_has_session(const struct client *c)
 {
-    return c->t->ops->has_session(c->t);
+    return transport_has_session(c->t);
 }
 
 enum server_era
@@ -1211,7 +1210,7 @@ client_era(const struct client *c)
 void
 client_session(const struct client *c, struct server_session_info *out)
 {
-    c->t->ops->session_prefix(c->t, out->id_prefix, sizeof(out->id_prefix));
+    transport_session_prefix(c->t, out->id_prefix, sizeof(out->id_prefix));
     out->protocol_version = c->protocol_version;
     out->server_name = c->peer_name;
     out->server_version = c->peer_version;

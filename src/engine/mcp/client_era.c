@@ -23,13 +23,13 @@ client_fallback_legacy(struct client *c, const char *why)
 {
     server_log(c->s, "era: legacy (%s)", why);
     c->era = SERVER_ERA_LEGACY;
-    if (!c->t->ops->alive(c->t)) {
+    if (!transport_alive(c->t)) {
         /* The transport went away on the probe (a child that exited): a
          * fresh one for initialize. */
         struct transport_failure f;
 
         c->respawned = true;
-        if (c->t->ops->open(c->t, &f) < 0) {
+        if (transport_open(c->t, &f) < 0) {
             client_dial_failed(c, &f.evd, f.detail);
             return;
         }
@@ -66,7 +66,7 @@ client_send_discover(struct client *c)
     c->probed_this_dial = true;
     /* Where a legacy server may simply never answer the probe: wait a
      * bounded part of the request timeout, then fall back. */
-    if ((c->t->ops->caps & TRANSPORT_CAP_SILENT_PROBE) &&
+    if (transport_has_cap(c->t, TRANSPORT_CAP_SILENT_PROBE) &&
         c->decl->era == CONFIG_ERA_AUTO)
         timeout = timeout / 2 < 3000 ? timeout / 2 : 3000;
     client_dial_step(c, rq, body, len, timeout);

@@ -51,12 +51,12 @@ client_streams_start(struct client *c)
         return;
     if (c->era == SERVER_ERA_MODERN) {
         client_listen(c);
-    } else if (!c->stream_none && c->t->ops->stream_open != NULL &&
-        c->t->ops->has_session(c->t)) {
+    } else if (!c->stream_none && transport_has_stream(c->t) &&
+        transport_has_session(c->t)) {
         char *cause = NULL;
 
         c->stream_started = server_now(c->s);
-        if (c->t->ops->stream_open(c->t, &cause) != 0) {
+        if (transport_stream_open(c->t, &cause) != 0) {
             server_log(c->s, "stream not opened: %s", cause);
             free(cause);
         }
@@ -125,13 +125,14 @@ client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct client_req *l = client_find(c, CLIENT_OP_LISTEN);
     double             idle = client_stream_idle_s(c);
     double             quiet;
+    ev_tstamp          last;
 
     (void)revents;
     ev_timer_stop(loop, w);
-    if (c->t->ops->activity != NULL) {
+    if (transport_activity(c->t, &last)) {
         /* Any bytes keep it alive, a keep-alive comment too: re-arm for
          * what is left since the last ones (libev's lazy idle timer). */
-        quiet = ev_now(loop) - c->t->ops->activity(c->t);
+        quiet = ev_now(loop) - last;
         if (quiet < idle) {
             w->repeat = idle - quiet;
             ev_timer_again(loop, w);
@@ -143,8 +144,8 @@ client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
         client_stream_idle_s(c));
     if (l != NULL)
         client_req_free(l, NULL);
-    else if (c->t->ops->stream_close != NULL)
-        c->t->ops->stream_close(c->t);
+    else
+        transport_stream_close(c->t);
     c->stream_opened = false;
     client_stream_later(c);
 }
@@ -185,7 +186,7 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         return;
     }
     client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);
-    if (e->failure->evd.http_status == 404 && c->t->ops->has_session(c->t))
+    if (e->failure->evd.http_status == 404 && transport_has_session(c->t))
         return;     /* the next ping finds the session gone */
     client_stream_later(c);
 }

@@ -20,12 +20,12 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-struct tsse;
+struct http_sse_transport;
 
 /* One POST (a message) in flight, or the stream itself. */
-struct transport_req {
-    struct tsse           *t;
-    struct transport_req  *next;
+struct http_sse_req {
+    struct http_sse_transport           *t;
+    struct http_sse_req  *next;
     void                  *owner;
     int64_t                id;
     const char            *method;
@@ -35,7 +35,14 @@ struct transport_req {
     bool                   queued;      /* DONE is queued */
 };
 
-struct tsse {
+/* The interface's opaque request is this transport's own. */
+static struct http_sse_req *
+http_sse_req_of(struct transport_req *tr)
+{
+    return (struct http_sse_req *)tr;
+}
+
+struct http_sse_transport {
     struct transport       base;
     struct http_xfer      *stream;
     bool                   opened;      /* the stream's 2xx headers */
@@ -45,15 +52,15 @@ struct tsse {
     struct transport_failure refusal;
     char                  *protocol_version;
     bool                   used;
-    struct transport_req  *reqs;
+    struct http_sse_req  *reqs;
     struct transport_queue queue;      /* events for the loop */
 };
 
-static void http_sse_flush(struct tsse *t);
+static void http_sse_flush(struct http_sse_transport *t);
 
 static void
-http_sse_queue(struct tsse *t, enum transport_event_type type,
-    struct transport_req *req, struct jsonrpc_msg *msg)
+http_sse_queue(struct http_sse_transport *t, enum transport_event_type type,
+    struct http_sse_req *req, struct jsonrpc_msg *msg)
 {
     transport_queue_push(&t->queue, type, NULL, msg)->req = req;
 }
@@ -66,16 +73,16 @@ http_sse_drop_match(const struct transport_pending *p, const void *arg)
 
 /* Drop queued events of one request, or all (NULL). */
 static void
-http_sse_unqueue(struct tsse *t, struct transport_req *req)
+http_sse_unqueue(struct http_sse_transport *t, struct http_sse_req *req)
 {
     transport_queue_drop(&t->queue, http_sse_drop_match, req);
 }
 
 static void
-http_sse_req_free(struct tsse *t, struct transport_req *r,
+http_sse_req_free(struct http_sse_transport *t, struct http_sse_req *r,
     struct failure_evidence *evd_out)
 {
-    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+    for (struct http_sse_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
         if (*pp == r) {
             *pp = r->next;
@@ -90,7 +97,7 @@ http_sse_req_free(struct tsse *t, struct transport_req *r,
 
 /* A request's answer came on the stream: hand it up. */
 static void
-http_sse_req_answered(struct tsse *t, struct transport_req *r)
+http_sse_req_answered(struct http_sse_transport *t, struct http_sse_req *r)
 {
     struct transport_result out = { .retry_after_s = -1 };
     struct transport_event  e = { .type = TRANSPORT_DONE,
@@ -114,7 +121,7 @@ http_sse_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 }
 
 static void
-http_sse_flush(struct tsse *t)
+http_sse_flush(struct http_sse_transport *t)
 {
     struct transport_pending *p;
 
@@ -137,7 +144,7 @@ static int
 http_sse_stream_headers_cb(void *arg, struct http_xfer *hx, long status,
     const char *content_type)
 {
-    struct tsse *t = arg;
+    struct http_sse_transport *t = arg;
 
     (void)hx;
     (void)content_type;
@@ -151,9 +158,9 @@ static int
 http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
     const char *data, size_t len)
 {
-    struct tsse          *t = arg;
+    struct http_sse_transport          *t = arg;
     struct jsonrpc_msg   *m;
-    struct transport_req *r;
+    struct http_sse_req *r;
 
     (void)hx;
     if (strcmp(type, "endpoint") == 0) {
@@ -214,10 +221,10 @@ http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
 
 /* Every request still waiting for its answer has lost it. */
 static void
-http_sse_fail_waiting(struct tsse *t)
+http_sse_fail_waiting(struct http_sse_transport *t)
 {
     for (;;) {
-        struct transport_req   *r;
+        struct http_sse_req   *r;
         struct transport_result out = { .retry_after_s = -1, .failed = true };
         struct transport_event  e = { .type = TRANSPORT_DONE,
                                       .result = &out };
@@ -244,7 +251,7 @@ static void
 http_sse_stream_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
-    struct tsse             *t = arg;
+    struct http_sse_transport             *t = arg;
     struct transport_failure f;
     struct transport_event   e = { .failure = &f };
     bool                     opened = t->opened;
@@ -304,7 +311,7 @@ static const struct http_callbacks http_sse_stream_cb = {
 /* A request to this server with its configured headers, bounds and TLS
  * settings; the caller adds the body. */
 static struct http_request
-http_sse_request(const struct tsse *t, enum http_method method, const char *url)
+http_sse_request(const struct http_sse_transport *t, enum http_method method, const char *url)
 {
     const struct config_server *d = t->base.env->decl;
 
@@ -325,7 +332,7 @@ http_sse_request(const struct tsse *t, enum http_method method, const char *url)
 static int
 http_sse_open(struct transport *base, struct transport_failure *f)
 {
-    struct tsse         *t = (struct tsse *)base;
+    struct http_sse_transport         *t = (struct http_sse_transport *)base;
     struct http_request  rq = http_sse_request(t, HTTP_GET, base->env->decl->url);
     char                *cause = NULL;
 
@@ -357,8 +364,8 @@ static void
 http_sse_post_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
-    struct transport_req   *r = arg;
-    struct tsse            *t = r->t;
+    struct http_sse_req   *r = arg;
+    struct http_sse_transport            *t = r->t;
     struct transport_result out = { .retry_after_s = res->retry_after_s };
     struct transport_event  e = { .type = TRANSPORT_DONE, .owner = r->owner,
                                   .result = &out };
@@ -398,8 +405,8 @@ static struct transport_req *
 http_sse_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct tsse          *t = (struct tsse *)base;
-    struct transport_req *r;
+    struct http_sse_transport          *t = (struct http_sse_transport *)base;
+    struct http_sse_req *r;
     struct http_request   rq = http_sse_request(t, HTTP_POST, t->endpoint);
 
     if (t->endpoint == NULL) {
@@ -423,23 +430,25 @@ http_sse_send(struct transport *base, const struct transport_msg *m,
     r->next = t->reqs;
     t->reqs = r;
     transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
-    return r;
+    return (struct transport_req *)r;
 }
 
 static void
-http_sse_cancel(struct transport *base, struct transport_req *r,
+http_sse_cancel(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_req *r = http_sse_req_of(tr);
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     http_sse_unqueue(t, r);
     http_sse_req_free(t, r, evd_out);
 }
 
 static void
-http_sse_peek(struct transport *base, struct transport_req *r,
+http_sse_peek(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
+    struct http_sse_req *r = http_sse_req_of(tr);
     (void)base;
     if (r->xfer != NULL)
         http_xfer_peek(r->xfer, evd_out);
@@ -451,7 +460,7 @@ static void
 http_sse_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     free(session);
     free(t->protocol_version);
@@ -490,7 +499,7 @@ http_sse_alive(const struct transport *base)
 static void
 http_sse_close(struct transport *base)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     transport_queue_stop(&t->queue);
     http_sse_unqueue(t, NULL);
@@ -509,7 +518,7 @@ http_sse_close(struct transport *base)
 static void
 http_sse_abandon(struct transport *base)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     /* The lifecycle has cancelled its requests: only the stream is left. */
     if (t->stream != NULL) {
@@ -524,7 +533,7 @@ static void
 http_sse_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     (void)protocol_version;
     free(session);
@@ -550,7 +559,7 @@ http_sse_end_deadline(struct transport *base, struct ending_run *run)
 static void
 http_sse_free(struct transport *base)
 {
-    struct tsse *t = (struct tsse *)base;
+    struct http_sse_transport *t = (struct http_sse_transport *)base;
 
     if (t == NULL)
         return;
@@ -579,9 +588,9 @@ static const struct transport_ops http_sse_ops = {
 };
 
 struct transport *
-transport_sse_new(const struct transport_env *env)
+http_sse_new(const struct transport_env *env)
 {
-    struct tsse *t = xcalloc(1, sizeof(*t));
+    struct http_sse_transport *t = xcalloc(1, sizeof(*t));
 
     t->base.ops = &http_sse_ops;
     t->base.env = env;

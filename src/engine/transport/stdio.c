@@ -25,15 +25,15 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#define TSTDIO_STDERR_LINES 200
-#define TSTDIO_EOF_GRACE_S  0.25    /* after stdout EOF, wait this long for
+#define STDIO_STDERR_LINES 200
+#define STDIO_EOF_GRACE_S  0.25    /* after stdout EOF, wait this long for
                                        the exit status */
 
-struct tstdio;
+struct stdio_transport;
 
-struct transport_req {
-    struct tstdio         *t;
-    struct transport_req  *next;
+struct stdio_req {
+    struct stdio_transport         *t;
+    struct stdio_req  *next;
     void                  *owner;
     int64_t                id;
     unsigned               flags;
@@ -43,7 +43,14 @@ struct transport_req {
     ev_timer               later;       /* finish on the next turn */
 };
 
-struct tstdio {
+/* The interface's opaque request is this transport's own. */
+static struct stdio_req *
+stdio_req_of(struct transport_req *tr)
+{
+    return (struct stdio_req *)tr;
+}
+
+struct stdio_transport {
     struct transport       base;
     struct child          *child;
     bool                   gone;        /* exited, or stdout shut */
@@ -56,7 +63,7 @@ struct tstdio {
     char                 **stderr_ring; /* on the first line */
     size_t                 err_start, err_len;
     unsigned long          stray_lines;
-    struct transport_req  *reqs;
+    struct stdio_req  *reqs;
     /* the ending of the current child */
     struct ending_run     *run;
     int                    stage;       /* 0 stdin closed, 1 TERM, 2 KILL */
@@ -64,32 +71,32 @@ struct tstdio {
 };
 
 static void
-stdio_stderr_push(struct tstdio *t, const char *prefix, const char *line,
+stdio_stderr_push(struct stdio_transport *t, const char *prefix, const char *line,
     size_t len)
 {
     char   clean[1100];
     char **slot;
 
     str_sanitize(clean, sizeof(clean), line, len);
-    if (t->err_len < TSTDIO_STDERR_LINES) {
+    if (t->err_len < STDIO_STDERR_LINES) {
         if (t->stderr_ring == NULL)
-            t->stderr_ring = xcalloc(TSTDIO_STDERR_LINES,
+            t->stderr_ring = xcalloc(STDIO_STDERR_LINES,
                 sizeof(*t->stderr_ring));
         slot = &t->stderr_ring[(t->err_start + t->err_len) %
-            TSTDIO_STDERR_LINES];
+            STDIO_STDERR_LINES];
         t->err_len++;
     } else {
         slot = &t->stderr_ring[t->err_start];
-        t->err_start = (t->err_start + 1) % TSTDIO_STDERR_LINES;
+        t->err_start = (t->err_start + 1) % STDIO_STDERR_LINES;
     }
     free(*slot);
     *slot = str_printf("%s%s", prefix, clean);
 }
 
 static void
-stdio_req_free(struct tstdio *t, struct transport_req *r)
+stdio_req_free(struct stdio_transport *t, struct stdio_req *r)
 {
-    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+    for (struct stdio_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
         if (*pp == r) {
             *pp = r->next;
@@ -102,7 +109,7 @@ stdio_req_free(struct tstdio *t, struct transport_req *r)
 
 /* Why the child is gone, for a failure's detail. */
 static void
-stdio_child_detail(const struct tstdio *t, char *buf, size_t n)
+stdio_child_detail(const struct stdio_transport *t, char *buf, size_t n)
 {
     if (t->has_exit && WIFEXITED(t->exit_status))
         snprintf(buf, n, "the child exited with status %d",
@@ -118,7 +125,7 @@ stdio_child_detail(const struct tstdio *t, char *buf, size_t n)
 
 /* Hand up a request's end; r is freed first. */
 static void
-stdio_done(struct tstdio *t, struct transport_req *r,
+stdio_done(struct stdio_transport *t, struct stdio_req *r,
     struct transport_result *out)
 {
     struct transport_event e = { .type = TRANSPORT_DONE, .owner = r->owner,
@@ -131,7 +138,7 @@ stdio_done(struct tstdio *t, struct transport_req *r,
 
 /* Fail one request with the evidence of a closed transport. */
 static void
-stdio_fail_closed(struct tstdio *t, struct transport_req *r,
+stdio_fail_closed(struct stdio_transport *t, struct stdio_req *r,
     bool known_dead)
 {
     struct transport_result out = { .retry_after_s = -1, .failed = true };
@@ -144,9 +151,9 @@ stdio_fail_closed(struct tstdio *t, struct transport_req *r,
 
 /* Fail every request in flight now: the child went away under them. */
 static void
-stdio_fail_all(struct tstdio *t)
+stdio_fail_all(struct stdio_transport *t)
 {
-    struct transport_req *r;
+    struct stdio_req *r;
 
     /* Only those in flight now: handling one may start others (a dial to
      * a fresh child), which are not lost. */
@@ -169,8 +176,8 @@ stdio_fail_all(struct tstdio *t)
 static void
 stdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct transport_req   *r = w->data;
-    struct tstdio          *t = r->t;
+    struct stdio_req   *r = w->data;
+    struct stdio_transport          *t = r->t;
     struct transport_result out = { .retry_after_s = -1, .accepted = true };
 
     (void)loop;
@@ -188,8 +195,8 @@ static struct transport_req *
 stdio_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct tstdio        *t = (struct tstdio *)base;
-    struct transport_req *r = xcalloc(1, sizeof(*r));
+    struct stdio_transport        *t = (struct stdio_transport *)base;
+    struct stdio_req *r = xcalloc(1, sizeof(*r));
 
     (void)cause;
     r->t = t;
@@ -205,24 +212,26 @@ stdio_send(struct transport *base, const struct transport_msg *m,
         child_send(t->child, m->body, m->len) != 0;
     if (r->dead || r->id < 0) {
         ev_timer_start(base->env->loop, &r->later);
-        return r;
+        return (struct transport_req *)r;
     }
     transport_log(base, "stdin %s id=%lld", m->method, (long long)m->id);
-    return r;
+    return (struct transport_req *)r;
 }
 
 static void
-stdio_cancel(struct transport *base, struct transport_req *r,
+stdio_cancel(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
+    struct stdio_req *r = stdio_req_of(tr);
     (void)evd_out;
-    stdio_req_free((struct tstdio *)base, r);
+    stdio_req_free((struct stdio_transport *)base, r);
 }
 
 static void
-stdio_peek(struct transport *base, struct transport_req *r,
+stdio_peek(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
+    struct stdio_req *r = stdio_req_of(tr);
     (void)base;
     (void)r;
     (void)evd_out;
@@ -234,9 +243,9 @@ stdio_peek(struct transport *base, struct transport_req *r,
 static void
 stdio_line_cb(void *arg, const char *line, size_t len)
 {
-    struct tstdio        *t = arg;
+    struct stdio_transport        *t = arg;
     struct jsonrpc_msg   *m = jsonrpc_parse(line, len, NULL);
-    struct transport_req *r;
+    struct stdio_req *r;
 
     if (m == NULL) {
         /* A server that logs to stdout: counted and shown, not fatal. */
@@ -276,8 +285,8 @@ stdio_too_long_cb(void *arg, size_t len)
 {
     static const char       note[] = "(a line past the message size limit "
         "was dropped)";
-    struct tstdio          *t = arg;
-    struct transport_req   *r, *oldest = NULL;
+    struct stdio_transport          *t = arg;
+    struct stdio_req   *r, *oldest = NULL;
     struct transport_result out = { .retry_after_s = -1, .failed = true };
 
     (void)len;
@@ -317,7 +326,7 @@ stdio_eof_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static void
 stdio_closed_cb(void *arg)
 {
-    struct tstdio *t = arg;
+    struct stdio_transport *t = arg;
 
     t->gone = true;
     if (t->child != NULL && child_exited(t->child)) {
@@ -325,7 +334,7 @@ stdio_closed_cb(void *arg)
         return;
     }
     ev_timer_stop(t->base.env->loop, &t->eof_timer);
-    ev_timer_set(&t->eof_timer, TSTDIO_EOF_GRACE_S, 0.);
+    ev_timer_set(&t->eof_timer, STDIO_EOF_GRACE_S, 0.);
     ev_timer_start(t->base.env->loop, &t->eof_timer);
 }
 
@@ -333,7 +342,7 @@ stdio_closed_cb(void *arg)
 static void
 stdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct tstdio *t = w->data;
+    struct stdio_transport *t = w->data;
 
     (void)loop;
     (void)revents;
@@ -343,13 +352,13 @@ stdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
 }
 
-static void stdio_ending_reaped(struct tstdio *t);
+static void stdio_ending_reaped(struct stdio_transport *t);
 
 /* child_callbacks.on_exit: reaped. */
 static void
 stdio_exit_cb(void *arg, int status)
 {
-    struct tstdio         *t = arg;
+    struct stdio_transport         *t = arg;
     struct transport_event e = { .type = TRANSPORT_LOST };
 
     t->exit_status = status;
@@ -378,7 +387,7 @@ static const struct child_callbacks stdio_child_cb = {
 static int
 stdio_open(struct transport *base, struct transport_failure *f)
 {
-    struct tstdio *t = (struct tstdio *)base;
+    struct stdio_transport *t = (struct stdio_transport *)base;
     int            err = 0;
     char          *cause = NULL;
 
@@ -434,7 +443,7 @@ stdio_release(struct transport *base)
 static bool
 stdio_has_session(const struct transport *base)
 {
-    const struct tstdio *t = (const struct tstdio *)base;
+    const struct stdio_transport *t = (const struct stdio_transport *)base;
 
     return t->child != NULL && !child_exited(t->child) && !t->abandoned;
 }
@@ -450,7 +459,7 @@ stdio_session_prefix(const struct transport *base, char *buf, size_t n)
 static bool
 stdio_alive(const struct transport *base)
 {
-    const struct tstdio *t = (const struct tstdio *)base;
+    const struct stdio_transport *t = (const struct stdio_transport *)base;
 
     return t->child != NULL && !t->gone;
 }
@@ -458,7 +467,7 @@ stdio_alive(const struct transport *base)
 static void
 stdio_abandon(struct transport *base)
 {
-    struct tstdio *t = (struct tstdio *)base;
+    struct stdio_transport *t = (struct stdio_transport *)base;
 
     /* A child whose dial failed is not kept: the next dial spawns anew.
      * This is the dial's cleanup, never an ending. */
@@ -473,7 +482,7 @@ stdio_abandon(struct transport *base)
 /* The ending's outcome, from the step the shutdown sequence reached when
  * the child was reaped. */
 static void
-stdio_ending_reaped(struct tstdio *t)
+stdio_ending_reaped(struct stdio_transport *t)
 {
     struct ending_run   *run = t->run;
     struct ending_report rep = { .exit_code = -1 };
@@ -514,7 +523,7 @@ stdio_ending_reaped(struct tstdio *t)
 static void
 stdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct tstdio *t = w->data;
+    struct stdio_transport *t = w->data;
 
     (void)revents;
     if (t->child == NULL || child_exited(t->child) || t->run == NULL)
@@ -535,7 +544,7 @@ static void
 stdio_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
-    struct tstdio *t = (struct tstdio *)base;
+    struct stdio_transport *t = (struct stdio_transport *)base;
 
     (void)protocol_version;
     free(session);
@@ -557,7 +566,7 @@ stdio_end(struct transport *base, struct ending_run *run, char *session,
     }
     /* What is in flight is cancelled before stdin closes (MCP
      * basic/utilities/cancellation; never initialize). */
-    for (struct transport_req *r = t->reqs; r != NULL; r = r->next) {
+    for (struct stdio_req *r = t->reqs; r != NULL; r = r->next) {
         size_t len;
         char  *body;
 
@@ -591,7 +600,7 @@ stdio_end_deadline(struct transport *base, struct ending_run *run)
 static void
 stdio_close(struct transport *base)
 {
-    struct tstdio *t = (struct tstdio *)base;
+    struct stdio_transport *t = (struct stdio_transport *)base;
 
     while (t->reqs != NULL)
         stdio_req_free(t, t->reqs);
@@ -607,59 +616,55 @@ stdio_close(struct transport *base)
 static void
 stdio_free(struct transport *base)
 {
-    struct tstdio *t = (struct tstdio *)base;
+    struct stdio_transport *t = (struct stdio_transport *)base;
 
     if (t == NULL)
         return;
     stdio_close(base);
-    for (size_t i = 0; t->stderr_ring != NULL && i < TSTDIO_STDERR_LINES;
+    for (size_t i = 0; t->stderr_ring != NULL && i < STDIO_STDERR_LINES;
         i++)
         free(t->stderr_ring[i]);
     free(t->stderr_ring);
     free(t);
 }
 
-static long
-stdio_pid(const struct transport *base)
+/* transport_ops.query: the child and what it printed. */
+static int
+stdio_query(const struct transport *base, enum transport_query q, void *out)
 {
-    const struct tstdio *t = (const struct tstdio *)base;
+    const struct stdio_transport *t = (const struct stdio_transport *)base;
+    struct transport_q_line      *l;
+    struct transport_q_exit      *x;
 
-    return t->child != NULL && !child_exited(t->child) ?
-        (long)child_pid(t->child) : 0;
-}
-
-static const char *
-stdio_stderr_line(const struct transport *base, size_t i)
-{
-    const struct tstdio *t = (const struct tstdio *)base;
-
-    if (i >= t->err_len)
-        return NULL;
-    return t->stderr_ring[(t->err_start + i) % TSTDIO_STDERR_LINES];
-}
-
-static size_t
-stdio_stderr_count(const struct transport *base)
-{
-    return ((const struct tstdio *)base)->err_len;
-}
-
-static bool
-stdio_exit_status(const struct transport *base, int *code, int *sig)
-{
-    const struct tstdio *t = (const struct tstdio *)base;
-
-    if (!t->has_exit)
-        return false;
-    *code = WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : -1;
-    *sig = WIFSIGNALED(t->exit_status) ? WTERMSIG(t->exit_status) : 0;
-    return true;
-}
-
-static unsigned long
-stdio_stray_lines(const struct transport *base)
-{
-    return ((const struct tstdio *)base)->stray_lines;
+    switch (q) {
+    case TRANSPORT_Q_PID:
+        *(long *)out = t->child != NULL && !child_exited(t->child) ?
+            (long)child_pid(t->child) : 0;
+        return 0;
+    case TRANSPORT_Q_STDERR_COUNT:
+        *(size_t *)out = t->err_len;
+        return 0;
+    case TRANSPORT_Q_STDERR_LINE:
+        l = out;
+        l->line = l->i < t->err_len ?
+            t->stderr_ring[(t->err_start + l->i) % STDIO_STDERR_LINES] : NULL;
+        return 0;
+    case TRANSPORT_Q_EXIT_STATUS:
+        if (!t->has_exit)
+            return -1;
+        x = out;
+        x->code = WIFEXITED(t->exit_status) ?
+            WEXITSTATUS(t->exit_status) : -1;
+        x->sig = WIFSIGNALED(t->exit_status) ? WTERMSIG(t->exit_status) : 0;
+        return 0;
+    case TRANSPORT_Q_STRAY_LINES:
+        *(unsigned long *)out = t->stray_lines;
+        return 0;
+    case TRANSPORT_Q_WARNING:
+    case TRANSPORT_Q_ACTIVITY:
+        break;
+    }
+    return -1;
 }
 
 static const struct transport_ops stdio_ops = {
@@ -679,21 +684,17 @@ static const struct transport_ops stdio_ops = {
     .end_deadline = stdio_end_deadline,
     .close = stdio_close,
     .free = stdio_free,
-    .pid = stdio_pid,
-    .stderr_line = stdio_stderr_line,
-    .stderr_count = stdio_stderr_count,
-    .exit_status = stdio_exit_status,
-    .stray_lines = stdio_stray_lines,
+    .query = stdio_query,
 };
 
 struct transport *
-transport_stdio_new(const struct transport_env *env)
+stdio_new(const struct transport_env *env)
 {
-    struct tstdio *t = xcalloc(1, sizeof(*t));
+    struct stdio_transport *t = xcalloc(1, sizeof(*t));
 
     t->base.ops = &stdio_ops;
     t->base.env = env;
-    ev_timer_init(&t->eof_timer, stdio_eof_cb, TSTDIO_EOF_GRACE_S, 0.);
+    ev_timer_init(&t->eof_timer, stdio_eof_cb, STDIO_EOF_GRACE_S, 0.);
     t->eof_timer.data = t;
     ev_timer_init(&t->reap_kick, stdio_reap_cb, 0., 0.);
     t->reap_kick.data = t;

@@ -27,23 +27,23 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#define THTTP_MODERN_VERSION "2026-07-28"
-#define THTTP_MAX_HOPS       5      /* redirects followed, at most */
-#define THTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
-#define THTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
-#define THTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
-#define THTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
-#define THTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
+#define STREAMABLE_HTTP_MODERN_VERSION "2026-07-28"
+#define STREAMABLE_HTTP_MAX_HOPS       5      /* redirects followed, at most */
+#define STREAMABLE_HTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
+#define STREAMABLE_HTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
+#define STREAMABLE_HTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
+#define STREAMABLE_HTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
+#define STREAMABLE_HTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
                                        response may take this long to end,
                                        so the connection returns to the
                                        pool; then it is aborted */
 
-struct thttp;
+struct streamable_http_transport;
 
 /* One transfer in flight: a POST, the GET stream or a DELETE. */
-struct transport_req {
-    struct thttp          *t;
-    struct transport_req  *next;
+struct streamable_http_req {
+    struct streamable_http_transport          *t;
+    struct streamable_http_req  *next;
     void                  *owner;
     int64_t                id;          /* -1: notification, GET, DELETE */
     unsigned               flags;
@@ -75,16 +75,23 @@ struct transport_req {
     ev_timer               resume;
 };
 
+/* The interface's opaque request is this transport's own. */
+static struct streamable_http_req *
+streamable_http_req_of(struct transport_req *tr)
+{
+    return (struct streamable_http_req *)tr;
+}
+
 /* An event that arrived inside a libcurl callback, for the loop. */
-struct thttp {
+struct streamable_http_transport {
     struct transport       base;
     char                  *session_id;
     char                  *protocol_version;
     char                  *kept_id;     /* test hook: the last ended id */
     bool                   used;        /* a transfer finished before: a
                                            pooled connection may be reused */
-    struct transport_req  *reqs;
-    struct transport_req  *stream;      /* the GET stream, or NULL */
+    struct streamable_http_req  *reqs;
+    struct streamable_http_req  *stream;      /* the GET stream, or NULL */
     char                  *last_event_id;
     char                  *url;         /* the endpoint: the configured
                                            one, or where it redirects */
@@ -98,20 +105,20 @@ struct thttp {
     bool                   dead;        /* freed by it meanwhile */
 };
 
-static void streamable_http_flush(struct thttp *t);
-static void streamable_http_destroy(struct thttp *t);
+static void streamable_http_flush(struct streamable_http_transport *t);
+static void streamable_http_destroy(struct streamable_http_transport *t);
 
 /* Around anything that may hand events up: the lifecycle may free the
  * transport, or cancel a request, from inside an event. leave is true
  * when t is gone. */
 static void
-streamable_http_enter(struct thttp *t)
+streamable_http_enter(struct streamable_http_transport *t)
 {
     t->depth++;
 }
 
 static bool
-streamable_http_leave(struct thttp *t)
+streamable_http_leave(struct streamable_http_transport *t)
 {
     if (--t->depth == 0 && t->dead) {
         streamable_http_destroy(t);
@@ -134,7 +141,7 @@ streamable_http_wipe(char *secret)
 static void
 streamable_http_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
-    struct thttp *t = w->data;
+    struct streamable_http_transport *t = w->data;
 
     (void)loop;
     (void)revents;
@@ -143,13 +150,13 @@ streamable_http_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     streamable_http_leave(t);
 }
 
-static void streamable_http_answered(struct thttp *t, struct transport_req *r,
+static void streamable_http_answered(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res);
 static void streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static void
-streamable_http_flush(struct thttp *t)
+streamable_http_flush(struct streamable_http_transport *t)
 {
     struct transport_pending *p;
 
@@ -186,7 +193,7 @@ streamable_http_drop_match(const struct transport_pending *p, const void *arg)
 /* Drop queued events of one owner (it was cancelled), the GET stream's
  * opening (owner NULL), or all. */
 static void
-streamable_http_unqueue(struct thttp *t, void *owner, bool all)
+streamable_http_unqueue(struct streamable_http_transport *t, void *owner, bool all)
 {
     struct streamable_http_drop d = { owner, all };
 
@@ -200,9 +207,9 @@ streamable_http_drop_req(const struct transport_pending *p, const void *arg)
 }
 
 static void
-streamable_http_unlink(struct thttp *t, struct transport_req *r)
+streamable_http_unlink(struct streamable_http_transport *t, struct streamable_http_req *r)
 {
-    for (struct transport_req **pp = &t->reqs; *pp != NULL;
+    for (struct streamable_http_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
         if (*pp == r) {
             *pp = r->next;
@@ -215,7 +222,7 @@ streamable_http_unlink(struct thttp *t, struct transport_req *r)
 
 /* Unlink and free; aborts the transfer when it still runs. */
 static void
-streamable_http_req_free(struct thttp *t, struct transport_req *r,
+streamable_http_req_free(struct streamable_http_transport *t, struct streamable_http_req *r,
     struct failure_evidence *evd_out)
 {
     if (r->gone)
@@ -256,7 +263,7 @@ static int
 streamable_http_headers_cb(void *arg, struct http_xfer *hx, long status,
     const char *content_type)
 {
-    struct transport_req *r = arg;
+    struct streamable_http_req *r = arg;
 
     (void)hx;
     (void)content_type;
@@ -275,7 +282,7 @@ static int
 streamable_http_message_cb(void *arg, struct http_xfer *hx, const char *type,
     const char *data, size_t len)
 {
-    struct transport_req *r = arg;
+    struct streamable_http_req *r = arg;
     struct jsonrpc_msg   *m;
 
     (void)hx;
@@ -319,7 +326,7 @@ streamable_http_message_cb(void *arg, struct http_xfer *hx, const char *type,
 static void
 streamable_http_activity_cb(void *arg, struct http_xfer *hx)
 {
-    struct transport_req *r = arg;
+    struct streamable_http_req *r = arg;
 
     (void)hx;
     if (r->is_get || (r->flags & TRANSPORT_STREAMING))
@@ -341,7 +348,7 @@ static const struct http_callbacks streamable_http_http_cb = {
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
 static int
-streamable_http_issue(struct thttp *t, struct transport_req *r, char **cause)
+streamable_http_issue(struct streamable_http_transport *t, struct streamable_http_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
     struct http_request         rq = {
@@ -386,7 +393,7 @@ streamable_http_issue(struct thttp *t, struct transport_req *r, char **cause)
         if (r->flags & TRANSPORT_MODERN) {
             /* 2026-07-28: no session; the version and the method ride on
              * every POST as headers too (basic/transports). */
-            rq.protocol_version = THTTP_MODERN_VERSION;
+            rq.protocol_version = STREAMABLE_HTTP_MODERN_VERSION;
             rq.mcp_method = r->method;
             rq.no_cache = (r->flags & TRANSPORT_NO_CACHE) != 0;
         } else if (!(r->flags & TRANSPORT_INITIALIZE)) {
@@ -400,8 +407,8 @@ streamable_http_issue(struct thttp *t, struct transport_req *r, char **cause)
 }
 
 /* A new request on t: linked once its transfer started. */
-static struct transport_req *
-streamable_http_start(struct thttp *t, struct transport_req *r, char **cause)
+static struct streamable_http_req *
+streamable_http_start(struct streamable_http_transport *t, struct streamable_http_req *r, char **cause)
 {
     r->t = t;
     if (r->url == NULL)
@@ -423,10 +430,10 @@ static struct transport_req *
 streamable_http_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct thttp         *t = (struct thttp *)base;
-    struct transport_req *r = xcalloc(1, sizeof(*r));
+    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
+    struct streamable_http_req *r = xcalloc(1, sizeof(*r));
 
-    ev_timer_init(&r->drain, streamable_http_drain_cb, THTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->drain, streamable_http_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
     ev_timer_init(&r->resume, streamable_http_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
@@ -439,23 +446,25 @@ streamable_http_send(struct transport *base, const struct transport_msg *m,
     if (streamable_http_start(t, r, cause) == NULL)
         return NULL;
     transport_log(base, "POST %s id=%lld", m->method, (long long)m->id);
-    return r;
+    return (struct transport_req *)r;
 }
 
 static void
-streamable_http_cancel(struct transport *base, struct transport_req *r,
+streamable_http_cancel(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_req *r = streamable_http_req_of(tr);
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
 
     streamable_http_unqueue(t, r->owner, false);
     streamable_http_req_free(t, r, evd_out);
 }
 
 static void
-streamable_http_peek(struct transport *base, struct transport_req *r,
+streamable_http_peek(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
+    struct streamable_http_req *r = streamable_http_req_of(tr);
     (void)base;
     if (r->xfer != NULL)
         http_xfer_peek(r->xfer, evd_out);
@@ -464,7 +473,7 @@ streamable_http_peek(struct transport *base, struct transport_req *r,
 /* A session a 2xx answer to initialize issued: handed up, or refused
  * when it is too long to send back. */
 static void
-streamable_http_take_session(struct thttp *t, const struct transport_req *r,
+streamable_http_take_session(struct streamable_http_transport *t, const struct streamable_http_req *r,
     long status, const char *id, bool invalid, size_t too_long,
     struct transport_result *out)
 {
@@ -490,7 +499,7 @@ streamable_http_take_session(struct thttp *t, const struct transport_req *r,
 static void
 streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct transport_req *r = w->data;
+    struct streamable_http_req *r = w->data;
 
     (void)loop;
     (void)revents;
@@ -500,11 +509,11 @@ streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /*
  * A POST's SSE answer arrived: hand it up now. The request then has no
  * owner; what is left of the response is read to its end (bounded by
- * THTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
+ * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
  * transfer's result, or NULL while it still runs.
  */
 static void
-streamable_http_answered(struct thttp *t, struct transport_req *r,
+streamable_http_answered(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = -1 };
@@ -531,7 +540,7 @@ streamable_http_answered(struct thttp *t, struct transport_req *r,
     r->draining = true;
     r->owner = NULL;
     if (r->xfer != NULL) {
-        ev_timer_init(&r->drain, streamable_http_drain_cb, THTTP_DRAIN_S, 0.);
+        ev_timer_init(&r->drain, streamable_http_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
         r->drain.data = r;
         ev_timer_start(t->base.env->loop, &r->drain);
     }
@@ -544,8 +553,8 @@ streamable_http_answered(struct thttp *t, struct transport_req *r,
 static void
 streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct transport_req *r = w->data;
-    struct thttp         *t = r->t;
+    struct streamable_http_req *r = w->data;
+    struct streamable_http_transport         *t = r->t;
     char                 *cause = NULL;
 
     (void)loop;
@@ -579,7 +588,7 @@ streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * resumption is planned.
  */
 static bool
-streamable_http_resume_later(struct thttp *t, struct transport_req *r,
+streamable_http_resume_later(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     const char *id = res->last_event_id;
@@ -589,18 +598,18 @@ streamable_http_resume_later(struct thttp *t, struct transport_req *r,
     if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
         !res->completed || res->stopped || res->status < 200 ||
         res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
-        id == NULL || id[0] == '\0' || r->resumes >= THTTP_MAX_RESUMES)
+        id == NULL || id[0] == '\0' || r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
         return false;
     n = strlen(id);
-    if (n > THTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
+    if (n > STREAMABLE_HTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
         return false;
     free(r->resume_id);
     r->resume_id = xstrdup(id);
     delay = res->retry_ms >= 0 ? res->retry_ms / 1000.0 : 1.0;
-    if (delay < THTTP_RESUME_MIN_S)
-        delay = THTTP_RESUME_MIN_S;
-    if (delay > THTTP_RESUME_MAX_S)
-        delay = THTTP_RESUME_MAX_S;
+    if (delay < STREAMABLE_HTTP_RESUME_MIN_S)
+        delay = STREAMABLE_HTTP_RESUME_MIN_S;
+    if (delay > STREAMABLE_HTTP_RESUME_MAX_S)
+        delay = STREAMABLE_HTTP_RESUME_MAX_S;
     ev_timer_init(&r->resume, streamable_http_resume_cb, delay, 0.);
     r->resume.data = r;
     ev_timer_start(t->base.env->loop, &r->resume);
@@ -611,7 +620,7 @@ streamable_http_resume_later(struct thttp *t, struct transport_req *r,
 
 /* A POST finished. */
 static void
-streamable_http_post_done(struct thttp *t, struct transport_req *r,
+streamable_http_post_done(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = res->retry_after_s };
@@ -654,7 +663,7 @@ streamable_http_post_done(struct thttp *t, struct transport_req *r,
 
 /* The GET stream ended. */
 static void
-streamable_http_stream_done(struct thttp *t, struct transport_req *r,
+streamable_http_stream_done(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     struct transport_failure f;
@@ -667,7 +676,7 @@ streamable_http_stream_done(struct thttp *t, struct transport_req *r,
         /* Sent back only when it is short and visible ASCII. */
         free(t->last_event_id);
         t->last_event_id = NULL;
-        if (n <= THTTP_EVENT_ID_MAX &&
+        if (n <= STREAMABLE_HTTP_EVENT_ID_MAX &&
             str_is_visible_ascii(res->last_event_id, n))
             t->last_event_id = xstrdup(res->last_event_id);
         else
@@ -685,19 +694,19 @@ streamable_http_stream_done(struct thttp *t, struct transport_req *r,
     transport_emit(&t->base, &e);
 }
 
-static void streamable_http_delete_done(struct thttp *t, struct transport_req *r,
+static void streamable_http_delete_done(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res);
 
 /*
  * A redirect (RFC 9110 section 15.4): followed on the configured origin
  * only, keeping the method and the body (307, 308, and POST kept on 301
- * and 302), at most THTTP_MAX_HOPS times; the endpoint then stays where it
+ * and 302), at most STREAMABLE_HTTP_MAX_HOPS times; the endpoint then stays where it
  * led, with a warning. Nothing, no header, goes to another origin: that
  * answer stays a redirect, and its detail names the Location. true when
  * the request was sent again.
  */
 static bool
-streamable_http_follow(struct thttp *t, struct transport_req *r,
+streamable_http_follow(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     const char *to = res->redirect_url;
@@ -708,7 +717,7 @@ streamable_http_follow(struct thttp *t, struct transport_req *r,
         res->status != 308)
         return false;
     if (to == NULL || !http_same_origin(to, t->base.env->decl->url) ||
-        r->hops >= THTTP_MAX_HOPS)
+        r->hops >= STREAMABLE_HTTP_MAX_HOPS)
         return false;
     r->hops++;
     free(r->url);
@@ -738,8 +747,8 @@ streamable_http_follow(struct thttp *t, struct transport_req *r,
 static void
 streamable_http_auth_resume_cb(void *arg)
 {
-    struct transport_req  *r = arg;
-    struct thttp          *t = r->t;
+    struct streamable_http_req  *r = arg;
+    struct streamable_http_transport          *t = r->t;
     char                  *cause = NULL;
     struct transport_event e = { .type = TRANSPORT_RESUMED,
                                  .owner = r->owner };
@@ -768,7 +777,7 @@ streamable_http_auth_resume_cb(void *arg)
  * more. At most twice a request; never a DELETE. true when held.
  */
 static bool
-streamable_http_auth_hold(struct thttp *t, struct transport_req *r,
+streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
@@ -788,8 +797,8 @@ streamable_http_auth_hold(struct thttp *t, struct transport_req *r,
 static void
 streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
 {
-    struct transport_req *r = arg;
-    struct thttp         *t = r->t;
+    struct streamable_http_req *r = arg;
+    struct streamable_http_transport         *t = r->t;
 
     (void)hx;
     r->xfer = NULL;         /* freed by http.c right after this returns */
@@ -830,8 +839,8 @@ out:
 static int
 streamable_http_stream_open(struct transport *base, char **cause)
 {
-    struct thttp         *t = (struct thttp *)base;
-    struct transport_req *r;
+    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
+    struct streamable_http_req *r;
 
     if (t->stream != NULL)
         return 0;
@@ -853,7 +862,7 @@ streamable_http_stream_open(struct transport *base, char **cause)
 static void
 streamable_http_stream_close(struct transport *base)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
 
     if (t->stream != NULL) {
         streamable_http_unqueue(t, NULL, false);
@@ -867,7 +876,7 @@ static void
 streamable_http_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
 
     streamable_http_wipe(t->session_id);
     t->session_id = session;
@@ -880,7 +889,7 @@ streamable_http_adopt(struct transport *base, char *session,
 static char *
 streamable_http_release(struct transport *base)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
     char         *id = t->session_id;
 
     t->session_id = NULL;
@@ -892,13 +901,13 @@ streamable_http_release(struct transport *base)
 static bool
 streamable_http_has_session(const struct transport *base)
 {
-    return ((const struct thttp *)base)->session_id != NULL;
+    return ((const struct streamable_http_transport *)base)->session_id != NULL;
 }
 
 static void
 streamable_http_session_prefix(const struct transport *base, char *buf, size_t n)
 {
-    const struct thttp *t = (const struct thttp *)base;
+    const struct streamable_http_transport *t = (const struct streamable_http_transport *)base;
 
     snprintf(buf, n, "%.8s", t->session_id != NULL ? t->session_id : "");
 }
@@ -919,10 +928,10 @@ streamable_http_abandon(struct transport *base)
 /* --- endings: the DELETE (basic/transports, session management) -------- */
 
 static void
-streamable_http_send_delete(struct thttp *t, struct ending_run *run, char *id,
+streamable_http_send_delete(struct streamable_http_transport *t, struct ending_run *run, char *id,
     const char *protocol_version)
 {
-    struct transport_req *r = xcalloc(1, sizeof(*r));
+    struct streamable_http_req *r = xcalloc(1, sizeof(*r));
     char                 *cause = NULL;
 
     r->id = -1;
@@ -953,7 +962,7 @@ static void
 streamable_http_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
     char         *pv = NULL;
 
     if (session == NULL) {
@@ -980,7 +989,7 @@ streamable_http_end(struct transport *base, struct ending_run *run, char *sessio
 static bool
 streamable_http_end_again(struct transport *base, struct ending_run *run)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
     char         *id = t->kept_id;
 
     if (id == NULL || run == NULL)
@@ -991,7 +1000,7 @@ streamable_http_end_again(struct transport *base, struct ending_run *run)
 }
 
 static void
-streamable_http_delete_done(struct thttp *t, struct transport_req *r,
+streamable_http_delete_done(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res)
 {
     struct ending_run   *run = r->run;
@@ -1029,8 +1038,8 @@ streamable_http_delete_done(struct thttp *t, struct transport_req *r,
 static void
 streamable_http_end_deadline(struct transport *base, struct ending_run *run)
 {
-    struct thttp         *t = (struct thttp *)base;
-    struct transport_req *r = ending_run_work(run);
+    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
+    struct streamable_http_req *r = ending_run_work(run);
     char                  detail[160];
     struct failure_evidence evd = { 0 };
     struct failure        f;
@@ -1061,12 +1070,12 @@ streamable_http_end_deadline(struct transport *base, struct ending_run *run)
 static void
 streamable_http_close(struct transport *base)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
 
     transport_queue_stop(&t->queue);
     streamable_http_unqueue(t, NULL, true);
     while (t->reqs != NULL) {
-        struct transport_req *r = t->reqs;
+        struct streamable_http_req *r = t->reqs;
 
         if (r->run != NULL)
             ending_run_set_work(r->run, NULL);
@@ -1081,7 +1090,7 @@ streamable_http_close(struct transport *base)
 static void
 streamable_http_free(struct transport *base)
 {
-    struct thttp *t = (struct thttp *)base;
+    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
 
     if (t == NULL)
         return;
@@ -1095,7 +1104,7 @@ streamable_http_free(struct transport *base)
 }
 
 static void
-streamable_http_destroy(struct thttp *t)
+streamable_http_destroy(struct streamable_http_transport *t)
 {
     oauth_free(t->oauth);
     free(t->protocol_version);
@@ -1113,24 +1122,30 @@ streamable_http_open(struct transport *base, struct transport_failure *f)
     return 0;
 }
 
-static const char *
-streamable_http_warning(const struct transport *base)
+/* transport_ops.query: a warning, and when a stream last spoke. */
+static int
+streamable_http_query(const struct transport *base, enum transport_query q,
+    void *out)
 {
-    return ((const struct thttp *)base)->warning;
-}
+    const struct streamable_http_transport *t =
+        (const struct streamable_http_transport *)base;
 
-static ev_tstamp
-streamable_http_activity(const struct transport *base)
-{
-    return ((const struct thttp *)base)->activity;
+    switch (q) {
+    case TRANSPORT_Q_WARNING:
+        *(const char **)out = t->warning;
+        return 0;
+    case TRANSPORT_Q_ACTIVITY:
+        *(ev_tstamp *)out = t->activity;
+        return 0;
+    default:
+        return -1;
+    }
 }
 
 static const struct transport_ops streamable_http_ops = {
-    .warning = streamable_http_warning,
-    .activity = streamable_http_activity,
     .name = "http",
     .caps = TRANSPORT_CAP_LATE_SESSION,
-    .older = transport_sse_new,
+    .older = http_sse_new,
     .open = streamable_http_open,
     .send = streamable_http_send,
     .cancel = streamable_http_cancel,
@@ -1148,12 +1163,13 @@ static const struct transport_ops streamable_http_ops = {
     .end_again = streamable_http_end_again,
     .close = streamable_http_close,
     .free = streamable_http_free,
+    .query = streamable_http_query,
 };
 
 struct transport *
-transport_http_new(const struct transport_env *env)
+streamable_http_new(const struct transport_env *env)
 {
-    struct thttp *t = xcalloc(1, sizeof(*t));
+    struct streamable_http_transport *t = xcalloc(1, sizeof(*t));
 
     t->base.ops = &streamable_http_ops;
     t->base.env = env;

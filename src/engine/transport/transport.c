@@ -18,8 +18,8 @@ struct transport *
 transport_new(const struct transport_env *env)
 {
     if (env->decl->transport == CONFIG_STDIO)
-        return transport_stdio_new(env);
-    return transport_http_new(env);
+        return stdio_new(env);
+    return streamable_http_new(env);
 }
 
 void

@@ -3,11 +3,11 @@
  * (client.c) reaches a server, whatever carries the bytes. Three
  * implementations, one file each:
  *
- *   transport_http.c   Streamable HTTP (MCP 2025-03-26 .. 2026-07-28,
+ *   streamable_http.c  Streamable HTTP (MCP 2025-03-26 .. 2026-07-28,
  *                      basic/transports), on libcurl through http.c
- *   transport_sse.c    the 2024-11-05 HTTP+SSE transport (a GET stream that
+ *   http_sse.c         the 2024-11-05 HTTP+SSE transport (a GET stream that
  *                      names a POST endpoint; answers come on the stream)
- *   transport_stdio.c  a child process speaking newline-delimited JSON-RPC
+ *   stdio.c            a child process speaking newline-delimited JSON-RPC
  *                      on its stdin/stdout (basic/transports, stdio)
  *
  * A transport judges its own results: it hands up a JSON-RPC message that
@@ -15,7 +15,9 @@
  * and detail of a failure below JSON-RPC. The lifecycle never sees an HTTP
  * result, a curl code or a wait status, and never branches on which
  * transport it has: where they differ, the difference is an op or a
- * capability flag below.
+ * capability flag below, or a fact asked for by transport_query. Callers
+ * use the inline wrappers (transport_send, ...); t->ops is read only here
+ * and in the transports.
  *
  * A transport owns the session it carries: the Mcp-Session-Id an answer to
  * initialize issued, or the child process. Every session it was issued is
@@ -141,6 +143,38 @@ struct transport_env {
     void                       *cb_arg;
 };
 
+/*
+ * Facts only some transports have, asked for by transport_query (as curl's
+ * connection filters answer queries): what out points to for each.
+ */
+enum transport_query {
+    TRANSPORT_Q_WARNING,        /* const char *: something the operator
+                                   should know (a redirect followed) */
+    TRANSPORT_Q_ACTIVITY,       /* ev_tstamp: when bytes last arrived on a
+                                   stream (loop time); no answer: streams
+                                   are watched by their messages alone */
+    TRANSPORT_Q_PID,            /* long: the child's pid while it runs */
+    TRANSPORT_Q_STDERR_COUNT,   /* size_t: stderr lines kept (stdio) */
+    TRANSPORT_Q_STDERR_LINE,    /* struct transport_q_line: one of them */
+    TRANSPORT_Q_EXIT_STATUS,    /* struct transport_q_exit: how the child
+                                   ended, once it has */
+    TRANSPORT_Q_STRAY_LINES,    /* unsigned long: stdout lines that were
+                                   not JSON-RPC */
+};
+
+/* TRANSPORT_Q_STDERR_LINE: line i (0 oldest) in, the line out (borrowed
+ * until the next line arrives). */
+struct transport_q_line {
+    size_t      i;
+    const char *line;
+};
+
+/* TRANSPORT_Q_EXIT_STATUS: the exit code (-1 when killed) and signal. */
+struct transport_q_exit {
+    int code;
+    int sig;
+};
+
 struct transport_ops {
     const char *name;           /* "http", "stdio" */
     unsigned    caps;           /* TRANSPORT_CAP_* */
@@ -197,18 +231,10 @@ struct transport_ops {
     /* Local close: abort everything, forget the session, stop the child. */
     void (*close)(struct transport *t);
     void (*free)(struct transport *t);
-    /* Something the operator should know of this transport (a redirect
-     * followed), or NULL. NULL op: none ever. */
-    const char *(*warning)(const struct transport *t);
-    /* When bytes last arrived on a stream (loop time), 0 never. NULL op:
-     * streams are watched by their messages alone. */
-    ev_tstamp (*activity)(const struct transport *t);
-    /* stdio only (NULL elsewhere): the child and what it printed. */
-    long (*pid)(const struct transport *t);
-    const char *(*stderr_line)(const struct transport *t, size_t i);
-    size_t (*stderr_count)(const struct transport *t);
-    bool (*exit_status)(const struct transport *t, int *code, int *sig);
-    unsigned long (*stray_lines)(const struct transport *t);
+    /* A fact only some transports have (TRANSPORT_Q_*): 0 with *out set,
+     * -1 when this transport has no such fact now. NULL op: none ever. */
+    int  (*query)(const struct transport *t, enum transport_query q,
+        void *out);
 };
 
 /* Every transport starts with this. */
@@ -217,9 +243,227 @@ struct transport {
     const struct transport_env *env;
 };
 
-struct transport *transport_http_new(const struct transport_env *env);
-struct transport *transport_sse_new(const struct transport_env *env);
-struct transport *transport_stdio_new(const struct transport_env *env);
+/*
+ * The interface as calls: the rest of the engine goes through these and
+ * never through t->ops. Each is the op of the same name; where an op is
+ * optional the wrapper says what its absence means.
+ */
+static inline const char *
+transport_name(const struct transport *t)
+{
+    return t->ops->name;
+}
+
+static inline bool
+transport_has_cap(const struct transport *t, unsigned cap)
+{
+    return (t->ops->caps & cap) != 0;
+}
+
+/* True when there is an older transport to fall back to. */
+static inline bool
+transport_has_older(const struct transport *t)
+{
+    return t->ops->older != NULL;
+}
+
+/* The older transport to fall back to, or NULL when there is none. */
+static inline struct transport *
+transport_older(const struct transport *t, const struct transport_env *env)
+{
+    return t->ops->older != NULL ? t->ops->older(env) : NULL;
+}
+
+static inline int
+transport_open(struct transport *t, struct transport_failure *f)
+{
+    return t->ops->open(t, f);
+}
+
+static inline struct transport_req *
+transport_send(struct transport *t, const struct transport_msg *m,
+    void *owner, char **cause)
+{
+    return t->ops->send(t, m, owner, cause);
+}
+
+static inline void
+transport_cancel(struct transport *t, struct transport_req *r,
+    struct failure_evidence *evd_out)
+{
+    t->ops->cancel(t, r, evd_out);
+}
+
+static inline void
+transport_peek(struct transport *t, struct transport_req *r,
+    struct failure_evidence *evd_out)
+{
+    t->ops->peek(t, r, evd_out);
+}
+
+/* True when the transport has a GET stream for server messages. */
+static inline bool
+transport_has_stream(const struct transport *t)
+{
+    return t->ops->stream_open != NULL;
+}
+
+/* Only where transport_has_stream says so. */
+static inline int
+transport_stream_open(struct transport *t, char **cause)
+{
+    return t->ops->stream_open(t, cause);
+}
+
+/* A no-op where there is no stream. */
+static inline void
+transport_stream_close(struct transport *t)
+{
+    if (t->ops->stream_close != NULL)
+        t->ops->stream_close(t);
+}
+
+static inline void
+transport_adopt(struct transport *t, char *session,
+    const char *protocol_version)
+{
+    t->ops->adopt(t, session, protocol_version);
+}
+
+static inline char *
+transport_release(struct transport *t)
+{
+    return t->ops->release(t);
+}
+
+static inline bool
+transport_has_session(const struct transport *t)
+{
+    return t->ops->has_session(t);
+}
+
+static inline void
+transport_session_prefix(const struct transport *t, char *buf, size_t n)
+{
+    t->ops->session_prefix(t, buf, n);
+}
+
+static inline bool
+transport_alive(const struct transport *t)
+{
+    return t->ops->alive(t);
+}
+
+static inline void
+transport_abandon(struct transport *t)
+{
+    t->ops->abandon(t);
+}
+
+static inline void
+transport_end(struct transport *t, struct ending_run *run, char *session,
+    const char *protocol_version)
+{
+    t->ops->end(t, run, session, protocol_version);
+}
+
+static inline void
+transport_end_deadline(struct transport *t, struct ending_run *run)
+{
+    t->ops->end_deadline(t, run);
+}
+
+/* The test hook; false where the transport has none. */
+static inline bool
+transport_end_again(struct transport *t, struct ending_run *run)
+{
+    return t->ops->end_again != NULL && t->ops->end_again(t, run);
+}
+
+static inline void
+transport_close(struct transport *t)
+{
+    t->ops->close(t);
+}
+
+static inline void
+transport_free(struct transport *t)
+{
+    t->ops->free(t);
+}
+
+/* See enum transport_query: 0 with *out set, -1 when t has no answer. */
+static inline int
+transport_query(const struct transport *t, enum transport_query q, void *out)
+{
+    return t->ops->query != NULL ? t->ops->query(t, q, out) : -1;
+}
+
+/* The facts, each with its value when the transport has none. */
+static inline const char *
+transport_warning(const struct transport *t)
+{
+    const char *w = NULL;
+
+    return transport_query(t, TRANSPORT_Q_WARNING, &w) == 0 ? w : NULL;
+}
+
+/* False when streams are watched by their messages alone. */
+static inline bool
+transport_activity(const struct transport *t, ev_tstamp *at)
+{
+    return transport_query(t, TRANSPORT_Q_ACTIVITY, at) == 0;
+}
+
+static inline long
+transport_pid(const struct transport *t)
+{
+    long pid = 0;
+
+    return transport_query(t, TRANSPORT_Q_PID, &pid) == 0 ? pid : 0;
+}
+
+static inline size_t
+transport_stderr_count(const struct transport *t)
+{
+    size_t n = 0;
+
+    return transport_query(t, TRANSPORT_Q_STDERR_COUNT, &n) == 0 ? n : 0;
+}
+
+static inline const char *
+transport_stderr_line(const struct transport *t, size_t i)
+{
+    struct transport_q_line l = { .i = i, .line = NULL };
+
+    return transport_query(t, TRANSPORT_Q_STDERR_LINE, &l) == 0 ?
+        l.line : NULL;
+}
+
+static inline bool
+transport_exit_status(const struct transport *t, int *code, int *sig)
+{
+    struct transport_q_exit x = { 0, 0 };
+
+    if (transport_query(t, TRANSPORT_Q_EXIT_STATUS, &x) != 0)
+        return false;
+    *code = x.code;
+    *sig = x.sig;
+    return true;
+}
+
+static inline unsigned long
+transport_stray_lines(const struct transport *t)
+{
+    unsigned long n = 0;
+
+    return transport_query(t, TRANSPORT_Q_STRAY_LINES, &n) == 0 ? n : 0;
+}
+
+/* The three transports (streamable_http.c, http_sse.c, stdio.c). */
+struct transport *streamable_http_new(const struct transport_env *env);
+struct transport *http_sse_new(const struct transport_env *env);
+struct transport *stdio_new(const struct transport_env *env);
 
 /* For a declaration: stdio for a command, Streamable HTTP for a URL. */
 struct transport *transport_new(const struct transport_env *env);
@@ -240,7 +484,8 @@ struct transport_pending {
     struct transport_pending  *next;
     enum transport_event_type  type;
     void                      *owner;
-    struct transport_req      *req;     /* DONE: the answered request */
+    void                      *req;     /* DONE: the answered request
+                                           (the transport's own) */
     struct jsonrpc_msg        *msg;     /* MESSAGE: owned */
 };
 
