@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/config.h"
@@ -987,6 +988,53 @@ test_yaml(void **state)
     free(cause);
 }
 
+/*
+ * Deep YAML: 100,000 nested flow sequences (200 KB) are refused at the
+ * 65th level, with its position, without parsing the rest first (libyaml's
+ * loader alone did not finish that in a minute). The parse runs in a
+ * child bounded by alarm(), so a regression fails here instead of hanging.
+ */
+static void
+test_yaml_deep(void **state)
+{
+    enum { LEVELS = 100000 };
+    char  *text = malloc(2 * LEVELS + 16);
+    pid_t  pid;
+    int    status = 0;
+    size_t n = 0;
+
+    (void)state;
+    assert_non_null(text);
+    n += (size_t)sprintf(text, "a: ");
+    memset(text + n, '[', LEVELS);
+    n += LEVELS;
+    memset(text + n, ']', LEVELS);
+    n += LEVELS;
+    text[n++] = '\n';
+    text[n] = '\0';
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct config *cfg = NULL;
+        char          *cause = NULL;
+        int            rc;
+
+        alarm(20);
+        rc = config_parse(text, n, "deep.yaml", &cfg, &cause);
+        /* Level 65 is the 64th '[' (the mapping is the first level). */
+        _exit(rc == -1 && cfg == NULL && cause != NULL &&
+            strstr(cause, "deep.yaml:1:67: nested deeper than 64 levels")
+            != NULL ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    free(text);
+    if (WIFSIGNALED(status))
+        fail_msg("the deep YAML parse did not finish in 20 s (signal %d)",
+            WTERMSIG(status));
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -1020,6 +1068,7 @@ main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_load_fd),
         cmocka_unit_test(test_yaml),
+        cmocka_unit_test(test_yaml_deep),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
