@@ -138,4 +138,13 @@ unsigned oauth_token_requests(void);
  */
 long oauth_logout(const char *server, char **cause);
 
+/*
+ * Why the last token obtained in this process could not be written to the
+ * token file ("NAME: PATH: reason"), or NULL when the last write worked
+ * (or none was tried). Borrowed; valid until the next token is saved. A
+ * token that was obtained and not saved is lost with the process: login
+ * reports it as an error.
+ */
+const char *oauth_save_error(void);
+
 #endif

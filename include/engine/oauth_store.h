@@ -4,8 +4,9 @@
  * (RFC 8707), holding the tokens and what a refresh needs (token endpoint,
  * client id and secret, authentication method). The file is mode 0600 in
  * a 0700 directory and is replaced atomically (a temporary file, fsync,
- * rename); an update re-reads the file first, so two mcptop processes lose
- * at most a concurrent update, never the file.
+ * rename); an update holds an exclusive lock on "tokens.json.lock" beside
+ * it (flock, waited for at most 2 s) from re-reading the file to replacing
+ * it, so processes updating at once merge their entries.
  *
  * Every token and secret here is a credential: nothing in this module
  * prints one, and no caller may. Memory that held one is wiped.
@@ -58,18 +59,23 @@ const char *oauth_store_path(const struct oauth_store *st);
  */
 int oauth_store_reload(struct oauth_store *st, char **cause);
 
+/* oauth_store_reload under the file's lock: what a process that found
+ * its refresh token spent reads, so that a refresh another process has
+ * just finished is seen whole. 0, or -1 with *cause. */
+int oauth_store_reload_locked(struct oauth_store *st, char **cause);
 /* The entry of (server, resource), or NULL. Borrowed: valid until the next
  * call on st. O(log n). */
 const struct oauth_token *oauth_store_find(const struct oauth_store *st,
     const char *server, const char *resource);
 
-/* Add or replace the entry of (server, tok->resource), after re-reading
- * the file, and write the file. 0, or -1 with *cause. tok is copied. */
+/* Add or replace the entry of (server, tok->resource) and write the file,
+ * under the lock, after re-reading it. 0, or -1 with *cause (the lock
+ * held too long, the directory or file not writable). tok is copied. */
 int oauth_store_put(struct oauth_store *st, const char *server,
     const struct oauth_token *tok, char **cause);
 
-/* Remove every entry of server and write the file. The number removed, or
- * -1 with *cause. */
+/* Remove every entry of server and write the file, under the lock. The
+ * number removed, or -1 with *cause. */
 long oauth_store_forget(struct oauth_store *st, const char *server,
     char **cause);
 

@@ -344,6 +344,12 @@ cli_login(int argc, char **argv)
         rc = 130;
     } else if (!l.dialed) {
         fprintf(stderr, "mcptop login: %s: no outcome in time\n", clean);
+    } else if (server_state(l.server) == SERVER_READY &&
+        oauth_save_error() != NULL) {
+        /* Authorized, but the token is lost with this process. */
+        fprintf(stderr, "mcptop login: %s: authorized, but the token "
+            "could not be saved: %s\n", clean, oauth_save_error() +
+            strlen(cfg->servers[idx].name) + 2);
     } else if (server_state(l.server) == SERVER_READY) {
         rc = 0;
         if (login_fresh_token(&cfg->servers[idx], started))

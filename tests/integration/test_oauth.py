@@ -5,8 +5,10 @@ reach. check never asks for consent and says so; login caches a token
 that check uses; refresh on 401 and ahead of expiry; a refused refresh;
 step-up on 403 insufficient_scope (in login, and recorded for the next
 login when check meets it); client credentials with no login; logout; a
-missing metadata document named; and no token or secret in any output,
-log or detail.
+missing metadata document named; a login whose token cannot be saved is an
+error naming the path; two monitors sharing the cache while the server
+rotates refresh tokens both keep working; and no token or secret in any
+output, log or detail.
 
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_oauth.py
 """
@@ -15,6 +17,7 @@ import json
 import os
 import stat
 import sys
+import time
 import urllib.parse
 
 sys.dont_write_bytecode = True
@@ -300,11 +303,77 @@ def k_usage(c):
         c.check('no server named "nosuch"' in r.stderr, "named: %r" % r.stderr)
 
 
+def l_login_cannot_save(c):
+    """A token obtained and not saved is an error that names the path and
+    the reason: a corrupt cache, a symbolic link, a directory at its path."""
+    cases = (("corrupt", lambda p: p.write_text("{not json")),
+             ("symlink", lambda p: os.symlink(p.name, str(p))),
+             ("directory", lambda p: p.mkdir()))
+    for what, make in cases:
+        with oauthlab.Lab() as lab:
+            e = Env(lab)
+            e.tokens.parent.mkdir(parents=True, mode=0o700)
+            make(e.tokens)
+            r = e.run(c, "login", "lab", "--wait", "15000")
+            c.eq(r.rc, 1, "%s: login exit status" % what)
+            c.check("could not be saved" in r.stderr and str(e.tokens) in r.stderr,
+                    "%s: the error names the path: %r" % (what, r.stderr))
+            c.check("no token needed" not in r.stdout,
+                    "%s: not 'no token needed': %r" % (what, r.stdout))
+            e.no_secret_shown(c, lab)
+
+
+def m_shared_cache_rotating_refresh(c):
+    """Two watches share one token cache; the server rotates refresh tokens
+    (each works once) and forgets the access token: both refresh at once,
+    one finds its refresh token spent, takes the other's new pair from the
+    cache, and neither says consent is needed."""
+    with oauthlab.Lab() as lab:
+        lab.opts["refresh_delay_s"] = 2.0       # both refreshes in flight
+        e = Env(lab)
+        doc = json.loads(e.config.read_text())
+        doc["mcpServers"]["lab"]["ping_interval_s"] = 1
+        e.config.write_text(json.dumps(doc))
+        c.require(e.run(c, "login", "lab").rc == 0, "login")
+        watches = [mcptest.Watch(["watch", "-c", str(e.config)], env=e.env)
+                   for _ in range(2)]
+        try:
+            for i, w in enumerate(watches):
+                ok = w.wait_for(lambda ev: ev.get("event") == "exchange" and
+                                ev.get("op") == "ping" and
+                                ev.get("outcome") == "completed",
+                                time.monotonic() + 15)
+                c.require(ok is not None, "watch %d: a ping completed" % i)
+            lab.revoke_access()
+            for i, w in enumerate(watches):
+                ok = w.wait_for(lambda ev: ev.get("event") == "exchange" and
+                                ev.get("op") == "ping" and
+                                ev.get("outcome") == "completed",
+                                time.monotonic() + 15)
+                c.check(ok is not None, "watch %d: pings complete again after "
+                        "the revocation" % i)
+            refresh = [t for t in lab.seen("token")
+                       if t["form"].get("grant_type") == "refresh_token"]
+            c.check(len(refresh) >= 2, "both refreshed (%d)" % len(refresh))
+            for i, w in enumerate(watches):
+                said = [ev.get("detail", "") for ev in w.events
+                        if "consent needed" in (ev.get("detail") or "")]
+                c.check(not said, "watch %d never said consent is needed: %r"
+                        % (i, said[:2]))
+        finally:
+            for i, w in enumerate(watches):
+                w.close()
+                c.attach("watch %d:\n%s" % (i, w.describe()))
+                e.outputs.append(w.stderr() + "\n".join(json.dumps(ev) for ev in w.events))
+        e.no_secret_shown(c, lab)
+
+
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            c_refresh_on_401, d_refresh_ahead_of_expiry,
            d2_late_refresh_answer_is_kept, e_refresh_refused,
            f_step_up_in_login, g_step_up_seen_by_check,
            h_client_credentials_without_login, i_logout,
-           j_missing_metadata_named, k_usage):
+           j_missing_metadata_named, k_usage, l_login_cannot_save,
+           m_shared_cache_rotating_refresh):
     rep.run(fn.__name__, fn)
 rep.finish()

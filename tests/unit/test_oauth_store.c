@@ -3,7 +3,8 @@
  * one entry per server and resource, replacement, forgetting, mode 0600
  * in a 0700 directory, no temporary file left, a change by another
  * process read back, an unreadable or foreign file refused without losing
- * what was held, and lookups among many entries.
+ * what was held, lookups among many entries, and processes writing at
+ * once merging their entries under the lock.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +13,13 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/oauth_store.h"
@@ -122,9 +126,13 @@ test_round_trip_and_modes(void **state)
     assert_int_equal(sb.st_mode & 0777, 0700);
     d = opendir(dirpath);
     while ((e = readdir(d)) != NULL)
-        files += e->d_name[0] != '.';
+        files += e->d_name[0] != '.' &&
+            strcmp(e->d_name, "tokens.json.lock") != 0;
     closedir(d);
     assert_int_equal(files, 1);             /* no temporary file left */
+    snprintf(dirpath, sizeof(dirpath), "%s.lock", f->path);
+    assert_int_equal(stat(dirpath, &sb), 0);        /* the lock: 0600 */
+    assert_int_equal(sb.st_mode & 0777, 0600);
     /* Another reader sees every field. */
     st2 = oauth_store_open(f->path, NULL);
     assert_int_equal(oauth_store_reload(st2, &cause), 0);
@@ -255,6 +263,105 @@ test_many(void **state)
     oauth_store_free(st);
 }
 
+/*
+ * Eight processes put an entry each, twenty times over, all at once: under
+ * the lock every entry survives (without it, a writer's re-read misses
+ * what another wrote between its read and its rename, and entries are
+ * lost: 3-5 of 8 were kept in the report that found it).
+ */
+static void
+test_concurrent_writers(void **state)
+{
+    enum { PROCS = 8, ROUNDS = 20 };
+    struct fix         *f = *state;
+    struct oauth_store *st;
+    char               *cause = NULL;
+    int                 go[2];
+    pid_t               pid[PROCS];
+    char                name[32];
+
+    assert_int_equal(pipe(go), 0);
+    for (int p = 0; p < PROCS; p++) {
+        pid[p] = fork();
+        assert_true(pid[p] >= 0);
+        if (pid[p] == 0) {
+            struct oauth_store *mine = oauth_store_open(f->path, NULL);
+            char                c, access[32];
+            int                 bad = 0;
+
+            close(go[1]);
+            alarm(20);
+            if (read(go[0], &c, 1) < 0)     /* EOF: everyone starts */
+                _exit(3);
+            snprintf(name, sizeof(name), "s%d", p);
+            for (int r = 0; r < ROUNDS; r++) {
+                struct oauth_token t;
+                char              *why = NULL;
+
+                snprintf(access, sizeof(access), "t%d-%d", p, r);
+                t = token("https://h/mcp", access);
+                if (oauth_store_put(mine, name, &t, &why) != 0) {
+                    free(why);
+                    bad = 1;
+                }
+            }
+            oauth_store_free(mine);
+            _exit(bad);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int p = 0; p < PROCS; p++) {
+        int status = 0;
+
+        assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    st = oauth_store_open(f->path, NULL);
+    assert_int_equal(oauth_store_reload(st, &cause), 0);
+    assert_int_equal(oauth_store_count(st), PROCS);
+    for (int p = 0; p < PROCS; p++) {
+        char want[32];
+
+        snprintf(name, sizeof(name), "s%d", p);
+        snprintf(want, sizeof(want), "t%d-%d", p, ROUNDS - 1);
+        assert_non_null(oauth_store_find(st, name, "https://h/mcp"));
+        assert_string_equal(oauth_store_find(st, name,
+            "https://h/mcp")->access_token, want);
+    }
+    oauth_store_free(st);
+}
+
+/* A lock held elsewhere past the bound: put says so and writes nothing. */
+static void
+test_lock_held(void **state)
+{
+    struct fix         *f = *state;
+    struct oauth_store *st = oauth_store_open(f->path, NULL);
+    struct oauth_token  t = token("https://h/mcp", "t1");
+    char               *cause = NULL, lock[160];
+    int                 fd;
+
+    assert_int_equal(oauth_store_put(st, "a", &t, &cause), 0);
+    snprintf(lock, sizeof(lock), "%s.lock", f->path);
+    fd = open(lock, O_RDWR);
+    assert_true(fd >= 0);
+    /* flock locks belong to the open file: this one excludes st's. */
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    t = token("https://h/mcp", "t2");
+    assert_int_equal(oauth_store_put(st, "a", &t, &cause), -1);
+    assert_non_null(cause);
+    assert_non_null(strstr(cause, "held by another process"));
+    free(cause);
+    cause = NULL;
+    close(fd);
+    assert_int_equal(oauth_store_reload_locked(st, &cause), 0);
+    assert_string_equal(oauth_store_find(st, "a", "https://h/mcp")
+        ->access_token, "t1");
+    oauth_store_free(st);
+}
+
 int
 main(void)
 {
@@ -266,6 +373,9 @@ main(void)
             setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_writers, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_lock_held, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

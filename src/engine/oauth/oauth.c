@@ -32,6 +32,10 @@
 #include "util/xmalloc.h"
 
 
+/* Process-wide: the last token that could not be written (see
+ * oauth_save_error). */
+static char *oauth_save_error_g;
+
 /* Process-wide: the token file (shared by every server) and consent. */
 static struct oauth_store  *oauth_store_g;
 static unsigned             oauth_refs;
@@ -236,6 +240,29 @@ oauth_load(struct oauth *o)
     return true;
 }
 
+/* See oauth_flow.h. */
+bool
+oauth_take_rotated(struct oauth *o)
+{
+    struct oauth_store       *st = oauth_store(o);
+    const struct oauth_token *t;
+    char                     *cause = NULL;
+
+    if (st == NULL || o->resource == NULL)
+        return false;
+    if (oauth_store_reload_locked(st, &cause) != 0) {
+        oauth_log(o, "token file: %s", cause);
+        free(cause);
+        return false;
+    }
+    t = oauth_store_find(st, o->decl->name, o->resource);
+    if (t == NULL || t->access_token == NULL || (o->have_tok &&
+        strcmp(o->tok.access_token, t->access_token) == 0))
+        return false;
+    oauth_set_token(o, t, true);
+    return true;
+}
+
 /* Write o's token (or just its step-up scope) to the file. */
 void
 oauth_save(struct oauth *o, const struct oauth_token *t)
@@ -243,12 +270,25 @@ oauth_save(struct oauth *o, const struct oauth_token *t)
     struct oauth_store *st = oauth_store(o);
     char               *cause = NULL;
 
-    if (st == NULL)
+    free(oauth_save_error_g);
+    oauth_save_error_g = NULL;
+    if (st == NULL) {
+        oauth_save_error_g = str_printf("%s: the token file has no place "
+            "(neither XDG_STATE_HOME nor HOME is set)", o->name);
         return;
+    }
     if (oauth_store_put(st, o->decl->name, t, &cause) != 0) {
         oauth_log(o, "token file: %s", cause);
+        oauth_save_error_g = str_printf("%s: %s", o->name, cause);
         free(cause);
     }
+}
+
+/* See oauth.h. */
+const char *
+oauth_save_error(void)
+{
+    return oauth_save_error_g;
 }
 
 /* --- life -------------------------------------------------------------- */
@@ -308,6 +348,8 @@ oauth_free(struct oauth *o)
     if (--oauth_refs == 0) {
         oauth_store_free(oauth_store_g);
         oauth_store_g = NULL;
+        free(oauth_save_error_g);
+        oauth_save_error_g = NULL;
     }
 }
 

@@ -754,6 +754,15 @@ oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
 
         oauth_doc_free(e);
         oauth_doc_free(d);
+        if (dead && oauth_take_rotated(o)) {
+            /* Another process sharing the token file refreshed first and
+             * the server rotated the refresh token: its new pair is ours
+             * too, and no consent is needed. */
+            oauth_log(o, "the refresh token was spent by another process; "
+                "took the new token from the token file");
+            oauth_finish(f, true, "%s", "");
+            return;
+        }
         if (dead && !f->background) {
             /* The refresh token is spent: drop it from memory, so that
              * the next challenge asks for a new grant. */

@@ -100,6 +100,13 @@ void oauth_log(const struct oauth *o, const char *fmt, ...)
 enum config_oauth_grant oauth_grant(const struct oauth *o);
 /* Can a flow get a token from nothing (no refresh token)? */
 bool oauth_can_grant(const struct oauth *o);
+/*
+ * A refresh found its refresh token spent (invalid_grant): read the token
+ * file again under its lock, and take the entry's tokens when another
+ * process has refreshed meanwhile (its access token differs from o's).
+ * True when taken: the flow has succeeded after all.
+ */
+bool oauth_take_rotated(struct oauth *o);
 /* Is every space-separated scope of want in have? */
 bool oauth_scope_covers(const char *have, const char *want);
 /* a and b as one space-separated list without repeats (caller frees;

@@ -4,6 +4,14 @@
  * file's identity (device, inode, size, mtime) says when to read it again.
  * Writing goes to "tokens.json.<pid>.tmp" created 0600 with O_EXCL, then
  * fsync and rename over tokens.json.
+ *
+ * Every read-modify-write (put, forget) holds an exclusive flock(2) on
+ * "tokens.json.lock" beside it, from the read to the rename, so that
+ * processes writing at once (eight logins, two monitors refreshing) merge
+ * their entries instead of the last writer's copy winning. The lock is
+ * waited for at most OAUTH_STORE_LOCK_MS, a few milliseconds at a time,
+ * so a process that hangs holding it costs a bounded wait and a clear
+ * error, never a stuck loop.
  */
 #include "engine/oauth_store.h"
 
@@ -13,13 +21,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/str.h"
 #include "util/xmalloc.h"
 
 #define OAUTH_STORE_MAX_BYTES (64u * 1024 * 1024)
+#define OAUTH_STORE_LOCK_MS   2000  /* the longest wait for the lock */
+#define OAUTH_STORE_LOCK_STEP_MS 5
 
 struct oauth_store_entry {
     char               *server;
@@ -270,7 +282,13 @@ oauth_store_reload(struct oauth_store *st, char **cause)
     size_t      len = 0;
     int         rc;
 
-    fd = open(st->path, O_RDONLY | O_CLOEXEC);
+    fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 && errno == ELOOP) {
+        *cause = str_printf("%s: a symbolic link, not the token file "
+            "(refused: a cache of credentials is a file of its own)",
+            st->path);
+        return -1;
+    }
     if (fd < 0 && errno == ENOENT) {
         oauth_store_clear(st);
         st->seen = true;
@@ -432,15 +450,80 @@ out_text:
     return rc;
 }
 
+/*
+ * Take the lock file's exclusive lock (creating the directory and the
+ * file, 0600). The descriptor (give it to oauth_store_unlock), or -1 with
+ * *cause when it cannot be made or stays held past OAUTH_STORE_LOCK_MS.
+ */
+static int
+oauth_store_lock(const struct oauth_store *st, char **cause)
+{
+    char           *path;
+    int             fd;
+    long            waited = 0;
+    struct timespec step = { 0, OAUTH_STORE_LOCK_STEP_MS * 1000000L };
+
+    if (oauth_store_mkdirs(st->path, cause) != 0)
+        return -1;
+    path = str_printf("%s.lock", st->path);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        *cause = str_printf("cannot open the lock %s: %s", path,
+            strerror(errno));
+        free(path);
+        return -1;
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) ||
+            waited >= OAUTH_STORE_LOCK_MS) {
+            *cause = errno == EWOULDBLOCK ? str_printf("%s is held by "
+                "another process for over %d ms", path, OAUTH_STORE_LOCK_MS)
+                : str_printf("cannot lock %s: %s", path, strerror(errno));
+            close(fd);
+            free(path);
+            return -1;
+        }
+        nanosleep(&step, NULL);
+        waited += OAUTH_STORE_LOCK_STEP_MS;
+    }
+    free(path);
+    return fd;
+}
+
+/* Release what oauth_store_lock took. */
+static void
+oauth_store_unlock(int fd)
+{
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+int
+oauth_store_reload_locked(struct oauth_store *st, char **cause)
+{
+    int fd = oauth_store_lock(st, cause), rc;
+
+    if (fd < 0)
+        return -1;
+    rc = oauth_store_reload(st, cause);
+    oauth_store_unlock(fd);
+    return rc;
+}
+
 int
 oauth_store_put(struct oauth_store *st, const char *server,
     const struct oauth_token *tok, char **cause)
 {
     size_t at;
     long   i;
+    int    lock, rc;
 
-    if (oauth_store_reload(st, cause) != 0)
+    if ((lock = oauth_store_lock(st, cause)) < 0)
         return -1;
+    if (oauth_store_reload(st, cause) != 0) {
+        oauth_store_unlock(lock);
+        return -1;
+    }
     i = oauth_store_index(st, server, tok->resource, &at);
     if (i >= 0) {
         oauth_token_done(&st->e[i].tok);
@@ -453,7 +536,9 @@ oauth_store_put(struct oauth_store *st, const char *server,
         oauth_token_copy(&st->e[at].tok, tok);
         st->n++;
     }
-    return oauth_store_write(st, cause);
+    rc = oauth_store_write(st, cause);
+    oauth_store_unlock(lock);
+    return rc;
 }
 
 long
@@ -461,9 +546,14 @@ oauth_store_forget(struct oauth_store *st, const char *server, char **cause)
 {
     size_t k = 0;
     long   removed = 0;
+    int    lock;
 
-    if (oauth_store_reload(st, cause) != 0)
+    if ((lock = oauth_store_lock(st, cause)) < 0)
         return -1;
+    if (oauth_store_reload(st, cause) != 0) {
+        oauth_store_unlock(lock);
+        return -1;
+    }
     for (size_t i = 0; i < st->n; i++) {
         if (strcmp(st->e[i].server, server) == 0) {
             free(st->e[i].server);
@@ -474,7 +564,8 @@ oauth_store_forget(struct oauth_store *st, const char *server, char **cause)
         st->e[k++] = st->e[i];
     }
     st->n = k;
-    if (removed == 0)
-        return 0;
-    return oauth_store_write(st, cause) == 0 ? removed : -1;
+    if (removed > 0 && oauth_store_write(st, cause) != 0)
+        removed = -1;
+    oauth_store_unlock(lock);
+    return removed;
 }
