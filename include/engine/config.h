@@ -71,6 +71,10 @@ struct config_oauth {
     enum config_oauth_grant grant;
     char                   *scope;
     char                   *client_metadata_url;
+    /* The authorization server client_secret belongs to: the secret goes
+     * only to this issuer's token endpoint. NULL: only to one on the MCP
+     * server's own host. */
+    char                   *issuer;
 };
 /* --- end oauth --------------------------------------------------------- */
 

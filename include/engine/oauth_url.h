@@ -60,5 +60,8 @@ bool oauth_url_same_issuer(const char *a, const char *b);
 
 /* True for an absolute http:// or https:// URL. */
 bool oauth_url_is_http(const char *url);
+/* True when two http(s) URLs name the same host (any scheme and port;
+ * the host compared in lower case). False when either has none. */
+bool oauth_url_same_host(const char *a, const char *b);
 
 #endif

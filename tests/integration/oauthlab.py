@@ -15,6 +15,8 @@ Everything it saw is kept in `lab.log` (a list of dicts) for assertions;
   refresh_error     an error code the token endpoint answers refresh
                     grants with (default None)
   no_as_metadata    answer 404 for the authorization server metadata
+  as_base           the base URL of the authorization server the protected
+                    resource metadata names (default: this lab's own)
 
 The authorization endpoint redirects at once (no person), as the
 conformance suite's does; PKCE S256 is verified at the token endpoint.
@@ -34,18 +36,19 @@ CLIENT_SECRET = "lab-secret-do-not-show"
 
 
 class Lab:
-    def __init__(self):
+    def __init__(self, host="127.0.0.1"):
         self.log = []
         self.opts = {"expires_in": 3600, "list_scope": None,
                      "challenge_scope": "mcp:read", "refresh_error": None,
-                     "no_as_metadata": False, "refresh_delay_s": 0}
+                     "no_as_metadata": False, "refresh_delay_s": 0,
+                     "as_base": None}
         self.codes = {}       # code -> (challenge, scope)
         self.access = {}      # token -> scope
         self.refresh = {}     # token -> scope
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer((host, 0), self._handler())
         self.port = self.httpd.server_address[1]
-        self.base = "http://127.0.0.1:%d" % self.port
+        self.base = "http://%s:%d" % (host, self.port)
         self.url = self.base + "/mcp"
         self.thread = threading.Thread(target=self.httpd.serve_forever,
                                        daemon=True)
@@ -108,7 +111,8 @@ class Lab:
                 if u.path == "/.well-known/oauth-protected-resource/mcp":
                     self.record("prm")
                     return self.send(200, {"resource": lab.url,
-                                           "authorization_servers": [lab.base + "/as"],
+                                           "authorization_servers": [
+                                               (lab.opts["as_base"] or lab.base) + "/as"],
                                            "scopes_supported": ["mcp:read", "mcp:write"]})
                 if u.path == "/.well-known/oauth-authorization-server/as":
                     self.record("as_metadata")

@@ -368,12 +368,50 @@ def m_shared_cache_rotating_refresh(c):
         e.no_secret_shown(c, lab)
 
 
+def n_configured_secret_stays_with_its_issuer(c):
+    """A client secret from the config goes only to the authorization
+    server it belongs to: with no oauth.issuer, one on the MCP server's own
+    host; a protected resource metadata naming another host gets nothing,
+    and the detail names both origins. With oauth.issuer set, that issuer
+    and no other."""
+    cc = {"grant": "client_credentials", "client_id": oauthlab.CLIENT_ID,
+          "client_secret": "${LAB_SECRET}", "scope": "mcp:read"}
+    with oauthlab.Lab() as lab, oauthlab.Lab(host="127.0.0.2") as other:
+        lab.opts["as_base"] = other.base
+        e = Env(lab, dict(cc))
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check exit status")
+        c.eq(dig(s, "last_failure", "reason"), "auth", "reason")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check("not sent" in detail and lab.base in detail and other.base in detail,
+                "the detail names both origins: %r" % detail)
+        c.eq(len(other.seen("token")), 0, "the other server got no token request")
+        c.check(all(not (t.get("authorization") or "") for t in other.log),
+                "nothing carried the secret there")
+        e.no_secret_shown(c, lab)
+        # oauth.issuer names the real authorization server: the metadata
+        # naming another is refused alike.
+        e2 = Env(lab, dict(cc, issuer=lab.base + "/as"))
+        r, s = e2.check(c)
+        c.eq(r.rc, 1, "issuer set, another named: exit status")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check("issuer " + lab.base in detail, "names the issuer: %r" % detail)
+        c.eq(len(other.seen("token")), 0, "still no token request there")
+    with oauthlab.Lab() as lab:
+        e = Env(lab, dict(cc, issuer=lab.base + "/as/"))
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "issuer set and named (trailing slash aside): exit status")
+        c.eq(len([t for t in lab.seen("token") if t["authorization"]]), 1,
+             "the secret went to its own issuer")
+
+
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            c_refresh_on_401, d_refresh_ahead_of_expiry,
            d2_late_refresh_answer_is_kept, e_refresh_refused,
            f_step_up_in_login, g_step_up_seen_by_check,
            h_client_credentials_without_login, i_logout,
            j_missing_metadata_named, k_usage, l_login_cannot_save,
-           m_shared_cache_rotating_refresh):
+           m_shared_cache_rotating_refresh,
+           n_configured_secret_stays_with_its_issuer):
     rep.run(fn.__name__, fn)
 rep.finish()

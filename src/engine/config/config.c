@@ -752,5 +752,6 @@ config_server_same(const struct config_server *a,
         config_str_same(oa->private_key_file, ob->private_key_file) &&
         config_str_same(oa->signing_algorithm, ob->signing_algorithm) &&
         oa->grant == ob->grant && config_str_same(oa->scope, ob->scope) &&
-        config_str_same(oa->client_metadata_url, ob->client_metadata_url));
+        config_str_same(oa->client_metadata_url, ob->client_metadata_url) &&
+        config_str_same(oa->issuer, ob->issuer));
 }

@@ -20,6 +20,7 @@ config_oauth_free(struct config_oauth *o)
     free(o->client_id);
     str_wipe_free(o->client_secret);
     free(o->token_endpoint_auth_method);
+    free(o->issuer);
     free(o->private_key_file);
     free(o->signing_algorithm);
     free(o->scope);
@@ -95,6 +96,8 @@ config_oauth(struct config *cfg, const char *server, const cJSON *v,
             slot = &o->scope;
         else if (strcmp(k, "client_metadata_url") == 0)
             slot = &o->client_metadata_url;
+        else if (strcmp(k, "issuer") == 0)
+            slot = &o->issuer;
         if (slot != NULL) {
             if (config_oauth_string(e, slot, why) != 0)
                 goto fail;
@@ -147,6 +150,12 @@ config_oauth(struct config *cfg, const char *server, const cJSON *v,
             "https:// URL");
         goto fail;
     }
+    if (o->issuer != NULL && strncmp(o->issuer, "https://", 8) != 0 &&
+        strncmp(o->issuer, "http://", 7) != 0) {
+        *why = str_printf("\"oauth\": \"issuer\" must be an http(s) URL "
+            "(the authorization server's issuer)");
+        goto fail;
+    }
     config_oauth_free(*out);
     *out = o;
     return 0;
@@ -163,7 +172,7 @@ config_oauth_is_ours(const cJSON *v)
     static const char *const keys[] = {
         "client_id", "client_secret", "token_endpoint_auth_method",
         "private_key_file", "signing_algorithm", "grant", "scope",
-        "client_metadata_url", NULL
+        "client_metadata_url", "issuer", NULL
     };
     const cJSON *e;
 

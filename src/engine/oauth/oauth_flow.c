@@ -442,6 +442,41 @@ oauth_flow_pick_scope(struct oauth_flow *f)
     f->scope = b;
 }
 
+/*
+ * A configured client_secret belongs to one authorization server: the
+ * configured oauth.issuer, else one on the MCP server's own host. True
+ * when this flow's token endpoint is it (or there is no secret to send);
+ * else the flow is finished with a detail naming both origins, and the
+ * secret goes nowhere. A secret the server registered for us (dynamic
+ * registration) was issued by that server and is not bound here.
+ */
+static bool
+oauth_flow_secret_bound(struct oauth_flow *f, const struct config_oauth *c)
+{
+    char *want, *got;
+    bool  ok;
+
+    if (c->client_secret == NULL)
+        return true;
+    if (c->issuer != NULL)
+        ok = (f->legacy || oauth_url_same_issuer(f->issuer, c->issuer)) &&
+            url_same_origin(f->token_endpoint, c->issuer);
+    else
+        ok = oauth_url_same_host(f->token_endpoint, f->o->decl->url);
+    if (ok)
+        return true;
+    want = url_origin(c->issuer != NULL ? c->issuer : f->o->decl->url);
+    got = url_origin(f->token_endpoint);
+    oauth_finish(f, false, "authorization: the configured client secret "
+        "belongs to %s%s, but this server's authorization server is %s: "
+        "not sent (if that server is right, set \"oauth\": {\"issuer\": "
+        "...})", c->issuer != NULL ? "issuer " : "",
+        want != NULL ? want : "?", got != NULL ? got : "?");
+    free(want);
+    free(got);
+    return false;
+}
+
 static void
 oauth_flow_client(struct oauth_flow *f)
 {
@@ -479,6 +514,8 @@ oauth_flow_client(struct oauth_flow *f)
         }
     }
     if (c != NULL && c->client_id != NULL) {
+        if (!oauth_flow_secret_bound(f, c))
+            return;
         f->client_id = xstrdup(c->client_id);
         f->client_secret = str_dup(c->client_secret);
         f->auth_method = xstrdup(oauth_flow_pick_method(f, c));

@@ -61,6 +61,38 @@ oauth_url_origin(const char *url)
     return r;
 }
 
+/* The host of an origin "scheme://host[:port]" (brackets kept), as a
+ * length into it; 0 when it has none. */
+static size_t
+oauth_url_host_of(const char *origin, const char **host)
+{
+    const char *p = strstr(origin, "://"), *end;
+
+    if (p == NULL)
+        return 0;
+    p += 3;
+    if (*p == '[')
+        end = strchr(p, ']') != NULL ? strchr(p, ']') + 1 : p + strlen(p);
+    else
+        end = strchr(p, ':') != NULL ? strchr(p, ':') : p + strlen(p);
+    *host = p;
+    return (size_t)(end - p);
+}
+
+bool
+oauth_url_same_host(const char *a, const char *b)
+{
+    char       *oa = oauth_url_origin(a), *ob = oauth_url_origin(b);
+    const char *ha = NULL, *hb = NULL;
+    size_t      la = oa != NULL ? oauth_url_host_of(oa, &ha) : 0;
+    size_t      lb = ob != NULL ? oauth_url_host_of(ob, &hb) : 0;
+    bool        same = la > 0 && la == lb && memcmp(ha, hb, la) == 0;
+
+    free(oa);
+    free(ob);
+    return same;
+}
+
 char *
 oauth_url_resource(const char *url)
 {
