@@ -1,9 +1,10 @@
 /*
  * The TUI's shared state and the contract between its parts: the key
  * table maps keys to actions, each view (view_*.c) draws into screen lines
- * and handles the actions that concern it, and tui.c owns the loop
- * watchers, the prompt and the quit sequence. Nothing here includes curses:
- * screen.c and keys.c are the only files that do.
+ * and handles the actions that concern it, tui.c owns the loop watchers,
+ * the drawing and the quit sequence, and tui_key.c what a key does (the
+ * prompt, the commands). Nothing here includes curses: screen.c and keys.c
+ * are the only files that do.
  */
 #ifndef MCPTOP_UI_UI_H
 #define MCPTOP_UI_UI_H
@@ -183,6 +184,17 @@ void ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* tui.c: ask for a redraw (drawn by the prepare watcher, rate-limited). */
 void ui_dirty(struct ui *ui);
+/* tui.c: the smallest terminal drawn in; a smaller one shows a notice and
+ * takes only q. */
+#define TUI_MIN_COLS    40
+#define TUI_MIN_ROWS    10
+/* tui.c: q: end every session, then leave when every ending has settled
+ * or by the teardown deadline plus a grace; a second q leaves at once. */
+void tui_quit(struct ui *ui);
+
+struct screen_click;
+/* tui_key.c: act on one key ch (click: where a mouse event happened). */
+void tui_key(struct ui *ui, int ch, const struct screen_click *click);
 
 /* Views: each draws `rows` screen rows from row y, and handles the
  * actions that concern it (true when it did). */
