@@ -405,6 +405,32 @@ def n_configured_secret_stays_with_its_issuer(c):
              "the secret went to its own issuer")
 
 
+def o_redirect_listener_holds_against_neighbours(c):
+    """Any local process can reach the redirect listener: 40 connections
+    that send nothing and 3 callbacks with a wrong state come first, and
+    the login still takes the real redirect; the forged codes never reach
+    the token endpoint."""
+    with oauthlab.Lab() as lab:
+        e = Env(lab)
+        hostile = e.dir / "hostile.json"
+        e.env["BROWSER"] = "%s %s" % (sys.executable, os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "hostile_browser.py"))
+        e.env["HOSTILE_LOG"] = str(hostile)
+        r = e.run(c, "login", "lab", "--wait", "20000")
+        c.eq(r.rc, 0, "login exit status")
+        c.check("authorized" in r.stdout, "authorized: %r" % r.stdout)
+        seen = json.loads(hostile.read_text()) if hostile.exists() else {}
+        c.attach("browser: %r" % seen)
+        c.eq(seen.get("forged"), ["HTTP/1.1 400 Bad Request"] * 3,
+             "each forged callback was answered 400")
+        codes = [t["form"].get("code") for t in lab.seen("token")
+                 if t["form"].get("grant_type") == "authorization_code"]
+        c.eq(len(codes), 1, "one code exchange")
+        c.check(all(not (x or "").startswith("forged") for x in codes),
+                "no forged code was exchanged: %r" % codes)
+        e.no_secret_shown(c, lab)
+
+
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            c_refresh_on_401, d_refresh_ahead_of_expiry,
            d2_late_refresh_answer_is_kept, e_refresh_refused,
@@ -412,6 +438,7 @@ for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            h_client_credentials_without_login, i_logout,
            j_missing_metadata_named, k_usage, l_login_cannot_save,
            m_shared_cache_rotating_refresh,
-           n_configured_secret_stays_with_its_issuer):
+           n_configured_secret_stays_with_its_issuer,
+           o_redirect_listener_holds_against_neighbours):
     rep.run(fn.__name__, fn)
 rep.finish()

@@ -112,8 +112,17 @@ oauth_flow_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
         return;
     }
     if (f->step == OAUTH_CONSENT) {
-        oauth_finish(f, false, "authorization: the browser did not come "
-            "back to mcptop within %ld s", oauth_flow_wait_ms() / 1000);
+        unsigned long n = oauth_listen_ignored(f->listen);
+
+        if (n > 0)
+            oauth_finish(f, false, "authorization: the browser did not "
+                "come back to mcptop within %ld s (%lu callback%s with "
+                "another state ignored: not this login's)",
+                oauth_flow_wait_ms() / 1000, n, n == 1 ? "" : "s");
+        else
+            oauth_finish(f, false, "authorization: the browser did not "
+                "come back to mcptop within %ld s",
+                oauth_flow_wait_ms() / 1000);
         return;
     }
     if (f->xfer != NULL) {
@@ -710,6 +719,7 @@ oauth_flow_grant_start(struct oauth_flow *f)
         oauth_finish(f, false, "authorization: no random numbers");
         return;
     }
+    oauth_listen_expect_state(f->listen, f->state);
     challenge = oauth_crypto_s256(f->verifier);
     oauth_flow_form_add(&fm, "response_type", "code");
     oauth_flow_form_add(&fm, "client_id", f->client_id);

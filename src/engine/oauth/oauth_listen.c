@@ -1,8 +1,13 @@
 /*
  * A one-purpose HTTP listener: read one request head per connection (at
- * most 8 KiB, within 10 s), answer it, close. Only "GET /callback?..." is
- * understood; anything else (a favicon, a probe) gets 404. At most 8
- * connections at once; more are closed on accept.
+ * most 8 KiB, within 5 s), answer it, close. Only "GET /callback?..." is
+ * understood; anything else (a favicon, a probe) gets 404. Any local
+ * process can connect, so nothing one connection does stops the real
+ * redirect: a callback whose state is not the one expected is answered
+ * 400, counted and ignored (the listener keeps waiting, until the flow's
+ * own deadline); at most 32 connections are open at once, and a new one
+ * when all are taken closes the oldest (a browser sends its request at
+ * once; a connection that sends nothing is what gets closed).
  */
 #include "oauth/oauth_listen.h"
 
@@ -22,9 +27,9 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#define OAUTH_LISTEN_CONNS     8
+#define OAUTH_LISTEN_CONNS     32
 #define OAUTH_LISTEN_HEAD_MAX  8192
-#define OAUTH_LISTEN_TIMEOUT_S 10.0
+#define OAUTH_LISTEN_TIMEOUT_S 5.0
 
 struct oauth_listen_conn {
     ev_io                io;        /* first: the watcher is the conn */
@@ -32,6 +37,7 @@ struct oauth_listen_conn {
     struct oauth_listen *l;
     char                 buf[OAUTH_LISTEN_HEAD_MAX + 1];
     size_t               len;
+    ev_tstamp            since;     /* accepted at (loop time) */
     bool                 used;
 };
 
@@ -43,6 +49,8 @@ struct oauth_listen {
     oauth_listen_cb          cb;
     void                    *arg;
     bool                     delivered;
+    char                    *state;     /* the one expected, or NULL */
+    unsigned long            ignored;   /* callbacks with another state */
     bool                    *freed;     /* set when freed inside cb */
     struct oauth_listen_conn conns[OAUTH_LISTEN_CONNS];
 };
@@ -67,7 +75,7 @@ oauth_listen_reply(struct oauth_listen_conn *c, int status, const char *text)
         "Content-Type: text/html; charset=utf-8\r\n"
         "Content-Length: %zu\r\nCache-Control: no-store\r\n"
         "Connection: close\r\n\r\n", status, status == 200 ? "OK" :
-        "Not Found", strlen(text));
+        status == 400 ? "Bad Request" : "Not Found", strlen(text));
     ssize_t w = send(c->io.fd, head, (size_t)n, MSG_NOSIGNAL);
 
     if (w == n)
@@ -116,8 +124,19 @@ oauth_listen_handle(struct oauth_listen_conn *c)
         oauth_listen_close(c);
         return;
     }
-    code = oauth_listen_param(q, "code");
     state = oauth_listen_param(q, "state");
+    if (l->state != NULL && (state == NULL || strcmp(state, l->state) != 0)) {
+        /* Not this login's answer (another process, a stale tab): it
+         * must not end the login; the real redirect may still come. */
+        l->ignored++;
+        oauth_listen_reply(c, 400, "<!doctype html><title>mcptop</title>"
+            "<p>mcptop: this is not the answer this login waits for (its "
+            "state does not match).</p>");
+        oauth_listen_close(c);
+        free(state);
+        return;
+    }
+    code = oauth_listen_param(q, "code");
     err = oauth_listen_param(q, "error");
     desc = oauth_listen_param(q, "error_description");
     oauth_listen_reply(c, 200, err != NULL ?
@@ -195,12 +214,13 @@ oauth_listen_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
             c = &l->conns[i];
             break;
         }
+        if (c == NULL || l->conns[i].since < c->since)
+            c = &l->conns[i];       /* the oldest, if all are taken */
     }
-    if (c == NULL) {
-        close(fd);
-        return;
-    }
+    if (c->used)
+        oauth_listen_close(c);
     c->used = true;
+    c->since = ev_now(loop);
     c->len = 0;
     c->l = l;
     ev_io_init(&c->io, oauth_listen_read_cb, fd, EV_READ);
@@ -249,6 +269,19 @@ oauth_listen_redirect_uri(const struct oauth_listen *l)
 }
 
 void
+oauth_listen_expect_state(struct oauth_listen *l, const char *state)
+{
+    free(l->state);
+    l->state = state != NULL ? xstrdup(state) : NULL;
+}
+
+unsigned long
+oauth_listen_ignored(const struct oauth_listen *l)
+{
+    return l->ignored;
+}
+
+void
 oauth_listen_free(struct oauth_listen *l)
 {
     if (l == NULL)
@@ -259,5 +292,6 @@ oauth_listen_free(struct oauth_listen *l)
         oauth_listen_close(&l->conns[i]);
     ev_io_stop(l->loop, &l->accept_io);
     close(l->fd);
+    free(l->state);
     free(l);
 }

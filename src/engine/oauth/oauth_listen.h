@@ -3,9 +3,10 @@
  * section 7.3; MCP basic/authorization): an HTTP/1.x listener on
  * 127.0.0.1 with an ephemeral port, on the libev loop, that waits for the
  * browser to come back to /callback with `code` and `state` (or `error`),
- * answers it with a short page, and hands the values up once. It never
- * blocks the loop: every connection is non-blocking, bounded in size and
- * in time.
+ * answers it with a short page, and hands the values up once: the one
+ * whose state is the flow's (RFC 6749 section 10.12); others are ignored.
+ * It never blocks the loop: every connection is non-blocking, bounded in
+ * size and in time.
  */
 #ifndef MCPTOP_ENGINE_OAUTH_LISTEN_H
 #define MCPTOP_ENGINE_OAUTH_LISTEN_H
@@ -28,6 +29,14 @@ struct oauth_listen *oauth_listen_new(struct ev_loop *loop,
 
 /* "http://127.0.0.1:PORT/callback". Borrowed. */
 const char *oauth_listen_redirect_uri(const struct oauth_listen *l);
+
+/* Deliver only a callback carrying this state (copied): any other is
+ * answered 400, counted and ignored. Until set, every callback is
+ * delivered. */
+void oauth_listen_expect_state(struct oauth_listen *l, const char *state);
+
+/* How many callbacks were ignored for their state. */
+unsigned long oauth_listen_ignored(const struct oauth_listen *l);
 
 /* Close everything. NULL does nothing. */
 void oauth_listen_free(struct oauth_listen *l);
