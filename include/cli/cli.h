@@ -53,18 +53,6 @@ void cli_run_done(struct cli_run *r);
  */
 bool cli_wait_endings(struct fleet *f, long bound_ms);
 
-struct cJSON;
-struct ending;
-/* The JSON record of one ending (`end --json`, `watch` lines). */
-struct cJSON *cli_json_ending(const struct ending *e);
-/* The JSON record of one server (the `check --json` element). Caller
- * frees with cJSON_Delete. */
-struct cJSON *cli_json_server(const struct server *s);
-/* The fleet as `check --json` reports it, now: {"servers": [...],
- * "summary": {reachable, unreachable, unknown, absent}}. Caller frees. */
-struct cJSON *cli_json_fleet(const struct fleet *f);
-
-
 /*
  * Write s to out as a cell exactly width display columns wide: padded
  * with spaces (on the left when right is true), or cut and ended with

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "export/jsonl.h"
 #include "engine/http.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -310,7 +311,7 @@ check_json_pings(cJSON *o, struct check_rtts *r, long rounds)
 static cJSON *
 check_build_json(struct check *c, bool with_pings)
 {
-    cJSON             *root = cli_json_fleet(c->fleet);
+    cJSON             *root = jsonl_fleet(c->fleet);
     cJSON             *arr = cJSON_GetObjectItem(root, "servers");
     cJSON             *o = arr != NULL ? arr->child : NULL;
     struct check_rtts  all = { 0 };
@@ -553,13 +554,9 @@ cli_check(int argc, char **argv)
     cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
     check_mark(&c, &c.endings);
     if (json) {
-        char *text;
-
         if (stats)
             check_json_stats(&c, doc);
-        text = cJSON_PrintUnformatted(doc);
-        printf("%s\n", text);
-        free(text);
+        jsonl_write(stdout, doc);
         cJSON_Delete(doc);
     } else if (stats) {
         check_print_stats_table(&c);

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "engine/ending.h"
+#include "export/jsonl.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -116,16 +117,14 @@ end_print(struct end_run *r, bool json, int *rc)
 
             if (json) {
                 cJSON *o = cJSON_CreateObject();
-                char  *text, why[64];
+                char   why[64];
 
                 snprintf(why, sizeof(why), "not dialed (%s)",
                     server_state_name(server_state(s)));
                 cJSON_AddStringToObject(o, "server", name);
                 cJSON_AddNullToObject(o, "outcome");
                 cJSON_AddStringToObject(o, "detail", why);
-                text = cJSON_PrintUnformatted(o);
-                printf("%s\n", text);
-                free(text);
+                jsonl_write(stdout, o);
                 cJSON_Delete(o);
             } else {
                 cli_cell(stdout, name, 20, false);
@@ -145,11 +144,9 @@ end_print(struct end_run *r, bool json, int *rc)
             if (!ending_outcome_ok(e->outcome))
                 *rc = EXIT_NOT_OK;
             if (json) {
-                cJSON *o = cli_json_ending(e);
-                char  *text = cJSON_PrintUnformatted(o);
+                cJSON *o = jsonl_ending(e);
 
-                printf("%s\n", text);
-                free(text);
+                jsonl_write(stdout, o);
                 cJSON_Delete(o);
             } else {
                 char *name = str_sanitized(server_name(s));

@@ -32,8 +32,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "export/metrics.h"
 #include "cli/cli.h"
+#include "export/jsonl.h"
+#include "export/metrics.h"
 #include "engine/http.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -305,7 +306,7 @@ serve_metrics(struct serve *srv, struct MHD_Connection *conn)
 static enum MHD_Result
 serve_fleet(struct serve *srv, struct MHD_Connection *conn)
 {
-    cJSON *doc = cli_json_fleet(srv->fleet);
+    cJSON *doc = jsonl_fleet(srv->fleet);
     char  *text = cJSON_PrintUnformatted(doc);
     size_t len;
 

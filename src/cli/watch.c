@@ -3,16 +3,13 @@
  * one JSON object on one line of stdout, flushed at once, for scripts and
  * log pipelines. SIGINT and SIGTERM stop it cleanly.
  */
-#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
-#include "util/clock.h"
-#include "util/str.h"
+#include "export/jsonl.h"
 
 struct watch {
     struct fleet *fleet;
@@ -53,86 +50,15 @@ watch_usage(FILE *out)
     app_usage_sources(out);
 }
 
-/* event_cb: one line per event. */
+/* event_cb: one line per event, flushed at once. */
 static void
 watch_event_cb(void *arg, const struct event *e)
 {
     struct watch *w = arg;
-    cJSON        *o;
-    char          ts[40];
-    char         *name, *text;
+    char         *text = jsonl_event_line(e);
 
-    if (e->type == EVENT_STATE)
+    if (text == NULL)
         return;
-    o = cJSON_CreateObject();
-    clock_format_iso(e->ts, ts, sizeof(ts));
-    cJSON_AddStringToObject(o, "ts", ts);
-    name = str_sanitized(server_name(e->server));
-    switch (e->type) {
-    case EVENT_EXCHANGE:
-        cJSON_AddStringToObject(o, "event", "exchange");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "op", e->op);
-        if (e->completed) {
-            cJSON_AddStringToObject(o, "outcome", "completed");
-        } else {
-            cJSON_AddStringToObject(o, "outcome",
-                failure_kind_name(e->failure->kind));
-            cJSON_AddStringToObject(o, "delivered",
-                delivered_name(e->failure->delivered));
-            if (e->failure->http_status != 0)
-                cJSON_AddNumberToObject(o, "http_status",
-                    (double)e->failure->http_status);
-            if (e->failure->reason != FAILURE_REASON_NONE)
-                cJSON_AddStringToObject(o, "reason",
-                    failure_reason_name(e->failure->reason));
-            cJSON_AddStringToObject(o, "site",
-                failure_site_name(e->failure->site));
-            cJSON_AddStringToObject(o, "detail", e->failure->detail);
-            if (server_next_attempt_ms(e->server) >= 0)
-                cJSON_AddNumberToObject(o, "next_attempt_at",
-                    (double)server_next_attempt_ms(e->server));
-        }
-        cJSON_AddNumberToObject(o, "ms", (double)((long)(e->ms * 10)) / 10);
-        break;
-
-    case EVENT_LIVENESS:
-        cJSON_AddStringToObject(o, "event", "liveness");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "state",
-            liveness_state_name(e->liveness->state));
-        if (e->liveness->has_error_code)
-            cJSON_AddStringToObject(o, "error_code",
-                failure_kind_name(e->liveness->error_code));
-        break;
-    case EVENT_ENDING:
-    case EVENT_SETTLED: {
-        cJSON *eo = cli_json_ending(e->ending);
-        cJSON *it;
-
-        cJSON_AddStringToObject(o, "event",
-            e->type == EVENT_ENDING ? "ending" : "settled");
-        cJSON_ArrayForEach(it, eo) {
-            cJSON_AddItemReferenceToObject(o, it->string, it);
-        }
-        free(name);
-        text = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
-        cJSON_Delete(eo);
-        goto out_print;
-    }
-    case EVENT_TOOLS_CHANGED:
-        cJSON_AddStringToObject(o, "event", "tools_changed");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddNumberToObject(o, "tools", (double)e->tools);
-        break;
-    default:
-        break;
-    }
-    free(name);
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-out_print:
     if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
