@@ -12,9 +12,9 @@
 #include "export/jsonl.h"
 
 struct watch {
-    struct fleet *fleet;
-    ev_signal     sigint, sigterm, sighup;
-    bool          write_failed;
+    struct cli_fleet cf;
+    ev_signal        sigint, sigterm, sighup;
+    bool             write_failed;
 };
 
 static void
@@ -62,7 +62,7 @@ watch_event_cb(void *arg, const struct event *e)
     if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
-        ev_break(fleet_loop(w->fleet), EVBREAK_ONE);
+        ev_break(fleet_loop(w->cf.fleet), EVBREAK_ONE);
     }
     free(text);
 }
@@ -83,56 +83,17 @@ cli_watch(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct app_common common = { 0 };
-    struct watch      w = { 0 };
-    struct config    *cfg = NULL;
-    struct ev_loop   *loop = EV_DEFAULT;
-    int               ch, rc;
-    char             *cause = NULL;
+    const struct cli_preamble pre = { .cmd = "watch", .longopts = longopts,
+        .shortopts = "h", .usage = watch_usage };
+    struct watch              w = { 0 };
+    struct ev_loop           *loop = EV_DEFAULT;
+    const char               *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
+    int                       rc;
 
-    argc = app_split_command(&common, argc, argv);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
-        NULL)) != -1) {
-        if (app_option(&common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 'h':
-            watch_usage(stdout);
-            return 0;
-        default:
-            return app_option_error("watch", ch, argv, longopts);
-        }
-    }
-    rc = app_args(&common, "mcptop watch", argc, argv, optind);
-    if (rc != 0)
+    if (idle != NULL)
+        w.cf.opt.stream_idle_ms = cli_parse_ms(idle);
+    if (cli_preamble(&pre, argc, argv, &w.cf, &rc) != 0)
         return rc;
-    rc = app_load_config(&common, &cfg);
-    if (rc != 0)
-        return rc;
-    rc = app_open_log(&common);
-    if (rc != 0) {
-        config_free(cfg);
-        return rc;
-    }
-    {
-        struct fleet_options opt = { .log = common.log };
-        const char          *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
-
-        if (idle != NULL)
-            opt.stream_idle_ms = cli_parse_ms(idle);
-        w.fleet = fleet_new(loop, cfg, &opt, &cause);
-    }
-    if (w.fleet == NULL) {
-        fprintf(stderr, "mcptop watch: %s\n", cause);
-        free(cause);
-        config_free(cfg);
-        app_close_log(&common);
-        return EXIT_USAGE;
-    }
-    if (fleet_warning(w.fleet) != NULL)
-        fprintf(stderr, "mcptop watch: warning: %s\n", fleet_warning(w.fleet));
     ev_signal_init(&w.sigint, watch_signal_cb, SIGINT);
     ev_signal_start(loop, &w.sigint);
     ev_signal_init(&w.sigterm, watch_signal_cb, SIGTERM);
@@ -140,19 +101,19 @@ cli_watch(int argc, char **argv)
     /* A closed terminal or ssh session ends sessions like SIGINT. */
     ev_signal_init(&w.sighup, watch_signal_cb, SIGHUP);
     ev_signal_start(loop, &w.sighup);
-    fleet_subscribe(w.fleet, watch_event_cb, &w);
-    fleet_start(w.fleet);
+    fleet_subscribe(w.cf.fleet, watch_event_cb, &w);
+    fleet_start(w.cf.fleet);
     ev_run(loop, 0);
     ev_signal_stop(loop, &w.sigint);
     ev_signal_stop(loop, &w.sigterm);
     ev_signal_stop(loop, &w.sighup);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
-    fleet_end_all(w.fleet);
-    cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
-    fleet_stop(w.fleet);
-    if (fleet_exit(w.fleet))
-        config_free(cfg);
-    app_close_log(&common);
+    fleet_end_all(w.cf.fleet);
+    cli_wait_endings(w.cf.fleet, fleet_teardown_ms(w.cf.fleet) + 1000);
+    fleet_stop(w.cf.fleet);
+    if (fleet_exit(w.cf.fleet))
+        config_free(w.cf.cfg);
+    app_close_log(&w.cf.common);
     return w.write_failed ? EXIT_NOT_OK : 0;
 }
