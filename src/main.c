@@ -2,8 +2,13 @@
  * mcptop: a terminal monitor for fleets of MCP servers. This file reads the
  * command word and hands the rest of argv to the command; it owns process
  * set-up (signals, the HTTP library) and nothing else.
+ *
+ * The commands are one table (tmux's cmd_entry): a name, an alias, the
+ * usage line the top-level help lists and the function that runs the
+ * command. A word that is no command but an option or a URL runs the TUI.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -14,6 +19,43 @@
 #include "ui/tui.h"
 #include "util/str.h"
 
+/* One entry of the command table. */
+struct main_entry {
+    const char *name;
+    const char *alias;      /* another word for it, or NULL */
+    const char *usage;      /* its arguments; NULL: not listed in --help */
+    const char *summary;    /* the --help line under the usage */
+    int       (*exec)(int argc, char **argv);   /* argv[0] is the word */
+    bool        needs_http; /* run after the HTTP library is set up */
+};
+
+static int main_help(int argc, char **argv);
+static int main_version(int argc, char **argv);
+
+static const struct main_entry main_table[] = {
+    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse]",
+      "the full-screen monitor (the default)", tui_main, true },
+    { "check", NULL, "[SOURCES] [--json] [--timeout MS] [--pings R] "
+      "[--stats]", "dial every server once, ping, report, exit", cli_check,
+      true },
+    { "watch", NULL, "[SOURCES]", "monitor with no UI: JSON Lines on stdout",
+      cli_watch, true },
+    { "end", NULL, "[SOURCES] [--server NAME]... [--json] [--teardown MS]",
+      "dial, end each session, report outcomes", cli_end, true },
+    { "login", NULL, "NAME [-c FILE] [--wait MS]",
+      "authorize mcptop for server NAME (OAuth)", cli_login, true },
+    { "logout", NULL, "NAME [-c FILE]", "forget NAME's cached tokens",
+      cli_logout, true },
+    { "serve", NULL, "[SOURCES] [--listen HOST:PORT]",
+      "monitor with no UI, serve Prometheus /metrics", cli_serve, true },
+    /* The top-level options, found the same way. */
+    { "--help", "-h", NULL, NULL, main_help, false },
+    { "help", NULL, NULL, NULL, main_help, false },
+    { "--version", "-V", NULL, NULL, main_version, false },
+};
+
+#define MAIN_NENTRIES (sizeof(main_table) / sizeof(main_table[0]))
+
 static void
 main_usage(FILE *out)
 {
@@ -23,21 +65,15 @@ main_usage(FILE *out)
         "\n"
         "A monitor for fleets of MCP (Model Context Protocol) servers.\n"
         "\n"
-        "Commands:\n"
-        "  tui [SOURCES] [--theme NAME|FILE] [--no-mouse]\n"
-        "                      the full-screen monitor (the default)\n"
-        "  check [SOURCES] [--json] [--timeout MS] [--pings R] [--stats]\n"
-        "                      dial every server once, ping, report, exit\n"
-        "  watch [SOURCES]\n"
-        "                      monitor with no UI: JSON Lines on stdout\n"
-        "  end [SOURCES] [--server NAME]... [--json] [--teardown MS]\n"
-        "                      dial, end each session, report outcomes\n"
-        "  login NAME [-c FILE] [--wait MS]\n"
-        "                      authorize mcptop for server NAME (OAuth)\n"
-        "  logout NAME [-c FILE]\n"
-        "                      forget NAME's cached tokens\n"
-        "  serve [SOURCES] [--listen HOST:PORT]\n"
-        "                      monitor with no UI, serve Prometheus /metrics\n"
+        "Commands:\n");
+    for (size_t i = 0; i < MAIN_NENTRIES; i++) {
+        const struct main_entry *e = &main_table[i];
+
+        if (e->usage != NULL)
+            fprintf(out, "  %s %s\n%22s%s\n", e->name, e->usage, "",
+                e->summary);
+    }
+    fprintf(out,
         "\n"
         "SOURCES (every command; all given are merged into one fleet):\n");
     app_usage_options(out);
@@ -50,12 +86,46 @@ main_usage(FILE *out)
     app_usage_sources(out);
 }
 
+/* `mcptop --help`. */
+static int
+main_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    main_usage(stdout);
+    return 0;
+}
+
+/* `mcptop --version`. */
+static int
+main_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    cli_print_version(stdout);
+    return 0;
+}
+
+/* The entry whose name or alias is word, or NULL. */
+static const struct main_entry *
+main_find(const char *word)
+{
+    for (size_t i = 0; i < MAIN_NENTRIES; i++) {
+        const struct main_entry *e = &main_table[i];
+
+        if (strcmp(e->name, word) == 0 ||
+            (e->alias != NULL && strcmp(e->alias, word) == 0))
+            return e;
+    }
+    return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
-    int rc;
-
-    struct rlimit nofile;
+    const struct main_entry *e = argc >= 2 ? main_find(argv[1]) : NULL;
+    struct rlimit            nofile;
+    int                      rc;
 
     /* A peer closing a socket or pipe must be an error code, not death. */
     signal(SIGPIPE, SIG_IGN);
@@ -66,36 +136,16 @@ main(int argc, char **argv)
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
-        main_usage(stdout);
-        return 0;
-    }
-    if (argc >= 2 && (strcmp(argv[1], "-V") == 0 ||
-        strcmp(argv[1], "--version") == 0)) {
-        cli_print_version(stdout);
-        return 0;
-    }
+    if (e != NULL && !e->needs_http)
+        return e->exec(argc - 1, argv + 1);
     if (http_global_init() != 0) {
         fprintf(stderr, "mcptop: cannot initialise libcurl\n");
         return EXIT_USAGE;
     }
-    if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
+    if (e != NULL) {
+        rc = e->exec(argc - 1, argv + 1);
+    } else if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
         rc = tui_main(argc, argv);
-    } else if (strcmp(argv[1], "tui") == 0) {
-        rc = tui_main(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "check") == 0) {
-        rc = cli_check(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "watch") == 0) {
-        rc = cli_watch(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "end") == 0) {
-        rc = cli_end(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "login") == 0) {
-        rc = cli_login(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "logout") == 0) {
-        rc = cli_logout(argc - 1, argv + 1);
-    } else if (strcmp(argv[1], "serve") == 0) {
-        rc = cli_serve(argc - 1, argv + 1);
     } else {
         char *safe = str_sanitized(argv[1]);
 

@@ -21,6 +21,57 @@ int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 
+/*
+ * What a command that loads a fleet tells cli_preamble: its name (for
+ * messages), its options, and what to run at three points. Each hook
+ * returns 0 to go on, or -1 to stop the command with *rc its exit code
+ * (after saying why on stderr). arg is given to every hook.
+ */
+struct option;
+struct cli_preamble {
+    const char          *cmd;           /* "check" */
+    /* APP_LONGOPTS, the command's own and {"help", ..., 'h'}, then a zero
+     * entry; shortopts the command's own letters, 'h' among them. */
+    const struct option *longopts;
+    const char          *shortopts;
+    void               (*usage)(FILE *out);     /* for -h, --help */
+    /* One of the command's own options: ch as getopt_long returned it,
+     * value its optarg (in argv, which it may cut in place). NULL when
+     * the command has none. */
+    int                (*option)(void *arg, int ch, char *value,
+                            int *rc);
+    /* After the arguments, before any config is read (or NULL). */
+    int                (*parsed)(void *arg, int *rc);
+    /* After the config is read, before the log opens (or NULL); may
+     * change cfg before the fleet is made over it. */
+    int                (*loaded)(void *arg, struct config *cfg, int *rc);
+    void                *arg;
+};
+
+/* A command's fleet, as cli_preamble makes it. Zero-initialise, set opt
+ * (opt.log is set by cli_preamble), then call cli_preamble. */
+struct cli_fleet {
+    struct app_common    common;    /* the shared options; common.log */
+    struct fleet_options opt;
+    struct config       *cfg;       /* the loaded config */
+    struct fleet        *fleet;     /* over cfg, on the default loop */
+};
+
+/*
+ * The preamble of check, watch, end and serve: "-- CMD ARGS..." split off,
+ * the shared options and p's own parsed (-h prints p->usage), the URL
+ * argument taken, p->parsed, the config loaded from every source (--shard
+ * applied), p->loaded, --log opened, and the fleet made over the config
+ * with cf->opt (its warning printed). 0 when the command goes on: the
+ * caller then owns cf->fleet and cf->cfg (fleet_exit, then config_free
+ * when it says the fleet was freed, then app_close_log(&cf->common)).
+ * -1 when the command must stop and return *rc (0 after --help; the
+ * reason was printed otherwise): cf holds nothing open then, but what the
+ * hooks allocated is still the caller's to free.
+ */
+int cli_preamble(const struct cli_preamble *p, int argc, char **argv,
+    struct cli_fleet *cf, int *rc);
+
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);
 
@@ -52,18 +103,6 @@ void cli_run_done(struct cli_run *r);
  * everything settled in time.
  */
 bool cli_wait_endings(struct fleet *f, long bound_ms);
-
-struct cJSON;
-struct ending;
-/* The JSON record of one ending (`end --json`, `watch` lines). */
-struct cJSON *cli_json_ending(const struct ending *e);
-/* The JSON record of one server (the `check --json` element). Caller
- * frees with cJSON_Delete. */
-struct cJSON *cli_json_server(const struct server *s);
-/* The fleet as `check --json` reports it, now: {"servers": [...],
- * "summary": {reachable, unreachable, unknown, absent}}. Caller frees. */
-struct cJSON *cli_json_fleet(const struct fleet *f);
-
 
 /*
  * Write s to out as a cell exactly width display columns wide: padded

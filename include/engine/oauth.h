@@ -76,6 +76,17 @@ struct oauth_consent {
 void oauth_set_consent(const struct oauth_consent *c);
 
 /*
+ * Open url in the person's browser, for an open_url of consent: $BROWSER
+ * (a command run by /bin/sh; "%s" in it stands for the URL, else the URL
+ * is its last argument; the URL is passed as an argument, never pasted
+ * into the shell text), else xdg-open when it is on PATH. The browser
+ * runs detached, its output discarded. 0 when one was started or none is
+ * known; -1 with *cause ("cannot start xdg-open", caller frees) when it
+ * could not be started.
+ */
+int oauth_open_browser(const char *url, char **cause);
+
+/*
  * The authorization state of one server. NULL (nothing to do) for a stdio
  * server and for one whose headers already carry Authorization. decl,
  * loop, ce and log are borrowed and must outlive it; pool_key is the

@@ -19,6 +19,9 @@
 int screen_init(bool utf8, bool mouse);
 /* End curses, restoring the terminal. Idempotent. */
 void screen_fini(void);
+/* The curses library linked, as it names itself ("ncurses 6.4.20221231").
+ * Static string; curses need not be started. */
+const char *screen_curses_version(void);
 /* True when colours can be used (a colour terminal and NO_COLOR unset). */
 bool screen_colour_ok(void);
 /* Build the attributes of every role from t; colour only when colour. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "export/jsonl.h"
 #include "engine/http.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -38,9 +39,14 @@ struct check_phase {
 enum check_step { CHECK_DIAL, CHECK_PROBES, CHECK_PINGS, CHECK_DONE };
 
 struct check {
-    struct fleet       *fleet;
+    struct cli_fleet    cf;
     struct cli_run      run;
     enum check_step     at;
+    /* The options. */
+    bool                json;       /* --json */
+    bool                stats;      /* --stats */
+    bool                with_pings; /* --pings given */
+    long                timeout;    /* --timeout MS, or -1 */
     long                rounds;     /* --pings R */
     long                round;
     struct check_rtts  *rtts;
@@ -92,8 +98,8 @@ check_mark(struct check *c, struct check_phase *ph)
     ev_tstamp     now;
 
     getrusage(RUSAGE_SELF, &ru);
-    ev_now_update(fleet_loop(c->fleet));
-    now = ev_now(fleet_loop(c->fleet));
+    ev_now_update(fleet_loop(c->cf.fleet));
+    now = ev_now(fleet_loop(c->cf.fleet));
     if (ph != NULL) {
         ph->cpu_us = (double)(ru.ru_utime.tv_sec - c->ru_mark.ru_utime.tv_sec)
             * 1e6 + (double)(ru.ru_utime.tv_usec - c->ru_mark.ru_utime.tv_usec)
@@ -113,10 +119,10 @@ check_start_round(struct check *c)
     size_t sent = 0;
 
     c->round++;
-    ev_now_update(fleet_loop(c->fleet));
-    c->round_start = ev_now(fleet_loop(c->fleet));
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        if (server_ping_now(fleet_server(c->fleet, i))) {
+    ev_now_update(fleet_loop(c->cf.fleet));
+    c->round_start = ev_now(fleet_loop(c->cf.fleet));
+    for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
+        if (server_ping_now(fleet_server(c->cf.fleet, i))) {
             c->rtts[i].pinging = true;
             sent++;
         }
@@ -131,8 +137,8 @@ check_start_probes(struct check *c)
 {
     size_t sent = 0;
 
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        if (server_probe_now(fleet_server(c->fleet, i))) {
+    for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
+        if (server_probe_now(fleet_server(c->cf.fleet, i))) {
             c->rtts[i].probing = true;
             sent++;
         }
@@ -224,8 +230,8 @@ check_print_table(struct check *c)
     printf("%-*s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", CHECK_NAME_COLS,
         "NAME", "TRANS", "LIVENESS", "LAST FAILURE", "DELIVERED", "HTTP",
         "TOOLS", "RTT_MS");
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        const struct server   *s = fleet_server(c->fleet, i);
+    for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
+        const struct server   *s = fleet_server(c->cf.fleet, i);
         const struct liveness *l = server_liveness(s);
         const struct failure  *f = server_last_failure(s, NULL);
         char                   tools[16] = "-", rtt[16] = "-", st[8] = "-";
@@ -310,16 +316,16 @@ check_json_pings(cJSON *o, struct check_rtts *r, long rounds)
 static cJSON *
 check_build_json(struct check *c, bool with_pings)
 {
-    cJSON             *root = cli_json_fleet(c->fleet);
+    cJSON             *root = jsonl_fleet(c->cf.fleet);
     cJSON             *arr = cJSON_GetObjectItem(root, "servers");
     cJSON             *o = arr != NULL ? arr->child : NULL;
     struct check_rtts  all = { 0 };
 
     if (!with_pings)
         return root;
-    for (size_t i = 0; i < fleet_size(c->fleet) && o != NULL; i++,
+    for (size_t i = 0; i < fleet_size(c->cf.fleet) && o != NULL; i++,
         o = o->next) {
-        struct check_rtts *r = server_data(fleet_server(c->fleet, i));
+        struct check_rtts *r = server_data(fleet_server(c->cf.fleet, i));
 
         all.ms = xrealloc(all.ms, (all.n + r->n + 1) * sizeof(double));
         memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
@@ -327,7 +333,7 @@ check_build_json(struct check *c, bool with_pings)
         check_json_pings(o, r, c->rounds);
     }
     check_json_pings(cJSON_GetObjectItem(root, "summary"), &all,
-        c->rounds * (long)fleet_size(c->fleet));
+        c->rounds * (long)fleet_size(c->cf.fleet));
     free(all.ms);
     return root;
 }
@@ -348,7 +354,7 @@ check_json_stats(struct check *c, cJSON *root)
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
     cJSON *rounds;
 
-    cJSON_AddNumberToObject(st, "servers", (double)fleet_size(c->fleet));
+    cJSON_AddNumberToObject(st, "servers", (double)fleet_size(c->cf.fleet));
     check_json_phase(st, "dial", &c->dial);
     check_json_phase(st, "pings", &c->pings);
     check_json_phase(st, "endings", &c->endings);
@@ -363,8 +369,8 @@ check_print_pings_table(struct check *c)
 {
     printf("\n%-*s %6s %8s %9s %8s\n", CHECK_NAME_COLS, "PINGS", "COUNT",
         "MIN_MS", "MEDIAN_MS", "P99_MS");
-    for (size_t i = 0; i < fleet_size(c->fleet); i++) {
-        const struct server *s = fleet_server(c->fleet, i);
+    for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
+        const struct server *s = fleet_server(c->cf.fleet, i);
         struct check_rtts   *r = server_data(s);
         double               min, med, p99;
         char                *name = str_sanitized(server_name(s));
@@ -400,6 +406,180 @@ check_flush(int *werr)
         *werr = errno != 0 ? errno : EIO;
 }
 
+/* cli_preamble.option: check's own options. */
+static int
+check_option(void *arg, int ch, char *value, int *rc)
+{
+    struct check *c = arg;
+
+    switch (ch) {
+    case 'j':
+        c->json = true;
+        break;
+    case 't':
+        c->timeout = cli_parse_ms(value);
+        if (c->timeout < 0) {
+            *rc = app_usage_error("check", "--timeout takes a positive "
+                "number of milliseconds, not '%.40s'", value);
+            return -1;
+        }
+        c->cf.opt.timeout_ms = c->timeout;
+        c->cf.opt.open_deadline_ms = c->timeout;
+        break;
+    case 'p':
+        c->rounds = cli_parse_ms(value);
+        if (c->rounds < 0 || c->rounds > 100000) {
+            *rc = app_usage_error("check", "--pings takes a count from "
+                "1 to 100000, not '%.40s'", value);
+            return -1;
+        }
+        c->with_pings = true;
+        break;
+    case 's':
+        c->stats = true;
+        break;
+    }
+    return 0;
+}
+
+/* How long the whole check may take, ms: the slowest server's open
+ * deadline and its request timeout per round, and the turns of dials. */
+static long
+check_bound_ms(const struct check *c)
+{
+    const struct config *cfg = c->cf.cfg;
+    long                 bound_ms = 0, t, o;
+
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        t = c->timeout > 0 ? c->timeout : cfg->servers[i].timeout_ms;
+        o = c->timeout > 0 ? c->timeout : cfg->servers[i].open_deadline_ms;
+        if (o + t * c->rounds > bound_ms)
+            bound_ms = o + t * c->rounds;
+    }
+    /* First dials go at most 50 at a time, each bounded by its open
+     * deadline: a large fleet of hanging servers takes that many turns. */
+    if (cfg->nservers > 50) {
+        long turns = (long)((cfg->nservers + 49) / 50);
+        long open = c->timeout > 0 ? c->timeout :
+            CONFIG_DEFAULT_OPEN_DEADLINE_MS;
+
+        for (size_t i = 0; i < cfg->nservers; i++) {
+            if (c->timeout <= 0 && cfg->servers[i].open_deadline_ms > open)
+                open = cfg->servers[i].open_deadline_ms;
+        }
+        bound_ms += (turns - 1) * open;
+    }
+    return bound_ms;
+}
+
+/* Dial, probe and ping every server, in phases, until all is done, the
+ * bound passes or a signal comes. */
+static void
+check_run(struct check *c)
+{
+    const struct config *cfg = c->cf.cfg;
+    struct ev_loop      *loop = fleet_loop(c->cf.fleet);
+
+    c->rtts = xcalloc(cfg->nservers + 1, sizeof(*c->rtts));
+    c->dials_pending = cfg->nservers;
+    c->round_ms = xcalloc((size_t)c->rounds, sizeof(double));
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        c->rtts[i].ms = xcalloc((size_t)c->rounds, sizeof(double));
+        server_set_data(fleet_server(c->cf.fleet, i), &c->rtts[i]);
+    }
+    cli_run_init(&c->run, loop, check_bound_ms(c) + 2000, check_step_cb, c);
+    fleet_subscribe(c->cf.fleet, check_event_cb, c);
+    check_mark(c, NULL);
+    c->at = CHECK_DIAL;
+    fleet_start(c->cf.fleet);
+    cli_run_kick(&c->run);
+    ev_run(loop, 0);
+    if (c->at != CHECK_DONE)
+        check_mark(c, c->at == CHECK_DIAL ? &c->dial : &c->pings);
+    /* Whatever stopped the loop, the phases are over: events of the
+     * endings that follow must not restart them. */
+    c->at = CHECK_DONE;
+    cli_run_done(&c->run);
+}
+
+/* 0 when every server is ok, else EXIT_NOT_OK. */
+static int
+check_verdict(const struct check *c)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
+        const struct server *s = fleet_server(c->cf.fleet, i);
+
+        /* A disabled server is neither ok nor a failure. */
+        if (server_state(s) != SERVER_DISABLED && !server_ok(s))
+            rc = EXIT_NOT_OK;
+    }
+    return rc;
+}
+
+/* Leave no session behind on the servers, interrupted or not (a second
+ * signal cuts the wait short). */
+static void
+check_end_sessions(struct check *c)
+{
+    check_mark(c, NULL);
+    fleet_end_all(c->cf.fleet);
+    cli_wait_endings(c->cf.fleet, fleet_teardown_ms(c->cf.fleet) + 1000);
+    check_mark(c, &c->endings);
+}
+
+/* The report (taken before the endings, which are exchanges too), the
+ * endings, then their cost with --stats. Returns the exit code. */
+static int
+check_report(struct check *c)
+{
+    cJSON *doc = NULL;
+    int    werr = 0;
+    int    rc = check_verdict(c);
+
+    if (c->json) {
+        doc = check_build_json(c, c->with_pings);
+    } else {
+        check_print_table(c);
+        if (c->with_pings)
+            check_print_pings_table(c);
+        check_flush(&werr);
+    }
+    if (c->run.interrupted)
+        rc = 130;
+    check_end_sessions(c);
+    if (c->json) {
+        if (c->stats)
+            check_json_stats(c, doc);
+        jsonl_write(stdout, doc);
+        cJSON_Delete(doc);
+    } else if (c->stats) {
+        check_print_stats_table(c);
+    }
+    check_flush(&werr);
+    if (werr != 0) {
+        fprintf(stderr, "mcptop check: cannot write the report: %s\n",
+            strerror(werr));
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
+/* Release the check, the fleet first (see fleet_exit). */
+static void
+check_done(struct check *c)
+{
+    if (fleet_exit(c->cf.fleet)) {
+        for (size_t i = 0; i < c->cf.cfg->nservers; i++)
+            free(c->rtts[i].ms);
+        free(c->rtts);
+        free(c->round_ms);
+        config_free(c->cf.cfg);
+    }
+    app_close_log(&c->cf.common);
+}
+
 int
 cli_check(int argc, char **argv)
 {
@@ -412,171 +592,18 @@ cli_check(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct app_common    common = { 0 };
-    struct fleet_options opt = { .no_streams = true, .no_pings = true,
-        .no_redial = true };
-    struct check         c = { .rounds = 1 };
-    bool                 stats = false, with_pings = false;
-    cJSON               *doc = NULL;
-    int                  werr = 0;
-    struct config       *cfg = NULL;
-    struct ev_loop      *loop = EV_DEFAULT;
-    bool                 json = false;
-    long                 timeout = -1, bound_ms = 0;
-    int                  ch, rc;
-    char                *cause = NULL;
+    struct check              c = { .rounds = 1, .timeout = -1,
+        .cf.opt = { .no_streams = true, .no_pings = true,
+                    .no_redial = true } };
+    const struct cli_preamble pre = { .cmd = "check", .longopts = longopts,
+        .shortopts = "h", .usage = check_usage, .option = check_option,
+        .arg = &c };
+    int                       rc;
 
-    argc = app_split_command(&common, argc, argv);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
-        NULL)) != -1) {
-        if (app_option(&common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 'j':
-            json = true;
-            break;
-        case 't':
-            timeout = cli_parse_ms(optarg);
-            if (timeout < 0)
-                return app_usage_error("check", "--timeout takes a positive "
-                    "number of milliseconds, not '%.40s'", optarg);
-            break;
-        case 'p':
-            c.rounds = cli_parse_ms(optarg);
-            if (c.rounds < 0 || c.rounds > 100000)
-                return app_usage_error("check", "--pings takes a count from "
-                    "1 to 100000, not '%.40s'", optarg);
-            with_pings = true;
-            break;
-        case 's':
-            stats = true;
-            break;
-        case 'h':
-            check_usage(stdout);
-            return 0;
-        default:
-            return app_option_error("check", ch, argv, longopts);
-        }
-    }
-    rc = app_args(&common, "mcptop check", argc, argv, optind);
-    if (rc != 0)
+    if (cli_preamble(&pre, argc, argv, &c.cf, &rc) != 0)
         return rc;
-    rc = app_load_config(&common, &cfg);
-    if (rc != 0)
-        return rc;
-    rc = app_open_log(&common);
-    if (rc != 0) {
-        config_free(cfg);
-        return rc;
-    }
-    opt.log = common.log;
-    if (timeout > 0) {
-        opt.timeout_ms = timeout;
-        opt.open_deadline_ms = timeout;
-    }
-    c.fleet = fleet_new(loop, cfg, &opt, &cause);
-    if (c.fleet == NULL) {
-        fprintf(stderr, "mcptop check: %s\n", cause);
-        free(cause);
-        config_free(cfg);
-        app_close_log(&common);
-        return EXIT_USAGE;
-    }
-    if (fleet_warning(c.fleet) != NULL)
-        fprintf(stderr, "mcptop check: warning: %s\n", fleet_warning(c.fleet));
-    for (size_t i = 0; i < cfg->nservers; i++) {
-        const struct config_server *d = &cfg->servers[i];
-        long t = timeout > 0 ? timeout : d->timeout_ms;
-        long o = timeout > 0 ? timeout : d->open_deadline_ms;
-
-        if (o + t * c.rounds > bound_ms)
-            bound_ms = o + t * c.rounds;
-    }
-    /* First dials go at most 50 at a time, each bounded by its open
-     * deadline: a large fleet of hanging servers takes that many turns. */
-    if (cfg->nservers > 50) {
-        long turns = (long)((cfg->nservers + 49) / 50);
-        long open = timeout > 0 ? timeout : CONFIG_DEFAULT_OPEN_DEADLINE_MS;
-
-        for (size_t i = 0; i < cfg->nservers; i++) {
-            if (timeout <= 0 && cfg->servers[i].open_deadline_ms > open)
-                open = cfg->servers[i].open_deadline_ms;
-        }
-        bound_ms += (turns - 1) * open;
-    }
-    c.rtts = xcalloc(cfg->nservers + 1, sizeof(*c.rtts));
-    c.dials_pending = cfg->nservers;
-    c.round_ms = xcalloc((size_t)c.rounds, sizeof(double));
-    for (size_t i = 0; i < cfg->nservers; i++) {
-        c.rtts[i].ms = xcalloc((size_t)c.rounds, sizeof(double));
-        server_set_data(fleet_server(c.fleet, i), &c.rtts[i]);
-    }
-    cli_run_init(&c.run, loop, bound_ms + 2000, check_step_cb, &c);
-    fleet_subscribe(c.fleet, check_event_cb, &c);
-    check_mark(&c, NULL);
-    c.at = CHECK_DIAL;
-    fleet_start(c.fleet);
-    cli_run_kick(&c.run);
-    ev_run(loop, 0);
-    if (c.at != CHECK_DONE)
-        check_mark(&c, c.at == CHECK_DIAL ? &c.dial : &c.pings);
-    /* Whatever stopped the loop, the phases are over: events of the
-     * endings that follow must not restart them. */
-    c.at = CHECK_DONE;
-    cli_run_done(&c.run);
-
-    /* The report is taken before the endings, which are exchanges too. */
-    rc = 0;
-    for (size_t i = 0; i < fleet_size(c.fleet); i++) {
-        const struct server *s = fleet_server(c.fleet, i);
-
-        /* A disabled server is neither ok nor a failure. */
-        if (server_state(s) != SERVER_DISABLED && !server_ok(s))
-            rc = EXIT_NOT_OK;
-    }
-    if (json) {
-        doc = check_build_json(&c, with_pings);
-    } else {
-        check_print_table(&c);
-        if (with_pings)
-            check_print_pings_table(&c);
-        check_flush(&werr);
-    }
-    if (c.run.interrupted)
-        rc = 130;
-    /* Leave no session behind on the servers, interrupted or not (a
-     * second signal cuts the wait short). */
-    check_mark(&c, NULL);
-    fleet_end_all(c.fleet);
-    cli_wait_endings(c.fleet, fleet_teardown_ms(c.fleet) + 1000);
-    check_mark(&c, &c.endings);
-    if (json) {
-        char *text;
-
-        if (stats)
-            check_json_stats(&c, doc);
-        text = cJSON_PrintUnformatted(doc);
-        printf("%s\n", text);
-        free(text);
-        cJSON_Delete(doc);
-    } else if (stats) {
-        check_print_stats_table(&c);
-    }
-    check_flush(&werr);
-    if (werr != 0) {
-        fprintf(stderr, "mcptop check: cannot write the report: %s\n",
-            strerror(werr));
-        rc = EXIT_USAGE;
-    }
-    if (fleet_exit(c.fleet)) {
-        for (size_t i = 0; i < cfg->nservers; i++)
-            free(c.rtts[i].ms);
-        free(c.rtts);
-        free(c.round_ms);
-        config_free(cfg);
-    }
-    app_close_log(&common);
+    check_run(&c);
+    rc = check_report(&c);
+    check_done(&c);
     return rc;
 }

@@ -13,16 +13,25 @@
 
 #include "cli/cli.h"
 #include "engine/ending.h"
+#include "export/jsonl.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
 #define END_GRACE_MS 1000
 
 struct end_run {
-    struct fleet *fleet;
-    bool         *chosen;
-    bool         *asked;
-    struct cli_run run;
+    struct cli_fleet cf;
+    bool            *chosen;        /* per server of cf.cfg */
+    bool            *asked;         /* its ending was asked for */
+    struct cli_run   run;
+    long             bound_ms;      /* for the dials and the endings */
+    /* The options. */
+    const char     **names;         /* --server NAME..., until loaded */
+    size_t           nnames;
+    bool             json;          /* --json */
+    bool             list;          /* --list-servers */
+    const char      *session;       /* --session ID */
+    long             teardown;      /* --teardown MS, or -1 */
 };
 
 static void
@@ -72,8 +81,8 @@ end_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
     bool            all = true;
 
     (void)revents;
-    for (size_t i = 0; i < fleet_size(r->fleet); i++) {
-        struct server *s = fleet_server(r->fleet, i);
+    for (size_t i = 0; i < fleet_size(r->cf.fleet); i++) {
+        struct server *s = fleet_server(r->cf.fleet, i);
 
         if (!r->chosen[i] || r->asked[i])
             continue;
@@ -84,7 +93,7 @@ end_step_cb(struct ev_loop *loop, ev_timer *w, int revents)
         r->asked[i] = true;
         server_end(s, false);
     }
-    if (all && !fleet_endings_busy(r->fleet))
+    if (all && !fleet_endings_busy(r->cf.fleet))
         ev_break(loop, EVBREAK_ONE);
 }
 
@@ -97,81 +106,261 @@ end_event_cb(void *arg, const struct event *e)
     cli_run_kick(&r->run);
 }
 
+/* The row of a chosen server with nothing ended: the declaration was
+ * not dialable, or it is disabled. */
 static void
-end_print(struct end_run *r, bool json, int *rc)
+end_print_none(const struct server *s, bool json)
 {
-    if (!json)
+    char *name = str_sanitized(server_name(s));
+
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        char   why[64];
+
+        snprintf(why, sizeof(why), "not dialed (%s)",
+            server_state_name(server_state(s)));
+        cJSON_AddStringToObject(o, "server", name);
+        cJSON_AddNullToObject(o, "outcome");
+        cJSON_AddStringToObject(o, "detail", why);
+        jsonl_write(stdout, o);
+        cJSON_Delete(o);
+    } else {
+        cli_cell(stdout, name, 20, false);
+        printf(" %-13s (not dialed: %s)\n", "-",
+            server_state_name(server_state(s)));
+    }
+    free(name);
+}
+
+/* The row of one ending of s. */
+static void
+end_print_ending(const struct server *s, const struct ending *e, bool json)
+{
+    char *name;
+    char  st[8] = "-", settled[16] = "settling";
+
+    if (json) {
+        cJSON *o = jsonl_ending(e);
+
+        jsonl_write(stdout, o);
+        cJSON_Delete(o);
+        return;
+    }
+    name = str_sanitized(server_name(s));
+    if (e->http_status != 0)
+        snprintf(st, sizeof(st), "%ld", e->http_status);
+    if (e->settled)
+        snprintf(settled, sizeof(settled), "%.1f", e->settled_ms);
+    cli_cell(stdout, name, 20, false);
+    printf(" %-13s %-5s %-17s %-9s %11.1f %10s %s\n",
+        ending_outcome_name(e->outcome), st,
+        e->has_failure ? failure_kind_name(e->kind) : "-",
+        e->has_failure ? delivered_name(e->delivered) : "-",
+        e->duration_ms, settled, e->half_open ? "yes" : "no");
+    if (e->detail[0] != '\0')
+        printf("  %s\n", e->detail);
+    free(name);
+}
+
+/* Every chosen server's endings. Returns the exit code: 0 when every
+ * outcome is one to rest on, else EXIT_NOT_OK. */
+static int
+end_print(const struct end_run *r)
+{
+    int rc = 0;
+
+    if (!r->json)
         printf("%-20s %-13s %-5s %-17s %-9s %11s %10s %s\n", "SERVER",
             "OUTCOME", "HTTP", "KIND", "DELIVERED", "DURATION_MS",
             "SETTLED_MS", "HALF_OPEN");
-    for (size_t i = 0; i < fleet_size(r->fleet); i++) {
-        const struct server *s = fleet_server(r->fleet, i);
+    for (size_t i = 0; i < fleet_size(r->cf.fleet); i++) {
+        const struct server *s = fleet_server(r->cf.fleet, i);
 
         if (!r->chosen[i])
             continue;
         if (server_ending_count(s) == 0) {
-            /* Nothing could be ended: the declaration was not dialable,
-             * or it is disabled. */
-            char *name = str_sanitized(server_name(s));
-
-            if (json) {
-                cJSON *o = cJSON_CreateObject();
-                char  *text, why[64];
-
-                snprintf(why, sizeof(why), "not dialed (%s)",
-                    server_state_name(server_state(s)));
-                cJSON_AddStringToObject(o, "server", name);
-                cJSON_AddNullToObject(o, "outcome");
-                cJSON_AddStringToObject(o, "detail", why);
-                text = cJSON_PrintUnformatted(o);
-                printf("%s\n", text);
-                free(text);
-                cJSON_Delete(o);
-            } else {
-                cli_cell(stdout, name, 20, false);
-                printf(" %-13s (not dialed: %s)\n", "-",
-                    server_state_name(server_state(s)));
-            }
-            free(name);
+            end_print_none(s, r->json);
             /* A server disabled in the config had nothing to end: it
              * counts neither way. */
             if (server_state(s) != SERVER_DISABLED)
-                *rc = EXIT_NOT_OK;
+                rc = EXIT_NOT_OK;
             continue;
         }
         for (size_t k = 0; k < server_ending_count(s); k++) {
             const struct ending *e = server_ending(s, k);
 
             if (!ending_outcome_ok(e->outcome))
-                *rc = EXIT_NOT_OK;
-            if (json) {
-                cJSON *o = cli_json_ending(e);
-                char  *text = cJSON_PrintUnformatted(o);
-
-                printf("%s\n", text);
-                free(text);
-                cJSON_Delete(o);
-            } else {
-                char *name = str_sanitized(server_name(s));
-                char  st[8] = "-", settled[16] = "settling";
-
-                if (e->http_status != 0)
-                    snprintf(st, sizeof(st), "%ld", e->http_status);
-                if (e->settled)
-                    snprintf(settled, sizeof(settled), "%.1f",
-                        e->settled_ms);
-                cli_cell(stdout, name, 20, false);
-                printf(" %-13s %-5s %-17s %-9s %11.1f %10s %s\n",
-                    ending_outcome_name(e->outcome), st,
-                    e->has_failure ? failure_kind_name(e->kind) : "-",
-                    e->has_failure ? delivered_name(e->delivered) : "-",
-                    e->duration_ms, settled, e->half_open ? "yes" : "no");
-                if (e->detail[0] != '\0')
-                    printf("  %s\n", e->detail);
-                free(name);
-            }
+                rc = EXIT_NOT_OK;
+            end_print_ending(s, e, r->json);
         }
     }
+    return rc;
+}
+
+/* cli_preamble.option: end's own options. */
+static int
+end_option(void *arg, int ch, char *value, int *rc)
+{
+    struct end_run *r = arg;
+
+    switch (ch) {
+    case 's':
+        r->names = xrealloc(r->names, (r->nnames + 1) * sizeof(*r->names));
+        r->names[r->nnames++] = value;
+        break;
+    case 'j':
+        r->json = true;
+        break;
+    case 't':
+        r->teardown = cli_parse_ms(value);
+        if (r->teardown < 0) {
+            *rc = app_usage_error("end", "--teardown takes a positive "
+                "number of milliseconds, not '%.40s'", value);
+            return -1;
+        }
+        break;
+    case 'L':
+        r->list = true;
+        break;
+    case 'S':
+        r->session = value;
+        break;
+    }
+    return 0;
+}
+
+/* --list-servers, for completions and scripts: one name per line,
+ * nothing dialed. Returns the exit code. */
+static int
+end_list_servers(const struct config *cfg)
+{
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        char *name = str_sanitized(cfg->servers[i].name);
+
+        printf("%s\n", name);
+        free(name);
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_USAGE;
+}
+
+/* Mark the servers --server names (every one when none is named). 0, or
+ * EXIT_USAGE after saying which name is unknown, or why --session cannot
+ * be done. */
+static int
+end_choose(struct end_run *r, const struct config *cfg)
+{
+    int rc = 0;
+
+    r->chosen = xcalloc(cfg->nservers + 1, sizeof(bool));
+    r->asked = xcalloc(cfg->nservers + 1, sizeof(bool));
+    for (size_t k = 0; k < r->nnames; k++) {
+        bool found = false;
+
+        for (size_t i = 0; i < cfg->nservers; i++) {
+            if (strcmp(cfg->servers[i].name, r->names[k]) == 0) {
+                r->chosen[i] = true;
+                found = true;
+            }
+        }
+        if (!found)
+            rc = app_usage_error("end", "no server named '%.60s' in %s",
+                r->names[k], cfg->origin);
+    }
+    if (rc != 0)
+        return rc;
+    if (r->session != NULL && !(r->nnames == 1 || (r->nnames == 0 &&
+        cfg->nservers == 1)))
+        return app_usage_error("end", "--session ID needs one server: a "
+            "URL or --server NAME");
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        if (r->nnames == 0)
+            r->chosen[i] = true;
+    }
+    return 0;
+}
+
+/* cli_preamble.loaded: --list-servers, or the servers chosen, their
+ * teardown deadline, and the bound of the whole run. */
+static int
+end_loaded(void *arg, struct config *cfg, int *rc)
+{
+    struct end_run *r = arg;
+
+    if (r->list) {
+        *rc = end_list_servers(cfg);
+        return -1;
+    }
+    *rc = end_choose(r, cfg);
+    if (*rc != 0)
+        return -1;
+    for (size_t i = 0; i < cfg->nservers; i++) {
+        const struct config_server *d = &cfg->servers[i];
+
+        if (r->teardown > 0)
+            cfg->servers[i].teardown_ms = r->teardown;
+        if (r->chosen[i] && d->open_deadline_ms + d->timeout_ms +
+            d->teardown_ms > r->bound_ms)
+            r->bound_ms = d->open_deadline_ms + d->timeout_ms +
+                d->teardown_ms;
+    }
+    return 0;
+}
+
+/* --session ID: the DELETE of another client's session on the one chosen
+ * server, nothing dialed. Frees the fleet. Returns the exit code. */
+static int
+end_by_session(struct end_run *r)
+{
+    struct fleet *f = r->cf.fleet;
+    int           rc;
+
+    for (size_t i = 0; i < fleet_size(f); i++) {
+        if (r->chosen[i] && server_end_session(fleet_server(f, i),
+            r->session) == NULL) {
+            rc = app_usage_error("end", "--session: %.60s cannot end a "
+                "session by id (a stdio or invalid server)",
+                server_name(fleet_server(f, i)));
+            fleet_free(f);
+            return rc;
+        }
+    }
+    cli_wait_endings(f, fleet_teardown_ms(f) + END_GRACE_MS);
+    rc = end_print(r);
+    fleet_free(f);
+    return rc;
+}
+
+/* Dial the chosen servers and end each session as its dial settles,
+ * until all settled, the bound passes or a signal comes. */
+static void
+end_dial_all(struct end_run *r)
+{
+    struct fleet   *f = r->cf.fleet;
+    struct ev_loop *loop = fleet_loop(f);
+
+    cli_run_init(&r->run, loop, r->bound_ms + END_GRACE_MS, end_step_cb, r);
+    fleet_subscribe(f, end_event_cb, r);
+    fleet_start_some(f, r->chosen);
+    cli_run_kick(&r->run);
+    ev_run(loop, 0);
+    if (r->run.interrupted) {
+        /* Interrupted mid-dial: what a dial was issued is ended all the
+         * same (a second signal cuts the wait short). */
+        for (size_t i = 0; i < fleet_size(f); i++) {
+            if (r->chosen[i] && !r->asked[i]) {
+                r->asked[i] = true;
+                server_end(fleet_server(f, i), false);
+            }
+        }
+        cli_wait_endings(f, fleet_teardown_ms(f) + END_GRACE_MS);
+    }
+    if (r->cf.opt.test_keep_id && !r->run.interrupted) {
+        /* Test hook: DELETE each ended session once more. */
+        for (size_t i = 0; i < fleet_size(f); i++)
+            server_test_repeat_delete(fleet_server(f, i));
+        cli_wait_endings(f, fleet_teardown_ms(f) + END_GRACE_MS);
+    }
+    cli_run_done(&r->run);
 }
 
 int
@@ -187,184 +376,37 @@ cli_end(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct app_common    common = { 0 };
-    struct fleet_options opt = { .no_streams = true, .no_pings = true,
-        .no_redial = true };
-    struct end_run       r = { 0 };
-    bool                 list = false;
-    const char          *session = NULL;
-    struct config       *cfg = NULL;
-    struct ev_loop      *loop = EV_DEFAULT;
-    const char         **names = NULL;
-    size_t               nnames = 0;
-    bool                 json = false;
-    long                 teardown = -1, bound_ms = 0;
-    int                  ch, rc = 0;
-    char                *cause = NULL;
+    struct end_run            r = { .teardown = -1,
+        .cf.opt = { .no_streams = true, .no_pings = true,
+                    .no_redial = true } };
+    const struct cli_preamble pre = { .cmd = "end", .longopts = longopts,
+        .shortopts = "s:h", .usage = end_usage, .option = end_option,
+        .loaded = end_loaded, .arg = &r };
+    int                       rc;
 
-    argc = app_split_command(&common, argc, argv);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "s:h", longopts,
-        NULL)) != -1) {
-        if (app_option(&common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 's':
-            names = xrealloc(names, (nnames + 1) * sizeof(*names));
-            names[nnames++] = optarg;
-            break;
-        case 'j':
-            json = true;
-            break;
-        case 't':
-            teardown = cli_parse_ms(optarg);
-            if (teardown < 0) {
-                free(names);
-                return app_usage_error("end", "--teardown takes a positive "
-                    "number of milliseconds, not '%.40s'", optarg);
-            }
-            break;
-        case 'L':
-            list = true;
-            break;
-        case 'S':
-            session = optarg;
-            break;
-        case 'h':
-            end_usage(stdout);
-            free(names);
-            return 0;
-        default:
-            free(names);
-            return app_option_error("end", ch, argv, longopts);
-        }
+    r.cf.opt.test_keep_id = getenv("MCPTOP_TEST_REPEAT_DELETE") != NULL;
+    if (cli_preamble(&pre, argc, argv, &r.cf, &rc) != 0)
+        goto out_chosen;
+    if (r.session != NULL) {
+        rc = end_by_session(&r);
+        goto out_fleet;
     }
-    rc = app_args(&common, "mcptop end", argc, argv, optind);
-    if (rc != 0) {
-        free(names);
-        return rc;
-    }
-    rc = app_load_config(&common, &cfg);
-    if (rc != 0) {
-        free(names);
-        return rc;
-    }
-    if (list) {
-        /* For completions and scripts: one name per line, nothing dialed. */
-        for (size_t i = 0; i < cfg->nservers; i++) {
-            char *name = str_sanitized(cfg->servers[i].name);
-
-            printf("%s\n", name);
-            free(name);
-        }
-        free(names);
-        config_free(cfg);
-        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_USAGE;
-    }
-    r.chosen = xcalloc(cfg->nservers + 1, sizeof(bool));
-    r.asked = xcalloc(cfg->nservers + 1, sizeof(bool));
-    for (size_t k = 0; k < nnames; k++) {
-        bool found = false;
-
-        for (size_t i = 0; i < cfg->nservers; i++) {
-            if (strcmp(cfg->servers[i].name, names[k]) == 0) {
-                r.chosen[i] = true;
-                found = true;
-            }
-        }
-        if (!found)
-            rc = app_usage_error("end", "no server named '%.60s' in %s",
-                names[k], cfg->origin);
-    }
-    free(names);
-    if (rc != 0)
-        goto out_cfg;
-    if (session != NULL && !(nnames == 1 || (nnames == 0 &&
-        cfg->nservers == 1))) {
-        rc = app_usage_error("end", "--session ID needs one server: a URL "
-            "or --server NAME");
-        goto out_cfg;
-    }
-    for (size_t i = 0; i < cfg->nservers; i++) {
-        if (nnames == 0)
-            r.chosen[i] = true;
-        if (teardown > 0)
-            cfg->servers[i].teardown_ms = teardown;
-        if (r.chosen[i] && cfg->servers[i].open_deadline_ms +
-            cfg->servers[i].timeout_ms + cfg->servers[i].teardown_ms >
-            bound_ms)
-            bound_ms = cfg->servers[i].open_deadline_ms +
-                cfg->servers[i].timeout_ms + cfg->servers[i].teardown_ms;
-    }
-    rc = app_open_log(&common);
-    if (rc != 0)
-        goto out_cfg;
-    opt.log = common.log;
-    opt.test_keep_id = getenv("MCPTOP_TEST_REPEAT_DELETE") != NULL;
-    r.fleet = fleet_new(loop, cfg, &opt, &cause);
-    if (r.fleet == NULL) {
-        fprintf(stderr, "mcptop end: %s\n", cause);
-        free(cause);
-        rc = EXIT_USAGE;
-        goto out_log;
-    }
-    if (fleet_warning(r.fleet) != NULL)
-        fprintf(stderr, "mcptop end: warning: %s\n", fleet_warning(r.fleet));
-    if (session != NULL) {
-        /* A session of another client: its DELETE, nothing dialed. */
-        for (size_t i = 0; i < fleet_size(r.fleet); i++) {
-            if (r.chosen[i] && server_end_session(fleet_server(r.fleet, i),
-                session) == NULL) {
-                rc = app_usage_error("end", "--session: %.60s cannot end a "
-                    "session by id (a stdio or invalid server)",
-                    server_name(fleet_server(r.fleet, i)));
-                fleet_free(r.fleet);
-                goto out_log;
-            }
-        }
-        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
-        rc = 0;
-        end_print(&r, json, &rc);
-        fleet_free(r.fleet);
-        goto out_log;
-    }
-    cli_run_init(&r.run, loop, bound_ms + END_GRACE_MS, end_step_cb, &r);
-    fleet_subscribe(r.fleet, end_event_cb, &r);
-    fleet_start_some(r.fleet, r.chosen);
-    cli_run_kick(&r.run);
-    ev_run(loop, 0);
-    if (r.run.interrupted) {
-        /* Interrupted mid-dial: what a dial was issued is ended all the
-         * same (a second signal cuts the wait short). */
-        for (size_t i = 0; i < fleet_size(r.fleet); i++) {
-            if (r.chosen[i] && !r.asked[i]) {
-                r.asked[i] = true;
-                server_end(fleet_server(r.fleet, i), false);
-            }
-        }
-        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
-    }
-    if (opt.test_keep_id && !r.run.interrupted) {
-        /* Test hook: DELETE each ended session once more. */
-        for (size_t i = 0; i < fleet_size(r.fleet); i++)
-            server_test_repeat_delete(fleet_server(r.fleet, i));
-        cli_wait_endings(r.fleet, fleet_teardown_ms(r.fleet) + END_GRACE_MS);
-    }
-    cli_run_done(&r.run);
-    rc = 0;
-    end_print(&r, json, &rc);
+    end_dial_all(&r);
+    rc = end_print(&r);
     if (r.run.interrupted)
         rc = 130;
-    if (!fleet_exit(r.fleet)) {
-        app_close_log(&common);
+    if (!fleet_exit(r.cf.fleet)) {
+        /* The fleet is left to the process's exit, and what it borrows. */
+        app_close_log(&r.cf.common);
+        free(r.names);
         return rc;
     }
-out_log:
-    app_close_log(&common);
-out_cfg:
+out_fleet:
+    app_close_log(&r.cf.common);
+    config_free(r.cf.cfg);
+out_chosen:
+    free(r.names);
     free(r.chosen);
     free(r.asked);
-    config_free(cfg);
     return rc;
 }

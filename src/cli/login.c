@@ -9,17 +9,14 @@
  *
  * The browser: $BROWSER (a command; "%s" in it stands for the URL, else
  * the URL is its last argument), else xdg-open, and the URL is always
- * printed on stderr too. The browser runs detached, its output discarded.
+ * printed on stderr too. The engine starts it (oauth_open_browser),
+ * detached, its output discarded.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "engine/oauth.h"
@@ -67,98 +64,21 @@ login_usage(FILE *out)
         "$XDG_STATE_HOME/mcptop/tokens.json (mode 0600)");
 }
 
-/* Run argv detached (double fork: nothing to reap), output discarded. */
-static bool
-login_spawn(char *const argv[])
-{
-    pid_t pid = fork();
-    int   status = 0;
-
-    if (pid < 0)
-        return false;
-    if (pid == 0) {
-        pid_t g = fork();
-
-        if (g == 0) {
-            int fd = open("/dev/null", O_RDWR);
-
-            setsid();
-            if (fd >= 0) {
-                dup2(fd, 0);
-                dup2(fd, 1);
-                dup2(fd, 2);
-                if (fd > 2)
-                    close(fd);
-            }
-            execvp(argv[0], argv);
-            _exit(127);
-        }
-        _exit(g < 0 ? 1 : 0);
-    }
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* True when name is an executable on PATH. */
-static bool
-login_on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-
-    while (path != NULL && *path != '\0') {
-        size_t n = strcspn(path, ":");
-        char  *f = str_printf("%.*s/%s", (int)n, path, name);
-        bool   ok = access(f, X_OK) == 0;
-
-        free(f);
-        if (ok)
-            return true;
-        path += n;
-        path += *path == ':';
-    }
-    return false;
-}
-
 /* oauth_consent.open_url: tell the person, open the browser. */
 static void
 login_open_url(void *arg, const char *server, const char *url)
 {
-    const char *browser = getenv("BROWSER");
-    char       *name = str_sanitized(server);
+    char *name = str_sanitized(server);
+    char *cause = NULL;
 
     (void)arg;
     fprintf(stderr, "mcptop login: authorize mcptop for %s in the browser; "
         "if it does not open, visit:\n  %s\n", name, url);
     fflush(stderr);
     free(name);
-    if (browser != NULL && browser[0] != '\0') {
-        /* The URL is passed as an argument, never pasted into the shell
-         * text: "%s" in $BROWSER becomes "$1". */
-        char *script = NULL, *pct = strstr(browser, "%s");
-        char *argv[6];
-
-        if (pct != NULL)
-            script = str_printf("%.*s\"$1\"%s", (int)(pct - browser),
-                browser, pct + 2);
-        else
-            script = str_printf("%s \"$1\"", browser);
-        argv[0] = "/bin/sh";
-        argv[1] = "-c";
-        argv[2] = script;
-        argv[3] = "mcptop-browser";
-        argv[4] = (char *)url;
-        argv[5] = NULL;
-        if (!login_spawn(argv))
-            fprintf(stderr, "mcptop login: cannot start $BROWSER\n");
-        free(script);
-        return;
-    }
-    if (login_on_path("xdg-open")) {
-        char *argv[] = { "xdg-open", (char *)url, NULL };
-
-        if (!login_spawn(argv))
-            fprintf(stderr, "mcptop login: cannot start xdg-open\n");
+    if (oauth_open_browser(url, &cause) != 0) {
+        fprintf(stderr, "mcptop login: %s\n", cause);
+        free(cause);
     }
 }
 

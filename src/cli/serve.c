@@ -32,8 +32,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "export/metrics.h"
 #include "cli/cli.h"
+#include "export/jsonl.h"
+#include "export/metrics.h"
 #include "engine/http.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -49,12 +50,10 @@
 #define SERVE_ENV_BASIC        "MCPTOP_SERVE_BASIC_AUTH"
 
 struct serve {
-    struct app_common    common;
+    struct cli_fleet     cf;        /* cf.cfg: the first config (reloads
+                                       are the fleet's own) */
     struct ev_loop      *loop;
-    struct fleet        *fleet;
     struct metrics      *metrics;
-    struct config       *cfg;       /* the first config (reloads are the
-                                       fleet's own) */
     struct MHD_Daemon   *mhd;
     ev_io                mhd_io;
     ev_timer             mhd_timer;
@@ -64,6 +63,17 @@ struct serve {
     char                *token;     /* bearer, or NULL */
     char                *user;      /* basic, or NULL */
     char                *password;
+    /* The options. */
+    const char          *listen_spec;       /* --listen */
+    struct sockaddr_storage ss;             /* where, resolved */
+    socklen_t            sslen;
+    const char          *token_file;        /* --bearer-token-file */
+    const char          *basic_file;        /* --basic-auth-file */
+    const char          *tag_labels[SERVE_MAX_TAG_LABELS];
+    size_t               ntag_labels;
+    /* Strings the metrics borrow. */
+    char                 shard_text[32];    /* "K/N", or "" */
+    char                 mhd_version[32];
 };
 
 static void
@@ -305,7 +315,7 @@ serve_metrics(struct serve *srv, struct MHD_Connection *conn)
 static enum MHD_Result
 serve_fleet(struct serve *srv, struct MHD_Connection *conn)
 {
-    cJSON *doc = cli_json_fleet(srv->fleet);
+    cJSON *doc = jsonl_fleet(srv->cf.fleet);
     char  *text = cJSON_PrintUnformatted(doc);
     size_t len;
 
@@ -329,7 +339,7 @@ serve_ready(struct serve *srv, struct MHD_Connection *conn)
     if (pending > 0)
         return serve_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
             "%zu of %zu servers have not finished their first dial\n",
-            pending, fleet_size(srv->fleet));
+            pending, fleet_size(srv->cf.fleet));
     return serve_text(conn, MHD_HTTP_OK, "ok\n");
 }
 
@@ -438,12 +448,12 @@ serve_reload(struct serve *srv)
     char          *cause = NULL;
     int64_t        now = clock_wall_ms();
 
-    if (app_load_config(&srv->common, &cfg) != 0) {
+    if (app_load_config(&srv->cf.common, &cfg) != 0) {
         fprintf(stderr, "mcptop serve: reload: the running config stays\n");
         metrics_reload_result(srv->metrics, false, now);
         return;
     }
-    if (fleet_reload(srv->fleet, cfg, &cause) != 0) {
+    if (fleet_reload(srv->cf.fleet, cfg, &cause) != 0) {
         fprintf(stderr, "mcptop serve: reload: %s; the running config "
             "stays\n", cause != NULL ? cause : "failed");
         free(cause);
@@ -453,10 +463,10 @@ serve_reload(struct serve *srv)
     }
     /* cfg is the fleet's now; it keeps every earlier config alive for
      * the servers still ending under them. */
-    metrics_sync(srv->metrics, srv->fleet);
+    metrics_sync(srv->metrics, srv->cf.fleet);
     metrics_reload_result(srv->metrics, true, now);
     fprintf(stderr, "mcptop serve: reload: %zu server%s\n",
-        fleet_size(srv->fleet), fleet_size(srv->fleet) == 1 ? "" : "s");
+        fleet_size(srv->cf.fleet), fleet_size(srv->cf.fleet) == 1 ? "" : "s");
 }
 
 static void
@@ -589,27 +599,26 @@ serve_credentials(struct serve *srv, const char *token_file,
     return 0;
 }
 
-/* Listen on ss (from serve_parse_listen) and put MHD on the loop. */
+/* Listen on srv->ss (from serve_parse_listen) and put MHD on the loop. */
 static int
-serve_start_http(struct serve *srv, const char *listen_spec,
-    struct sockaddr_storage ss, socklen_t sslen)
+serve_start_http(struct serve *srv)
 {
     const union MHD_DaemonInfo *info;
     unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     char                      where[INET6_ADDRSTRLEN + 16];
     char                      host[INET6_ADDRSTRLEN];
 
-    if (ss.ss_family == AF_INET6)
+    if (srv->ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve_access_cb, srv,
         MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log_cb, srv,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&srv->ss,
         MHD_OPTION_CONNECTION_LIMIT, SERVE_MAX_CONNECTIONS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, SERVE_PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_TIMEOUT_S,
         MHD_OPTION_END);
     if (srv->mhd == NULL) {
-        fprintf(stderr, "mcptop serve: cannot listen on %s\n", listen_spec);
+        fprintf(stderr, "mcptop serve: cannot listen on %s\n", srv->listen_spec);
         return EXIT_USAGE;
     }
     info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
@@ -623,14 +632,14 @@ serve_start_http(struct serve *srv, const char *listen_spec,
     ev_timer_init(&srv->mhd_timer, serve_timer_cb, 0., 0.);
     srv->mhd_timer.data = srv;
     info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    if (getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof(host), NULL,
+    if (getnameinfo((struct sockaddr *)&srv->ss, srv->sslen, host, sizeof(host), NULL,
         0, NI_NUMERICHOST) != 0)
         snprintf(host, sizeof(host), "?");
-    snprintf(where, sizeof(where), ss.ss_family == AF_INET6 ? "[%s]:%u" :
+    snprintf(where, sizeof(where), srv->ss.ss_family == AF_INET6 ? "[%s]:%u" :
         "%s:%u", host, info != NULL ? (unsigned)info->port : 0u);
     fprintf(stderr, "mcptop serve: listening on http://%s/metrics "
-        "(%zu server%s%s)\n", where, fleet_size(srv->fleet),
-        fleet_size(srv->fleet) == 1 ? "" : "s",
+        "(%zu server%s%s)\n", where, fleet_size(srv->cf.fleet),
+        fleet_size(srv->cf.fleet) == 1 ? "" : "s",
         srv->token != NULL || srv->user != NULL ? ", credentials required" :
         "");
     return 0;
@@ -645,8 +654,8 @@ serve_done(struct serve *srv)
         MHD_stop_daemon(srv->mhd);
     }
     metrics_free(srv->metrics);
-    if (fleet_exit(srv->fleet))
-        config_free(srv->cfg);
+    if (fleet_exit(srv->cf.fleet))
+        config_free(srv->cf.cfg);
     if (srv->token != NULL)
         explicit_bzero(srv->token, strlen(srv->token));
     if (srv->password != NULL)
@@ -654,7 +663,70 @@ serve_done(struct serve *srv)
     free(srv->token);
     free(srv->user);
     free(srv->password);
-    app_close_log(&srv->common);
+    app_close_log(&srv->cf.common);
+}
+
+/* cli_preamble.option: serve's own options. */
+static int
+serve_option(void *arg, int ch, char *value, int *rc)
+{
+    struct serve *srv = arg;
+
+    switch (ch) {
+    case 'l':
+        srv->listen_spec = value;
+        break;
+    case 'T':
+        if (serve_parse_tags(value, srv->tag_labels,
+            &srv->ntag_labels) != 0) {
+            *rc = EXIT_USAGE;
+            return -1;
+        }
+        break;
+    case 'B':
+        srv->token_file = value;
+        break;
+    case 'A':
+        srv->basic_file = value;
+        break;
+    }
+    return 0;
+}
+
+/* cli_preamble.parsed: arguments first, then files: a bad --listen is
+ * named before a config is looked for. */
+static int
+serve_parsed(void *arg, int *rc)
+{
+    struct serve *srv = arg;
+
+    *rc = serve_parse_listen(srv->listen_spec, &srv->ss, &srv->sslen);
+    if (*rc == 0)
+        *rc = serve_credentials(srv, srv->token_file, srv->basic_file);
+    return *rc != 0 ? -1 : 0;
+}
+
+/* The metrics of the fleet, with mcptop's and its libraries' versions. */
+static void
+serve_metrics_new(struct serve *srv)
+{
+    struct metrics_options mopt = { 0 };
+    const char            *tls = NULL;
+
+    if (srv->cf.common.shard.n != 0)
+        snprintf(srv->shard_text, sizeof(srv->shard_text), "%u/%u",
+            srv->cf.common.shard.k, srv->cf.common.shard.n);
+    snprintf(srv->mhd_version, sizeof(srv->mhd_version), "%s",
+        MHD_get_version());
+    mopt.version = MCPTOP_VERSION;
+    http_library_versions(&mopt.libcurl, &tls);
+    mopt.libmicrohttpd = srv->mhd_version;
+    mopt.shard = srv->shard_text[0] != '\0' ? srv->shard_text : NULL;
+    mopt.tag_labels = srv->tag_labels;
+    mopt.ntag_labels = srv->ntag_labels;
+    mopt.process = true;
+    srv->metrics = metrics_new(&mopt);
+    metrics_sync(srv->metrics, srv->cf.fleet);
 }
 
 int
@@ -669,93 +741,19 @@ cli_serve(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct serve           srv = { .loop = EV_DEFAULT };
-    const char            *listen_spec = SERVE_DEFAULT_LISTEN;
-    const char            *token_file = NULL, *basic_file = NULL;
-    const char            *tag_labels[SERVE_MAX_TAG_LABELS];
-    size_t                 ntag_labels = 0;
-    char                   shard_text[32] = "";
-    char                  *cause = NULL;
-    struct fleet_options   fopt = { 0 };
-    struct metrics_options mopt = { 0 };
-    struct sockaddr_storage ss;
-    socklen_t              sslen = 0;
-    char                   mhd_version[32];
-    int                    ch, rc;
+    struct serve              srv = { .loop = EV_DEFAULT,
+        .listen_spec = SERVE_DEFAULT_LISTEN };
+    const struct cli_preamble pre = { .cmd = "serve", .longopts = longopts,
+        .shortopts = "l:h", .usage = serve_usage, .option = serve_option,
+        .parsed = serve_parsed, .arg = &srv };
+    int                       rc;
 
-    argc = app_split_command(&srv.common, argc, argv);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "l:h", longopts,
-        NULL)) != -1) {
-        if (app_option(&srv.common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 'l':
-            listen_spec = optarg;
-            break;
-        case 'T':
-            if (serve_parse_tags(optarg, tag_labels, &ntag_labels) != 0)
-                return EXIT_USAGE;
-            break;
-        case 'B':
-            token_file = optarg;
-            break;
-        case 'A':
-            basic_file = optarg;
-            break;
-        case 'h':
-            serve_usage(stdout);
-            return 0;
-        default:
-            return app_option_error("serve", ch, argv, longopts);
-        }
-    }
-    rc = app_args(&srv.common, "mcptop serve", argc, argv, optind);
-    if (rc != 0)
-        return rc;
-    if (srv.common.shard.n != 0)
-        snprintf(shard_text, sizeof(shard_text), "%u/%u",
-            srv.common.shard.k, srv.common.shard.n);
-    /* Arguments first, then files: a bad --listen is named before a
-     * config is looked for. */
-    rc = serve_parse_listen(listen_spec, &ss, &sslen);
-    if (rc == 0)
-        rc = serve_credentials(&srv, token_file, basic_file);
-    if (rc == 0)
-        rc = app_load_config(&srv.common, &srv.cfg);
-    if (rc == 0)
-        rc = app_open_log(&srv.common);
-    if (rc != 0) {
+    if (cli_preamble(&pre, argc, argv, &srv.cf, &rc) != 0) {
         serve_done(&srv);
         return rc;
     }
-    fopt.log = srv.common.log;
-    srv.fleet = fleet_new(srv.loop, srv.cfg, &fopt, &cause);
-    if (srv.fleet == NULL) {
-        fprintf(stderr, "mcptop serve: %s\n", cause);
-        free(cause);
-        serve_done(&srv);
-        return EXIT_USAGE;
-    }
-    if (fleet_warning(srv.fleet) != NULL)
-        fprintf(stderr, "mcptop serve: warning: %s\n",
-            fleet_warning(srv.fleet));
-    snprintf(mhd_version, sizeof(mhd_version), "%s", MHD_get_version());
-    mopt.version = MCPTOP_VERSION;
-    {
-        const char *tls = NULL;
-
-        http_library_versions(&mopt.libcurl, &tls);
-    }
-    mopt.libmicrohttpd = mhd_version;
-    mopt.shard = shard_text[0] != '\0' ? shard_text : NULL;
-    mopt.tag_labels = tag_labels;
-    mopt.ntag_labels = ntag_labels;
-    mopt.process = true;
-    srv.metrics = metrics_new(&mopt);
-    metrics_sync(srv.metrics, srv.fleet);
-    rc = serve_start_http(&srv, listen_spec, ss, sslen);
+    serve_metrics_new(&srv);
+    rc = serve_start_http(&srv);
     if (rc != 0) {
         serve_done(&srv);
         return rc;
@@ -769,8 +767,8 @@ cli_serve(int argc, char **argv)
     ev_signal_init(&srv.sighup, serve_hup_cb, SIGHUP);
     srv.sighup.data = &srv;
     ev_signal_start(srv.loop, &srv.sighup);
-    fleet_subscribe(srv.fleet, metrics_event_cb, srv.metrics);
-    fleet_start(srv.fleet);
+    fleet_subscribe(srv.cf.fleet, metrics_event_cb, srv.metrics);
+    fleet_start(srv.cf.fleet);
     serve_mhd_run(&srv);
     ev_run(srv.loop, 0);
     ev_signal_stop(srv.loop, &srv.sigint);
@@ -780,9 +778,9 @@ cli_serve(int argc, char **argv)
      * (a second signal cuts it short). /metrics still answers meanwhile;
      * /readyz says 503. */
     srv.stopping = true;
-    fleet_end_all(srv.fleet);
-    cli_wait_endings(srv.fleet, fleet_teardown_ms(srv.fleet) + 1000);
-    fleet_stop(srv.fleet);
+    fleet_end_all(srv.cf.fleet);
+    cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
+    fleet_stop(srv.cf.fleet);
     serve_done(&srv);
     return 0;
 }

@@ -5,9 +5,8 @@
  */
 #include "cli/cli.h"
 
-#include <curses.h>
-
 #include "engine/version.h"
+#include "ui/screen.h"
 
 #ifndef MCPTOP_GIT_COMMIT
 #define MCPTOP_GIT_COMMIT "unknown"
@@ -23,8 +22,7 @@ cli_print_version(FILE *out)
         MCPTOP_GIT_COMMIT);
     fprintf(out, "libcurl %s (TLS: %s)\n", v.curl,
         v.curl_tls != NULL ? v.curl_tls : "none");
-    /* curses_version() says "ncurses 6.4.20221231". */
-    fprintf(out, "%s\n", curses_version());
+    fprintf(out, "%s\n", screen_curses_version());
     fprintf(out, "libev %d.%d\n", v.ev_major, v.ev_minor);
     fprintf(out, "cJSON %s\n", v.cjson);
 }

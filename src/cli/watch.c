@@ -3,21 +3,18 @@
  * one JSON object on one line of stdout, flushed at once, for scripts and
  * log pipelines. SIGINT and SIGTERM stop it cleanly.
  */
-#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
-#include "util/clock.h"
-#include "util/str.h"
+#include "export/jsonl.h"
 
 struct watch {
-    struct fleet *fleet;
-    ev_signal     sigint, sigterm, sighup;
-    bool          write_failed;
+    struct cli_fleet cf;
+    ev_signal        sigint, sigterm, sighup;
+    bool             write_failed;
 };
 
 static void
@@ -53,90 +50,19 @@ watch_usage(FILE *out)
     app_usage_sources(out);
 }
 
-/* event_cb: one line per event. */
+/* event_cb: one line per event, flushed at once. */
 static void
 watch_event_cb(void *arg, const struct event *e)
 {
     struct watch *w = arg;
-    cJSON        *o;
-    char          ts[40];
-    char         *name, *text;
+    char         *text = jsonl_event_line(e);
 
-    if (e->type == EVENT_STATE)
+    if (text == NULL)
         return;
-    o = cJSON_CreateObject();
-    clock_format_iso(e->ts, ts, sizeof(ts));
-    cJSON_AddStringToObject(o, "ts", ts);
-    name = str_sanitized(server_name(e->server));
-    switch (e->type) {
-    case EVENT_EXCHANGE:
-        cJSON_AddStringToObject(o, "event", "exchange");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "op", e->op);
-        if (e->completed) {
-            cJSON_AddStringToObject(o, "outcome", "completed");
-        } else {
-            cJSON_AddStringToObject(o, "outcome",
-                failure_kind_name(e->failure->kind));
-            cJSON_AddStringToObject(o, "delivered",
-                delivered_name(e->failure->delivered));
-            if (e->failure->http_status != 0)
-                cJSON_AddNumberToObject(o, "http_status",
-                    (double)e->failure->http_status);
-            if (e->failure->reason != FAILURE_REASON_NONE)
-                cJSON_AddStringToObject(o, "reason",
-                    failure_reason_name(e->failure->reason));
-            cJSON_AddStringToObject(o, "site",
-                failure_site_name(e->failure->site));
-            cJSON_AddStringToObject(o, "detail", e->failure->detail);
-            if (server_next_attempt_ms(e->server) >= 0)
-                cJSON_AddNumberToObject(o, "next_attempt_at",
-                    (double)server_next_attempt_ms(e->server));
-        }
-        cJSON_AddNumberToObject(o, "ms", (double)((long)(e->ms * 10)) / 10);
-        break;
-
-    case EVENT_LIVENESS:
-        cJSON_AddStringToObject(o, "event", "liveness");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "state",
-            liveness_state_name(e->liveness->state));
-        if (e->liveness->has_error_code)
-            cJSON_AddStringToObject(o, "error_code",
-                failure_kind_name(e->liveness->error_code));
-        break;
-    case EVENT_ENDING:
-    case EVENT_SETTLED: {
-        cJSON *eo = cli_json_ending(e->ending);
-        cJSON *it;
-
-        cJSON_AddStringToObject(o, "event",
-            e->type == EVENT_ENDING ? "ending" : "settled");
-        cJSON_ArrayForEach(it, eo) {
-            cJSON_AddItemReferenceToObject(o, it->string, it);
-        }
-        free(name);
-        text = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
-        cJSON_Delete(eo);
-        goto out_print;
-    }
-    case EVENT_TOOLS_CHANGED:
-        cJSON_AddStringToObject(o, "event", "tools_changed");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddNumberToObject(o, "tools", (double)e->tools);
-        break;
-    default:
-        break;
-    }
-    free(name);
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-out_print:
     if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
-        ev_break(fleet_loop(w->fleet), EVBREAK_ONE);
+        ev_break(fleet_loop(w->cf.fleet), EVBREAK_ONE);
     }
     free(text);
 }
@@ -157,56 +83,17 @@ cli_watch(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct app_common common = { 0 };
-    struct watch      w = { 0 };
-    struct config    *cfg = NULL;
-    struct ev_loop   *loop = EV_DEFAULT;
-    int               ch, rc;
-    char             *cause = NULL;
+    const struct cli_preamble pre = { .cmd = "watch", .longopts = longopts,
+        .shortopts = "h", .usage = watch_usage };
+    struct watch              w = { 0 };
+    struct ev_loop           *loop = EV_DEFAULT;
+    const char               *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
+    int                       rc;
 
-    argc = app_split_command(&common, argc, argv);
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
-        NULL)) != -1) {
-        if (app_option(&common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 'h':
-            watch_usage(stdout);
-            return 0;
-        default:
-            return app_option_error("watch", ch, argv, longopts);
-        }
-    }
-    rc = app_args(&common, "mcptop watch", argc, argv, optind);
-    if (rc != 0)
+    if (idle != NULL)
+        w.cf.opt.stream_idle_ms = cli_parse_ms(idle);
+    if (cli_preamble(&pre, argc, argv, &w.cf, &rc) != 0)
         return rc;
-    rc = app_load_config(&common, &cfg);
-    if (rc != 0)
-        return rc;
-    rc = app_open_log(&common);
-    if (rc != 0) {
-        config_free(cfg);
-        return rc;
-    }
-    {
-        struct fleet_options opt = { .log = common.log };
-        const char          *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
-
-        if (idle != NULL)
-            opt.stream_idle_ms = cli_parse_ms(idle);
-        w.fleet = fleet_new(loop, cfg, &opt, &cause);
-    }
-    if (w.fleet == NULL) {
-        fprintf(stderr, "mcptop watch: %s\n", cause);
-        free(cause);
-        config_free(cfg);
-        app_close_log(&common);
-        return EXIT_USAGE;
-    }
-    if (fleet_warning(w.fleet) != NULL)
-        fprintf(stderr, "mcptop watch: warning: %s\n", fleet_warning(w.fleet));
     ev_signal_init(&w.sigint, watch_signal_cb, SIGINT);
     ev_signal_start(loop, &w.sigint);
     ev_signal_init(&w.sigterm, watch_signal_cb, SIGTERM);
@@ -214,19 +101,19 @@ cli_watch(int argc, char **argv)
     /* A closed terminal or ssh session ends sessions like SIGINT. */
     ev_signal_init(&w.sighup, watch_signal_cb, SIGHUP);
     ev_signal_start(loop, &w.sighup);
-    fleet_subscribe(w.fleet, watch_event_cb, &w);
-    fleet_start(w.fleet);
+    fleet_subscribe(w.cf.fleet, watch_event_cb, &w);
+    fleet_start(w.cf.fleet);
     ev_run(loop, 0);
     ev_signal_stop(loop, &w.sigint);
     ev_signal_stop(loop, &w.sigterm);
     ev_signal_stop(loop, &w.sighup);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
-    fleet_end_all(w.fleet);
-    cli_wait_endings(w.fleet, fleet_teardown_ms(w.fleet) + 1000);
-    fleet_stop(w.fleet);
-    if (fleet_exit(w.fleet))
-        config_free(cfg);
-    app_close_log(&common);
+    fleet_end_all(w.cf.fleet);
+    cli_wait_endings(w.cf.fleet, fleet_teardown_ms(w.cf.fleet) + 1000);
+    fleet_stop(w.cf.fleet);
+    if (fleet_exit(w.cf.fleet))
+        config_free(w.cf.cfg);
+    app_close_log(&w.cf.common);
     return w.write_failed ? EXIT_NOT_OK : 0;
 }

@@ -161,6 +161,12 @@ screen_mouse_enabled(void)
     return screen_mouse_on;
 }
 
+const char *
+screen_curses_version(void)
+{
+    return curses_version();
+}
+
 bool
 screen_colour_ok(void)
 {

@@ -1,13 +1,16 @@
 /*
- * Child processes of stdio servers. posix_spawnp starts the command in its
- * own process group with pipes on fds 0-2; a spawn that cannot exec fails
- * in posix_spawnp itself (glibc reports the exec errno), so spawn_failed
- * is decided by the errno, never by timing. Reading is bounded: a stdout
- * line past max_bytes is dropped up to its newline, stderr lines are cut
- * at 1 KiB, and nothing is kept beyond one partial line of each.
+ * Child processes: those of stdio servers, and the one detached command
+ * mcptop starts and never watches (the browser of mcptop login).
+ * posix_spawnp starts a server's command in its own process group with
+ * pipes on fds 0-2; a spawn that cannot exec fails in posix_spawnp itself
+ * (glibc reports the exec errno), so spawn_failed is decided by the
+ * errno, never by timing. Reading is bounded: a stdout line past
+ * max_bytes is dropped up to its newline, stderr lines are cut at 1 KiB,
+ * and nothing is kept beyond one partial line of each.
  *
  * It must never block: pipes are non-blocking, writes are queued and
- * flushed on EV_WRITE, and the exit is learned from ev_child.
+ * flushed on EV_WRITE, and the exit is learned from ev_child. The one
+ * wait is child_detached's, for a fork that exits at once.
  */
 #define _GNU_SOURCE     /* pipe2, posix_spawn_file_actions_addchdir_np */
 #include "io/child.h"
@@ -614,4 +617,38 @@ child_free(struct child *c)
     free(c->wbuf);
     free(c->line);
     free(c);
+}
+
+/* See child.h. A double fork: the grandchild runs argv in its own session
+ * and the child exits at once, so there is nothing left to reap. */
+bool
+child_detached(char *const argv[])
+{
+    pid_t pid = fork();
+    int   status = 0;
+
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        pid_t g = fork();
+
+        if (g == 0) {
+            int fd = open("/dev/null", O_RDWR);
+
+            setsid();
+            if (fd >= 0) {
+                dup2(fd, 0);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                if (fd > 2)
+                    close(fd);
+            }
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        _exit(g < 0 ? 1 : 0);
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

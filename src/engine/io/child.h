@@ -3,6 +3,7 @@
  * server started as a child with argv (no shell), in its own process
  * group, stdin/stdout as non-blocking pipes carrying newline-delimited
  * JSON-RPC, stderr read line by line, its exit watched with ev_child.
+ * Also the one command that runs detached (child_detached).
  */
 #ifndef MCPTOP_ENGINE_CHILD_H
 #define MCPTOP_ENGINE_CHILD_H
@@ -69,5 +70,13 @@ size_t child_groups_lingering(void);
  * one of c's own callbacks.
  */
 void child_free(struct child *c);
+
+/*
+ * Run argv (argv[0] looked up on PATH) detached: in its own session, with
+ * /dev/null for fds 0-2, never waited for nor killed by mcptop. True when
+ * it was handed to the new process; an exec that fails there is not seen
+ * (the process exits 127). Blocks only for the intermediate fork's exit.
+ */
+bool child_detached(char *const argv[]);
 
 #endif

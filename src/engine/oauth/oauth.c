@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "engine/http.h"
+#include "io/child.h"
 #include "oauth/oauth_challenge.h"
 #include "oauth/oauth_crypto.h"
 #include "oauth/oauth_doc.h"
@@ -57,6 +59,67 @@ oauth_set_consent(const struct oauth_consent *c)
         oauth_consent_g = *c;
     else
         memset(&oauth_consent_g, 0, sizeof(oauth_consent_g));
+}
+
+/* True when name is an executable on PATH. */
+static bool
+oauth_on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+
+    while (path != NULL && *path != '\0') {
+        size_t n = strcspn(path, ":");
+        char  *f = str_printf("%.*s/%s", (int)n, path, name);
+        bool   ok = access(f, X_OK) == 0;
+
+        free(f);
+        if (ok)
+            return true;
+        path += n;
+        path += *path == ':';
+    }
+    return false;
+}
+
+int
+oauth_open_browser(const char *url, char **cause)
+{
+    const char *browser = getenv("BROWSER");
+
+    if (browser != NULL && browser[0] != '\0') {
+        /* "%s" in $BROWSER becomes "$1", the URL. */
+        char *script = NULL, *pct = strstr(browser, "%s");
+        char *argv[6];
+        bool  ok;
+
+        if (pct != NULL)
+            script = str_printf("%.*s\"$1\"%s", (int)(pct - browser),
+                browser, pct + 2);
+        else
+            script = str_printf("%s \"$1\"", browser);
+        argv[0] = "/bin/sh";
+        argv[1] = "-c";
+        argv[2] = script;
+        argv[3] = "mcptop-browser";
+        argv[4] = (char *)url;
+        argv[5] = NULL;
+        ok = child_detached(argv);
+        free(script);
+        if (!ok) {
+            *cause = xstrdup("cannot start $BROWSER");
+            return -1;
+        }
+        return 0;
+    }
+    if (oauth_on_path("xdg-open")) {
+        char *argv[] = { "xdg-open", (char *)url, NULL };
+
+        if (!child_detached(argv)) {
+            *cause = xstrdup("cannot start xdg-open");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void

@@ -1,0 +1,46 @@
+/*
+ * The JSON view of a fleet, for scripts: each engine event as one line of
+ * JSON Lines (what `mcptop watch` writes; jsonl_event_line is a writer of
+ * the event stream like metrics_event_cb), each server's record and the
+ * fleet's (the `check --json` document, also served as /fleet), and each
+ * ending's (`end --json`, and the ending lines of `watch`). Server text in
+ * a record is sanitized. No I/O but jsonl_write, to the stream it is
+ * given.
+ */
+#ifndef MCPTOP_EXPORT_JSONL_H
+#define MCPTOP_EXPORT_JSONL_H
+
+#include <stdio.h>
+
+#include "engine/event.h"
+
+struct cJSON;
+struct ending;
+struct fleet;
+struct server;
+
+/* The record of one server (an element of `check --json`'s "servers"),
+ * now. Caller frees with cJSON_Delete. */
+struct cJSON *jsonl_server(const struct server *s);
+
+/* The fleet as `check --json` reports it, now: {"servers": [...],
+ * "summary": {reachable, unreachable, unknown, absent, disabled}}. Caller
+ * frees with cJSON_Delete. */
+struct cJSON *jsonl_fleet(const struct fleet *f);
+
+/* The record of one ending (`end --json`, the ending lines of `watch`).
+ * Caller frees with cJSON_Delete. */
+struct cJSON *jsonl_ending(const struct ending *e);
+
+/*
+ * The line of e, without its newline: {"ts", "event", "server", ...}.
+ * NULL for an event that has no line (EVENT_STATE). Caller frees with
+ * free().
+ */
+char *jsonl_event_line(const struct event *e);
+
+/* Write o unformatted, then a newline, to out (not flushed). -1 when the
+ * write failed (errno from stdio), else 0. */
+int jsonl_write(FILE *out, const struct cJSON *o);
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * The JSON view of a fleet (jsonl.h): records built with cJSON from the
+ * engine's const getters, the keys always in the same order (scripts and
+ * the tests compare lines). This file reads no clock: a record says
+ * when with the engine's own stamps.
+ */
+#include "export/jsonl.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ending.h"
+#include "engine/failure.h"
+#include "engine/fleet.h"
+#include "engine/liveness.h"
+#include "engine/server.h"
+#include "util/clock.h"
+#include "util/str.h"
+
+/* A duration in ms, cut (not rounded) to one decimal. */
+static double
+jsonl_ms1(double ms)
+{
+    return (double)((long)(ms * 10)) / 10;
+}
+
+static void
+jsonl_liveness(cJSON *o, const struct liveness *l)
+{
+    cJSON *lv;
+
+    if (!l->present) {
+        cJSON_AddNullToObject(o, "liveness");
+        return;
+    }
+    lv = cJSON_AddObjectToObject(o, "liveness");
+    cJSON_AddStringToObject(lv, "state", liveness_state_name(l->state));
+    cJSON_AddNumberToObject(lv, "observed_at", (double)l->observed_at);
+    if (l->has_error_code)
+        cJSON_AddStringToObject(lv, "error_code",
+            failure_kind_name(l->error_code));
+}
+
+/* "warnings": tls_insecure first, then the server's own; none: no key. */
+static void
+jsonl_warnings(cJSON *o, const struct server *s)
+{
+    const char *ws[4];
+    size_t      nw = server_warnings(s, ws, 4);
+    cJSON      *w = NULL;
+
+    if (server_decl(s)->tls_insecure || nw > 0)
+        w = cJSON_AddArrayToObject(o, "warnings");
+    if (server_decl(s)->tls_insecure)
+        cJSON_AddItemToArray(w, cJSON_CreateString("tls_insecure: the "
+            "server's certificate is not verified"));
+    for (size_t i = 0; i < nw; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(ws[i]));
+}
+
+/* "session": the open session's facts, or null. */
+static void
+jsonl_session(cJSON *o, const struct server *s)
+{
+    struct server_session_info si;
+    cJSON                     *so;
+
+    server_session(s, &si);
+    if (!si.open) {
+        cJSON_AddNullToObject(o, "session");
+        return;
+    }
+    so = cJSON_AddObjectToObject(o, "session");
+    if (si.id_prefix[0] != '\0')
+        cJSON_AddStringToObject(so, "id_prefix", si.id_prefix);
+    else
+        cJSON_AddNullToObject(so, "id_prefix");
+    cJSON_AddStringToObject(so, "protocol_version",
+        si.protocol_version != NULL ? si.protocol_version : "");
+    if (si.server_name != NULL)
+        cJSON_AddStringToObject(so, "server_name", si.server_name);
+    else
+        cJSON_AddNullToObject(so, "server_name");
+    if (si.server_version != NULL)
+        cJSON_AddStringToObject(so, "server_version", si.server_version);
+    else
+        cJSON_AddNullToObject(so, "server_version");
+    if (si.cache_scope != NULL) {
+        cJSON_AddStringToObject(so, "cache_scope", si.cache_scope);
+        if (strcmp(si.cache_scope, "public") == 0)
+            cJSON_AddStringToObject(so, "note", "server/discover is "
+                "cacheable by shared caches (cacheScope public): an "
+                "answer proves the endpoint answers, not the backend");
+    }
+}
+
+/* A stdio server's process: "pid", "exit", "stray_stdout_lines". */
+static void
+jsonl_process(cJSON *o, const struct server *s)
+{
+    int code, sig;
+
+    if (server_pid(s) > 0)
+        cJSON_AddNumberToObject(o, "pid", (double)server_pid(s));
+    if (server_exit_status(s, &code, &sig)) {
+        cJSON *eo = cJSON_AddObjectToObject(o, "exit");
+
+        if (sig > 0)
+            cJSON_AddNumberToObject(eo, "signal", sig);
+        else
+            cJSON_AddNumberToObject(eo, "code", code);
+    }
+    cJSON_AddNumberToObject(o, "stray_stdout_lines",
+        (double)server_stray_lines(s));
+}
+
+/* "last_failure": the kind, its delivery verdict and where, or null. */
+static void
+jsonl_last_failure(cJSON *o, const struct server *s)
+{
+    const char           *op = NULL;
+    const struct failure *f = server_last_failure(s, &op);
+    cJSON                *fo;
+
+    if (f == NULL) {
+        cJSON_AddNullToObject(o, "last_failure");
+        return;
+    }
+    fo = cJSON_AddObjectToObject(o, "last_failure");
+    cJSON_AddStringToObject(fo, "kind", failure_kind_name(f->kind));
+    cJSON_AddStringToObject(fo, "delivered", delivered_name(f->delivered));
+    if (f->http_status != 0)
+        cJSON_AddNumberToObject(fo, "http_status", (double)f->http_status);
+    if (f->reason != FAILURE_REASON_NONE)
+        cJSON_AddStringToObject(fo, "reason",
+            failure_reason_name(f->reason));
+    cJSON_AddStringToObject(fo, "site", failure_site_name(f->site));
+    cJSON_AddStringToObject(fo, "op", op != NULL ? op : "");
+    cJSON_AddStringToObject(fo, "detail", f->detail);
+}
+
+/* The deep check's own round trip, apart from the ping's. */
+static void
+jsonl_probe(cJSON *o, const struct server *s)
+{
+    if (server_probe_ms(s) >= 0)
+        cJSON_AddNumberToObject(o, "probe_ms", jsonl_ms1(server_probe_ms(s)));
+    else
+        cJSON_AddNullToObject(o, "probe_ms");
+    if (server_probe_notices(s) > 0)
+        cJSON_AddNumberToObject(o, "probe_notices",
+            (double)server_probe_notices(s));
+}
+
+cJSON *
+jsonl_server(const struct server *s)
+{
+    cJSON  *o = cJSON_CreateObject();
+    long    tools = server_tools(s);
+    double  rtt = server_rtt_ms(s);
+    char   *name = str_sanitized(server_name(s));
+    /* The URL redacted (server_target gives the decl's url_shown), and
+     * sanitized all the same: args may hold any bytes. */
+    char   *target = str_sanitized(server_target(s));
+
+    cJSON_AddStringToObject(o, "name", name);
+    free(name);
+    cJSON_AddStringToObject(o, "transport", server_transport_name(s));
+    cJSON_AddStringToObject(o, "target", target);
+    free(target);
+    if (server_decl(s)->source != NULL)
+        cJSON_AddStringToObject(o, "source", server_decl(s)->source);
+    if (server_state(s) == SERVER_DISABLED)
+        cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
+    else
+        cJSON_AddBoolToObject(o, "ok", server_ok(s));
+    cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
+    if (server_era_name(server_era(s)) != NULL)
+        cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));
+    else
+        cJSON_AddNullToObject(o, "era");
+    jsonl_liveness(o, server_liveness(s));
+    jsonl_warnings(o, s);
+    if (server_next_attempt_ms(s) >= 0)
+        cJSON_AddNumberToObject(o, "next_attempt_at",
+            (double)server_next_attempt_ms(s));
+    jsonl_session(o, s);
+    if (server_decl(s)->transport == CONFIG_STDIO)
+        jsonl_process(o, s);
+    if (tools >= 0)
+        cJSON_AddNumberToObject(o, "tools", (double)tools);
+    else
+        cJSON_AddNullToObject(o, "tools");
+    jsonl_last_failure(o, s);
+    if (rtt >= 0)
+        cJSON_AddNumberToObject(o, "rtt_ms", jsonl_ms1(rtt));
+    else
+        cJSON_AddNullToObject(o, "rtt_ms");
+    if (server_decl(s)->probe != NULL)
+        jsonl_probe(o, s);
+    return o;
+}
+
+cJSON *
+jsonl_fleet(const struct fleet *f)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "servers");
+    cJSON *sum;
+    long   counts[LIVENESS__COUNT] = { 0 }, absent = 0, disabled = 0;
+
+    for (size_t i = 0; i < fleet_size(f); i++) {
+        const struct server   *s = fleet_server(f, i);
+        const struct liveness *l = server_liveness(s);
+
+        cJSON_AddItemToArray(arr, jsonl_server(s));
+        if (server_state(s) == SERVER_DISABLED)
+            disabled++;
+        else if (l->present)
+            counts[l->state]++;
+        else
+            absent++;
+    }
+    sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "reachable",
+        (double)counts[LIVENESS_REACHABLE]);
+    cJSON_AddNumberToObject(sum, "unreachable",
+        (double)counts[LIVENESS_UNREACHABLE]);
+    cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
+    cJSON_AddNumberToObject(sum, "absent", (double)absent);
+    cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
+    return root;
+}
+
+cJSON *
+jsonl_ending(const struct ending *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    char  *name = str_sanitized(server_name(e->server));
+
+    cJSON_AddStringToObject(o, "server", name);
+    free(name);
+    cJSON_AddStringToObject(o, "outcome", ending_outcome_name(e->outcome));
+    if (e->http_status != 0)
+        cJSON_AddNumberToObject(o, "http_status", (double)e->http_status);
+    if (e->has_failure) {
+        cJSON_AddStringToObject(o, "kind", failure_kind_name(e->kind));
+        cJSON_AddStringToObject(o, "delivered", delivered_name(e->delivered));
+    }
+    if (e->exit_code >= 0 && e->outcome == ENDING_EXITED)
+        cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
+    if (e->signal > 0)
+        cJSON_AddNumberToObject(o, "signal", e->signal);
+    cJSON_AddNumberToObject(o, "duration_ms", jsonl_ms1(e->duration_ms));
+    if (e->settled)
+        cJSON_AddNumberToObject(o, "settled_ms", jsonl_ms1(e->settled_ms));
+    else
+        cJSON_AddNullToObject(o, "settled_ms");
+    cJSON_AddBoolToObject(o, "half_open", e->half_open);
+    if (e->sessionless)
+        cJSON_AddBoolToObject(o, "sessionless", true);
+    if (e->detail[0] != '\0')
+        cJSON_AddStringToObject(o, "detail", e->detail);
+    return o;
+}
+
+/* An exchange's line after "ts": its op and outcome, and for a failure
+ * its kind, delivery verdict, where, and when the next attempt comes. */
+static void
+jsonl_exchange(cJSON *o, const struct event *e, const char *name)
+{
+    const struct failure *f = e->failure;
+
+    cJSON_AddStringToObject(o, "event", "exchange");
+    cJSON_AddStringToObject(o, "server", name);
+    cJSON_AddStringToObject(o, "op", e->op);
+    if (e->completed) {
+        cJSON_AddStringToObject(o, "outcome", "completed");
+    } else {
+        cJSON_AddStringToObject(o, "outcome", failure_kind_name(f->kind));
+        cJSON_AddStringToObject(o, "delivered", delivered_name(f->delivered));
+        if (f->http_status != 0)
+            cJSON_AddNumberToObject(o, "http_status", (double)f->http_status);
+        if (f->reason != FAILURE_REASON_NONE)
+            cJSON_AddStringToObject(o, "reason",
+                failure_reason_name(f->reason));
+        cJSON_AddStringToObject(o, "site", failure_site_name(f->site));
+        cJSON_AddStringToObject(o, "detail", f->detail);
+        if (server_next_attempt_ms(e->server) >= 0)
+            cJSON_AddNumberToObject(o, "next_attempt_at",
+                (double)server_next_attempt_ms(e->server));
+    }
+    cJSON_AddNumberToObject(o, "ms", jsonl_ms1(e->ms));
+}
+
+/* An ending's or a settlement's line: "ts", "event", then the ending's
+ * record. */
+static char *
+jsonl_ending_line(cJSON *o, const struct event *e)
+{
+    cJSON *eo = jsonl_ending(e->ending);
+    cJSON *it;
+    char  *text;
+
+    cJSON_AddStringToObject(o, "event",
+        e->type == EVENT_ENDING ? "ending" : "settled");
+    cJSON_ArrayForEach(it, eo) {
+        cJSON_AddItemReferenceToObject(o, it->string, it);
+    }
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    cJSON_Delete(eo);
+    return text;
+}
+
+char *
+jsonl_event_line(const struct event *e)
+{
+    cJSON *o;
+    char   ts[40];
+    char  *name, *text;
+
+    if (e->type == EVENT_STATE)
+        return NULL;
+    o = cJSON_CreateObject();
+    clock_format_iso(e->ts, ts, sizeof(ts));
+    cJSON_AddStringToObject(o, "ts", ts);
+    if (e->type == EVENT_ENDING || e->type == EVENT_SETTLED)
+        return jsonl_ending_line(o, e);
+    name = str_sanitized(server_name(e->server));
+    switch (e->type) {
+    case EVENT_EXCHANGE:
+        jsonl_exchange(o, e, name);
+        break;
+    case EVENT_LIVENESS:
+        cJSON_AddStringToObject(o, "event", "liveness");
+        cJSON_AddStringToObject(o, "server", name);
+        cJSON_AddStringToObject(o, "state",
+            liveness_state_name(e->liveness->state));
+        if (e->liveness->has_error_code)
+            cJSON_AddStringToObject(o, "error_code",
+                failure_kind_name(e->liveness->error_code));
+        break;
+    case EVENT_TOOLS_CHANGED:
+        cJSON_AddStringToObject(o, "event", "tools_changed");
+        cJSON_AddStringToObject(o, "server", name);
+        cJSON_AddNumberToObject(o, "tools", (double)e->tools);
+        break;
+    default:
+        break;
+    }
+    free(name);
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+int
+jsonl_write(FILE *out, const cJSON *o)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    int   n;
+
+    if (text == NULL)
+        return -1;
+    n = fprintf(out, "%s\n", text);
+    free(text);
+    return n < 0 ? -1 : 0;
+}
