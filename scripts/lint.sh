@@ -27,7 +27,7 @@ CURL_OK=(src/engine/io/ src/engine/url.c)
 CURSES_OK=(src/ui/)
 OPENSSL_OK=(src/engine/oauth/)
 YAML_OK=(src/engine/config/)
-MHD_OK=(src/cli/serve.c)            # the exporter's HTTP server
+MHD_OK=(src/cli/serve.c src/cli/serve_guard.c include/cli/serve_guard.h)  # the exporter's HTTP server
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled

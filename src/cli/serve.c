@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/serve_guard.h"
 #include "export/jsonl.h"
 #include "export/metrics.h"
 #include "engine/http.h"
@@ -42,7 +43,10 @@
 
 #define SERVE_DEFAULT_LISTEN   "127.0.0.1:9464"
 #define SERVE_MAX_CONNECTIONS  32u
-#define SERVE_PER_IP_LIMIT     16u
+/* libmicrohttpd's own cap per address is the whole limit: the guard
+ * (serve_guard.c) decides per address, shutting the oldest of a slow
+ * client's connections so that a new scrape always gets in. */
+#define SERVE_PER_IP_LIMIT     SERVE_MAX_CONNECTIONS
 #define SERVE_IDLE_TIMEOUT_S   30u
 #define SERVE_SECRET_MAX       4096
 #define SERVE_MAX_TAG_LABELS   16
@@ -55,6 +59,7 @@ struct serve {
     struct ev_loop      *loop;
     struct metrics      *metrics;
     struct MHD_Daemon   *mhd;
+    struct serve_guard  *guard;     /* slow clients bounded */
     ev_io                mhd_io;
     ev_timer             mhd_timer;
     ev_signal            sigint, sigterm, sighup;
@@ -357,6 +362,7 @@ serve_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
     if (*req_cls == NULL) {
         /* First call: headers only. Answer on the next. */
         *req_cls = &headers_seen;
+        serve_guard_head_done(conn);
         return MHD_YES;
     }
     if (*upload_data_size != 0) {
@@ -610,12 +616,15 @@ serve_start_http(struct serve *srv)
 
     if (srv->ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    srv->guard = serve_guard_new(srv->loop);
     srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve_access_cb, srv,
         MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log_cb, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&srv->ss,
         MHD_OPTION_CONNECTION_LIMIT, SERVE_MAX_CONNECTIONS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, SERVE_PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_TIMEOUT_S,
+        MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, srv->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, serve_guard_completed, srv->guard,
         MHD_OPTION_END);
     if (srv->mhd == NULL) {
         fprintf(stderr, "mcptop serve: cannot listen on %s\n", srv->listen_spec);
@@ -653,6 +662,7 @@ serve_done(struct serve *srv)
         ev_timer_stop(srv->loop, &srv->mhd_timer);
         MHD_stop_daemon(srv->mhd);
     }
+    serve_guard_free(srv->guard);
     metrics_free(srv->metrics);
     if (fleet_exit(srv->cf.fleet))
         config_free(srv->cf.cfg);

@@ -544,4 +544,57 @@ def check_shards_partition(c):
     c.eq(r.rc, 2, "watch --shard 4/3 is a usage error")
 
 
+@mcptest.case(rep)
+def slow_clients_do_not_shut_scrapes_out(c):
+    """Slowloris: 16 connections from the scraper's own address trickle a
+    header line every 2 s and never finish; scrapes from that address are
+    answered all the while, each within a few seconds, and the trickling
+    connections are closed within the head deadline."""
+    import socket
+    import threading
+    lab = faultlab.FaultLab().start()
+    cfg = mcptest.write_config({"one": {"url": lab.url("/healthy")}}, mcptop=FAST)
+    s = Serve(["-c", cfg])
+    stop = threading.Event()
+    closed = []
+
+    def trickle(i):
+        try:
+            k = socket.create_connection((LOOPBACK, s.port), timeout=30)
+            k.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            n = 0
+            while not stop.is_set():
+                k.sendall(b"X-Slow-%d: %d\r\n" % (i, n))
+                n += 1
+                stop.wait(2.0)
+        except OSError:
+            closed.append(i)
+
+    threads = [threading.Thread(target=trickle, args=(i,), daemon=True) for i in range(16)]
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        slow = []
+        for _ in range(8):
+            t0 = time.monotonic()
+            try:
+                status = s.get("/metrics", timeout=5.0)[0]
+            except OSError as e:
+                status = repr(e)
+            slow.append((status, round(time.monotonic() - t0, 2)))
+            time.sleep(0.5)
+        c.attach("scrapes while trickled at: %r" % slow)
+        c.check(all(st == 200 for st, _ in slow), "every scrape answered 200: %r" % slow)
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline and len(closed) < 16:
+            time.sleep(0.2)
+        c.eq(len(closed), 16, "every trickling connection was closed")
+    finally:
+        stop.set()
+        s.close()
+        lab.stop()
+
+
 rep.finish()
