@@ -175,11 +175,24 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
     return f;
 }
 
+/* How long what a server left behind gets between SIGTERM and SIGKILL at
+ * exit: the teardown deadline, at most 2 s. */
+static double
+fleet_orphan_grace_s(const struct fleet *f)
+{
+    long ms = fleet_teardown_ms(f);
+
+    return ms > 2000 || ms <= 0 ? 2.0 : (double)ms / 1000.0;
+}
+
 void
 fleet_free(struct fleet *f)
 {
+    double grace;
+
     if (f == NULL)
         return;
+    grace = fleet_orphan_grace_s(f);    /* before the configs go */
     for (size_t i = 0; i < f->nservers; i++)
         server_free(f->servers[i]);
     for (size_t i = 0; i < f->nretired; i++)
@@ -188,8 +201,10 @@ fleet_free(struct fleet *f)
     for (size_t i = 0; i < f->nowned; i++)
         config_free(f->owned[i]);
     free(f->owned);
-    /* Nothing of a child's process group outlives the fleet. */
+    /* Nothing of a child's process group outlives the fleet, nor what a
+     * server left behind outside its group (re-parented to mcptop). */
     child_groups_kill_all();
+    child_orphans_end(grace);
     free(f->servers);
     curlev_free(f->curl);
     free(f->subs);
@@ -206,6 +221,7 @@ fleet_exit(struct fleet *f)
         return true;
     }
     child_groups_kill_all();
+    child_orphans_end(fleet_orphan_grace_s(f));
     return false;
 }
 

@@ -432,6 +432,42 @@ def orphans_end_fork_stay(c):
     sc.nothing_left(c, marker, sampler, [pidfile])
 
 
+def orphans_setsid_daemon_end(c):
+    """end on a stdio server that starts a daemon in a session of its own
+    (setsid, ignoring SIGTERM): no group signal reaches it, but mcptop is a
+    child subreaper, so the daemon is re-parented to it and ended at exit."""
+    marker = sc.new_marker()
+    pidfile = mcptest.write_file("", suffix=".pids")
+    cfg = mcptest.write_config({"pool": fake("fork-stay", marker, "--worker-pids=%s" % pidfile,
+                                             "--worker-ignores-term", "--worker-setsid")})
+    r = mcptest.run_mcptop(["end", "--json", "--teardown", "1000", "-c", cfg], timeout=30)
+    c.attach(r.describe())
+    c.no_crash(r)
+    c.eq(len(sc.endings_of(r.stdout)), 1, "one ending")
+    c.check(len(sc.pids_in(pidfile)) == 1, "one daemon started (pids %r)" % sc.pids_in(pidfile))
+    sc.nothing_left(c, marker, None, [pidfile])
+
+
+def orphans_setsid_daemon_watch(c):
+    """The same daemon under watch: gone once watch exits after SIGTERM."""
+    marker = sc.new_marker()
+    pidfile = mcptest.write_file("", suffix=".pids")
+    cfg = mcptest.write_config({"pool": fake("fork-stay", marker, "--worker-pids=%s" % pidfile,
+                                             "--worker-setsid", teardown_ms=1000)})
+    w = sc.TimedWatch(["watch", "-c", cfg])
+    try:
+        pids = sc.wait_until(lambda: sc.pids_in(pidfile), timeout=15)
+        c.require(pids, "the server started its daemon: %r" % sc.pids_in(pidfile))
+        c.check(sc.alive(pids[0]), "the daemon runs while watch does")
+        w.signal(signal.SIGTERM)
+        c.check(w.wait_exit(8) is not None, "watch exits within 8 s of SIGTERM")
+        sc.nothing_left(c, marker, None, [pidfile])
+    finally:
+        if c.failures:
+            c.attach(w.describe(last=10))
+        w.close()
+
+
 # --------------------------------------------------------------------------
 # 6. SIGHUP
 
@@ -754,6 +790,8 @@ CASES = [
     ("5 orphans_check_fork_exit", orphans_check_fork_exit),
     ("5 orphans_watch_redials", orphans_watch_redials),
     ("5 orphans_end_fork_stay", orphans_end_fork_stay),
+    ("5 orphans_setsid_daemon_end", orphans_setsid_daemon_end),
+    ("5 orphans_setsid_daemon_watch", orphans_setsid_daemon_watch),
     ("6 sighup_watch", sighup_watch),
     ("6 sighup_check", sighup_check),
     ("6 sighup_end", sighup_end),

@@ -21,6 +21,8 @@
 //   --spawn-log=PATH     append this process's pid to PATH at start (counts spawns)
 //   --worker-pids=PATH   fork-*: append the worker's pid to PATH
 //   --worker-ignores-term  fork-*: the worker ignores SIGTERM
+//   --worker-setsid      fork-*: the worker is a daemon in a session of its
+//                        own (setsid: no group signal of mcptop's reaches it)
 //   --tag=TEXT           ignored (a pgrep marker; handed on to the worker)
 import { argv, stdin, stdout, stderr, exit, execPath, pid } from 'node:process';
 import { closeSync, appendFileSync } from 'node:fs';
@@ -53,7 +55,8 @@ if (mode === 'fork-exit' || mode === 'fork-stay') {
   if (flag('worker-ignores-term')) args.push('--ignore-term');
   // detached: false keeps the worker in this process's group; its stdio is
   // not the pipes, so only the group tells mcptop it exists.
-  const w = spawn(execPath, args, { stdio: 'ignore', detached: false });
+  // --worker-setsid: a daemon's way out (detached: true calls setsid).
+  const w = spawn(execPath, args, { stdio: 'ignore', detached: flag('worker-setsid') });
   if (opt('worker-pids', null)) appendFileSync(opt('worker-pids'), `${w.pid}\n`);
   w.unref();
   if (mode === 'fork-exit') exit(0);

@@ -18,10 +18,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/str.h"
@@ -401,6 +406,116 @@ child_groups_lingering(void)
     return child_ngroups;
 }
 
+/* --- what a server leaves behind: mcptop as a child subreaper ---------- */
+
+/*
+ * A stdio server may start a daemon that leaves its process group and
+ * session (setsid) and outlives it: no group signal reaches it, and it
+ * used to live on after mcptop (holding pipes that callers wait on).
+ * Before the first server is spawned mcptop becomes a child subreaper
+ * (PR_SET_CHILD_SUBREAPER, Linux 3.4): whatever its children leave behind
+ * is re-parented to mcptop instead of init, however often it forks, and
+ * child_orphans_end ends it at exit. Out of reach still: a process started
+ * through another service manager (systemd, a container runtime, an
+ * already running daemon asked over a socket) is not mcptop's descendant.
+ */
+static bool child_subreaper_on;
+
+static void
+child_subreaper(void)
+{
+    if (!child_subreaper_on && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        child_subreaper_on = true;
+}
+
+/* The pids whose parent is this process, from /proc/PID/stat (at most
+ * max). */
+static size_t
+child_orphans_list(pid_t *out, size_t max)
+{
+    DIR           *d = opendir("/proc");
+    struct dirent *e;
+    pid_t          self = getpid();
+    size_t         n = 0;
+
+    if (d == NULL)
+        return 0;
+    while (n < max && (e = readdir(d)) != NULL) {
+        char  path[300], buf[512], *rp;
+        FILE *f;
+        long  ppid = 0;
+
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        if ((f = fopen(path, "re")) == NULL)
+            continue;
+        if (fgets(buf, sizeof(buf), f) != NULL &&
+            (rp = strrchr(buf, ')')) != NULL &&
+            sscanf(rp + 1, " %*c %ld", &ppid) == 1 && ppid == (long)self)
+            out[n++] = (pid_t)atol(e->d_name);
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Signal pid and, when it leads one, its process group. */
+static void
+child_orphan_signal(pid_t pid, int sig)
+{
+    if (getpgid(pid) == pid)
+        kill(-pid, sig);
+    kill(pid, sig);
+}
+
+/* Reap what has exited; true when no child is left. */
+static bool
+child_orphans_reap(void)
+{
+    pid_t pid;
+
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        ;
+    return pid < 0 && errno == ECHILD;
+}
+
+size_t
+child_orphans_end(double grace_s)
+{
+    enum { MAX = 256, ROUNDS = 8 };
+    pid_t           pids[MAX];
+    size_t          n, total = 0;
+    struct timespec step = { 0, 10 * 1000000L };
+
+    if (!child_subreaper_on)
+        return 0;
+    /* Ending one may hand its own children to mcptop: a few rounds. */
+    for (int round = 0; round < ROUNDS; round++) {
+        long waited_ms = 0;
+
+        child_orphans_reap();
+        n = child_orphans_list(pids, MAX);
+        if (n == 0)
+            break;
+        total += n;
+        for (size_t i = 0; i < n; i++)
+            child_orphan_signal(pids[i], SIGTERM);
+        while (!child_orphans_reap() && waited_ms < (long)(grace_s * 1000)) {
+            nanosleep(&step, NULL);
+            waited_ms += 10;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (kill(pids[i], 0) == 0)
+                child_orphan_signal(pids[i], SIGKILL);
+        }
+        for (waited_ms = 0; !child_orphans_reap() && waited_ms < 1000;
+            waited_ms += 10)
+            nanosleep(&step, NULL);
+    }
+    return total;
+}
+
 /* ev_child: the child was reaped. */
 static void
 child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
@@ -451,6 +566,7 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
         argv[i + 1] = decl->args[i];
     envp = child_envp(decl);
 
+    child_subreaper();
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);

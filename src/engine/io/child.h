@@ -65,6 +65,16 @@ size_t child_groups_kill_all(void);
 size_t child_groups_lingering(void);
 
 /*
+ * At exit: end every process still re-parented to mcptop (it became a
+ * child subreaper when it spawned its first server, so what a server left
+ * behind, a setsid() daemon included, is its child now): SIGTERM, SIGKILL
+ * after grace_s seconds, reaped; a few rounds, for what those leave in
+ * turn. Blocks at most about grace_s + 1 s a round. Returns how many were
+ * found; 0 (and nothing done) when no server was ever spawned.
+ */
+size_t child_orphans_end(double grace_s);
+
+/*
  * Free. A child still running is killed (SIGKILL to its group) and reaped
  * here, so none is left behind. NULL does nothing. Never call from inside
  * one of c's own callbacks.
