@@ -105,6 +105,15 @@ void cli_run_done(struct cli_run *r);
 bool cli_wait_endings(struct fleet *f, long bound_ms);
 
 /*
+ * After cli_wait_endings at exit: say on stderr how many sessions the
+ * bounded exit could not end ("mcptop CMD: N of M sessions were not
+ * ended ..."), nothing when all were. Returns N; *asked (may be NULL)
+ * gets M. A command exits 1 when N > 0.
+ */
+size_t cli_report_unended(const struct fleet *f, const char *cmd,
+    size_t *asked);
+
+/*
  * Write s to out as a cell exactly width display columns wide: padded
  * with spaces (on the left when right is true), or cut and ended with
  * "…" (U+2026). Columns are measured as UTF-8 with wcwidth under C.UTF-8,

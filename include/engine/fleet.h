@@ -64,6 +64,13 @@ void fleet_stop(struct fleet *f);
 /* End every server's session (server_end with redial false). Returns how
  * many endings were started or already under way. */
 size_t fleet_end_all(struct fleet *f);
+/*
+ * After fleet_end_all and the wait for its endings: how many of those
+ * endings did not end their session (no outcome yet, or rejected, failed,
+ * timed out: the server may keep the session until it expires), with
+ * *asked set to how many endings there were. 0 before fleet_end_all.
+ */
+size_t fleet_unended(const struct fleet *f, size_t *asked);
 /* True while any ending (or abandoned dial) has not settled. */
 bool fleet_endings_busy(const struct fleet *f);
 /* True while something must finish before the process may exit: an

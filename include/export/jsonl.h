@@ -39,6 +39,14 @@ struct cJSON *jsonl_ending(const struct ending *e);
  */
 char *jsonl_event_line(const struct event *e);
 
+/*
+ * The last line of a stream that ended every session it could:
+ * {"ts","event":"exit","sessions_ended","sessions_not_ended"}, from
+ * fleet_unended's counts (asked endings, of which not_ended did not end
+ * their session). Caller frees with free().
+ */
+char *jsonl_exit_line(size_t asked, size_t not_ended);
+
 /* Write o unformatted, then a newline, to out (not flushed). -1 when the
  * write failed (errno from stdio), else 0. */
 int jsonl_write(FILE *out, const struct cJSON *o);

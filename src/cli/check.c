@@ -537,6 +537,7 @@ check_report(struct check *c)
     cJSON *doc = NULL;
     int    werr = 0;
     int    rc = check_verdict(c);
+    size_t unended;
 
     if (c->json) {
         doc = check_build_json(c, c->with_pings);
@@ -549,9 +550,15 @@ check_report(struct check *c)
     if (c->run.interrupted)
         rc = 130;
     check_end_sessions(c);
+    unended = cli_report_unended(c->cf.fleet, "check", NULL);
+    if (unended > 0 && rc == 0)
+        rc = EXIT_NOT_OK;
     if (c->json) {
         if (c->stats)
             check_json_stats(c, doc);
+        if (unended > 0)        /* only then: the document keeps its keys */
+            cJSON_AddNumberToObject(doc, "sessions_not_ended",
+                (double)unended);
         jsonl_write(stdout, doc);
         cJSON_Delete(doc);
     } else if (c->stats) {

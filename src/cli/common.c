@@ -56,6 +56,23 @@ cli_wait_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     ev_break(loop, EVBREAK_ONE);
 }
 
+size_t
+cli_report_unended(const struct fleet *f, const char *cmd, size_t *asked)
+{
+    size_t m = 0, n = fleet_unended(f, &m);
+
+    if (asked != NULL)
+        *asked = m;
+    if (n > 0)
+        fprintf(stderr, "mcptop %s: %zu of %zu session%s not ended before "
+            "exit (no answer to the ending in time, or refused): the "
+            "server%s may keep %s until %s expire%s\n", cmd, n, m,
+            m == 1 ? " was" : "s were", n == 1 ? "" : "s",
+            n == 1 ? "it" : "them", n == 1 ? "it" : "they",
+            n == 1 ? "s" : "");
+    return n;
+}
+
 bool
 cli_wait_endings(struct fleet *f, long bound_ms)
 {

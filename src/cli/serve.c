@@ -756,6 +756,7 @@ cli_serve(int argc, char **argv)
     const struct cli_preamble pre = { .cmd = "serve", .longopts = longopts,
         .shortopts = "l:h", .usage = serve_usage, .option = serve_option,
         .parsed = serve_parsed, .arg = &srv };
+    size_t                    unended;
     int                       rc;
 
     if (cli_preamble(&pre, argc, argv, &srv.cf, &rc) != 0) {
@@ -790,7 +791,8 @@ cli_serve(int argc, char **argv)
     srv.stopping = true;
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
+    unended = cli_report_unended(srv.cf.fleet, "serve", NULL);
     fleet_stop(srv.cf.fleet);
     serve_done(&srv);
-    return 0;
+    return unended > 0 ? EXIT_NOT_OK : 0;
 }

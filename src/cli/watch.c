@@ -40,10 +40,12 @@ watch_usage(FILE *out)
         "\"error_code\"?}\n"
         "  {\"ts\",\"event\":\"tools_changed\",\"server\",\"tools\"}\n"
         "  {\"ts\",\"event\":\"ending\"|\"settled\",\"server\",\"outcome\",...}\n"
+        "  {\"ts\",\"event\":\"exit\",\"sessions_ended\",\"sessions_not_ended\"}\n"
         "On SIGINT/SIGTERM/SIGHUP every session is ended (DELETE) before exit,\n"
         "bounded by the teardown deadline plus 1 s; a second signal quits.\n"
         "Exit status: 0 after a signal, 1 when stdout could not be written\n"
-        "(the reader went away; noticed at the next line), 2 usage or\n"
+        "(the reader went away; noticed at the next line) or some session\n"
+        "was not ended (said on stderr and in the exit event), 2 usage or\n"
         "unreadable config.\n"
         "Test hook: MCPTOP_TEST_STREAM_IDLE_MS=MS sets the server stream's\n"
         "idle watchdog (default: 4 ping intervals, at least 60 s).\n");
@@ -88,6 +90,8 @@ cli_watch(int argc, char **argv)
     struct watch              w = { 0 };
     struct ev_loop           *loop = EV_DEFAULT;
     const char               *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
+    char                     *text;
+    size_t                    asked = 0, unended;
     int                       rc;
 
     if (idle != NULL)
@@ -111,9 +115,15 @@ cli_watch(int argc, char **argv)
      * grace; a second signal cuts the wait short. */
     fleet_end_all(w.cf.fleet);
     cli_wait_endings(w.cf.fleet, fleet_teardown_ms(w.cf.fleet) + 1000);
+    unended = cli_report_unended(w.cf.fleet, "watch", &asked);
+    if (!w.write_failed && (text = jsonl_exit_line(asked, unended)) != NULL) {
+        if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0)
+            w.write_failed = true;
+        free(text);
+    }
     fleet_stop(w.cf.fleet);
     if (fleet_exit(w.cf.fleet))
         config_free(w.cf.cfg);
     app_close_log(&w.cf.common);
-    return w.write_failed ? EXIT_NOT_OK : 0;
+    return w.write_failed || unended > 0 ? EXIT_NOT_OK : 0;
 }

@@ -13,6 +13,9 @@
 #include "engine/oauth.h"
 #include "io/curlev.h"
 #include "engine/http.h"
+#include "engine/ending.h"
+#include "engine/server.h"
+#include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -44,6 +47,7 @@ struct fleet {
     struct server      **retired;
     size_t               nretired;
     size_t               next_index;    /* the next server's number */
+    int64_t              end_all_at;    /* epoch ms of fleet_end_all, 0 */
 };
 
 /* Dials in flight at once on start-up: kinder to the servers, and glibc
@@ -377,10 +381,51 @@ fleet_end_all(struct fleet *f)
 {
     size_t n = 0;
 
+    if (f->end_all_at == 0)
+        f->end_all_at = clock_wall_ms();
+
     for (size_t i = 0; i < f->nservers; i++) {
         if (server_end(f->servers[i], false) != NULL)
             n++;
     }
+    return n;
+}
+
+/* One server's part of fleet_unended: 1 when its ending since end_all_at
+ * did not end its session, with *asked counting the endings. */
+static size_t
+fleet_unended_one(const struct fleet *f, const struct server *s,
+    size_t *asked)
+{
+    size_t               n = server_ending_count(s);
+    const struct ending *e = n > 0 ? server_ending(s, n - 1) : NULL;
+
+    if (e == NULL || e->started_at < f->end_all_at)
+        return 0;
+    (*asked)++;
+    switch (e->outcome) {
+    case ENDING_PENDING:
+    case ENDING_REJECTED:
+    case ENDING_FAILED:
+    case ENDING_TIMED_OUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+size_t
+fleet_unended(const struct fleet *f, size_t *asked)
+{
+    size_t n = 0;
+
+    *asked = 0;
+    if (f->end_all_at == 0)
+        return 0;
+    for (size_t i = 0; i < f->nservers; i++)
+        n += fleet_unended_one(f, f->servers[i], asked);
+    for (size_t i = 0; i < f->nretired; i++)
+        n += fleet_unended_one(f, f->retired[i], asked);
     return n;
 }
 

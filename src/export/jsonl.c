@@ -315,6 +315,22 @@ jsonl_ending_line(cJSON *o, const struct event *e)
 }
 
 char *
+jsonl_exit_line(size_t asked, size_t not_ended)
+{
+    cJSON *o = cJSON_CreateObject();
+    char   ts[40], *text;
+
+    clock_format_iso(clock_wall_ms(), ts, sizeof(ts));
+    cJSON_AddStringToObject(o, "ts", ts);
+    cJSON_AddStringToObject(o, "event", "exit");
+    cJSON_AddNumberToObject(o, "sessions_ended", (double)(asked - not_ended));
+    cJSON_AddNumberToObject(o, "sessions_not_ended", (double)not_ended);
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+char *
 jsonl_event_line(const struct event *e)
 {
     cJSON *o;

@@ -578,6 +578,44 @@ def watch_fleet_sigint(c):
 # --------------------------------------------------------------------------
 
 
+def exit_says_what_was_not_ended(c):
+    """A session whose DELETE is never answered is not ended by the
+    bounded exit, and mcptop says so: watch on stderr and in a last
+    {"event":"exit"} line, check on stderr and in its JSON, both exit 1; a
+    session that was ended counts in sessions_ended."""
+    L = lab()
+    hang, ok = L.url("/deletehang?t=%s" % tag()), L.url("/healthy?t=%s" % tag())
+    cfg = mcptest.write_config({"hang": {"url": hang, "teardown_ms": 700},
+                                "fine": {"url": ok, "teardown_ms": 700}})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        deadline = time.monotonic() + 20
+        for name in ("hang", "fine"):
+            ev = w.wait_for(lambda e, n=name: e.get("event") == "liveness" and
+                            e.get("server") == n and e.get("state") == "reachable", deadline)
+            if ev is None:
+                ev = next((e for e in w.events if e.get("event") == "liveness" and
+                           e.get("server") == name and e.get("state") == "reachable"), None)
+            c.require(ev is not None, "%s reachable before SIGTERM" % name)
+        w.signal(signal.SIGTERM)
+        rc = w.wait_exit(WATCH_EXIT_WAIT)
+        w.close()
+        c.eq(rc, 1, "watch's exit status when a session was not ended")
+        c.check("1 of 2 sessions were not ended" in w.stderr(),
+                "stderr says how many: %r" % w.stderr()[-400:])
+        last = w.events[-1] if w.events else {}
+        c.eq(last.get("event"), "exit", "the last line is the exit event")
+        c.eq(last.get("sessions_not_ended"), 1, "sessions_not_ended")
+        c.eq(last.get("sessions_ended"), 1, "sessions_ended")
+    finally:
+        w.close()
+    r = mcptest.run_mcptop(["check", "--json", "-c", cfg], timeout=30)
+    c.attach(r.describe())
+    c.eq(r.rc, 1, "check's exit status")
+    c.check("1 of 2 sessions were not ended" in r.stderr, "check's stderr: %r" % r.stderr)
+    c.eq(dig(r.json(), "sessions_not_ended"), 1, "check --json sessions_not_ended")
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -603,6 +641,7 @@ def main():
     rep.run("stdio_endings", stdio_endings)
     rep.run("stdio_exited_alone_exit_0", stdio_exited_alone_exit_0)
     rep.run("watch_fleet_sigint", watch_fleet_sigint)
+    rep.run("exit_says_what_was_not_ended", exit_says_what_was_not_ended)
     rep.finish()
 
 
