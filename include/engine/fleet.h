@@ -60,6 +60,10 @@ void fleet_start_some(struct fleet *f, const bool *chosen);
 int fleet_reload(struct fleet *f, struct config *cfg, char **cause);
 /* Close every server locally (no remote ending). */
 void fleet_stop(struct fleet *f);
+/* What reloads retired and the fleet still holds: servers whose endings
+ * have not settled (the return), and reload configs (*configs, may be
+ * NULL) still in use. Freed as they settle (checked every 2 s). */
+size_t fleet_retired_count(const struct fleet *f, size_t *configs);
 
 /* End every server's session (server_end with redial false). Returns how
  * many endings were started or already under way. */

@@ -467,8 +467,8 @@ serve_reload(struct serve *srv)
         metrics_reload_result(srv->metrics, false, now);
         return;
     }
-    /* cfg is the fleet's now; it keeps every earlier config alive for
-     * the servers still ending under them. */
+    /* cfg is the fleet's now; it keeps an earlier config alive while a
+     * server still ending under it needs it, and frees the rest. */
     metrics_sync(srv->metrics, srv->cf.fleet);
     metrics_reload_result(srv->metrics, true, now);
     fprintf(stderr, "mcptop serve: reload: %zu server%s\n",

@@ -597,4 +597,44 @@ def slow_clients_do_not_shut_scrapes_out(c):
         lab.stop()
 
 
+@mcptest.case(rep)
+def reloads_free_what_they_retire(c):
+    """Every SIGHUP that changes every server retires them all; what a
+    reload retired is freed once its endings settle, so what the fleet
+    holds stays one reload's worth instead of growing with each reload
+    (the debug log says what is held)."""
+    lab = faultlab.FaultLab().start()
+    n = 20
+    path = mcptest.tmpdir() / ("reload-%d.json" % os.getpid())
+    log = mcptest.tmpdir() / ("reload-%d.log" % os.getpid())
+
+    def write(timeout_ms):
+        path.write_text(json.dumps({"mcptop": FAST, "mcpServers": {
+            "s%02d" % i: {"url": lab.url("/healthy?r=%d" % i), "timeout_ms": timeout_ms}
+            for i in range(n)}}))
+
+    write(3000)
+    s = Serve(["-c", path, "--log", log])
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        for k in range(6):
+            write(3001 + k)
+            s.signal(signal.SIGHUP)
+            time.sleep(2.6)
+        held = re.findall(r"held until their endings settle: (\d+) servers, (\d+) reload configs",
+                          log.read_text(errors="replace"))
+        c.attach("held after each reload: %r" % held)
+        c.eq(len(held), 6, "six reloads logged")
+        if held:
+            servers, configs = map(int, held[-1])
+            c.check(servers <= 2 * n, "servers held after 6 reloads: %d (at most %d)" % (servers, 2 * n))
+            c.check(configs <= 3, "reload configs held after 6 reloads: %d (at most 3)" % configs)
+        c.eq(s.get("/metrics")[0], 200, "/metrics answers after the reloads")
+        c.eq(len(re.findall(r'mcp_up\{server="s\d\d"\} 1', s.metrics())), n,
+             "every server up under the last config")
+    finally:
+        c.eq(s.close(), 0, "serve exits 0")
+        lab.stop()
+
+
 rep.finish()
