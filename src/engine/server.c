@@ -26,7 +26,6 @@
 #include "mcp/client.h"
 #include "ending_run.h"
 #include "record.h"
-#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
@@ -71,6 +70,9 @@ struct server {
 };
 
 static void server_dial(struct server *s);
+static void server_log(struct server *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static double server_wait_left(const struct server *s);
 
 static const char *const server_state_names[SERVER__COUNT] = {
     [SERVER_IDLE] = "idle",
@@ -108,26 +110,14 @@ server_era_name(enum server_era e)
     }
 }
 
-/* --- what the lifecycle asks (server_priv.h) ---------------------------- */
+/* --- state, events, the record ----------------------------------------- */
 
-ev_tstamp
+/* The loop's time, updated (monotonic seconds). */
+static ev_tstamp
 server_now(const struct server *s)
 {
     ev_now_update(s->env->loop);
     return ev_now(s->env->loop);
-}
-
-long
-server_timeout_ms(const struct server *s)
-{
-    return s->env->timeout_ms > 0 ? s->env->timeout_ms : s->decl->timeout_ms;
-}
-
-long
-server_open_deadline_ms(const struct server *s)
-{
-    return s->env->open_deadline_ms > 0 ? s->env->open_deadline_ms :
-        s->decl->open_deadline_ms;
 }
 
 static void
@@ -151,7 +141,8 @@ server_set_state(struct server *s, enum server_state st)
     server_emit(s, &e);
 }
 
-void
+/* The debug log. */
+static void
 server_log(struct server *s, const char *fmt, ...)
 {
     va_list ap;
@@ -163,7 +154,9 @@ server_log(struct server *s, const char *fmt, ...)
     va_end(ap);
 }
 
-void
+/* One exchange ended with its one outcome (f NULL: completed): into the
+ * record, out as events. op is a static string. */
+static void
 server_exchange(struct server *s, const char *op, const struct failure *f,
     double ms)
 {
@@ -191,12 +184,13 @@ server_exchange(struct server *s, const char *op, const struct failure *f,
     }
 }
 
-void
-server_busy(struct server *s, bool *counted, bool on)
+/* endings_host.busy, client_host.busy: one more (on) or one less piece of
+ * unsettled work (an ending, an abandoned dial). */
+static void
+server_busy_cb(void *arg, bool on)
 {
-    if (*counted == on)
-        return;
-    *counted = on;
+    struct server *s = arg;
+
     if (on) {
         s->busy++;
         if (s->env->busy_total != NULL)
@@ -219,7 +213,8 @@ server_tick_in(struct server *s, double delay)
     s->dial_due = false;
 }
 
-void
+/* Plan the next ping (after one ended, or a dial completed). */
+static void
 server_ping_scheduled(struct server *s)
 {
     /* ±10% jitter: a fleet dialed together does not ping in one burst
@@ -241,13 +236,16 @@ server_ping_scheduled(struct server *s)
     server_tick_in(s, fmax(iv, server_wait_left(s)));
 }
 
-void
+/* Ping on the next loop turn (a loss to observe, a resumed server). */
+static void
 server_ping_soon(struct server *s)
 {
     server_tick_in(s, server_wait_left(s));
 }
 
-void
+/* A wait the server asked for (Retry-After, seconds): nothing goes to it
+ * before then. */
+static void
 server_retry_after(struct server *s, long seconds)
 {
     ev_tstamp until = server_now(s) + (double)seconds;
@@ -258,7 +256,8 @@ server_retry_after(struct server *s, long seconds)
         "it before then", seconds);
 }
 
-double
+/* Seconds left of that wait, 0 when none. */
+static double
 server_wait_left(const struct server *s)
 {
     double left = s->not_before - ev_now(s->env->loop);
@@ -281,7 +280,9 @@ server_schedule_dial(struct server *s)
     server_log(s, "next dial in %.1f s", delay);
 }
 
-void
+/* The dial ended: f NULL when it completed (the server is READY, pings are
+ * scheduled), else the failure and the next dial planned. */
+static void
 server_dial_done(struct server *s, const struct failure *f, double ms)
 {
     if (f == NULL) {
@@ -303,7 +304,8 @@ server_dial_done(struct server *s, const struct failure *f, double ms)
     server_set_state(s, SERVER_BACKOFF);
 }
 
-void
+/* The connection is gone: dial again with the usual backoff. */
+static void
 server_connection_lost(struct server *s)
 {
     s->failed_dials = 1;
@@ -316,19 +318,6 @@ server_connection_lost(struct server *s)
     server_set_state(s, SERVER_BACKOFF);
 }
 
-void
-server_dial_again(struct server *s)
-{
-    server_dial(s);
-}
-
-void
-server_tools_changed(struct server *s, long ntools)
-{
-    struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = ntools };
-
-    server_emit(s, &e);
-}
 
 /* --- endings ------------------------------------------------------------ */
 
@@ -380,21 +369,11 @@ server_endings_settled_cb(void *arg, struct ending_run *run)
     server_after_ending(s);
 }
 
-/* endings_host.busy */
-static void
-server_endings_busy_cb(void *arg, bool on)
-{
-    struct server *s = arg;
-    bool           counted = !on;
-
-    server_busy(s, &counted, on);
-}
-
 static const struct endings_host server_endings_host = {
     .event = server_endings_event_cb,
     .exchange = server_endings_exchange_cb,
     .settled = server_endings_settled_cb,
-    .busy = server_endings_busy_cb,
+    .busy = server_busy_cb,
 };
 
 static struct endings *
@@ -406,7 +385,9 @@ server_endings(struct server *s)
     return s->endings;
 }
 
-void
+/* End a session the lifecycle was issued but will not use (taken), by the
+ * same procedure, marked half-open. */
+static void
 server_end_orphan(struct server *s, char *session,
     const char *protocol_version, const char *why)
 {
@@ -418,6 +399,144 @@ server_end_orphan(struct server *s, char *session,
         ending_run_note(run, why);
     ending_run_go(run, session, protocol_version);
 }
+
+/* --- what the lifecycle reports and asks (client_host) ----------------- */
+
+/* client_host.exchange */
+static void
+server_client_exchange_cb(void *arg, const char *op,
+    const struct failure *f, double ms)
+{
+    server_exchange(arg, op, f, ms);
+}
+
+/* client_host.dial_done */
+static void
+server_client_dial_done_cb(void *arg, const struct failure *f, double ms)
+{
+    server_dial_done(arg, f, ms);
+}
+
+/* client_host.connection_lost */
+static void
+server_client_connection_lost_cb(void *arg)
+{
+    server_connection_lost(arg);
+}
+
+/* client_host.dial_again */
+static void
+server_client_dial_again_cb(void *arg)
+{
+    server_dial(arg);
+}
+
+/* client_host.ping_scheduled */
+static void
+server_client_ping_scheduled_cb(void *arg)
+{
+    server_ping_scheduled(arg);
+}
+
+/* client_host.ping_soon */
+static void
+server_client_ping_soon_cb(void *arg)
+{
+    server_ping_soon(arg);
+}
+
+/* client_host.end_orphan */
+static void
+server_client_end_orphan_cb(void *arg, char *session,
+    const char *protocol_version, const char *why)
+{
+    server_end_orphan(arg, session, protocol_version, why);
+}
+
+/* client_host.tools_changed */
+static void
+server_client_tools_changed_cb(void *arg, long ntools)
+{
+    struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = ntools };
+
+    server_emit(arg, &e);
+}
+
+/* client_host.retry_after */
+static void
+server_client_retry_after_cb(void *arg, long seconds)
+{
+    server_retry_after(arg, seconds);
+}
+
+/* client_host.state */
+static enum server_state
+server_client_state_cb(void *arg)
+{
+    return server_state(arg);
+}
+
+/* client_host.now */
+static ev_tstamp
+server_client_now_cb(void *arg)
+{
+    return server_now(arg);
+}
+
+/* client_host.timeout_ms: the server's, or the command line's. */
+static long
+server_client_timeout_ms_cb(void *arg)
+{
+    const struct server *s = arg;
+
+    return s->env->timeout_ms > 0 ? s->env->timeout_ms : s->decl->timeout_ms;
+}
+
+/* client_host.open_deadline_ms: the server's, or the command line's. */
+static long
+server_client_open_deadline_ms_cb(void *arg)
+{
+    const struct server *s = arg;
+
+    return s->env->open_deadline_ms > 0 ? s->env->open_deadline_ms :
+        s->decl->open_deadline_ms;
+}
+
+/* client_host.wait_left */
+static double
+server_client_wait_left_cb(void *arg)
+{
+    return server_wait_left(arg);
+}
+
+/* client_host.log */
+static void
+server_client_log_cb(void *arg, const char *fmt, va_list ap)
+{
+    struct server *s = arg;
+
+    if (s->env->log != NULL)
+        dlogv(s->env->log, s->log_name, fmt, ap);
+}
+
+static const struct client_host server_client_host = {
+    .exchange = server_client_exchange_cb,
+    .dial_done = server_client_dial_done_cb,
+    .connection_lost = server_client_connection_lost_cb,
+    .dial_again = server_client_dial_again_cb,
+    .ping_scheduled = server_client_ping_scheduled_cb,
+    .ping_soon = server_client_ping_soon_cb,
+    .end_orphan = server_client_end_orphan_cb,
+    .tools_changed = server_client_tools_changed_cb,
+    .busy = server_busy_cb,
+    .retry_after = server_client_retry_after_cb,
+    .state = server_client_state_cb,
+    .now = server_client_now_cb,
+    .timeout_ms = server_client_timeout_ms_cb,
+    .open_deadline_ms = server_client_open_deadline_ms_cb,
+    .wait_left = server_client_wait_left_cb,
+    .log = server_client_log_cb,
+};
 
 const struct ending *
 server_end(struct server *s, bool redial)
@@ -582,7 +701,8 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     s->target = server_make_target(decl);
     record_init(&s->rec);
-    s->client = client_new(s, env, decl, index, s->log_name);
+    s->client = client_new(&server_client_host, s, env, decl, index,
+        s->log_name);
     ev_timer_init(&s->tick, server_tick_cb, 0., 0.);
     s->tick.data = s;
     return s;

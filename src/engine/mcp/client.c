@@ -21,12 +21,12 @@
 #include "mcp/client_int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ending_run.h"
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -49,10 +49,21 @@ client_version_spoken(const char *v)
     return false;
 }
 
+/* A line for the host's debug log. */
+void
+client_log(const struct client *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    c->host->log(c->host_arg, fmt, ap);
+    va_end(ap);
+}
+
 double
 client_elapsed_ms(const struct client *c, ev_tstamp since)
 {
-    double ms = (server_now(c->s) - since) * 1000.0;
+    double ms = (client_now(c) - since) * 1000.0;
 
     return ms < 0 ? 0 : ms;
 }
@@ -108,10 +119,20 @@ client_req_new(struct client *c, enum client_op op, int64_t id,
     rq->op = op;
     rq->id = id;
     rq->method = method;
-    rq->started = server_now(c->s);
+    rq->started = client_now(c);
     rq->next = c->reqs;
     c->reqs = rq;
     return rq;
+}
+
+/* Count rq in the host's busy work (on) or no more (off), once each. */
+void
+client_req_busy(struct client_req *rq, bool on)
+{
+    if (rq->counted == on)
+        return;
+    rq->counted = on;
+    rq->c->host->busy(rq->c->host_arg, on);
 }
 
 /* Unlink and free; stops its timer; cancels its transfer if it runs. */
@@ -127,7 +148,7 @@ client_req_free(struct client_req *rq, struct failure_evidence *evd_out)
         }
     }
     ev_timer_stop(c->env->loop, &rq->timer);
-    server_busy(c->s, &rq->counted, false);
+    client_req_busy(rq, false);
     if (rq->tr != NULL)
         transport_cancel(c->t, rq->tr, evd_out);
     free(rq);
@@ -193,8 +214,8 @@ client_notify(struct client *c, char *body, size_t len)
     struct client_req *rq = client_req_new(c, CLIENT_OP_NOTIFY, -1, NULL);
     char              *cause = NULL;
 
-    if (!client_send(c, rq, body, len, 0, server_timeout_ms(c->s), &cause)) {
-        server_log(c->s, "notification not sent: %s", cause);
+    if (!client_send(c, rq, body, len, 0, client_timeout_ms(c), &cause)) {
+        client_log(c, "notification not sent: %s", cause);
         free(cause);
         client_req_free(rq, NULL);
     }
@@ -303,7 +324,7 @@ client_fail(struct client *c, const char *op,
     struct failure f;
 
     failure_make(&f, evd, FAILURE_SITE_REQUEST, detail);
-    server_exchange(c->s, op, &f, ms);
+    c->host->exchange(c->host_arg, op, &f, ms);
 }
 
 /* --- the session -------------------------------------------------------- */
@@ -330,7 +351,7 @@ client_drop(struct client *c, const char *why)
     c->relist_wanted = false;
     session = transport_release(c->t);
     if (session != NULL)
-        server_end_orphan(c->s, session, c->protocol_version, why);
+        c->host->end_orphan(c->host_arg, session, c->protocol_version, why);
 }
 
 /* Switch to transport t (the old one is closed and freed, with every
@@ -371,14 +392,14 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
     transport_abandon(c->t);
     c->last_ping_ok = false;
     failure_make(&f, evd, FAILURE_SITE_CONNECT, detail);
-    server_dial_done(c->s, &f, ms);
+    c->host->dial_done(c->host_arg, &f, ms);
 }
 
 void
 client_dial_completed(struct client *c)
 {
     double ms = client_elapsed_ms(c, c->dial_started);
-    long   deadline = server_open_deadline_ms(c->s);
+    long   deadline = client_open_deadline_ms(c);
 
     if (ms > (double)deadline) {
         /* Judged on the clock: a dial that finished after its deadline
@@ -407,7 +428,7 @@ client_dial_completed(struct client *c)
     c->dialed_once = true;
     c->rtt_ms = ms;
     c->last_ping_ok = true;
-    server_dial_done(c->s, NULL, ms);
+    c->host->dial_done(c->host_arg, NULL, ms);
     client_streams_start(c);
     client_probe_schedule(c);
 }
@@ -429,7 +450,7 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
             break;
     }
     snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
-        server_open_deadline_ms(c->s), rq != NULL ? " during " : "",
+        client_open_deadline_ms(c), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
     if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
         transport_has_cap(c->t, TRANSPORT_CAP_LATE_SESSION)) {
@@ -439,9 +460,9 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         transport_peek(c->t, rq->tr, &evd);
         rq->detached = true;
         rq->in_dial = false;
-        server_busy(c->s, &rq->counted, true);
+        client_req_busy(rq, true);
         ev_timer_stop(c->env->loop, &rq->timer);
-        ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+        ev_timer_set(&rq->timer, client_timeout_ms(c) / 1000.0, 0.);
         ev_timer_start(c->env->loop, &rq->timer);
     } else if (rq != NULL) {
         client_req_free(rq, &evd);
@@ -458,8 +479,8 @@ client_dial(struct client *c)
     int                      rc;
 
     client_drop(c, "a session left from before the new dial");
-    c->dial_started = server_now(c->s);
-    ev_timer_set(&c->open_timer, server_open_deadline_ms(c->s) / 1000.0, 0.);
+    c->dial_started = client_now(c);
+    ev_timer_set(&c->open_timer, client_open_deadline_ms(c) / 1000.0, 0.);
     ev_timer_start(c->env->loop, &c->open_timer);
     c->probe_retried = false;
     c->probed_this_dial = false;
@@ -491,7 +512,7 @@ client_send_initialize(struct client *c)
     char              *body = jsonrpc_build_initialize(id,
         MCP_PROTOCOL_LATEST, "mcptop", MCPTOP_VERSION, &len);
 
-    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+    client_dial_step(c, rq, body, len, client_timeout_ms(c));
 }
 
 static void
@@ -547,7 +568,7 @@ client_send_initialized(struct client *c)
     char              *body = jsonrpc_build_notification(
         "notifications/initialized", &len);
 
-    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+    client_dial_step(c, rq, body, len, client_timeout_ms(c));
 }
 
 /*
@@ -580,7 +601,7 @@ client_initialize_revises_era(struct client *c,
         }
         if (!legacy) {
             c->init_said_modern = true;
-            server_log(c->s, "era: initialize got -32022 listing only %s: "
+            client_log(c, "era: initialize got -32022 listing only %s: "
                 "modern", MCP_PROTOCOL_MODERN);
             c->era = SERVER_ERA_MODERN;
             client_send_discover(c);
@@ -591,7 +612,7 @@ client_initialize_revises_era(struct client *c,
         !evd->rpc_error && (status == 400 || status == 404 ||
         status == 405)) {
         /* The remembered verdict stopped working: probe again. */
-        server_log(c->s, "era: legacy stopped working (HTTP %ld to "
+        client_log(c, "era: legacy stopped working (HTTP %ld to "
             "initialize); probing again", status);
         c->era = SERVER_ERA_NONE;
         client_send_discover(c);
@@ -603,7 +624,7 @@ client_initialize_revises_era(struct client *c,
         struct transport_failure f;
 
         c->respawned = true;
-        server_log(c->s, "era: the transport closed after an unanswered "
+        client_log(c, "era: the transport closed after an unanswered "
             "probe; initialize on a fresh one");
         if (transport_open(c->t, &f) < 0) {
             client_dial_failed(c, &f.evd, f.detail);
@@ -624,11 +645,12 @@ client_on_detached(struct client *c, struct transport_result *res)
         "result.protocolVersion") : NULL;
 
     if (res->session == NULL) {
-        server_log(c->s, "abandoned initialize settled without a session");
+        client_log(c, "abandoned initialize settled without a session");
         return;
     }
-    server_end_orphan(c->s, res->session, client_version_spoken(pv) ? pv :
-        NULL, "session issued after the dial was abandoned");
+    c->host->end_orphan(c->host_arg, res->session,
+        client_version_spoken(pv) ? pv : NULL,
+        "session issued after the dial was abandoned");
     res->session = NULL;
 }
 
@@ -648,7 +670,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
     client_req_free(rq, NULL);
     if (client_judge(res, &evd, detail, sizeof(detail))) {
         if (res->session != NULL) {
-            server_end_orphan(c->s, res->session, NULL,
+            c->host->end_orphan(c->host_arg, res->session, NULL,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
@@ -690,7 +712,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26, "
             "2024-11-05", clean);
         if (res->session != NULL) {
-            server_end_orphan(c->s, res->session, NULL,
+            c->host->end_orphan(c->host_arg, res->session, NULL,
                 "session issued in a version mcptop does not speak");
             res->session = NULL;
         }
@@ -781,7 +803,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
         "the session was presumed lost");
-    server_dial_again(c->s);
+    c->host->dial_again(c->host_arg);
     return true;
 }
 
@@ -810,7 +832,7 @@ client_ping(struct client *c, bool scheduled)
         len = strlen(body);
     }
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
-        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), server_timeout_ms(c->s),
+        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), client_timeout_ms(c),
         &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
 
@@ -841,8 +863,8 @@ client_on_ping(struct client *c, struct client_req *rq,
         c->rtt_ms = ms;
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
-        server_exchange(c->s, client_ping_op(c), NULL, ms);
-        server_ping_scheduled(c->s);
+        c->host->exchange(c->host_arg, client_ping_op(c), NULL, ms);
+        c->host->ping_scheduled(c->host_arg);
         return;
     }
     c->last_ping_ok = false;
@@ -855,27 +877,27 @@ client_on_ping(struct client *c, struct client_req *rq,
         !c->env->no_redial && (status == 400 || status == 404 ||
         status == 405) && kind == FAILURE_HTTP_STATUS) {
         /* The remembered era stopped working: probe again. */
-        server_log(c->s, "era: modern stopped working; probing again");
+        client_log(c, "era: modern stopped working; probing again");
         c->era = SERVER_ERA_NONE;
         client_drop(c, "the era changed");
-        server_dial_again(c->s);
+        c->host->dial_again(c->host_arg);
         return;
     }
-    if (!c->env->no_redial && server_state(c->s) == SERVER_READY &&
+    if (!c->env->no_redial && client_state(c) == SERVER_READY &&
         (kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t))) {
         /* Nothing listens any more, or the child is gone: the sessions
          * went with it. Dial again with the usual backoff. */
         client_drop(c, "the connection was lost");
-        server_connection_lost(c->s);
+        c->host->connection_lost(c->host_arg);
         return;
     }
-    server_ping_scheduled(c->s);
+    c->host->ping_scheduled(c->host_arg);
 }
 
 void
 client_tick(struct client *c)
 {
-    if (c->list_ttl_ms > 0 && server_now(c->s) - c->listed_at >
+    if (c->list_ttl_ms > 0 && client_now(c) - c->listed_at >
         c->list_ttl_ms / 1000.0) {
         /* The listing's ttlMs ran out: list again. */
         c->relist_wanted = true;
@@ -904,8 +926,8 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     if (rq->detached) {
-        server_log(c->s, "abandoned %s got no answer within %ld ms",
-            client_op_name(op), server_timeout_ms(c->s));
+        client_log(c, "abandoned %s got no answer within %ld ms",
+            client_op_name(op), client_timeout_ms(c));
         client_req_free(rq, NULL);
         return;
     }
@@ -913,7 +935,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     evd.timer = FAILURE_TIMER_REQUEST;
     evd.net = NET_OK;
     snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
-        "(request timeout)", client_op_name(op), server_timeout_ms(c->s));
+        "(request timeout)", client_op_name(op), client_timeout_ms(c));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
     if (id >= 0 && op != CLIENT_OP_INITIALIZE && transport_has_session(c->t)) {
         size_t len;
@@ -943,7 +965,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         c->last_ping_ok = false;
         c->pings_done++;
         client_fail(c, client_ping_op(c), &evd, ms, detail);
-        server_ping_scheduled(c->s);
+        c->host->ping_scheduled(c->host_arg);
         break;
     default:
         break;
@@ -960,7 +982,7 @@ client_on_done(struct client *c, struct client_req *rq,
     if (res->retry_after_s >= 0 && (res->f.evd.http_status == 429 ||
         res->f.evd.http_status == 503))
         /* A wait the server asked for holds for every request to it. */
-        server_retry_after(c->s, res->retry_after_s);
+        c->host->retry_after(c->host_arg, res->retry_after_s);
     switch (rq->op) {
     case CLIENT_OP_INITIALIZE:
         client_on_initialize(c, rq, res);
@@ -994,7 +1016,7 @@ client_on_done(struct client *c, struct client_req *rq,
 static void
 client_on_open_failed(struct client *c, const struct transport_event *e)
 {
-    if (server_state(c->s) != SERVER_DIALING)
+    if (client_state(c) != SERVER_DIALING)
         return;
     if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && c->sse_tried) {
@@ -1016,12 +1038,12 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
 static void
 client_on_lost(struct client *c, const struct transport_event *e)
 {
-    enum server_state st = server_state(c->s);
+    enum server_state st = client_state(c);
 
     if (e->failure == NULL) {
         /* Only an exchange can say what it means: observe it now. */
         if (st == SERVER_READY && !c->env->no_pings)
-            server_ping_soon(c->s);
+            c->host->ping_soon(c->host_arg);
         return;
     }
     if (st == SERVER_DIALING) {
@@ -1032,7 +1054,7 @@ client_on_lost(struct client *c, const struct transport_event *e)
         return;
     client_fail(c, "sse stream", &e->failure->evd, 0, e->failure->detail);
     client_drop(c, "the connection was lost");
-    server_connection_lost(c->s);
+    c->host->connection_lost(c->host_arg);
 }
 
 /* transport_cb: everything a transport reports. */
@@ -1049,7 +1071,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         client_on_message(c, e->msg, e->owner);
         break;
     case TRANSPORT_READY:
-        if (server_state(c->s) == SERVER_DIALING &&
+        if (client_state(c) == SERVER_DIALING &&
             client_find(c, CLIENT_OP_INITIALIZE) == NULL)
             client_dial_begin(c);
         break;
@@ -1075,7 +1097,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         struct client_req *rq = e->owner;
 
         if (rq->op != CLIENT_OP_LISTEN) {
-            ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+            ev_timer_set(&rq->timer, client_timeout_ms(c) / 1000.0, 0.);
             ev_timer_start(c->env->loop, &rq->timer);
         }
         break;
@@ -1095,7 +1117,7 @@ client_end(struct client *c, struct ending_run *run)
         if (rq->op == CLIENT_OP_INITIALIZE && rq->in_dial) {
             rq->detached = true;
             rq->in_dial = false;
-            server_busy(c->s, &rq->counted, true);
+            client_req_busy(rq, true);
         }
     }
     if (c->era == SERVER_ERA_MODERN) {
@@ -1132,12 +1154,14 @@ client_stop(struct client *c)
 /* --- lifetime and getters ----------------------------------------------- */
 
 struct client *
-client_new(struct server *s, const struct server_env *env,
-    const struct config_server *decl, size_t index, const char *log_name)
+client_new(const struct client_host *host, void *arg,
+    const struct server_env *env, const struct config_server *decl,
+    size_t index, const char *log_name)
 {
     struct client *c = xcalloc(1, sizeof(*c));
 
-    c->s = s;
+    c->host = host;
+    c->host_arg = arg;
     c->env = env;
     c->decl = decl;
     c->tenv.loop = env->loop;

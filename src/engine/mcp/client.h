@@ -6,25 +6,88 @@
  * or discover as the liveness exchange, list_changed -> a re-list, the
  * server stream (the GET stream, or subscriptions/listen). It owns the
  * transport and every request in flight; it reports each exchange's one
- * outcome to its server (server_priv.h), which keeps the state, the
- * schedule and the record.
+ * outcome up through a struct client_host (as ending.c reports through
+ * struct endings_host) and never sees its owner, which keeps the state,
+ * the schedule and the record.
  */
 #ifndef MCPTOP_ENGINE_CLIENT_H
 #define MCPTOP_ENGINE_CLIENT_H
 
+#include <ev.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "engine/config.h"
+#include "engine/failure.h"
 #include "engine/server.h"
 
 struct client;
 struct ending_run;
 struct transport;
+struct transport_env;
 
-/* A client for s (borrowed, outlives it). Never NULL. */
-struct client *client_new(struct server *s, const struct server_env *env,
-    const struct config_server *decl, size_t index, const char *log_name);
+/*
+ * What the lifecycle reports to its owner and asks of it. Each member is
+ * called with the arg given to client_new; none may free the client.
+ * Pointers passed in are borrowed for the call unless a member says it
+ * takes them.
+ */
+struct client_host {
+    /* --- reports ---------------------------------------------------- */
+    /* One exchange ended with its one outcome: f NULL when it completed,
+     * else its failure (site request). op is a static string ("ping",
+     * "tools/list", ...); ms its duration (monotonic). */
+    void (*exchange)(void *arg, const char *op, const struct failure *f,
+        double ms);
+    /* The dial ended after ms: f NULL when it completed (the session is
+     * open), else its failure (site connect, the step named in its
+     * detail). */
+    void (*dial_done)(void *arg, const struct failure *f, double ms);
+    /* The connection is gone (nothing listens, the child exited); the
+     * lifecycle has dropped the session: dial again with the backoff. */
+    void (*connection_lost)(void *arg);
+    /* The session or the era verdict is gone; the lifecycle has dropped
+     * the session: dial again now. */
+    void (*dial_again)(void *arg);
+    /* A liveness exchange ended: plan the next. */
+    void (*ping_scheduled)(void *arg);
+    /* Only a new exchange can tell what the transport saw: ping soon. */
+    void (*ping_soon)(void *arg);
+    /* End a session the lifecycle was issued but will not use, by the
+     * ending procedure, marked half-open. Takes session; protocol_version
+     * (may be NULL) and why (may be NULL) are borrowed. */
+    void (*end_orphan)(void *arg, char *session,
+        const char *protocol_version, const char *why);
+    /* A listing found a different tool set of ntools tools. */
+    void (*tools_changed)(void *arg, long ntools);
+    /* One more (on) or one less (off) piece of work that keeps the owner
+     * busy (an abandoned initialize left to settle). */
+    void (*busy)(void *arg, bool on);
+    /* The server asked for a wait (Retry-After on 429/503), seconds:
+     * nothing goes to it before then. */
+    void (*retry_after)(void *arg, long seconds);
+
+    /* --- questions -------------------------------------------------- */
+    /* The owner's state (the lifecycle acts only when it allows). */
+    enum server_state (*state)(void *arg);
+    /* The loop's time, updated (monotonic seconds). */
+    ev_tstamp (*now)(void *arg);
+    /* The request timeout and the dial's open deadline, ms. */
+    long (*timeout_ms)(void *arg);
+    long (*open_deadline_ms)(void *arg);
+    /* Seconds left of a wait the server asked for, 0 when none. */
+    double (*wait_left)(void *arg);
+    /* A line for the debug log (printf-style). */
+    void (*log)(void *arg, const char *fmt, va_list ap);
+};
+
+/* A client reporting to host with arg (both borrowed, outlive it). env and
+ * decl are borrowed too; index is the server's number in its fleet,
+ * log_name its sanitized name. Never NULL. */
+struct client *client_new(const struct client_host *host, void *arg,
+    const struct server_env *env, const struct config_server *decl,
+    size_t index, const char *log_name);
 /* Close locally and free. NULL does nothing. */
 void client_free(struct client *c);
 
