@@ -304,20 +304,80 @@ server_dial_done(struct server *s, const struct failure *f, double ms)
     server_set_state(s, SERVER_BACKOFF);
 }
 
-/* The connection is gone: dial again with the usual backoff. */
-static void
-server_connection_lost(struct server *s)
+/*
+ * The retry policy, all of it: what the server does after a liveness
+ * exchange or a loss the lifecycle read (enum client_loss). retries says
+ * whether a loss leads to a dial at all (the lifecycle then drops the
+ * session), retry what follows:
+ *
+ *   loss         dials again when           then
+ *   none         -                          the next ping at the interval
+ *   unsure       -                          a ping now, when ready and
+ *                                           pinging
+ *   session      redials are allowed        a dial now
+ *   era_stale    redials are allowed        a dial now (it probes again)
+ *   era_proven   ready                      a dial now
+ *   unreachable  redials allowed, ready     a dial after the backoff
+ *   connection   ready                      a dial after the backoff
+ *
+ * Every wait has the server's Retry-After as its floor; pings have
+ * jitter on a 250 ms grid, backoffs are exponential with jitter, capped.
+ */
+
+/* client_host.retries */
+static bool
+server_retries_cb(void *arg, enum client_loss loss)
 {
-    s->failed_dials = 1;
-    if (s->state == SERVER_PAUSED) {
-        /* Resuming dials again. */
-        s->paused_from = SERVER_BACKOFF;
-        return;
+    const struct server *s = arg;
+
+    switch (loss) {
+    case CLIENT_LOSS_SESSION:
+    case CLIENT_LOSS_ERA_STALE:
+        return !s->env->no_redial;
+    case CLIENT_LOSS_ERA_PROVEN:
+    case CLIENT_LOSS_CONNECTION:
+        return s->state == SERVER_READY;
+    case CLIENT_LOSS_UNREACHABLE:
+        return !s->env->no_redial && s->state == SERVER_READY;
+    case CLIENT_LOSS_NONE:
+    case CLIENT_LOSS_UNSURE:
+        break;
     }
-    server_schedule_dial(s);
-    server_set_state(s, SERVER_BACKOFF);
+    return false;
 }
 
+/* client_host.retry */
+static void
+server_retry_cb(void *arg, enum client_loss loss)
+{
+    struct server *s = arg;
+
+    switch (loss) {
+    case CLIENT_LOSS_NONE:
+        server_ping_scheduled(s);
+        break;
+    case CLIENT_LOSS_UNSURE:
+        if (s->state == SERVER_READY && !s->env->no_pings)
+            server_ping_soon(s);
+        break;
+    case CLIENT_LOSS_SESSION:
+    case CLIENT_LOSS_ERA_STALE:
+    case CLIENT_LOSS_ERA_PROVEN:
+        server_dial(s);
+        break;
+    case CLIENT_LOSS_UNREACHABLE:
+    case CLIENT_LOSS_CONNECTION:
+        s->failed_dials = 1;
+        if (s->state == SERVER_PAUSED) {
+            /* Resuming dials again. */
+            s->paused_from = SERVER_BACKOFF;
+            break;
+        }
+        server_schedule_dial(s);
+        server_set_state(s, SERVER_BACKOFF);
+        break;
+    }
+}
 
 /* --- endings ------------------------------------------------------------ */
 
@@ -417,33 +477,6 @@ server_client_dial_done_cb(void *arg, const struct failure *f, double ms)
     server_dial_done(arg, f, ms);
 }
 
-/* client_host.connection_lost */
-static void
-server_client_connection_lost_cb(void *arg)
-{
-    server_connection_lost(arg);
-}
-
-/* client_host.dial_again */
-static void
-server_client_dial_again_cb(void *arg)
-{
-    server_dial(arg);
-}
-
-/* client_host.ping_scheduled */
-static void
-server_client_ping_scheduled_cb(void *arg)
-{
-    server_ping_scheduled(arg);
-}
-
-/* client_host.ping_soon */
-static void
-server_client_ping_soon_cb(void *arg)
-{
-    server_ping_soon(arg);
-}
 
 /* client_host.end_orphan */
 static void
@@ -522,10 +555,8 @@ server_client_log_cb(void *arg, const char *fmt, va_list ap)
 static const struct client_host server_client_host = {
     .exchange = server_client_exchange_cb,
     .dial_done = server_client_dial_done_cb,
-    .connection_lost = server_client_connection_lost_cb,
-    .dial_again = server_client_dial_again_cb,
-    .ping_scheduled = server_client_ping_scheduled_cb,
-    .ping_soon = server_client_ping_soon_cb,
+    .retries = server_retries_cb,
+    .retry = server_retry_cb,
     .end_orphan = server_client_end_orphan_cb,
     .tools_changed = server_client_tools_changed_cb,
     .busy = server_busy_cb,

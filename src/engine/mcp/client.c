@@ -788,12 +788,14 @@ client_session_lost(struct client *c, const char *op, bool carried,
     const char *why;
     size_t      n = strlen(detail);
 
-    if (!carried || c->env->no_redial || (!expired && !unknown))
+    if (!carried || (!expired && !unknown))
         return false;
     if (!expired && c->redialed_for_loss)
         return false;
     if (!expired && status == 400 && failure_classify(evd) !=
         FAILURE_HTTP_STATUS && !evd->rpc_error_id_null)
+        return false;
+    if (!c->host->retries(c->host_arg, CLIENT_LOSS_SESSION))
         return false;
     c->redialed_for_loss = !expired;
     why = expired ? "session expired" : "session presumed lost: the server "
@@ -803,7 +805,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
         "the session was presumed lost");
-    c->host->dial_again(c->host_arg);
+    c->host->retry(c->host_arg, CLIENT_LOSS_SESSION);
     return true;
 }
 
@@ -864,7 +866,7 @@ client_on_ping(struct client *c, struct client_req *rq,
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
         c->host->exchange(c->host_arg, client_ping_op(c), NULL, ms);
-        c->host->ping_scheduled(c->host_arg);
+        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         return;
     }
     c->last_ping_ok = false;
@@ -874,24 +876,25 @@ client_on_ping(struct client *c, struct client_req *rq,
         return;
     client_fail(c, client_ping_op(c), &evd, ms, detail);
     if (c->era == SERVER_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
-        !c->env->no_redial && (status == 400 || status == 404 ||
-        status == 405) && kind == FAILURE_HTTP_STATUS) {
+        (status == 400 || status == 404 || status == 405) &&
+        kind == FAILURE_HTTP_STATUS &&
+        c->host->retries(c->host_arg, CLIENT_LOSS_ERA_STALE)) {
         /* The remembered era stopped working: probe again. */
         client_log(c, "era: modern stopped working; probing again");
         c->era = SERVER_ERA_NONE;
         client_drop(c, "the era changed");
-        c->host->dial_again(c->host_arg);
+        c->host->retry(c->host_arg, CLIENT_LOSS_ERA_STALE);
         return;
     }
-    if (!c->env->no_redial && client_state(c) == SERVER_READY &&
-        (kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t))) {
+    if ((kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t)) &&
+        c->host->retries(c->host_arg, CLIENT_LOSS_UNREACHABLE)) {
         /* Nothing listens any more, or the child is gone: the sessions
-         * went with it. Dial again with the usual backoff. */
+         * went with it. */
         client_drop(c, "the connection was lost");
-        c->host->connection_lost(c->host_arg);
+        c->host->retry(c->host_arg, CLIENT_LOSS_UNREACHABLE);
         return;
     }
-    c->host->ping_scheduled(c->host_arg);
+    c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
 }
 
 void
@@ -965,7 +968,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         c->last_ping_ok = false;
         c->pings_done++;
         client_fail(c, client_ping_op(c), &evd, ms, detail);
-        c->host->ping_scheduled(c->host_arg);
+        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         break;
     default:
         break;
@@ -1038,23 +1041,20 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
 static void
 client_on_lost(struct client *c, const struct transport_event *e)
 {
-    enum server_state st = client_state(c);
-
     if (e->failure == NULL) {
         /* Only an exchange can say what it means: observe it now. */
-        if (st == SERVER_READY && !c->env->no_pings)
-            c->host->ping_soon(c->host_arg);
+        c->host->retry(c->host_arg, CLIENT_LOSS_UNSURE);
         return;
     }
-    if (st == SERVER_DIALING) {
+    if (client_state(c) == SERVER_DIALING) {
         client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
-    if (st != SERVER_READY)
+    if (!c->host->retries(c->host_arg, CLIENT_LOSS_CONNECTION))
         return;
     client_fail(c, "sse stream", &e->failure->evd, 0, e->failure->detail);
     client_drop(c, "the connection was lost");
-    c->host->connection_lost(c->host_arg);
+    c->host->retry(c->host_arg, CLIENT_LOSS_CONNECTION);
 }
 
 /* transport_cb: everything a transport reports. */

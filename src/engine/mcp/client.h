@@ -28,6 +28,28 @@ struct transport;
 struct transport_env;
 
 /*
+ * What an exchange told of the session or the connection: the lifecycle's
+ * reading, from the protocol alone. What follows (the next ping, a dial
+ * now, a dial after a backoff, nothing) is the host's retry policy.
+ */
+enum client_loss {
+    CLIENT_LOSS_NONE,       /* nothing: a liveness exchange ended,
+                               completed or failed */
+    CLIENT_LOSS_UNSURE,     /* the transport saw something only a new
+                               exchange can tell */
+    CLIENT_LOSS_SESSION,    /* a request that carried the session id was
+                               told it is gone (404), or it was presumed
+                               lost (400, a JSON-RPC error with a null id) */
+    CLIENT_LOSS_ERA_STALE,  /* the remembered modern era stopped working
+                               (400, 404 or 405 to the liveness exchange) */
+    CLIENT_LOSS_ERA_PROVEN, /* a late DiscoverResult proved modern on a
+                               legacy session */
+    CLIENT_LOSS_UNREACHABLE,/* a liveness exchange found nothing listening,
+                               or the transport dead */
+    CLIENT_LOSS_CONNECTION, /* the transport reported the connection gone */
+};
+
+/*
  * What the lifecycle reports to its owner and asks of it. Each member is
  * called with the arg given to client_new; none may free the client.
  * Pointers passed in are borrowed for the call unless a member says it
@@ -44,16 +66,10 @@ struct client_host {
      * open), else its failure (site connect, the step named in its
      * detail). */
     void (*dial_done)(void *arg, const struct failure *f, double ms);
-    /* The connection is gone (nothing listens, the child exited); the
-     * lifecycle has dropped the session: dial again with the backoff. */
-    void (*connection_lost)(void *arg);
-    /* The session or the era verdict is gone; the lifecycle has dropped
-     * the session: dial again now. */
-    void (*dial_again)(void *arg);
-    /* A liveness exchange ended: plan the next. */
-    void (*ping_scheduled)(void *arg);
-    /* Only a new exchange can tell what the transport saw: ping soon. */
-    void (*ping_soon)(void *arg);
+    /* What follows loss, by the server's retry policy: the next ping
+     * (NONE), a ping now (UNSURE), or a dial now or after a backoff (the
+     * others, once retries said yes and the session was dropped). */
+    void (*retry)(void *arg, enum client_loss loss);
     /* End a session the lifecycle was issued but will not use, by the
      * ending procedure, marked half-open. Takes session; protocol_version
      * (may be NULL) and why (may be NULL) are borrowed. */
@@ -71,6 +87,12 @@ struct client_host {
     /* --- questions -------------------------------------------------- */
     /* The owner's state (the lifecycle acts only when it allows). */
     enum server_state (*state)(void *arg);
+    /* The retry policy's question: does the server dial again after
+     * loss (never asked for CLIENT_LOSS_NONE or _UNSURE)? Asked before
+     * the lifecycle acts on a loss: on true it records the failure as
+     * that loss, drops the session and calls retry; on false it goes on
+     * with the session. */
+    bool (*retries)(void *arg, enum client_loss loss);
     /* The loop's time, updated (monotonic seconds). */
     ev_tstamp (*now)(void *arg);
     /* The request timeout and the dial's open deadline, ms. */
