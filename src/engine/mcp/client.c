@@ -354,6 +354,15 @@ client_drop(struct client *c, const char *why)
         c->host->end_orphan(c->host_arg, session, c->protocol_version, why);
 }
 
+/* A fresh transport for the declaration: the host's, else transport_new. */
+static struct transport *
+client_make_transport(struct client *c)
+{
+    if (c->host->make_transport != NULL)
+        return c->host->make_transport(c->host_arg, &c->tenv);
+    return transport_new(&c->tenv);
+}
+
 /* Switch to transport t (the old one is closed and freed, with every
  * request still on it: an abandoned initialize of an earlier dial is
  * given up too). */
@@ -1027,7 +1036,7 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         int  n;
 
         c->era = SERVER_ERA_LEGACY;
-        client_use_transport(c, transport_new(&c->tenv));
+        client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
         snprintf(both + n, sizeof(both) - (size_t)n,
             "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
@@ -1173,7 +1182,7 @@ client_new(const struct client_host *host, void *arg,
     c->tenv.test_keep_id = env->test_keep_id;
     c->tenv.cb = client_transport_cb;
     c->tenv.cb_arg = c;
-    c->t = transport_new(&c->tenv);
+    c->t = client_make_transport(c);
     c->ntools = -1;
     c->next_id = 1;
     c->rtt_ms = -1;

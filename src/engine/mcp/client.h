@@ -102,6 +102,13 @@ struct client_host {
     double (*wait_left)(void *arg);
     /* A line for the debug log (printf-style). */
     void (*log)(void *arg, const char *fmt, va_list ap);
+
+    /* --- construction ----------------------------------------------- */
+    /* Make a transport for env (borrowed: the client's, outlives the
+     * transport), which the client then owns: a test's fake. NULL means
+     * transport_new (stdio for a command, Streamable HTTP for a URL). */
+    struct transport *(*make_transport)(void *arg,
+        const struct transport_env *env);
 };
 
 /* A client reporting to host with arg (both borrowed, outlive it). env and
