@@ -184,6 +184,14 @@ server_exchange(struct server *s, const char *op, const struct failure *f,
     }
 }
 
+/* endings_host.exchange, client_host.exchange */
+static void
+server_exchange_cb(void *arg, const char *op, const struct failure *f,
+    double ms)
+{
+    server_exchange(arg, op, f, ms);
+}
+
 /* endings_host.busy, client_host.busy: one more (on) or one less piece of
  * unsettled work (an ending, an abandoned dial). */
 static void
@@ -243,12 +251,13 @@ server_ping_soon(struct server *s)
     server_tick_in(s, server_wait_left(s));
 }
 
-/* A wait the server asked for (Retry-After, seconds): nothing goes to it
- * before then. */
+/* client_host.retry_after: a wait the server asked for (Retry-After,
+ * seconds); nothing goes to it before then. */
 static void
-server_retry_after(struct server *s, long seconds)
+server_retry_after_cb(void *arg, long seconds)
 {
-    ev_tstamp until = server_now(s) + (double)seconds;
+    struct server *s = arg;
+    ev_tstamp      until = server_now(s) + (double)seconds;
 
     if (until > s->not_before)
         s->not_before = until;
@@ -280,11 +289,13 @@ server_schedule_dial(struct server *s)
     server_log(s, "next dial in %.1f s", delay);
 }
 
-/* The dial ended: f NULL when it completed (the server is READY, pings are
- * scheduled), else the failure and the next dial planned. */
+/* client_host.dial_done: f NULL when the dial completed (the server is
+ * READY, pings are scheduled), else its failure and the next dial planned. */
 static void
-server_dial_done(struct server *s, const struct failure *f, double ms)
+server_dial_done_cb(void *arg, const struct failure *f, double ms)
 {
+    struct server *s = arg;
+
     if (f == NULL) {
         s->failed_dials = 0;
         server_set_state(s, SERVER_READY);
@@ -391,14 +402,6 @@ server_endings_event_cb(void *arg, enum event_type type,
     server_emit(arg, &e);
 }
 
-/* endings_host.exchange */
-static void
-server_endings_exchange_cb(void *arg, const char *op,
-    const struct failure *f, double ms)
-{
-    server_exchange(arg, op, f, ms);
-}
-
 /* After the session's own ending settled: dial again, or stay closed. */
 static void
 server_after_ending(struct server *s)
@@ -431,7 +434,7 @@ server_endings_settled_cb(void *arg, struct ending_run *run)
 
 static const struct endings_host server_endings_host = {
     .event = server_endings_event_cb,
-    .exchange = server_endings_exchange_cb,
+    .exchange = server_exchange_cb,
     .settled = server_endings_settled_cb,
     .busy = server_busy_cb,
 };
@@ -445,12 +448,13 @@ server_endings(struct server *s)
     return s->endings;
 }
 
-/* End a session the lifecycle was issued but will not use (taken), by the
- * same procedure, marked half-open. */
+/* client_host.end_orphan: a session the lifecycle was issued but will not
+ * use (taken) gets the ending procedure, marked half-open. */
 static void
-server_end_orphan(struct server *s, char *session,
-    const char *protocol_version, const char *why)
+server_end_orphan_cb(void *arg, char *session, const char *protocol_version,
+    const char *why)
 {
+    struct server     *s = arg;
     struct ending_run *run = endings_start(server_endings(s),
         client_transport(s->client), s->decl->teardown_ms, true);
 
@@ -462,63 +466,36 @@ server_end_orphan(struct server *s, char *session,
 
 /* --- what the lifecycle reports and asks (client_host) ----------------- */
 
-/* client_host.exchange */
-static void
-server_client_exchange_cb(void *arg, const char *op,
-    const struct failure *f, double ms)
-{
-    server_exchange(arg, op, f, ms);
-}
-
-/* client_host.dial_done */
-static void
-server_client_dial_done_cb(void *arg, const struct failure *f, double ms)
-{
-    server_dial_done(arg, f, ms);
-}
-
-
-/* client_host.end_orphan */
-static void
-server_client_end_orphan_cb(void *arg, char *session,
-    const char *protocol_version, const char *why)
-{
-    server_end_orphan(arg, session, protocol_version, why);
-}
+/* The table's other members sit with what they serve: exchange and busy
+ * with the record, dial_done, retries, retry and retry_after with the
+ * schedule, end_orphan with the endings. */
 
 /* client_host.tools_changed */
 static void
-server_client_tools_changed_cb(void *arg, long ntools)
+server_tools_changed_cb(void *arg, long ntools)
 {
     struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = ntools };
 
     server_emit(arg, &e);
 }
 
-/* client_host.retry_after */
-static void
-server_client_retry_after_cb(void *arg, long seconds)
-{
-    server_retry_after(arg, seconds);
-}
-
 /* client_host.state */
 static enum server_state
-server_client_state_cb(void *arg)
+server_state_cb(void *arg)
 {
     return server_state(arg);
 }
 
 /* client_host.now */
 static ev_tstamp
-server_client_now_cb(void *arg)
+server_now_cb(void *arg)
 {
     return server_now(arg);
 }
 
 /* client_host.timeout_ms: the server's, or the command line's. */
 static long
-server_client_timeout_ms_cb(void *arg)
+server_timeout_ms_cb(void *arg)
 {
     const struct server *s = arg;
 
@@ -527,7 +504,7 @@ server_client_timeout_ms_cb(void *arg)
 
 /* client_host.open_deadline_ms: the server's, or the command line's. */
 static long
-server_client_open_deadline_ms_cb(void *arg)
+server_open_deadline_ms_cb(void *arg)
 {
     const struct server *s = arg;
 
@@ -537,14 +514,14 @@ server_client_open_deadline_ms_cb(void *arg)
 
 /* client_host.wait_left */
 static double
-server_client_wait_left_cb(void *arg)
+server_wait_left_cb(void *arg)
 {
     return server_wait_left(arg);
 }
 
 /* client_host.log */
 static void
-server_client_log_cb(void *arg, const char *fmt, va_list ap)
+server_log_cb(void *arg, const char *fmt, va_list ap)
 {
     struct server *s = arg;
 
@@ -553,20 +530,20 @@ server_client_log_cb(void *arg, const char *fmt, va_list ap)
 }
 
 static const struct client_host server_client_host = {
-    .exchange = server_client_exchange_cb,
-    .dial_done = server_client_dial_done_cb,
+    .exchange = server_exchange_cb,
+    .dial_done = server_dial_done_cb,
     .retries = server_retries_cb,
     .retry = server_retry_cb,
-    .end_orphan = server_client_end_orphan_cb,
-    .tools_changed = server_client_tools_changed_cb,
+    .end_orphan = server_end_orphan_cb,
+    .tools_changed = server_tools_changed_cb,
     .busy = server_busy_cb,
-    .retry_after = server_client_retry_after_cb,
-    .state = server_client_state_cb,
-    .now = server_client_now_cb,
-    .timeout_ms = server_client_timeout_ms_cb,
-    .open_deadline_ms = server_client_open_deadline_ms_cb,
-    .wait_left = server_client_wait_left_cb,
-    .log = server_client_log_cb,
+    .retry_after = server_retry_after_cb,
+    .state = server_state_cb,
+    .now = server_now_cb,
+    .timeout_ms = server_timeout_ms_cb,
+    .open_deadline_ms = server_open_deadline_ms_cb,
+    .wait_left = server_wait_left_cb,
+    .log = server_log_cb,
 };
 
 const struct ending *
@@ -1003,12 +980,6 @@ server_dial_settled(const struct server *s)
 {
     return client_dialed_once(s->client) || s->state == SERVER_INVALID ||
         s->state == SERVER_UNSUPPORTED || s->state == SERVER_DISABLED;
-}
-
-bool
-server_ping_in_flight(const struct server *s)
-{
-    return client_ping_in_flight(s->client);
 }
 
 unsigned long

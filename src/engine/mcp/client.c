@@ -1281,12 +1281,6 @@ client_dialed_once(const struct client *c)
     return c->dialed_once;
 }
 
-bool
-client_ping_in_flight(const struct client *c)
-{
-    return client_find(c, CLIENT_OP_PING) != NULL;
-}
-
 unsigned long
 client_pings_done(const struct client *c)
 {

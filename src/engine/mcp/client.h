@@ -144,7 +144,6 @@ const char *client_tool_name(const struct client *c, long i);
 double client_rtt_ms(const struct client *c);
 bool client_last_ping_ok(const struct client *c);
 bool client_dialed_once(const struct client *c);
-bool client_ping_in_flight(const struct client *c);
 unsigned long client_pings_done(const struct client *c);
 unsigned long client_expiries(const struct client *c);
 /* The deep check: call probe_tool now (false when none is configured,
