@@ -2,11 +2,13 @@
  * One monitored MCP server: what ties its parts together.
  *
  *   server.c     the state (idle, dialing, ready, backoff, ending...), the
- *                schedule (the liveness exchange at the interval with
- *                jitter, the next dial after a backoff with jitter and the
- *                server's Retry-After), events, the public getters
- *   client.c     the MCP lifecycle, transport-blind
- *   transport_*  Streamable HTTP, 2024-11-05 HTTP+SSE, stdio
+ *                schedule and the retry policy (the liveness exchange at
+ *                the interval with jitter, what follows a loss, the next
+ *                dial after a backoff with jitter and the server's
+ *                Retry-After), events, the public getters
+ *   mcp/         the MCP lifecycle, transport-blind; it reports here
+ *                through server_client_host (struct client_host)
+ *   transport/   Streamable HTTP, 2024-11-05 HTTP+SSE, stdio
  *   ending.c     the ending procedure (one deadline, outcome apart from
  *                settlement, half-open)
  *   record.c     history, streaks, last failure, liveness via liveness_of

@@ -11,12 +11,14 @@
  * server/discover where there is no ping), a re-list after a list_changed
  * notice (coalesced and rate-limited), and the server stream when the
  * server offers tools.listChanged. Each exchange ends in exactly one
- * outcome, handed to the server's record.
+ * outcome, reported through the host (struct client_host), whose record
+ * it goes to; what follows a loss is the host's retry policy.
  *
  * What this file must never do: branch on the configured transport (a
  * difference is a transport op or capability); adopt a session from
  * anything but a 2xx answer to initialize, or drop one without ending it;
- * read a clock other than libev's.
+ * read a clock but the host's (libev's); reach its owner but through the
+ * host, or decide for it when to dial again.
  */
 #include "mcp/client_int.h"
 
@@ -784,7 +786,8 @@ client_on_initialized(struct client *c, struct client_req *rq,
  * word), whatever the status (DESIGN.md section 6): the failure is
  * recorded, the session ended (its DELETE goes whatever it will answer),
  * and the server dialed again; after a 400 or a null id, once, until an
- * exchange completes on the new session. true when it was.
+ * exchange completes on the new session. Only when the host's retry
+ * policy dials again (CLIENT_LOSS_SESSION). true when it was.
  */
 bool
 client_session_lost(struct client *c, const char *op, bool carried,
