@@ -219,8 +219,6 @@ double server_probe_ms(const struct server *s);
 unsigned long server_probe_notices(const struct server *s);
 /* True when at least one dial has finished (either way). */
 bool server_dial_settled(const struct server *s);
-/* True while a ping is in flight. */
-bool server_ping_in_flight(const struct server *s);
 /* How many pings completed / failed since start. */
 unsigned long server_pings_done(const struct server *s);
 /* History ring, oldest first: *n entries. Borrowed. */

@@ -2,11 +2,13 @@
  * One monitored MCP server: what ties its parts together.
  *
  *   server.c     the state (idle, dialing, ready, backoff, ending...), the
- *                schedule (the liveness exchange at the interval with
- *                jitter, the next dial after a backoff with jitter and the
- *                server's Retry-After), events, the public getters
- *   client.c     the MCP lifecycle, transport-blind
- *   transport_*  Streamable HTTP, 2024-11-05 HTTP+SSE, stdio
+ *                schedule and the retry policy (the liveness exchange at
+ *                the interval with jitter, what follows a loss, the next
+ *                dial after a backoff with jitter and the server's
+ *                Retry-After), events, the public getters
+ *   mcp/         the MCP lifecycle, transport-blind; it reports here
+ *                through server_client_host (struct client_host)
+ *   transport/   Streamable HTTP, 2024-11-05 HTTP+SSE, stdio
  *   ending.c     the ending procedure (one deadline, outcome apart from
  *                settlement, half-open)
  *   record.c     history, streaks, last failure, liveness via liveness_of
@@ -26,7 +28,6 @@
 #include "mcp/client.h"
 #include "ending_run.h"
 #include "record.h"
-#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
@@ -71,6 +72,9 @@ struct server {
 };
 
 static void server_dial(struct server *s);
+static void server_log(struct server *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static double server_wait_left(const struct server *s);
 
 static const char *const server_state_names[SERVER__COUNT] = {
     [SERVER_IDLE] = "idle",
@@ -108,26 +112,14 @@ server_era_name(enum server_era e)
     }
 }
 
-/* --- what the lifecycle asks (server_priv.h) ---------------------------- */
+/* --- state, events, the record ----------------------------------------- */
 
-ev_tstamp
+/* The loop's time, updated (monotonic seconds). */
+static ev_tstamp
 server_now(const struct server *s)
 {
     ev_now_update(s->env->loop);
     return ev_now(s->env->loop);
-}
-
-long
-server_timeout_ms(const struct server *s)
-{
-    return s->env->timeout_ms > 0 ? s->env->timeout_ms : s->decl->timeout_ms;
-}
-
-long
-server_open_deadline_ms(const struct server *s)
-{
-    return s->env->open_deadline_ms > 0 ? s->env->open_deadline_ms :
-        s->decl->open_deadline_ms;
 }
 
 static void
@@ -151,7 +143,8 @@ server_set_state(struct server *s, enum server_state st)
     server_emit(s, &e);
 }
 
-void
+/* The debug log. */
+static void
 server_log(struct server *s, const char *fmt, ...)
 {
     va_list ap;
@@ -163,7 +156,9 @@ server_log(struct server *s, const char *fmt, ...)
     va_end(ap);
 }
 
-void
+/* One exchange ended with its one outcome (f NULL: completed): into the
+ * record, out as events. op is a static string. */
+static void
 server_exchange(struct server *s, const char *op, const struct failure *f,
     double ms)
 {
@@ -191,12 +186,21 @@ server_exchange(struct server *s, const char *op, const struct failure *f,
     }
 }
 
-void
-server_busy(struct server *s, bool *counted, bool on)
+/* endings_host.exchange, client_host.exchange */
+static void
+server_exchange_cb(void *arg, const char *op, const struct failure *f,
+    double ms)
 {
-    if (*counted == on)
-        return;
-    *counted = on;
+    server_exchange(arg, op, f, ms);
+}
+
+/* endings_host.busy, client_host.busy: one more (on) or one less piece of
+ * unsettled work (an ending, an abandoned dial). */
+static void
+server_busy_cb(void *arg, bool on)
+{
+    struct server *s = arg;
+
     if (on) {
         s->busy++;
         if (s->env->busy_total != NULL)
@@ -219,7 +223,8 @@ server_tick_in(struct server *s, double delay)
     s->dial_due = false;
 }
 
-void
+/* Plan the next ping (after one ended, or a dial completed). */
+static void
 server_ping_scheduled(struct server *s)
 {
     /* ±10% jitter: a fleet dialed together does not ping in one burst
@@ -241,16 +246,20 @@ server_ping_scheduled(struct server *s)
     server_tick_in(s, fmax(iv, server_wait_left(s)));
 }
 
-void
+/* Ping on the next loop turn (a loss to observe, a resumed server). */
+static void
 server_ping_soon(struct server *s)
 {
     server_tick_in(s, server_wait_left(s));
 }
 
-void
-server_retry_after(struct server *s, long seconds)
+/* client_host.retry_after: a wait the server asked for (Retry-After,
+ * seconds); nothing goes to it before then. */
+static void
+server_retry_after_cb(void *arg, long seconds)
 {
-    ev_tstamp until = server_now(s) + (double)seconds;
+    struct server *s = arg;
+    ev_tstamp      until = server_now(s) + (double)seconds;
 
     if (until > s->not_before)
         s->not_before = until;
@@ -258,7 +267,8 @@ server_retry_after(struct server *s, long seconds)
         "it before then", seconds);
 }
 
-double
+/* Seconds left of that wait, 0 when none. */
+static double
 server_wait_left(const struct server *s)
 {
     double left = s->not_before - ev_now(s->env->loop);
@@ -281,9 +291,13 @@ server_schedule_dial(struct server *s)
     server_log(s, "next dial in %.1f s", delay);
 }
 
-void
-server_dial_done(struct server *s, const struct failure *f, double ms)
+/* client_host.dial_done: f NULL when the dial completed (the server is
+ * READY, pings are scheduled), else its failure and the next dial planned. */
+static void
+server_dial_done_cb(void *arg, const struct failure *f, double ms)
 {
+    struct server *s = arg;
+
     if (f == NULL) {
         s->failed_dials = 0;
         server_set_state(s, SERVER_READY);
@@ -303,31 +317,79 @@ server_dial_done(struct server *s, const struct failure *f, double ms)
     server_set_state(s, SERVER_BACKOFF);
 }
 
-void
-server_connection_lost(struct server *s)
+/*
+ * The retry policy, all of it: what the server does after a liveness
+ * exchange or a loss the lifecycle read (enum client_loss). retries says
+ * whether a loss leads to a dial at all (the lifecycle then drops the
+ * session), retry what follows:
+ *
+ *   loss         dials again when           then
+ *   none         -                          the next ping at the interval
+ *   unsure       -                          a ping now, when ready and
+ *                                           pinging
+ *   session      redials are allowed        a dial now
+ *   era_stale    redials are allowed        a dial now (it probes again)
+ *   era_proven   ready                      a dial now
+ *   unreachable  redials allowed, ready     a dial after the backoff
+ *   connection   ready                      a dial after the backoff
+ *
+ * Every wait has the server's Retry-After as its floor; pings have
+ * jitter on a 250 ms grid, backoffs are exponential with jitter, capped.
+ */
+
+/* client_host.retries */
+static bool
+server_retries_cb(void *arg, enum client_loss loss)
 {
-    s->failed_dials = 1;
-    if (s->state == SERVER_PAUSED) {
-        /* Resuming dials again. */
-        s->paused_from = SERVER_BACKOFF;
-        return;
+    const struct server *s = arg;
+
+    switch (loss) {
+    case CLIENT_LOSS_SESSION:
+    case CLIENT_LOSS_ERA_STALE:
+        return !s->env->no_redial;
+    case CLIENT_LOSS_ERA_PROVEN:
+    case CLIENT_LOSS_CONNECTION:
+        return s->state == SERVER_READY;
+    case CLIENT_LOSS_UNREACHABLE:
+        return !s->env->no_redial && s->state == SERVER_READY;
+    case CLIENT_LOSS_NONE:
+    case CLIENT_LOSS_UNSURE:
+        break;
     }
-    server_schedule_dial(s);
-    server_set_state(s, SERVER_BACKOFF);
+    return false;
 }
 
-void
-server_dial_again(struct server *s)
+/* client_host.retry */
+static void
+server_retry_cb(void *arg, enum client_loss loss)
 {
-    server_dial(s);
-}
+    struct server *s = arg;
 
-void
-server_tools_changed(struct server *s, long ntools)
-{
-    struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = ntools };
-
-    server_emit(s, &e);
+    switch (loss) {
+    case CLIENT_LOSS_NONE:
+        server_ping_scheduled(s);
+        break;
+    case CLIENT_LOSS_UNSURE:
+        if (s->state == SERVER_READY && !s->env->no_pings)
+            server_ping_soon(s);
+        break;
+    case CLIENT_LOSS_SESSION:
+    case CLIENT_LOSS_ERA_STALE:
+    case CLIENT_LOSS_ERA_PROVEN:
+        server_dial(s);
+        break;
+    case CLIENT_LOSS_UNREACHABLE:
+    case CLIENT_LOSS_CONNECTION:
+        s->failed_dials = 1;
+        if (s->state == SERVER_PAUSED) {
+            /* Resuming dials again. */
+            s->paused_from = SERVER_BACKOFF;
+            break;
+        }
+        server_schedule_dial(s);
+        server_set_state(s, SERVER_BACKOFF);
+        break;
+    }
 }
 
 /* --- endings ------------------------------------------------------------ */
@@ -340,14 +402,6 @@ server_endings_event_cb(void *arg, enum event_type type,
     struct event e = { .type = type, .ending = end };
 
     server_emit(arg, &e);
-}
-
-/* endings_host.exchange */
-static void
-server_endings_exchange_cb(void *arg, const char *op,
-    const struct failure *f, double ms)
-{
-    server_exchange(arg, op, f, ms);
 }
 
 /* After the session's own ending settled: dial again, or stay closed. */
@@ -380,21 +434,11 @@ server_endings_settled_cb(void *arg, struct ending_run *run)
     server_after_ending(s);
 }
 
-/* endings_host.busy */
-static void
-server_endings_busy_cb(void *arg, bool on)
-{
-    struct server *s = arg;
-    bool           counted = !on;
-
-    server_busy(s, &counted, on);
-}
-
 static const struct endings_host server_endings_host = {
     .event = server_endings_event_cb,
-    .exchange = server_endings_exchange_cb,
+    .exchange = server_exchange_cb,
     .settled = server_endings_settled_cb,
-    .busy = server_endings_busy_cb,
+    .busy = server_busy_cb,
 };
 
 static struct endings *
@@ -406,10 +450,13 @@ server_endings(struct server *s)
     return s->endings;
 }
 
-void
-server_end_orphan(struct server *s, char *session,
-    const char *protocol_version, const char *why)
+/* client_host.end_orphan: a session the lifecycle was issued but will not
+ * use (taken) gets the ending procedure, marked half-open. */
+static void
+server_end_orphan_cb(void *arg, char *session, const char *protocol_version,
+    const char *why)
 {
+    struct server     *s = arg;
     struct ending_run *run = endings_start(server_endings(s),
         client_transport(s->client), s->decl->teardown_ms, true);
 
@@ -418,6 +465,88 @@ server_end_orphan(struct server *s, char *session,
         ending_run_note(run, why);
     ending_run_go(run, session, protocol_version);
 }
+
+/* --- what the lifecycle reports and asks (client_host) ----------------- */
+
+/* The table's other members sit with what they serve: exchange and busy
+ * with the record, dial_done, retries, retry and retry_after with the
+ * schedule, end_orphan with the endings. */
+
+/* client_host.tools_changed */
+static void
+server_tools_changed_cb(void *arg, long ntools)
+{
+    struct event e = { .type = EVENT_TOOLS_CHANGED, .tools = ntools };
+
+    server_emit(arg, &e);
+}
+
+/* client_host.state */
+static enum server_state
+server_state_cb(void *arg)
+{
+    return server_state(arg);
+}
+
+/* client_host.now */
+static ev_tstamp
+server_now_cb(void *arg)
+{
+    return server_now(arg);
+}
+
+/* client_host.timeout_ms: the server's, or the command line's. */
+static long
+server_timeout_ms_cb(void *arg)
+{
+    const struct server *s = arg;
+
+    return s->env->timeout_ms > 0 ? s->env->timeout_ms : s->decl->timeout_ms;
+}
+
+/* client_host.open_deadline_ms: the server's, or the command line's. */
+static long
+server_open_deadline_ms_cb(void *arg)
+{
+    const struct server *s = arg;
+
+    return s->env->open_deadline_ms > 0 ? s->env->open_deadline_ms :
+        s->decl->open_deadline_ms;
+}
+
+/* client_host.wait_left */
+static double
+server_wait_left_cb(void *arg)
+{
+    return server_wait_left(arg);
+}
+
+/* client_host.log */
+static void
+server_log_cb(void *arg, const char *fmt, va_list ap)
+{
+    struct server *s = arg;
+
+    if (s->env->log != NULL)
+        dlogv(s->env->log, s->log_name, fmt, ap);
+}
+
+static const struct client_host server_client_host = {
+    .exchange = server_exchange_cb,
+    .dial_done = server_dial_done_cb,
+    .retries = server_retries_cb,
+    .retry = server_retry_cb,
+    .end_orphan = server_end_orphan_cb,
+    .tools_changed = server_tools_changed_cb,
+    .busy = server_busy_cb,
+    .retry_after = server_retry_after_cb,
+    .state = server_state_cb,
+    .now = server_now_cb,
+    .timeout_ms = server_timeout_ms_cb,
+    .open_deadline_ms = server_open_deadline_ms_cb,
+    .wait_left = server_wait_left_cb,
+    .log = server_log_cb,
+};
 
 const struct ending *
 server_end(struct server *s, bool redial)
@@ -582,7 +711,8 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     s->target = server_make_target(decl);
     record_init(&s->rec);
-    s->client = client_new(s, env, decl, index, s->log_name);
+    s->client = client_new(&server_client_host, s, env, decl, index,
+        s->log_name);
     ev_timer_init(&s->tick, server_tick_cb, 0., 0.);
     s->tick.data = s;
     return s;
@@ -852,12 +982,6 @@ server_dial_settled(const struct server *s)
 {
     return client_dialed_once(s->client) || s->state == SERVER_INVALID ||
         s->state == SERVER_UNSUPPORTED || s->state == SERVER_DISABLED;
-}
-
-bool
-server_ping_in_flight(const struct server *s)
-{
-    return client_ping_in_flight(s->client);
 }
 
 unsigned long

@@ -11,22 +11,24 @@
  * server/discover where there is no ping), a re-list after a list_changed
  * notice (coalesced and rate-limited), and the server stream when the
  * server offers tools.listChanged. Each exchange ends in exactly one
- * outcome, handed to the server's record.
+ * outcome, reported through the host (struct client_host), whose record
+ * it goes to; what follows a loss is the host's retry policy.
  *
  * What this file must never do: branch on the configured transport (a
  * difference is a transport op or capability); adopt a session from
  * anything but a 2xx answer to initialize, or drop one without ending it;
- * read a clock other than libev's.
+ * read a clock but the host's (libev's); reach its owner but through the
+ * host, or decide for it when to dial again.
  */
 #include "mcp/client_int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ending_run.h"
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -49,10 +51,21 @@ client_version_spoken(const char *v)
     return false;
 }
 
+/* A line for the host's debug log. */
+void
+client_log(const struct client *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    c->host->log(c->host_arg, fmt, ap);
+    va_end(ap);
+}
+
 double
 client_elapsed_ms(const struct client *c, ev_tstamp since)
 {
-    double ms = (server_now(c->s) - since) * 1000.0;
+    double ms = (client_now(c) - since) * 1000.0;
 
     return ms < 0 ? 0 : ms;
 }
@@ -108,10 +121,20 @@ client_req_new(struct client *c, enum client_op op, int64_t id,
     rq->op = op;
     rq->id = id;
     rq->method = method;
-    rq->started = server_now(c->s);
+    rq->started = client_now(c);
     rq->next = c->reqs;
     c->reqs = rq;
     return rq;
+}
+
+/* Count rq in the host's busy work (on) or no more (off), once each. */
+void
+client_req_busy(struct client_req *rq, bool on)
+{
+    if (rq->counted == on)
+        return;
+    rq->counted = on;
+    rq->c->host->busy(rq->c->host_arg, on);
 }
 
 /* Unlink and free; stops its timer; cancels its transfer if it runs. */
@@ -127,7 +150,7 @@ client_req_free(struct client_req *rq, struct failure_evidence *evd_out)
         }
     }
     ev_timer_stop(c->env->loop, &rq->timer);
-    server_busy(c->s, &rq->counted, false);
+    client_req_busy(rq, false);
     if (rq->tr != NULL)
         transport_cancel(c->t, rq->tr, evd_out);
     free(rq);
@@ -193,8 +216,8 @@ client_notify(struct client *c, char *body, size_t len)
     struct client_req *rq = client_req_new(c, CLIENT_OP_NOTIFY, -1, NULL);
     char              *cause = NULL;
 
-    if (!client_send(c, rq, body, len, 0, server_timeout_ms(c->s), &cause)) {
-        server_log(c->s, "notification not sent: %s", cause);
+    if (!client_send(c, rq, body, len, 0, client_timeout_ms(c), &cause)) {
+        client_log(c, "notification not sent: %s", cause);
         free(cause);
         client_req_free(rq, NULL);
     }
@@ -303,7 +326,7 @@ client_fail(struct client *c, const char *op,
     struct failure f;
 
     failure_make(&f, evd, FAILURE_SITE_REQUEST, detail);
-    server_exchange(c->s, op, &f, ms);
+    c->host->exchange(c->host_arg, op, &f, ms);
 }
 
 /* --- the session -------------------------------------------------------- */
@@ -330,7 +353,16 @@ client_drop(struct client *c, const char *why)
     c->relist_wanted = false;
     session = transport_release(c->t);
     if (session != NULL)
-        server_end_orphan(c->s, session, c->protocol_version, why);
+        c->host->end_orphan(c->host_arg, session, c->protocol_version, why);
+}
+
+/* A fresh transport for the declaration: the host's, else transport_new. */
+static struct transport *
+client_make_transport(struct client *c)
+{
+    if (c->host->make_transport != NULL)
+        return c->host->make_transport(c->host_arg, &c->tenv);
+    return transport_new(&c->tenv);
 }
 
 /* Switch to transport t (the old one is closed and freed, with every
@@ -371,14 +403,14 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
     transport_abandon(c->t);
     c->last_ping_ok = false;
     failure_make(&f, evd, FAILURE_SITE_CONNECT, detail);
-    server_dial_done(c->s, &f, ms);
+    c->host->dial_done(c->host_arg, &f, ms);
 }
 
 void
 client_dial_completed(struct client *c)
 {
     double ms = client_elapsed_ms(c, c->dial_started);
-    long   deadline = server_open_deadline_ms(c->s);
+    long   deadline = client_open_deadline_ms(c);
 
     if (ms > (double)deadline) {
         /* Judged on the clock: a dial that finished after its deadline
@@ -407,7 +439,7 @@ client_dial_completed(struct client *c)
     c->dialed_once = true;
     c->rtt_ms = ms;
     c->last_ping_ok = true;
-    server_dial_done(c->s, NULL, ms);
+    c->host->dial_done(c->host_arg, NULL, ms);
     client_streams_start(c);
     client_probe_schedule(c);
 }
@@ -429,7 +461,7 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
             break;
     }
     snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
-        server_open_deadline_ms(c->s), rq != NULL ? " during " : "",
+        client_open_deadline_ms(c), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
     if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
         transport_has_cap(c->t, TRANSPORT_CAP_LATE_SESSION)) {
@@ -439,9 +471,9 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         transport_peek(c->t, rq->tr, &evd);
         rq->detached = true;
         rq->in_dial = false;
-        server_busy(c->s, &rq->counted, true);
+        client_req_busy(rq, true);
         ev_timer_stop(c->env->loop, &rq->timer);
-        ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+        ev_timer_set(&rq->timer, client_timeout_ms(c) / 1000.0, 0.);
         ev_timer_start(c->env->loop, &rq->timer);
     } else if (rq != NULL) {
         client_req_free(rq, &evd);
@@ -458,8 +490,8 @@ client_dial(struct client *c)
     int                      rc;
 
     client_drop(c, "a session left from before the new dial");
-    c->dial_started = server_now(c->s);
-    ev_timer_set(&c->open_timer, server_open_deadline_ms(c->s) / 1000.0, 0.);
+    c->dial_started = client_now(c);
+    ev_timer_set(&c->open_timer, client_open_deadline_ms(c) / 1000.0, 0.);
     ev_timer_start(c->env->loop, &c->open_timer);
     c->probe_retried = false;
     c->probed_this_dial = false;
@@ -491,7 +523,7 @@ client_send_initialize(struct client *c)
     char              *body = jsonrpc_build_initialize(id,
         MCP_PROTOCOL_LATEST, "mcptop", MCPTOP_VERSION, &len);
 
-    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+    client_dial_step(c, rq, body, len, client_timeout_ms(c));
 }
 
 static void
@@ -547,7 +579,7 @@ client_send_initialized(struct client *c)
     char              *body = jsonrpc_build_notification(
         "notifications/initialized", &len);
 
-    client_dial_step(c, rq, body, len, server_timeout_ms(c->s));
+    client_dial_step(c, rq, body, len, client_timeout_ms(c));
 }
 
 /*
@@ -580,7 +612,7 @@ client_initialize_revises_era(struct client *c,
         }
         if (!legacy) {
             c->init_said_modern = true;
-            server_log(c->s, "era: initialize got -32022 listing only %s: "
+            client_log(c, "era: initialize got -32022 listing only %s: "
                 "modern", MCP_PROTOCOL_MODERN);
             c->era = SERVER_ERA_MODERN;
             client_send_discover(c);
@@ -591,7 +623,7 @@ client_initialize_revises_era(struct client *c,
         !evd->rpc_error && (status == 400 || status == 404 ||
         status == 405)) {
         /* The remembered verdict stopped working: probe again. */
-        server_log(c->s, "era: legacy stopped working (HTTP %ld to "
+        client_log(c, "era: legacy stopped working (HTTP %ld to "
             "initialize); probing again", status);
         c->era = SERVER_ERA_NONE;
         client_send_discover(c);
@@ -603,7 +635,7 @@ client_initialize_revises_era(struct client *c,
         struct transport_failure f;
 
         c->respawned = true;
-        server_log(c->s, "era: the transport closed after an unanswered "
+        client_log(c, "era: the transport closed after an unanswered "
             "probe; initialize on a fresh one");
         if (transport_open(c->t, &f) < 0) {
             client_dial_failed(c, &f.evd, f.detail);
@@ -624,11 +656,12 @@ client_on_detached(struct client *c, struct transport_result *res)
         "result.protocolVersion") : NULL;
 
     if (res->session == NULL) {
-        server_log(c->s, "abandoned initialize settled without a session");
+        client_log(c, "abandoned initialize settled without a session");
         return;
     }
-    server_end_orphan(c->s, res->session, client_version_spoken(pv) ? pv :
-        NULL, "session issued after the dial was abandoned");
+    c->host->end_orphan(c->host_arg, res->session,
+        client_version_spoken(pv) ? pv : NULL,
+        "session issued after the dial was abandoned");
     res->session = NULL;
 }
 
@@ -648,7 +681,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
     client_req_free(rq, NULL);
     if (client_judge(res, &evd, detail, sizeof(detail))) {
         if (res->session != NULL) {
-            server_end_orphan(c->s, res->session, NULL,
+            c->host->end_orphan(c->host_arg, res->session, NULL,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
@@ -690,7 +723,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26, "
             "2024-11-05", clean);
         if (res->session != NULL) {
-            server_end_orphan(c->s, res->session, NULL,
+            c->host->end_orphan(c->host_arg, res->session, NULL,
                 "session issued in a version mcptop does not speak");
             res->session = NULL;
         }
@@ -753,7 +786,8 @@ client_on_initialized(struct client *c, struct client_req *rq,
  * word), whatever the status (DESIGN.md section 6): the failure is
  * recorded, the session ended (its DELETE goes whatever it will answer),
  * and the server dialed again; after a 400 or a null id, once, until an
- * exchange completes on the new session. true when it was.
+ * exchange completes on the new session. Only when the host's retry
+ * policy dials again (CLIENT_LOSS_SESSION). true when it was.
  */
 bool
 client_session_lost(struct client *c, const char *op, bool carried,
@@ -766,12 +800,14 @@ client_session_lost(struct client *c, const char *op, bool carried,
     const char *why;
     size_t      n = strlen(detail);
 
-    if (!carried || c->env->no_redial || (!expired && !unknown))
+    if (!carried || (!expired && !unknown))
         return false;
     if (!expired && c->redialed_for_loss)
         return false;
     if (!expired && status == 400 && failure_classify(evd) !=
         FAILURE_HTTP_STATUS && !evd->rpc_error_id_null)
+        return false;
+    if (!c->host->retries(c->host_arg, CLIENT_LOSS_SESSION))
         return false;
     c->redialed_for_loss = !expired;
     why = expired ? "session expired" : "session presumed lost: the server "
@@ -781,7 +817,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
         "the session was presumed lost");
-    server_dial_again(c->s);
+    c->host->retry(c->host_arg, CLIENT_LOSS_SESSION);
     return true;
 }
 
@@ -810,7 +846,7 @@ client_ping(struct client *c, bool scheduled)
         len = strlen(body);
     }
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
-        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), server_timeout_ms(c->s),
+        (scheduled ? TRANSPORT_IDLE_AFTER : 0u), client_timeout_ms(c),
         &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
 
@@ -841,8 +877,8 @@ client_on_ping(struct client *c, struct client_req *rq,
         c->rtt_ms = ms;
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
-        server_exchange(c->s, client_ping_op(c), NULL, ms);
-        server_ping_scheduled(c->s);
+        c->host->exchange(c->host_arg, client_ping_op(c), NULL, ms);
+        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         return;
     }
     c->last_ping_ok = false;
@@ -852,30 +888,31 @@ client_on_ping(struct client *c, struct client_req *rq,
         return;
     client_fail(c, client_ping_op(c), &evd, ms, detail);
     if (c->era == SERVER_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
-        !c->env->no_redial && (status == 400 || status == 404 ||
-        status == 405) && kind == FAILURE_HTTP_STATUS) {
+        (status == 400 || status == 404 || status == 405) &&
+        kind == FAILURE_HTTP_STATUS &&
+        c->host->retries(c->host_arg, CLIENT_LOSS_ERA_STALE)) {
         /* The remembered era stopped working: probe again. */
-        server_log(c->s, "era: modern stopped working; probing again");
+        client_log(c, "era: modern stopped working; probing again");
         c->era = SERVER_ERA_NONE;
         client_drop(c, "the era changed");
-        server_dial_again(c->s);
+        c->host->retry(c->host_arg, CLIENT_LOSS_ERA_STALE);
         return;
     }
-    if (!c->env->no_redial && server_state(c->s) == SERVER_READY &&
-        (kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t))) {
+    if ((kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t)) &&
+        c->host->retries(c->host_arg, CLIENT_LOSS_UNREACHABLE)) {
         /* Nothing listens any more, or the child is gone: the sessions
-         * went with it. Dial again with the usual backoff. */
+         * went with it. */
         client_drop(c, "the connection was lost");
-        server_connection_lost(c->s);
+        c->host->retry(c->host_arg, CLIENT_LOSS_UNREACHABLE);
         return;
     }
-    server_ping_scheduled(c->s);
+    c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
 }
 
 void
 client_tick(struct client *c)
 {
-    if (c->list_ttl_ms > 0 && server_now(c->s) - c->listed_at >
+    if (c->list_ttl_ms > 0 && client_now(c) - c->listed_at >
         c->list_ttl_ms / 1000.0) {
         /* The listing's ttlMs ran out: list again. */
         c->relist_wanted = true;
@@ -904,8 +941,8 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     if (rq->detached) {
-        server_log(c->s, "abandoned %s got no answer within %ld ms",
-            client_op_name(op), server_timeout_ms(c->s));
+        client_log(c, "abandoned %s got no answer within %ld ms",
+            client_op_name(op), client_timeout_ms(c));
         client_req_free(rq, NULL);
         return;
     }
@@ -913,7 +950,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     evd.timer = FAILURE_TIMER_REQUEST;
     evd.net = NET_OK;
     snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
-        "(request timeout)", client_op_name(op), server_timeout_ms(c->s));
+        "(request timeout)", client_op_name(op), client_timeout_ms(c));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
     if (id >= 0 && op != CLIENT_OP_INITIALIZE && transport_has_session(c->t)) {
         size_t len;
@@ -943,7 +980,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         c->last_ping_ok = false;
         c->pings_done++;
         client_fail(c, client_ping_op(c), &evd, ms, detail);
-        server_ping_scheduled(c->s);
+        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         break;
     default:
         break;
@@ -960,7 +997,7 @@ client_on_done(struct client *c, struct client_req *rq,
     if (res->retry_after_s >= 0 && (res->f.evd.http_status == 429 ||
         res->f.evd.http_status == 503))
         /* A wait the server asked for holds for every request to it. */
-        server_retry_after(c->s, res->retry_after_s);
+        c->host->retry_after(c->host_arg, res->retry_after_s);
     switch (rq->op) {
     case CLIENT_OP_INITIALIZE:
         client_on_initialize(c, rq, res);
@@ -994,7 +1031,7 @@ client_on_done(struct client *c, struct client_req *rq,
 static void
 client_on_open_failed(struct client *c, const struct transport_event *e)
 {
-    if (server_state(c->s) != SERVER_DIALING)
+    if (client_state(c) != SERVER_DIALING)
         return;
     if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && c->sse_tried) {
@@ -1002,7 +1039,7 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         int  n;
 
         c->era = SERVER_ERA_LEGACY;
-        client_use_transport(c, transport_new(&c->tenv));
+        client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
         snprintf(both + n, sizeof(both) - (size_t)n,
             "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
@@ -1016,23 +1053,20 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
 static void
 client_on_lost(struct client *c, const struct transport_event *e)
 {
-    enum server_state st = server_state(c->s);
-
     if (e->failure == NULL) {
         /* Only an exchange can say what it means: observe it now. */
-        if (st == SERVER_READY && !c->env->no_pings)
-            server_ping_soon(c->s);
+        c->host->retry(c->host_arg, CLIENT_LOSS_UNSURE);
         return;
     }
-    if (st == SERVER_DIALING) {
+    if (client_state(c) == SERVER_DIALING) {
         client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
-    if (st != SERVER_READY)
+    if (!c->host->retries(c->host_arg, CLIENT_LOSS_CONNECTION))
         return;
     client_fail(c, "sse stream", &e->failure->evd, 0, e->failure->detail);
     client_drop(c, "the connection was lost");
-    server_connection_lost(c->s);
+    c->host->retry(c->host_arg, CLIENT_LOSS_CONNECTION);
 }
 
 /* transport_cb: everything a transport reports. */
@@ -1049,7 +1083,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         client_on_message(c, e->msg, e->owner);
         break;
     case TRANSPORT_READY:
-        if (server_state(c->s) == SERVER_DIALING &&
+        if (client_state(c) == SERVER_DIALING &&
             client_find(c, CLIENT_OP_INITIALIZE) == NULL)
             client_dial_begin(c);
         break;
@@ -1075,7 +1109,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         struct client_req *rq = e->owner;
 
         if (rq->op != CLIENT_OP_LISTEN) {
-            ev_timer_set(&rq->timer, server_timeout_ms(c->s) / 1000.0, 0.);
+            ev_timer_set(&rq->timer, client_timeout_ms(c) / 1000.0, 0.);
             ev_timer_start(c->env->loop, &rq->timer);
         }
         break;
@@ -1095,7 +1129,7 @@ client_end(struct client *c, struct ending_run *run)
         if (rq->op == CLIENT_OP_INITIALIZE && rq->in_dial) {
             rq->detached = true;
             rq->in_dial = false;
-            server_busy(c->s, &rq->counted, true);
+            client_req_busy(rq, true);
         }
     }
     if (c->era == SERVER_ERA_MODERN) {
@@ -1132,12 +1166,14 @@ client_stop(struct client *c)
 /* --- lifetime and getters ----------------------------------------------- */
 
 struct client *
-client_new(struct server *s, const struct server_env *env,
-    const struct config_server *decl, size_t index, const char *log_name)
+client_new(const struct client_host *host, void *arg,
+    const struct server_env *env, const struct config_server *decl,
+    size_t index, const char *log_name)
 {
     struct client *c = xcalloc(1, sizeof(*c));
 
-    c->s = s;
+    c->host = host;
+    c->host_arg = arg;
     c->env = env;
     c->decl = decl;
     c->tenv.loop = env->loop;
@@ -1149,7 +1185,7 @@ client_new(struct server *s, const struct server_env *env,
     c->tenv.test_keep_id = env->test_keep_id;
     c->tenv.cb = client_transport_cb;
     c->tenv.cb_arg = c;
-    c->t = transport_new(&c->tenv);
+    c->t = client_make_transport(c);
     c->ntools = -1;
     c->next_id = 1;
     c->rtt_ms = -1;
@@ -1246,12 +1282,6 @@ bool
 client_dialed_once(const struct client *c)
 {
     return c->dialed_once;
-}
-
-bool
-client_ping_in_flight(const struct client *c)
-{
-    return client_find(c, CLIENT_OP_PING) != NULL;
 }
 
 unsigned long

@@ -6,25 +6,117 @@
  * or discover as the liveness exchange, list_changed -> a re-list, the
  * server stream (the GET stream, or subscriptions/listen). It owns the
  * transport and every request in flight; it reports each exchange's one
- * outcome to its server (server_priv.h), which keeps the state, the
- * schedule and the record.
+ * outcome up through a struct client_host (as ending.c reports through
+ * struct endings_host) and never sees its owner, which keeps the state,
+ * the schedule and the record.
  */
 #ifndef MCPTOP_ENGINE_CLIENT_H
 #define MCPTOP_ENGINE_CLIENT_H
 
+#include <ev.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "engine/config.h"
+#include "engine/failure.h"
 #include "engine/server.h"
 
 struct client;
 struct ending_run;
 struct transport;
+struct transport_env;
 
-/* A client for s (borrowed, outlives it). Never NULL. */
-struct client *client_new(struct server *s, const struct server_env *env,
-    const struct config_server *decl, size_t index, const char *log_name);
+/*
+ * What an exchange told of the session or the connection: the lifecycle's
+ * reading, from the protocol alone. What follows (the next ping, a dial
+ * now, a dial after a backoff, nothing) is the host's retry policy.
+ */
+enum client_loss {
+    CLIENT_LOSS_NONE,       /* nothing: a liveness exchange ended,
+                               completed or failed */
+    CLIENT_LOSS_UNSURE,     /* the transport saw something only a new
+                               exchange can tell */
+    CLIENT_LOSS_SESSION,    /* a request that carried the session id was
+                               told it is gone (404), or it was presumed
+                               lost (400, a JSON-RPC error with a null id) */
+    CLIENT_LOSS_ERA_STALE,  /* the remembered modern era stopped working
+                               (400, 404 or 405 to the liveness exchange) */
+    CLIENT_LOSS_ERA_PROVEN, /* a late DiscoverResult proved modern on a
+                               legacy session */
+    CLIENT_LOSS_UNREACHABLE,/* a liveness exchange found nothing listening,
+                               or the transport dead */
+    CLIENT_LOSS_CONNECTION, /* the transport reported the connection gone */
+};
+
+/*
+ * What the lifecycle reports to its owner and asks of it. Each member is
+ * called with the arg given to client_new; none may free the client.
+ * Pointers passed in are borrowed for the call unless a member says it
+ * takes them.
+ */
+struct client_host {
+    /* --- reports ---------------------------------------------------- */
+    /* One exchange ended with its one outcome: f NULL when it completed,
+     * else its failure (site request). op is a static string ("ping",
+     * "tools/list", ...); ms its duration (monotonic). */
+    void (*exchange)(void *arg, const char *op, const struct failure *f,
+        double ms);
+    /* The dial ended after ms: f NULL when it completed (the session is
+     * open), else its failure (site connect, the step named in its
+     * detail). */
+    void (*dial_done)(void *arg, const struct failure *f, double ms);
+    /* What follows loss, by the server's retry policy: the next ping
+     * (NONE), a ping now (UNSURE), or a dial now or after a backoff (the
+     * others, once retries said yes and the session was dropped). */
+    void (*retry)(void *arg, enum client_loss loss);
+    /* End a session the lifecycle was issued but will not use, by the
+     * ending procedure, marked half-open. Takes session; protocol_version
+     * (may be NULL) and why (may be NULL) are borrowed. */
+    void (*end_orphan)(void *arg, char *session,
+        const char *protocol_version, const char *why);
+    /* A listing found a different tool set of ntools tools. */
+    void (*tools_changed)(void *arg, long ntools);
+    /* One more (on) or one less (off) piece of work that keeps the owner
+     * busy (an abandoned initialize left to settle). */
+    void (*busy)(void *arg, bool on);
+    /* The server asked for a wait (Retry-After on 429/503), seconds:
+     * nothing goes to it before then. */
+    void (*retry_after)(void *arg, long seconds);
+
+    /* --- questions -------------------------------------------------- */
+    /* The owner's state (the lifecycle acts only when it allows). */
+    enum server_state (*state)(void *arg);
+    /* The retry policy's question: does the server dial again after
+     * loss (never asked for CLIENT_LOSS_NONE or _UNSURE)? Asked before
+     * the lifecycle acts on a loss: on true it records the failure as
+     * that loss, drops the session and calls retry; on false it goes on
+     * with the session. */
+    bool (*retries)(void *arg, enum client_loss loss);
+    /* The loop's time, updated (monotonic seconds). */
+    ev_tstamp (*now)(void *arg);
+    /* The request timeout and the dial's open deadline, ms. */
+    long (*timeout_ms)(void *arg);
+    long (*open_deadline_ms)(void *arg);
+    /* Seconds left of a wait the server asked for, 0 when none. */
+    double (*wait_left)(void *arg);
+    /* A line for the debug log (printf-style). */
+    void (*log)(void *arg, const char *fmt, va_list ap);
+
+    /* --- construction ----------------------------------------------- */
+    /* Make a transport for env (borrowed: the client's, outlives the
+     * transport), which the client then owns: a test's fake. NULL means
+     * transport_new (stdio for a command, Streamable HTTP for a URL). */
+    struct transport *(*make_transport)(void *arg,
+        const struct transport_env *env);
+};
+
+/* A client reporting to host with arg (both borrowed, outlive it). env and
+ * decl are borrowed too; index is the server's number in its fleet,
+ * log_name its sanitized name. Never NULL. */
+struct client *client_new(const struct client_host *host, void *arg,
+    const struct server_env *env, const struct config_server *decl,
+    size_t index, const char *log_name);
 /* Close locally and free. NULL does nothing. */
 void client_free(struct client *c);
 
@@ -52,7 +144,6 @@ const char *client_tool_name(const struct client *c, long i);
 double client_rtt_ms(const struct client *c);
 bool client_last_ping_ok(const struct client *c);
 bool client_dialed_once(const struct client *c);
-bool client_ping_in_flight(const struct client *c);
 unsigned long client_pings_done(const struct client *c);
 unsigned long client_expiries(const struct client *c);
 /* The deep check: call probe_tool now (false when none is configured,

@@ -14,14 +14,13 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
 void
 client_fallback_legacy(struct client *c, const char *why)
 {
-    server_log(c->s, "era: legacy (%s)", why);
+    client_log(c, "era: legacy (%s)", why);
     c->era = SERVER_ERA_LEGACY;
     if (!transport_alive(c->t)) {
         /* The transport went away on the probe (a child that exited): a
@@ -60,7 +59,7 @@ client_send_discover(struct client *c)
     size_t             len;
     char              *body = jsonrpc_build_modern(id, rq->method,
         MCP_PROTOCOL_MODERN, "mcptop", MCPTOP_VERSION, NULL, false, &len);
-    long               timeout = server_timeout_ms(c->s);
+    long               timeout = client_timeout_ms(c);
 
     c->probe_id = id;
     c->probed_this_dial = true;
@@ -130,7 +129,7 @@ client_on_discover(struct client *c, struct client_req *rq,
         }
         c->era = SERVER_ERA_MODERN;
         client_take_discover(c, res->answer);
-        server_log(c->s, "era: modern (%s)", MCP_PROTOCOL_MODERN);
+        client_log(c, "era: modern (%s)", MCP_PROTOCOL_MODERN);
         client_handshake_done(c);
         return;
     }
@@ -144,7 +143,7 @@ client_on_discover(struct client *c, struct client_req *rq,
 
         if (code == -32022 && names_modern && !c->probe_retried) {
             c->probe_retried = true;
-            server_log(c->s, "era: -32022 names %s; probing once more",
+            client_log(c, "era: -32022 names %s; probing once more",
                 MCP_PROTOCOL_MODERN);
             client_send_discover(c);
             return;
@@ -181,7 +180,7 @@ client_on_discover(struct client *c, struct client_req *rq,
         free(c->probe_note);
         c->probe_note = str_printf("server/discover answered HTTP %ld with "
             "no JSON-RPC response", status);
-        server_log(c->s, "era: %s; trying initialize", c->probe_note);
+        client_log(c, "era: %s; trying initialize", c->probe_note);
         client_send_initialize(c);
         return;
     }
@@ -206,7 +205,7 @@ client_on_discover(struct client *c, struct client_req *rq,
 void
 client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
 {
-    enum server_state st = server_state(c->s);
+    enum server_state st = client_state(c);
 
     if (c->probe_id <= 0 || c->decl->era != CONFIG_ERA_AUTO ||
         c->era == SERVER_ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
@@ -214,7 +213,7 @@ client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
         !jsonrpc_array_has(m, "result.supportedVersions",
         MCP_PROTOCOL_MODERN))
         return;
-    server_log(c->s, "era: a late DiscoverResult lists %s: modern",
+    client_log(c, "era: a late DiscoverResult lists %s: modern",
         MCP_PROTOCOL_MODERN);
     c->era = SERVER_ERA_MODERN;
     c->silent_probe = false;
@@ -225,8 +224,8 @@ client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
                 client_req_free(rq, NULL);
         }
         client_send_discover(c);
-    } else if (st == SERVER_READY) {
+    } else if (c->host->retries(c->host_arg, CLIENT_LOSS_ERA_PROVEN)) {
         client_drop(c, "the era changed");
-        server_dial_again(c->s);
+        c->host->retry(c->host_arg, CLIENT_LOSS_ERA_PROVEN);
     }
 }

@@ -57,12 +57,13 @@ struct client_req {
     /* Left to settle after its dial was abandoned: an initialize whose
      * late session is ended half-open. */
     bool                   detached;
-    bool                   counted;     /* in the server's busy count */
+    bool                   counted;     /* in the host's busy count */
     bool                   opened;      /* a listen's stream is open */
 };
 
 struct client {
-    struct server              *s;
+    const struct client_host   *host;
+    void                       *host_arg;
     const struct server_env    *env;
     const struct config_server *decl;
     struct transport_env        tenv;
@@ -143,9 +144,44 @@ struct client {
 };
 
 
+/* --- what the lifecycle asks of its host, as calls ---------------------- */
+
+static inline enum server_state
+client_state(const struct client *c)
+{
+    return c->host->state(c->host_arg);
+}
+
+static inline ev_tstamp
+client_now(const struct client *c)
+{
+    return c->host->now(c->host_arg);
+}
+
+static inline long
+client_timeout_ms(const struct client *c)
+{
+    return c->host->timeout_ms(c->host_arg);
+}
+
+static inline long
+client_open_deadline_ms(const struct client *c)
+{
+    return c->host->open_deadline_ms(c->host_arg);
+}
+
+static inline double
+client_wait_left(const struct client *c)
+{
+    return c->host->wait_left(c->host_arg);
+}
+
 /* --- shared by the lifecycle's files ------------------------------------ */
 
 /* client.c: requests, judging, the session, the dial */
+void client_log(const struct client *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void client_req_busy(struct client_req *rq, bool on);
 double client_elapsed_ms(const struct client *c, ev_tstamp since);
 void client_free_strv(char **v, long n);
 struct client_req *client_req_new(struct client *c, enum client_op op,

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -26,7 +25,7 @@ client_begin_list(struct client *c, bool in_dial)
     c->list_n = c->list_cap = 0;
     c->list_pages = 0;
     c->list_in_dial = in_dial;
-    c->list_started = server_now(c->s);
+    c->list_started = client_now(c);
     if (!in_dial)
         c->relisted_at = c->list_started;
     client_send_list(c, NULL);
@@ -48,7 +47,7 @@ client_send_list(struct client *c, const char *cursor)
         body = jsonrpc_build_request(id, "tools/list", cursor, &len);
     rq->in_dial = c->list_in_dial;
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_LIST),
-        server_timeout_ms(c->s), &cause)) {
+        client_timeout_ms(c), &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
@@ -86,7 +85,7 @@ client_list_finished(struct client *c)
     bool was_dial = c->list_in_dial;
     bool same = old == c->list_n;
 
-    c->listed_at = server_now(c->s);
+    c->listed_at = client_now(c);
     for (long i = 0; same && i < old; i++)
         same = strcmp(c->tool_names[i], c->list_acc[i]) == 0;
     client_free_strv(c->tool_names, c->ntools);
@@ -97,10 +96,10 @@ client_list_finished(struct client *c)
     if (was_dial)
         client_dial_completed(c);
     else
-        server_exchange(c->s, "tools/list", NULL,
+        c->host->exchange(c->host_arg, "tools/list", NULL,
             client_elapsed_ms(c, c->list_started));
     if (!same && old >= 0)
-        server_tools_changed(c->s, c->ntools);
+        c->host->tools_changed(c->host_arg, c->ntools);
     client_relist(c);
 }
 
@@ -159,7 +158,7 @@ client_on_list(struct client *c, struct client_req *rq,
         return;
     }
     if (next != NULL)
-        server_log(c->s, "tools/list stopped after %d pages", c->list_pages);
+        client_log(c, "tools/list stopped after %d pages", c->list_pages);
     free(next);
     client_list_finished(c);
 }
@@ -181,13 +180,13 @@ client_relist(struct client *c)
     ev_tstamp now;
     double    wait;
 
-    if (!c->relist_wanted || server_state(c->s) != SERVER_READY ||
+    if (!c->relist_wanted || client_state(c) != SERVER_READY ||
         client_find(c, CLIENT_OP_LIST) != NULL || ev_is_active(&c->relist_timer))
         return;
-    now = server_now(c->s);
+    now = client_now(c);
     wait = c->relisted_at > 0 ? c->relisted_at + CLIENT_RELIST_MIN_S - now :
         0;
-    wait = fmax(wait, server_wait_left(c->s));
+    wait = fmax(wait, client_wait_left(c));
     if (wait > 0) {
         ev_timer_set(&c->relist_timer, wait, 0.);
         ev_timer_start(c->env->loop, &c->relist_timer);

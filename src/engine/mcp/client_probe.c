@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -25,7 +24,7 @@ client_probe_timeout_ms(const struct client *c)
     const struct config_probe *p = c->decl->probe;
 
     return p != NULL && p->timeout_ms > 0 ? p->timeout_ms :
-        server_timeout_ms(c->s);
+        client_timeout_ms(c);
 }
 
 void
@@ -35,14 +34,14 @@ client_probe_schedule(struct client *c)
     double                     in;
 
     ev_timer_stop(c->env->loop, &c->probe_timer);
-    if (p == NULL || c->env->no_pings || server_state(c->s) != SERVER_READY)
+    if (p == NULL || c->env->no_pings || client_state(c) != SERVER_READY)
         return;
     /* The first call right after the dial, then at the interval, with
      * the ping's jitter (a fleet does not call in one burst). */
     in = c->probe_calls == 0 ? 0. : p->interval_ms / 1000.0 *
         (0.9 + 0.2 * ((double)rand() / RAND_MAX));
-    if (server_wait_left(c->s) > in)
-        in = server_wait_left(c->s);
+    if (client_wait_left(c) > in)
+        in = client_wait_left(c);
     ev_timer_set(&c->probe_timer, in, 0.);
     ev_timer_start(c->env->loop, &c->probe_timer);
 }
@@ -68,7 +67,7 @@ client_probe_now(struct client *c)
     char                      *body, *cause = NULL;
 
     if (p == NULL || client_find(c, CLIENT_OP_CALL) != NULL ||
-        server_state(c->s) != SERVER_READY || server_wait_left(c->s) > 0)
+        client_state(c) != SERVER_READY || client_wait_left(c) > 0)
         return false;
     id = c->next_id++;
     rq = client_req_new(c, CLIENT_OP_CALL, id, "tools/call");
@@ -76,7 +75,7 @@ client_probe_now(struct client *c)
         c->era == SERVER_ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
         MCPTOP_VERSION, &len);
     c->probe_calls++;
-    server_log(c->s, "tools/call %s (the deep check)", p->name);
+    client_log(c, "tools/call %s (the deep check)", p->name);
     if (!client_send(c, rq, body, len, c->era == SERVER_ERA_MODERN ?
         TRANSPORT_MODERN : 0, client_probe_timeout_ms(c), &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
@@ -135,6 +134,6 @@ client_on_call(struct client *c, struct client_req *rq,
     }
     c->probe_ok = true;
     c->probe_ms = ms;
-    server_exchange(c->s, "tools/call", NULL, ms);
+    c->host->exchange(c->host_arg, "tools/call", NULL, ms);
     client_probe_schedule(c);
 }

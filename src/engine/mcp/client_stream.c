@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "server_priv.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -25,17 +24,17 @@ client_listen(struct client *c)
     size_t             len;
     char              *body, *cause = NULL;
 
-    if (client_find(c, CLIENT_OP_LISTEN) != NULL || server_state(c->s) !=
+    if (client_find(c, CLIENT_OP_LISTEN) != NULL || client_state(c) !=
         SERVER_READY)
         return;
     id = c->next_id++;
     rq = client_req_new(c, CLIENT_OP_LISTEN, id, "subscriptions/listen");
     body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
         "mcptop", MCPTOP_VERSION, NULL, true, &len);
-    c->stream_started = server_now(c->s);
+    c->stream_started = client_now(c);
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_LISTEN), 0,
         &cause)) {
-        server_log(c->s, "listen not sent: %s", cause);
+        client_log(c, "listen not sent: %s", cause);
         free(cause);
         client_req_free(rq, NULL);
     }
@@ -47,7 +46,7 @@ void
 client_streams_start(struct client *c)
 {
     if (c->env->no_streams || !c->tools_list_changed ||
-        server_state(c->s) != SERVER_READY)
+        client_state(c) != SERVER_READY)
         return;
     if (c->era == SERVER_ERA_MODERN) {
         client_listen(c);
@@ -55,9 +54,9 @@ client_streams_start(struct client *c)
         transport_has_session(c->t)) {
         char *cause = NULL;
 
-        c->stream_started = server_now(c->s);
+        c->stream_started = client_now(c);
         if (transport_stream_open(c->t, &cause) != 0) {
-            server_log(c->s, "stream not opened: %s", cause);
+            client_log(c, "stream not opened: %s", cause);
             free(cause);
         }
     }
@@ -82,7 +81,7 @@ client_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 void
 client_stream_later(struct client *c)
 {
-    ev_tstamp now = server_now(c->s);
+    ev_tstamp now = client_now(c);
     double    jitter = 0.9 + 0.2 * ((double)rand() / RAND_MAX);
     double    delay;
 
@@ -92,7 +91,7 @@ client_stream_later(struct client *c)
     }
     if (++c->stream_reconnects > CLIENT_STREAM_PER_MIN) {
         delay = 60.0 - (now - c->stream_window);
-        server_log(c->s, "stream: reconnect cap reached; next in %.0f s",
+        client_log(c, "stream: reconnect cap reached; next in %.0f s",
             delay);
     } else if (c->stream_retry_ms >= 0) {
         delay = c->stream_retry_ms / 1000.0;
@@ -101,7 +100,7 @@ client_stream_later(struct client *c)
             pow(1.5, (double)c->stream_reconnects - 1));
     }
     delay = fmax(delay, CLIENT_STREAM_FLOOR_S) * jitter;
-    delay = fmax(delay, server_wait_left(c->s));
+    delay = fmax(delay, client_wait_left(c));
     ev_timer_stop(c->env->loop, &c->stream_timer);
     ev_timer_set(&c->stream_timer, delay, 0.);
     ev_timer_start(c->env->loop, &c->stream_timer);
@@ -140,7 +139,7 @@ client_stream_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
             return;
         }
     }
-    server_log(c->s, "stream: silent for %.0f s; reopening",
+    client_log(c, "stream: silent for %.0f s; reopening",
         client_stream_idle_s(c));
     if (l != NULL)
         client_req_free(l, NULL);
@@ -157,7 +156,7 @@ client_on_stream_open(struct client *c, struct client_req *listen)
     if (listen != NULL)
         listen->opened = true;
     c->stream_opened = true;
-    server_exchange(c->s, listen != NULL ? "listen" : "stream", NULL,
+    c->host->exchange(c->host_arg, listen != NULL ? "listen" : "stream", NULL,
         client_elapsed_ms(c, c->stream_started));
     c->stream_idle.repeat = client_stream_idle_s(c);
     ev_timer_again(c->env->loop, &c->stream_idle);
@@ -175,13 +174,13 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
     if (e->none) {
         /* The server offers no stream: never ask again this session. */
         c->stream_none = true;
-        server_log(c->s, "stream: 405, the server has no GET stream");
-        server_exchange(c->s, "stream", NULL, ms);
+        client_log(c, "stream: 405, the server has no GET stream");
+        c->host->exchange(c->host_arg, "stream", NULL, ms);
         return;
     }
     if (e->opened) {
         /* A cleanly closed stream is not a failure; resume later. */
-        server_log(c->s, "stream closed after %.0f ms", ms);
+        client_log(c, "stream closed after %.0f ms", ms);
         client_stream_later(c);
         return;
     }
@@ -202,12 +201,12 @@ client_on_listen_done(struct client *c, struct client_req *rq,
     client_req_free(rq, NULL);
     ev_timer_stop(c->env->loop, &c->stream_idle);
     c->stream_opened = false;
-    if (server_state(c->s) != SERVER_READY)
+    if (client_state(c) != SERVER_READY)
         return;
     if (!graceful) {
         /* A close without the listen's result: an unexpected disconnect. */
         c->listen_drops++;
-        server_log(c->s, "listen closed unexpectedly (%lu so far)%s",
+        client_log(c, "listen closed unexpectedly (%lu so far)%s",
             c->listen_drops, was_open ? "" : " before it opened");
         if (!was_open && res->failed && (res->f.evd.http_status >= 300 ||
             res->f.evd.net != NET_OK))
@@ -230,7 +229,7 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
         strcmp(method, "notifications/message") == 0)) {
         /* Progress or a log line before the tool's result: counted. */
         c->probe_notices++;
-        server_log(c->s, "tools/call: %s", method);
+        client_log(c, "tools/call: %s", method);
         return;
     }
     if (c->stream_opened)
@@ -242,12 +241,12 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
     if (jsonrpc_kind(m) == JSONRPC_REQUEST) {
         /* A monitor declares no client capabilities and takes no server
          * requests: logged; servers time them out. */
-        server_log(c->s, "server sent a request (%s); mcptop takes none",
+        client_log(c, "server sent a request (%s); mcptop takes none",
             method);
         return;
     }
     if (strcmp(method, "notifications/tools/list_changed") == 0) {
-        server_log(c->s, "notice: tools list changed");
+        client_log(c, "notice: tools list changed");
         if (c->relist_wanted)
             c->notices_coalesced++;
         c->relist_wanted = true;
