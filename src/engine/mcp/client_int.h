@@ -216,6 +216,16 @@ void client_on_discover(struct client *c, struct client_req *rq,
 void client_fallback_legacy(struct client *c, const char *why);
 void client_era_late_answer(struct client *c, const struct jsonrpc_msg *m);
 
+/* client.c: switch to transport t (the old one closed and freed, with
+ * every request still on it) */
+void client_use_transport(struct client *c, struct transport *t);
+
+/* client_init.c: the legacy handshake */
+void client_on_initialize(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+void client_on_initialized(struct client *c, struct client_req *rq,
+    struct transport_result *res);
+
 /* client_list.c: listings */
 void client_begin_list(struct client *c, bool in_dial);
 void client_on_list(struct client *c, struct client_req *rq,
