@@ -1435,6 +1435,34 @@ test_ping_timeout(void **state)
     assert_false(client_last_ping_ok(fx->c));
 }
 
+/* A deep check whose tool never answers: each call times out at the
+ * probe's own timeout, is recorded as the tools/call exchange's failure
+ * (kind timeout), and the next call is planned at the interval (it was
+ * dropped silently, and never sent again). */
+static void
+test_probe_timeout_recorded_and_rescheduled(void **state)
+{
+    static char                probe_name[] = "slow";
+    static char                probe_args[] = "{}";
+    static struct config_probe probe = { .name = probe_name,
+        .arguments = probe_args, .interval_ms = 100, .timeout_ms = 60 };
+    struct fixture            *fx = *state;
+
+    fx->decl.probe = &probe;
+    rule(fx, (struct fake_rule){ .method = "tools/call", .kind = FAKE_SILENT });
+    dial_legacy(fx, "sess-14");
+    wait_exchanges(fx, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(fx->exchanges[i].op, "tools/call");
+        assert_false(fx->exchanges[i].completed);
+        assert_int_equal(fx->exchanges[i].kind, FAILURE_TIMEOUT);
+        assert_string_equal(fx->exchanges[i].detail, "no answer to "
+            "tools/call slow within 60 ms (the deep check's timeout)");
+    }
+    assert_true(sent_count(fx, "tools/call") >= 2);
+    assert_false(client_probe_ok(fx->c));
+}
+
 /* A refused connect to ping: the server is unreachable; the host's policy
  * decides. Yes: the session goes to be ended and the host plans a dial
  * after a backoff. No (check mode): the session stays, the next ping is
@@ -1580,6 +1608,7 @@ main(void)
         T(test_ping_completes),
         T(test_ping_unsupported),
         T(test_ping_timeout),
+        T(test_probe_timeout_recorded_and_rescheduled),
         T(test_ping_refused_unreachable),
         T(test_session_lost_redialed_once),
         T(test_session_presumed_lost_only_once),

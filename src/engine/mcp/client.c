@@ -701,6 +701,10 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         client_fail(c, client_ping_op(c), &evd, ms, detail);
         c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         break;
+    case CLIENT_OP_CALL:
+        /* A tool that hangs is what a deep check exists to catch. */
+        client_probe_timed_out(c, &evd, ms);
+        break;
     default:
         break;
     }

@@ -241,6 +241,10 @@ void client_probe_schedule(struct client *c);
 void client_probe_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 void client_on_call(struct client *c, struct client_req *rq,
     struct transport_result *res);
+/* The deep check's request timed out: recorded as the tools/call
+ * exchange's failure (kind timeout), and the next call planned. */
+void client_probe_timed_out(struct client *c, struct failure_evidence *evd,
+    double ms);
 
 /* client_stream.c: the server stream */
 void client_streams_start(struct client *c);

@@ -10,6 +10,7 @@
  */
 #include "mcp/client_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,21 @@ client_probe_now(struct client *c)
     }
     free(body);
     return true;
+}
+
+void
+client_probe_timed_out(struct client *c, struct failure_evidence *evd,
+    double ms)
+{
+    const struct config_probe *p = c->decl->probe;
+    char                       detail[160];
+
+    snprintf(detail, sizeof(detail), "no answer to tools/call %.60s within "
+        "%ld ms (the deep check's timeout)", p != NULL ? p->name : "?",
+        client_probe_timeout_ms(c));
+    c->probe_ok = false;
+    client_fail(c, "tools/call", evd, ms, detail);
+    client_probe_schedule(c);
 }
 
 void
