@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "mcp/client.h"
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "record.h"
 #include "transport/transport.h"
 #include "util/clock.h"

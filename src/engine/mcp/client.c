@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "jsonrpc.h"
 #include "transport/transport.h"
 #include "util/str.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "engine/http.h"
 #include "jsonrpc.h"
 #include "transport/http_judge.h"

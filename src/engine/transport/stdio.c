@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "io/child.h"
 #include "jsonrpc.h"
 #include "util/str.h"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ending_run.h"
+#include "transport/ending_run.h"
 #include "engine/http.h"
 #include "jsonrpc.h"
 #include "engine/oauth.h"
