@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "engine/failure.h"
+#include "engine/health.h"
 #include "engine/liveness.h"
 
 struct server;
@@ -22,6 +23,7 @@ enum event_type {
     EVENT_STATE,            /* a server's lifecycle state changed */
     EVENT_ENDING,           /* an ending's outcome is known */
     EVENT_SETTLED,          /* an ending's work has settled */
+    EVENT_HEALTH,           /* a server's health changed (and its first) */
 };
 
 struct event {
@@ -39,6 +41,10 @@ struct event {
     long                 tools;
     /* EVENT_ENDING, EVENT_SETTLED */
     const struct ending *ending;        /* borrowed */
+    /* EVENT_HEALTH: the new verdict, what it was (HEALTH__COUNT: the
+     * first), and since when the server had the old one (epoch ms) */
+    const struct health *health;        /* borrowed */
+    enum health_state    health_was;
 };
 
 /* A subscriber. The event and what it points to are valid during the call

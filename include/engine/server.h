@@ -19,6 +19,7 @@
 #include "engine/event.h"
 #include "engine/failure.h"
 #include "engine/ending.h"
+#include "engine/health.h"
 #include "engine/liveness.h"
 
 struct curlev;
@@ -207,9 +208,12 @@ long server_tools(const struct server *s);
 const char *server_tool_name(const struct server *s, long i);
 /* Round trip of the last completed ping (or dial), ms; -1 when none. */
 double server_rtt_ms(const struct server *s);
-/* ok: dialed, its last ping (when one ran) and its last deep check (when
- * one is configured and ran) completed. */
+/* ok: its health is ok (health.h): the liveness exchange completed and
+ * nothing monitored fails now (the deep check included). */
 bool server_ok(const struct server *s);
+/* Its health now (DESIGN.md section 4b), and since when it has had the
+ * last one published (epoch ms; may be NULL; 0 before any). */
+struct health server_health(const struct server *s, int64_t *since);
 /* The deep check (a configured probe_tool): call it now. false when none
  * is configured, one is in flight, or no session is open. */
 bool server_probe_now(struct server *s);

@@ -511,8 +511,11 @@ check_verdict(const struct check *c)
     for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
         const struct server *s = fleet_server(c->cf.fleet, i);
 
-        /* A disabled server is neither ok nor a failure. */
-        if (server_state(s) != SERVER_DISABLED && !server_ok(s))
+        struct health        h = server_health(s, NULL);
+
+        /* A disabled (paused, stopped) server is neither ok nor a
+         * failure: exactly health "ok" counts as ok. */
+        if (health_monitored(h.state) && h.state != HEALTH_OK)
             rc = EXIT_NOT_OK;
     }
     return rc;

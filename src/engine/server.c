@@ -69,6 +69,9 @@ struct server {
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
     bool                        dial_due;   /* ...and it will dial */
+    struct health               health;     /* the last one published */
+    bool                        health_set; /* ...once there is one */
+    int64_t                     health_since;   /* epoch ms */
 };
 
 static void server_dial(struct server *s);
@@ -132,6 +135,51 @@ server_emit(struct server *s, struct event *e)
         s->env->emit(s->env->emit_arg, e);
 }
 
+/* What health is minted from, for s now. */
+static struct health
+server_health_now(const struct server *s)
+{
+    struct health_input in = { .liveness = &s->rec.liveness,
+        .fail_streak = s->rec.fail_streak };
+
+    switch (s->state) {
+    case SERVER_PAUSED:
+        in.operator_state = HEALTH_OPERATOR_PAUSED;
+        break;
+    case SERVER_STOPPED:
+        in.operator_state = HEALTH_OPERATOR_STOPPED;
+        break;
+    case SERVER_DISABLED:
+        in.operator_state = HEALTH_OPERATOR_DISABLED;
+        break;
+    case SERVER_INVALID:
+    case SERVER_UNSUPPORTED:
+        in.operator_state = HEALTH_OPERATOR_INVALID;
+        break;
+    default:
+        in.operator_state = HEALTH_OPERATOR_MONITORED;
+        break;
+    }
+    in.probe_failing = s->client != NULL && !client_probe_ok(s->client);
+    return health_of(&in);
+}
+
+/* Publish s's health when it changed (EVENT_HEALTH, the first too). */
+static void
+server_health_update(struct server *s)
+{
+    struct health h = server_health_now(s);
+    struct event  e = { .type = EVENT_HEALTH, .health = &s->health };
+
+    if (s->health_set && h.state == s->health.state)
+        return;
+    e.health_was = s->health_set ? s->health.state : HEALTH__COUNT;
+    s->health = h;
+    s->health_set = true;
+    s->health_since = clock_wall_ms();
+    server_emit(s, &e);
+}
+
 static void
 server_set_state(struct server *s, enum server_state st)
 {
@@ -141,6 +189,7 @@ server_set_state(struct server *s, enum server_state st)
         return;
     s->state = st;
     server_emit(s, &e);
+    server_health_update(s);
 }
 
 /* The debug log. */
@@ -184,6 +233,7 @@ server_exchange(struct server *s, const char *op, const struct failure *f,
 
         server_emit(s, &le);
     }
+    server_health_update(s);
 }
 
 /* endings_host.exchange, client_host.exchange */
@@ -955,8 +1005,15 @@ server_rtt_ms(const struct server *s)
 bool
 server_ok(const struct server *s)
 {
-    return s->state == SERVER_READY && client_last_ping_ok(s->client) &&
-        client_probe_ok(s->client);
+    return server_health_now(s).state == HEALTH_OK;
+}
+
+struct health
+server_health(const struct server *s, int64_t *since)
+{
+    if (since != NULL)
+        *since = s->health_set ? s->health_since : 0;
+    return server_health_now(s);
 }
 
 bool

@@ -13,6 +13,7 @@
 #include "engine/ending.h"
 #include "engine/failure.h"
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "engine/liveness.h"
 #include "engine/server.h"
 #include "util/clock.h"
@@ -153,12 +154,28 @@ jsonl_probe(cJSON *o, const struct server *s)
             (double)server_probe_notices(s));
 }
 
+/* When an exchange with s last completed (epoch ms), 0 never (as far as
+ * the history ring goes back). */
+static int64_t
+jsonl_last_success(const struct server *s)
+{
+    for (size_t i = server_history_len(s); i > 0; i--) {
+        const struct server_exchange *x = server_history(s, i - 1);
+
+        if (x != NULL && x->completed && !x->ending)
+            return x->ts;
+    }
+    return 0;
+}
+
 cJSON *
 jsonl_server(const struct server *s)
 {
     cJSON  *o = cJSON_CreateObject();
     long    tools = server_tools(s);
     double  rtt = server_rtt_ms(s);
+    struct health h = server_health(s, NULL);
+    int64_t last_ok = jsonl_last_success(s);
     char   *name = str_sanitized(server_name(s));
     /* The URL redacted (server_target gives the decl's url_shown), and
      * sanitized all the same: args may hold any bytes. */
@@ -171,10 +188,12 @@ jsonl_server(const struct server *s)
     free(target);
     if (server_decl(s)->source != NULL)
         cJSON_AddStringToObject(o, "source", server_decl(s)->source);
-    if (server_state(s) == SERVER_DISABLED)
+    if (!health_monitored(h.state))
         cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
     else
-        cJSON_AddBoolToObject(o, "ok", server_ok(s));
+        cJSON_AddBoolToObject(o, "ok", h.state == HEALTH_OK);
+    cJSON_AddStringToObject(o, "health", health_state_name(h.state));
+    cJSON_AddStringToObject(o, "health_reason", h.reason);
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)
         cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));
@@ -193,10 +212,16 @@ jsonl_server(const struct server *s)
     else
         cJSON_AddNullToObject(o, "tools");
     jsonl_last_failure(o, s);
-    if (rtt >= 0)
+    /* Nothing stale passes for current: no round trip while the last
+     * exchange failed; when the last success was, beside it. */
+    if (rtt >= 0 && server_fail_streak(s) == 0)
         cJSON_AddNumberToObject(o, "rtt_ms", jsonl_ms1(rtt));
     else
         cJSON_AddNullToObject(o, "rtt_ms");
+    if (last_ok > 0)
+        cJSON_AddNumberToObject(o, "last_success_at", (double)last_ok);
+    else
+        cJSON_AddNullToObject(o, "last_success_at");
     if (server_decl(s)->probe != NULL)
         jsonl_probe(o, s);
     return o;
@@ -208,13 +233,16 @@ jsonl_fleet(const struct fleet *f)
     cJSON *root = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(root, "servers");
     cJSON *sum;
+    cJSON *hs;
     long   counts[LIVENESS__COUNT] = { 0 }, absent = 0, disabled = 0;
+    long   health[HEALTH__COUNT] = { 0 };
 
     for (size_t i = 0; i < fleet_size(f); i++) {
         const struct server   *s = fleet_server(f, i);
         const struct liveness *l = server_liveness(s);
 
         cJSON_AddItemToArray(arr, jsonl_server(s));
+        health[server_health(s, NULL).state]++;
         if (server_state(s) == SERVER_DISABLED)
             disabled++;
         else if (l->present)
@@ -230,6 +258,10 @@ jsonl_fleet(const struct fleet *f)
     cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
     cJSON_AddNumberToObject(sum, "absent", (double)absent);
     cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
+    hs = cJSON_AddObjectToObject(sum, "health");
+    for (int k = 0; k < HEALTH__COUNT; k++)
+        cJSON_AddNumberToObject(hs, health_state_name((enum health_state)k),
+            (double)health[k]);
     return root;
 }
 
@@ -362,6 +394,18 @@ jsonl_event_line(const struct event *e)
         cJSON_AddStringToObject(o, "event", "tools_changed");
         cJSON_AddStringToObject(o, "server", name);
         cJSON_AddNumberToObject(o, "tools", (double)e->tools);
+        break;
+    case EVENT_HEALTH:
+        cJSON_AddStringToObject(o, "event", "health");
+        cJSON_AddStringToObject(o, "server", name);
+        cJSON_AddStringToObject(o, "state",
+            health_state_name(e->health->state));
+        if (e->health_was < HEALTH__COUNT)
+            cJSON_AddStringToObject(o, "was",
+                health_state_name(e->health_was));
+        else
+            cJSON_AddNullToObject(o, "was");
+        cJSON_AddStringToObject(o, "reason", e->health->reason);
         break;
     default:
         break;

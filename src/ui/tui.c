@@ -857,13 +857,6 @@ tui_main(int argc, char **argv)
         printf("%s\n", summary);
     free(summary);
     rc = 0;
-    if (ui->quitting) {
-        size_t asked;
-
-        /* A session the quit could not end is said above; it fails. */
-        if (fleet_unended(ui->fleet, &asked) > 0)
-            rc = 1;
-    }
 out_fleet:
     xmalloc_set_oom_hook(NULL);
     fleet_stop(ui->fleet);

@@ -37,11 +37,22 @@ def well_formed(c, w):
     c.check(not w.bad_lines, "every stdout line is a JSON object (%d are not)" % len(w.bad_lines))
     for ev in w.events:
         kind = ev.get("event")
-        if not c.check(kind in ("exchange", "liveness", "tools_changed", "ending", "settled"),
+        if not c.check(kind in ("exchange", "liveness", "tools_changed", "ending", "settled",
+                                "health", "exit"),
                        "known event kind: %s" % json.dumps(ev)):
             break
+        if kind == "exit":
+            c.check(ev is w.events[-1], "the exit event is the last line")
+            c.check(isinstance(ev.get("sessions_ended"), int) and
+                    isinstance(ev.get("sessions_not_ended"), int), "exit counts: %s" % json.dumps(ev))
+            continue
         if not c.check("ts" in ev and "server" in ev, "ts and server in %s" % json.dumps(ev)):
             break
+        if kind == "health":
+            if not c.check(ev.get("state") in ("ok", "degraded", "down", "unknown", "pending",
+                                               "invalid", "paused", "stopped", "disabled")
+                           and "was" in ev and "reason" in ev, "health event: %s" % json.dumps(ev)):
+                break
         if kind == "liveness":
             if not c.check(ev.get("state") in ("reachable", "unreachable", "unknown"),
                            "liveness state: %s" % json.dumps(ev)):
