@@ -214,6 +214,9 @@ bool server_ok(const struct server *s);
 /* Its health now (DESIGN.md section 4b), and since when it has had the
  * last one published (epoch ms; may be NULL; 0 before any). */
 struct health server_health(const struct server *s, int64_t *since);
+/* The liveness exchange's method: "ping", "tools/list" (ping answered
+ * -32601 this session) or "server/discover". Static string. */
+const char *server_liveness_method(const struct server *s);
 /* The deep check (a configured probe_tool): call it now. false when none
  * is configured, one is in flight, or no session is open. */
 bool server_probe_now(struct server *s);

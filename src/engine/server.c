@@ -1008,6 +1008,12 @@ server_ok(const struct server *s)
     return server_health_now(s).state == HEALTH_OK;
 }
 
+const char *
+server_liveness_method(const struct server *s)
+{
+    return client_liveness_method(s->client);
+}
+
 struct health
 server_health(const struct server *s, int64_t *since)
 {

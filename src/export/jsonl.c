@@ -194,6 +194,7 @@ jsonl_server(const struct server *s)
         cJSON_AddBoolToObject(o, "ok", h.state == HEALTH_OK);
     cJSON_AddStringToObject(o, "health", health_state_name(h.state));
     cJSON_AddStringToObject(o, "health_reason", h.reason);
+    cJSON_AddStringToObject(o, "liveness_method", server_liveness_method(s));
     cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
     if (server_era_name(server_era(s)) != NULL)
         cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));

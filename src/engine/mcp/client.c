@@ -81,7 +81,15 @@ client_op_name(enum client_op op)
 static const char *
 client_ping_op(const struct client *c)
 {
-    return c->era == SERVER_ERA_MODERN ? "discover" : "ping";
+    return c->era == SERVER_ERA_MODERN ? "discover" :
+        c->ping_unsupported ? "tools/list" : "ping";
+}
+
+const char *
+client_liveness_method(const struct client *c)
+{
+    return c->era == SERVER_ERA_MODERN ? "server/discover" :
+        c->ping_unsupported ? "tools/list" : "ping";
 }
 
 void
@@ -481,6 +489,7 @@ client_dial(struct client *c)
     c->init_said_modern = false;
     c->respawned = false;
     c->silent_probe = false;
+    c->ping_unsupported = false;    /* learnt again for each session */
     c->dial_step = NULL;
     free(c->probe_note);
     c->probe_note = NULL;
@@ -558,10 +567,12 @@ client_ping(struct client *c, bool scheduled)
         body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
             "mcptop", MCPTOP_VERSION, NULL, false, &len);
     } else {
-        rq = client_req_new(c, CLIENT_OP_PING, id, "ping");
+        /* ping, or tools/list where the server said it has no ping. */
+        rq = client_req_new(c, CLIENT_OP_PING, id, c->ping_unsupported ?
+            "tools/list" : "ping");
         /* The most frequent message: printed from a template. */
         body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
-            "\"ping\"}", (long long)id);
+            "\"%s\"}", (long long)id, rq->method);
         len = strlen(body);
     }
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
@@ -597,6 +608,21 @@ client_on_ping(struct client *c, struct client_req *rq,
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
         c->host->exchange(c->host_arg, client_ping_op(c), NULL, ms);
+        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
+        return;
+    }
+    if (evd.rpc_error && !evd.rpc_error_id_null &&
+        evd.rpc_error_code == -32601 && c->era != SERVER_ERA_MODERN &&
+        !c->ping_unsupported) {
+        /* ping is optional in practice: "method not found" is an answer
+         * (reach proven), not a failure; the liveness exchange is
+         * tools/list for the rest of this session (DESIGN.md 4b). */
+        c->ping_unsupported = true;
+        client_log(c, "ping: -32601 method not found; the liveness "
+            "exchange is tools/list for this session");
+        c->rtt_ms = ms;
+        c->last_ping_ok = true;
+        c->host->exchange(c->host_arg, "ping", NULL, ms);
         c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
         return;
     }

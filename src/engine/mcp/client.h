@@ -154,6 +154,10 @@ double client_probe_ms(const struct client *c);
 unsigned long client_probe_notices(const struct client *c);
 /* False only when the last deep check (completed) failed. */
 bool client_probe_ok(const struct client *c);
+/* The liveness exchange's method: "ping", "tools/list" (the server
+ * answered ping with -32601 this session) or "server/discover"
+ * (2026-07-28). Static string. */
+const char *client_liveness_method(const struct client *c);
 /* The note of the era verdict's evidence, or NULL. */
 const char *client_warning(const struct client *c);
 size_t client_capabilities(const struct client *c, const char **names,

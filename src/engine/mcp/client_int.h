@@ -139,6 +139,9 @@ struct client {
     /* the liveness exchange */
     double                      rtt_ms;
     bool                        last_ping_ok;
+    bool                        ping_unsupported;   /* -32601 to ping:
+                                               tools/list is the liveness
+                                               exchange for this session */
     unsigned long               pings_done;
     unsigned long               expiries;
 };
