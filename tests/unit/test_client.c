@@ -1095,11 +1095,9 @@ test_dial_fails_at_initialized(void **state)
 }
 
 /*
- * A JSON-RPC error to the dial's tools/list fails the dial as protocol.
- * Today the detail is prefixed with the last step client_dial_step sent
- * (notifications/initialized): the listing goes out through client_send
- * and does not set the dial's step, so this detail does not say
- * tools/list.
+ * A JSON-RPC error to the dial's tools/list fails the dial as protocol,
+ * and the detail names that step (it used to name the step before it,
+ * notifications/initialized).
  */
 static void
 test_dial_fails_at_list(void **state)
@@ -1119,7 +1117,7 @@ test_dial_fails_at_list(void **state)
     assert_true(fx->dials[0].has_rpc_code);
     assert_int_equal(fx->dials[0].rpc_code, -32603);
     assert_int_equal(fx->dials[0].delivered, DELIVERED_YES);
-    assert_string_equal(fx->dials[0].detail, "notifications/initialized: "
+    assert_string_equal(fx->dials[0].detail, "tools/list: "
         "JSON-RPC error -32603: scripted");
     assert_int_equal(sent_count(fx, "tools/list"), 1);
     assert_int_equal(client_tools(fx->c), -1);

@@ -46,6 +46,8 @@ client_send_list(struct client *c, const char *cursor)
     else
         body = jsonrpc_build_request(id, "tools/list", cursor, &len);
     rq->in_dial = c->list_in_dial;
+    if (c->list_in_dial)
+        c->dial_step = "tools/list";    /* a failure names this step */
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_LIST),
         client_timeout_ms(c), &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
