@@ -234,6 +234,49 @@ test_defaults(void **state)
     config_free(cfg);
 }
 
+/* A broken entry keeps its tags (a filter, check --json and the
+ * exporter's labels see it under its team): a bad URL, an unset variable
+ * in a header, a bad key after the tags, and a duplicate name. */
+static void
+test_broken_entries_keep_tags(void **state)
+{
+    struct config              *cfg;
+    const struct config_server *s;
+
+    (void)state;
+    unsetenv("MCPTOP_TEST_UNSET_TOKEN");
+    cfg = parse_as("t.json", "{\"mcpServers\": {"
+        "\"badurl\": {\"url\": \"notaurl\", \"tags\": [\"team:db\"]},"
+        "\"unset\": {\"url\": \"http://h/mcp\", \"headers\": "
+        "{\"Authorization\": \"Bearer ${MCPTOP_TEST_UNSET_TOKEN}\"}, "
+        "\"tags\": [\"team:web\", \"prod\"]},"
+        "\"badkey\": {\"tags\": [\"team:ops\"], \"url\": \"http://h/\", "
+        "\"timeout_ms\": \"soon\"},"
+        "\"dup\": {\"url\": \"http://h/a\"},"
+        "\"dup\": {\"url\": \"http://h/b\", \"tags\": [\"team:dup\"]}}}",
+        NULL);
+    assert_non_null(cfg);
+    s = server(cfg, "badurl");
+    assert_non_null(s->invalid);
+    assert_int_equal(s->ntags, 1);
+    assert_string_equal(s->tags[0], "team:db");
+    s = server(cfg, "unset");
+    assert_non_null(s->invalid);
+    assert_non_null(strstr(s->invalid, "MCPTOP_TEST_UNSET_TOKEN"));
+    assert_int_equal(s->ntags, 2);
+    assert_string_equal(s->tags[0], "team:web");
+    assert_string_equal(s->tags[1], "prod");
+    s = server(cfg, "badkey");
+    assert_non_null(s->invalid);
+    assert_int_equal(s->ntags, 1);
+    assert_string_equal(s->tags[0], "team:ops");
+    assert_int_equal(cfg->nservers, 5);
+    assert_non_null(cfg->servers[4].invalid);
+    assert_int_equal(cfg->servers[4].ntags, 1);
+    assert_string_equal(cfg->servers[4].tags[0], "team:dup");
+    config_free(cfg);
+}
+
 /* Fleet values override defaults; server values override the fleet. */
 static void
 test_fleet_and_server_overrides(void **state)
@@ -794,6 +837,7 @@ main(void)
         cmocka_unit_test(test_both_maps_and_duplicate),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_fleet_and_server_overrides),
+        cmocka_unit_test(test_broken_entries_keep_tags),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_unset_var_invalid_and_no_leak),
         cmocka_unit_test(test_expand),

@@ -795,6 +795,30 @@ config_entry_envfile(struct config_ctx *ctx, struct config_server *s,
 }
 
 /*
+ * A broken entry keeps what it is: its tags are read all the same (when
+ * they read), so that a filter, check --json and the exporter's labels see
+ * the broken server under its team, instead of losing exactly the servers
+ * an alert must reach. why is taken as s->invalid.
+ */
+static void
+config_server_broken(struct config_server *s, const cJSON *entry, char *why)
+{
+    const cJSON *v = cJSON_IsObject(entry) ?
+        cJSON_GetObjectItemCaseSensitive(entry, "tags") : NULL;
+    char       **tags = NULL, *ignored = NULL;
+    size_t       ntags = 0;
+
+    s->invalid = why;
+    if (v != NULL && config_strings(NULL, v, false, true, 0, &tags, &ntags,
+        &ignored) == 0) {
+        config_strings_free(s->tags, s->ntags);
+        s->tags = tags;
+        s->ntags = ntags;
+    }
+    free(ignored);
+}
+
+/*
  * Fill s from one entry of a server map (the servers before it in the
  * config are loaded). Problems go to s->invalid or the warnings.
  */
@@ -813,13 +837,14 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
     s->origin = xstrdup(ctx->cfg->origin);
     config_server_inherit(s, fleet);
     if (config_names_find(&ctx->names, s->name) >= 0) {
-        s->invalid = str_printf("duplicate server name \"%s\" (the first "
-            "declaration is used)", config_shown(shown, s->name));
+        config_server_broken(s, entry, str_printf("duplicate server name "
+            "\"%s\" (the first declaration is used)",
+            config_shown(shown, s->name)));
         return;
     }
     config_names_add(&ctx->names, s->name, (long)(s - ctx->cfg->servers));
     if (s->name[0] == '\0') {
-        s->invalid = str_printf("empty server name");
+        config_server_broken(s, entry, str_printf("empty server name"));
         return;
     }
     if (!cJSON_IsObject(entry)) {
@@ -840,19 +865,19 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
     }
     config_server_scan(ctx, s, entry, why == NULL, &why);
     if (why != NULL) {
-        s->invalid = why;
+        config_server_broken(s, entry, why);
         return;
     }
     cJSON_ArrayForEach(e, entry) {
         if (config_server_key(ctx, s, &st, e, &why) != 0) {
-            s->invalid = why;
+            config_server_broken(s, entry, why);
             return;
         }
     }
     config_entry_timeout(ctx, s, &st);
     if (st.envfile != NULL && config_entry_envfile(ctx, s, st.envfile,
         &why) != 0) {
-        s->invalid = why;
+        config_server_broken(s, entry, why);
         return;
     }
     if (st.env_keys != NULL)
