@@ -224,12 +224,27 @@ check_event_cb(void *arg, const struct event *e)
 /* Width of the NAME column of the plain tables, in display columns. */
 #define CHECK_NAME_COLS 20
 
+/* A failing stdio server's last stderr lines: often its only cause. */
+static void
+check_print_stderr_tail(const struct server *s)
+{
+    const char *lines[SERVER_STDERR_TAIL_LINES];
+    size_t      n;
+
+    if (server_health(s, NULL).state == HEALTH_OK)
+        return;
+    n = server_stderr_tail(s, lines, SERVER_STDERR_TAIL_LINES,
+        SERVER_STDERR_TAIL_BYTES);
+    for (size_t i = 0; i < n; i++)
+        printf("  stderr: %s\n", lines[i]);
+}
+
 static void
 check_print_table(struct check *c)
 {
-    printf("%-*s %-5s %-11s %-17s %-9s %-4s %5s %8s\n", CHECK_NAME_COLS,
-        "NAME", "TRANS", "LIVENESS", "LAST FAILURE", "DELIVERED", "HTTP",
-        "TOOLS", "RTT_MS");
+    printf("%-*s %-5s %-8s %-11s %-17s %-9s %-4s %5s %8s\n",
+        CHECK_NAME_COLS, "NAME", "TRANS", "HEALTH", "LIVENESS",
+        "LAST FAILURE", "DELIVERED", "HTTP", "TOOLS", "RTT_MS");
     for (size_t i = 0; i < fleet_size(c->cf.fleet); i++) {
         const struct server   *s = fleet_server(c->cf.fleet, i);
         const struct liveness *l = server_liveness(s);
@@ -251,13 +266,15 @@ check_print_table(struct check *c)
         else if (f != NULL)
             kind = failure_kind_name(f->kind);
         cli_cell(stdout, name, CHECK_NAME_COLS, false);
-        printf(" %-5s ", server_transport_name(s));
+        printf(" %-5s %-8s ", server_transport_name(s),
+            health_state_name(server_health(s, NULL).state));
         cli_cell(stdout, l->present ? liveness_state_name(l->state) : "—",
             11, false);
         printf(" %-17s %-9s %-4s %5s %8s\n", kind,
             f != NULL ? delivered_name(f->delivered) : "-", st, tools, rtt);
         if (f != NULL && f->detail[0] != '\0')
             printf("  %s: %s\n", failure_site_name(f->site), f->detail);
+        check_print_stderr_tail(s);
         free(name);
     }
 }

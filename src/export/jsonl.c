@@ -97,6 +97,27 @@ jsonl_session(cJSON *o, const struct server *s)
 }
 
 /* A stdio server's process: "pid", "exit", "stray_stdout_lines". */
+/* "stderr_tail": a failing stdio server's cause is often only on its
+ * stderr (npm's E404 for a mistyped package): its last lines, while its
+ * health is not ok. */
+static void
+jsonl_stderr_tail(cJSON *o, const struct server *s)
+{
+    const char *lines[SERVER_STDERR_TAIL_LINES];
+    size_t      n;
+    cJSON      *arr;
+
+    if (server_health(s, NULL).state == HEALTH_OK)
+        return;
+    n = server_stderr_tail(s, lines, SERVER_STDERR_TAIL_LINES,
+        SERVER_STDERR_TAIL_BYTES);
+    if (n == 0)
+        return;
+    arr = cJSON_AddArrayToObject(o, "stderr_tail");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(lines[i]));
+}
+
 static void
 jsonl_process(cJSON *o, const struct server *s)
 {
@@ -114,6 +135,7 @@ jsonl_process(cJSON *o, const struct server *s)
     }
     cJSON_AddNumberToObject(o, "stray_stdout_lines",
         (double)server_stray_lines(s));
+    jsonl_stderr_tail(o, s);
 }
 
 /* "last_failure": the kind, its delivery verdict and where, or null. */
@@ -168,6 +190,21 @@ jsonl_last_success(const struct server *s)
     return 0;
 }
 
+/* "tags", as the config gives them (a broken entry's too). */
+static void
+jsonl_tags(cJSON *o, const struct server *s)
+{
+    const struct config_server *d = server_decl(s);
+    cJSON                      *arr = cJSON_AddArrayToObject(o, "tags");
+
+    for (size_t i = 0; i < d->ntags; i++) {
+        char *t = str_sanitized(d->tags[i]);
+
+        cJSON_AddItemToArray(arr, cJSON_CreateString(t));
+        free(t);
+    }
+}
+
 cJSON *
 jsonl_server(const struct server *s)
 {
@@ -188,6 +225,7 @@ jsonl_server(const struct server *s)
     free(target);
     if (server_decl(s)->source != NULL)
         cJSON_AddStringToObject(o, "source", server_decl(s)->source);
+    jsonl_tags(o, s);
     if (!health_monitored(h.state))
         cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
     else

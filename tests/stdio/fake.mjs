@@ -15,7 +15,15 @@
 //                    stdio not inherited) and exits 0 at once
 //   fork-stay        forks such a worker, then serves like healthy
 //   worker           (the grandchild) idles; exits by itself after 60 s
+//   no-ping          answers ping with -32601 (ping is optional in practice)
+//   proxy            a stdio proxy in front of a remote server (mcp-remote,
+//                    supergateway): while the file --fail-file names exists
+//                    the remote is "dead" and every request after
+//                    initialize gets -32001 "fetch failed"; it recovers when
+//                    the file goes
+//   tool-error       tools/call answers isError (a failing deep check)
 // Options:
+//   --fail-file=PATH     proxy: the remote is dead while PATH exists
 //   --version=V          initialize answers protocolVersion V whatever was offered
 //   --slow-ms=N          a slow start: stdin is read only N ms after start
 //   --spawn-log=PATH     append this process's pid to PATH at start (counts spawns)
@@ -25,7 +33,7 @@
 //                        own (setsid: no group signal of mcptop's reaches it)
 //   --tag=TEXT           ignored (a pgrep marker; handed on to the worker)
 import { argv, stdin, stdout, stderr, exit, execPath, pid } from 'node:process';
-import { closeSync, appendFileSync } from 'node:fs';
+import { closeSync, appendFileSync, existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -102,6 +110,17 @@ function answer(req) {
     return;
   }
   if (mode === 'hang-after-init') return;
+  if (mode === 'proxy' && opt('fail-file', null) && existsSync(opt('fail-file'))) {
+    return send({ jsonrpc: '2.0', id: req.id, error: { code: -32001,
+      message: 'fetch failed: connect ECONNREFUSED 127.0.0.1:9' } });
+  }
+  if (mode === 'no-ping' && req.method === 'ping') {
+    return send({ jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'Method not found' } });
+  }
+  if (mode === 'tool-error' && req.method === 'tools/call') {
+    return send({ jsonrpc: '2.0', id: req.id, result: { isError: true,
+      content: [{ type: 'text', text: 'the backend said no' }] } });
+  }
   if (mode === 'close-stdout' && req.method === 'ping') {
     // stdout.end() alone leaves fd 1 open in Node (process.stdout is never
     // really closed), so close the descriptor itself once what was written
