@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcptest  # noqa: E402
 from mcptest import dig  # noqa: E402
 import oauthlab  # noqa: E402
+import faultlab  # noqa: E402
 
 rep = mcptest.Reporter("MCP authorization (oauthlab)")
 BROWSER = "curl -sL --max-time 10 -o /dev/null"
@@ -97,6 +98,8 @@ def a_check_without_login_says_consent_needed(c):
         detail = dig(s, "last_failure", "detail") or ""
         c.check("consent needed: run mcptop login lab" in detail,
                 "detail says consent is needed: %r" % detail)
+        c.check(("mcptop login lab -c %s" % e.config) in detail,
+                "the hint is the exact command, with the config: %r" % detail)
         c.eq(dig(s, "liveness", "state"), "unknown", "a 401 answered: liveness")
         for kind in ("prm", "as_metadata", "register", "authorize", "token"):
             c.eq(len(lab.seen(kind)), 0, "check sent no %s request" % kind)
@@ -431,6 +434,26 @@ def o_redirect_listener_holds_against_neighbours(c):
         e.no_secret_shown(c, lab)
 
 
+def p_401_without_oauth_says_headers(c):
+    """A 401 with no Bearer challenge: nothing says OAuth would help, so
+    the detail says to put credentials in the config, and does not send the
+    operator to mcptop login."""
+    lab = faultlab.FaultLab().start()
+    try:
+        cfg = mcptest.write_config({"plain": {"url": lab.url("/status?code=401"),
+                                              "era": "legacy"}})
+        r = mcptest.run_mcptop(["check", "--json", "-c", cfg], timeout=30)
+        c.attach(r.describe())
+        s = r.json()["servers"][0]
+        detail = dig(s, "last_failure", "detail") or ""
+        c.eq(dig(s, "last_failure", "http_status"), 401, "401")
+        c.check("advertises no OAuth" in detail and '"headers"' in detail,
+                "the detail names the fix: %r" % detail)
+        c.check("mcptop login" not in detail, "no login hint: %r" % detail)
+    finally:
+        lab.stop()
+
+
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            c_refresh_on_401, d_refresh_ahead_of_expiry,
            d2_late_refresh_answer_is_kept, e_refresh_refused,
@@ -439,6 +462,7 @@ for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            j_missing_metadata_named, k_usage, l_login_cannot_save,
            m_shared_cache_rotating_refresh,
            n_configured_secret_stays_with_its_issuer,
-           o_redirect_listener_holds_against_neighbours):
+           o_redirect_listener_holds_against_neighbours,
+           p_401_without_oauth_says_headers):
     rep.run(fn.__name__, fn)
 rep.finish()

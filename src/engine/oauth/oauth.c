@@ -168,6 +168,47 @@ oauth_grant(const struct oauth *o)
         CONFIG_OAUTH_AUTHORIZATION_CODE;
 }
 
+/* True when s can stand in a shell word unquoted. */
+static bool
+oauth_shell_plain(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+            (*s >= '0' && *s <= '9') || strchr("_./~:+-@%,=", *s) != NULL))
+            return false;
+    }
+    return true;
+}
+
+void
+oauth_login_hint(const struct oauth *o, char *buf, size_t n)
+{
+    const char *file = o->decl->origin;
+    size_t      len;
+
+    len = (size_t)snprintf(buf, n, "mcptop login %s", o->name);
+    if (file == NULL || strcmp(file, "command line") == 0 ||
+        strcmp(file, "stdin") == 0 || len >= n)
+        return;
+    if (oauth_shell_plain(file)) {
+        snprintf(buf + len, n - len, " -c %s", file);
+        return;
+    }
+    len += (size_t)snprintf(buf + len, n - len, " -c '");
+    for (const char *p = file; *p != '\0' && len + 5 < n; p++) {
+        if (*p == '\'') {
+            memcpy(buf + len, "'\\''", 4);
+            len += 4;
+        } else if ((unsigned char)*p >= 0x20 && *p != 0x7f) {
+            buf[len++] = *p;
+        }
+    }
+    if (len + 2 <= n) {
+        buf[len++] = '\'';
+        buf[len] = '\0';
+    }
+}
+
 /* Can a flow get a token from nothing (no refresh token)? */
 bool
 oauth_can_grant(const struct oauth *o)
@@ -603,9 +644,17 @@ oauth_on_challenge(struct oauth *o, long status,
             oauth_wait(o, resume, arg);
             started = true;
             oauth_flow_start_prm(f);
+        } else if (c.present && c.bearer) {
+            char hint[160];
+
+            oauth_login_hint(o, hint, sizeof(hint));
+            snprintf(o->detail, sizeof(o->detail), "consent needed: run %s",
+                hint);
         } else {
-            snprintf(o->detail, sizeof(o->detail), "consent needed: run "
-                "mcptop login %s", o->name);
+            /* No Bearer challenge: nothing says OAuth would help. */
+            snprintf(o->detail, sizeof(o->detail), "authorization: the "
+                "server wants credentials and advertises no OAuth: put them "
+                "in the config (\"headers\": {\"Authorization\": ...})");
         }
         oauth_challenge_done(&c);
         return started;
@@ -634,8 +683,11 @@ oauth_on_challenge(struct oauth *o, long status,
                 "insufficient_scope again after %u step-ups; giving up",
                 o->step_ups);
         } else if (!oauth_can_grant(o)) {
+            char hint[160];
+
+            oauth_login_hint(o, hint, sizeof(hint));
             snprintf(o->detail, sizeof(o->detail), "consent needed for "
-                "scope \"%s\": run mcptop login %s", clean, o->name);
+                "scope \"%s\": run %s", clean, hint);
         } else {
             o->step_ups++;
             o->step_up_at = now;

@@ -790,7 +790,7 @@ oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
     const char        *scope = oauth_doc_string(d, "scope");
     double             exp = 0;
     struct oauth_token t = { 0 };
-    char               why[96];
+    char               why[96], hint[160] = "";
     int64_t            now = clock_wall_ms() / 1000;
 
     if (at == NULL || at[0] == '\0') {
@@ -819,11 +819,11 @@ oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
             oauth_set_token(o, &keep, false);
             oauth_token_done(&keep);
         }
+        if (f->step == OAUTH_REFRESH && !oauth_can_grant(o))
+            oauth_login_hint(o, hint, sizeof(hint));
         oauth_finish(f, false, "authorization: token endpoint %s%s%s",
-            oauth_flow_error_of(r, why, sizeof(why)),
-            f->step == OAUTH_REFRESH && !oauth_can_grant(o) ?
-            "; consent needed: run mcptop login " : "",
-            f->step == OAUTH_REFRESH && !oauth_can_grant(o) ? o->name : "");
+            oauth_flow_error_of(r, why, sizeof(why)), hint[0] != '\0' ?
+            "; consent needed: run " : "", hint);
         return;
     }
     if (!str_is_visible_ascii(at, strlen(at)) || strlen(at) > 16384 ||

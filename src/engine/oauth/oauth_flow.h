@@ -86,7 +86,7 @@ struct oauth {
     struct oauth_flow          *flow;
     struct oauth_waiter        *waiters;        /* on the flow */
     struct oauth_waiter        *resuming;       /* being resumed now */
-    char                        detail[200];
+    char                        detail[320];
     ev_tstamp                   failed_at;      /* 0: the last flow ok */
     ev_tstamp                   token_at;       /* obtained here, or 0 */
     unsigned                    step_ups;
@@ -98,6 +98,10 @@ const struct oauth_consent *oauth_consent_get(void);
 void oauth_log(const struct oauth *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 enum config_oauth_grant oauth_grant(const struct oauth *o);
+/* The exact command that gets o a token: "mcptop login NAME -c FILE"
+ * (-c when the server was declared in a file; the path quoted for a shell
+ * where it needs it), into buf. */
+void oauth_login_hint(const struct oauth *o, char *buf, size_t n);
 /* Can a flow get a token from nothing (no refresh token)? */
 bool oauth_can_grant(const struct oauth *o);
 /*
