@@ -161,6 +161,8 @@ server_health_now(const struct server *s)
         break;
     }
     in.probe_failing = s->client != NULL && !client_probe_ok(s->client);
+    in.pagination_loop = s->client != NULL &&
+        client_pagination_loop(s->client);
     return health_of(&in);
 }
 
@@ -1143,6 +1145,8 @@ server_warnings(const struct server *s, const char **out, size_t max)
     if (n < max && (w = transport_warning(t)) != NULL)
         out[n++] = w;
     if (n < max && (w = client_warning(s->client)) != NULL)
+        out[n++] = w;
+    if (n < max && (w = client_list_note(s->client)) != NULL)
         out[n++] = w;
     return n;
 }

@@ -47,6 +47,7 @@ def check_words_for_each_state(c):
                      "tags": ["team:db"]},
             "broken": {"url": "not a url", "tags": ["team:web", "prod"]},
             "off": {"url": lab.url("/healthy"), "disabled": True},
+            "looping": sc.fake("cursor-loop", marker),
         }
         cfg = mcptest.write_config(servers, mcptop=FAST)
         r = mcptest.run_mcptop(["check", "--json", "--pings", "2", "-c", cfg], timeout=60)
@@ -55,7 +56,8 @@ def check_words_for_each_state(c):
         doc = r.json()
         s = by_name(doc)
         want = {"fine": "ok", "noping": "ok", "toolfail": "degraded", "refused": "down",
-                "gateway": "unknown", "typo": "down", "broken": "invalid", "off": "disabled"}
+                "gateway": "unknown", "typo": "down", "broken": "invalid", "off": "disabled",
+                "looping": "degraded"}
         for name, h in want.items():
             c.eq(dig(s, name, "health"), h, "%s: health" % name)
             ok = None if h == "disabled" else h == "ok"
@@ -66,6 +68,10 @@ def check_words_for_each_state(c):
         c.eq(dig(s, "fine", "liveness_method"), "ping", "the usual liveness method")
         c.eq(dig(s, "noping", "last_failure"), None, "no ping is not a failure")
         c.eq(dig(s, "toolfail", "health_reason"), "the deep check fails", "degraded: why")
+        c.eq(dig(s, "looping", "health_reason"), "pagination_loop", "a cursor loop: why")
+        c.eq(dig(s, "looping", "tools"), 8, "the tools listed, by unique name")
+        c.check(any("came again after 2 pages" in w for w in dig(s, "looping", "warnings") or []),
+                "the warning says after how many pages: %r" % dig(s, "looping", "warnings"))
         tail = dig(s, "typo", "stderr_tail") or []
         c.check(any("E404" in line for line in tail), "the child's stderr is the cause: %r" % tail)
         c.eq(len(tail), len(set(tail)), "each stderr line once")

@@ -22,6 +22,8 @@
 //                    initialize gets -32001 "fetch failed"; it recovers when
 //                    the file goes
 //   tool-error       tools/call answers isError (a failing deep check)
+//   cursor-loop      tools/list answers the same 8 tools and the same
+//                    nextCursor on every page (a pagination loop)
 // Options:
 //   --fail-file=PATH     proxy: the remote is dead while PATH exists
 //   --version=V          initialize answers protocolVersion V whatever was offered
@@ -116,6 +118,11 @@ function answer(req) {
   }
   if (mode === 'no-ping' && req.method === 'ping') {
     return send({ jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'Method not found' } });
+  }
+  if (mode === 'cursor-loop' && req.method === 'tools/list') {
+    return send({ jsonrpc: '2.0', id: req.id, result: {
+      tools: Array.from({ length: 8 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } })),
+      nextCursor: 'again' } });
   }
   if (mode === 'tool-error' && req.method === 'tools/call') {
     return send({ jsonrpc: '2.0', id: req.id, result: { isError: true,

@@ -967,6 +967,7 @@ client_free(struct client *c)
     free(c->cache_scope);
     free(c->probe_note);
     free(c->warning);
+    client_list_free(c);
     client_free_strv(c->tool_names, c->ntools);
     client_free_strv(c->list_acc, c->list_n);
     for (size_t i = 0; i < c->ncaps; i++)
@@ -1059,6 +1060,18 @@ const char *
 client_warning(const struct client *c)
 {
     return c->warning;
+}
+
+bool
+client_pagination_loop(const struct client *c)
+{
+    return c->list_loop;
+}
+
+const char *
+client_list_note(const struct client *c)
+{
+    return c->list_note;
 }
 
 double

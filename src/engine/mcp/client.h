@@ -154,6 +154,10 @@ double client_probe_ms(const struct client *c);
 unsigned long client_probe_notices(const struct client *c);
 /* False only when the last deep check (completed) failed. */
 bool client_probe_ok(const struct client *c);
+/* True while the last listing stopped at a repeated nextCursor; with how
+ * (borrowed, safe to show) or NULL. */
+bool client_pagination_loop(const struct client *c);
+const char *client_list_note(const struct client *c);
 /* The liveness exchange's method: "ping", "tools/list" (the server
  * answered ping with -32601 this session) or "server/discover"
  * (2026-07-28). Static string. */

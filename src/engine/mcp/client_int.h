@@ -110,6 +110,13 @@ struct client {
     char                      **list_acc;
     long                        list_n, list_cap;
     int                         list_pages;
+    uint64_t                   *list_cursors;   /* hashes of the cursors of
+                                               this listing (at most
+                                               CLIENT_MAX_PAGES) */
+    bool                        list_loop;      /* the last listing repeated
+                                               a cursor: degraded */
+    char                       *list_note;      /* ...how, and duplicate
+                                               tool names, or NULL */
     bool                        list_in_dial;
     ev_tstamp                   list_started;
     bool                        relist_wanted;
@@ -237,6 +244,7 @@ void client_list_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail);
 void client_relist(struct client *c);
 void client_relist_cb(struct ev_loop *loop, ev_timer *w, int revents);
+void client_list_free(struct client *c);
 
 /* client_probe.c: the deep check */
 bool client_probe_now(struct client *c);

@@ -4,6 +4,12 @@
  * or an expired ttlMs, one at a time and at most one a second, notices
  * that arrive meanwhile coalesced into the next. Tool names are read in one
  * pass over each page: nothing here is quadratic in what a server sends.
+ *
+ * A nextCursor already seen in this listing is a pagination loop: the
+ * listing stops there (the open deadline is not spent walking it), the
+ * tools are those listed, counted by unique name (duplicates noted), and
+ * the server's health is degraded (pagination_loop) until a listing ends
+ * without one.
  */
 #include "mcp/client_int.h"
 
@@ -16,6 +22,43 @@
 #include "util/xmalloc.h"
 
 static void client_send_list(struct client *c, const char *cursor);
+
+/* FNV-1a of a cursor: a listing remembers its cursors by these. */
+static uint64_t
+client_cursor_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* True when this listing already followed cursor (else remember it). At
+ * most CLIENT_MAX_PAGES cursors: bounded work per page. */
+static bool
+client_cursor_seen(struct client *c, const char *cursor)
+{
+    uint64_t h = client_cursor_hash(cursor);
+
+    for (int i = 0; i < c->list_pages; i++) {
+        if (c->list_cursors[i] == h)
+            return true;
+    }
+    if (c->list_cursors == NULL)
+        c->list_cursors = xcalloc(CLIENT_MAX_PAGES, sizeof(*c->list_cursors));
+    c->list_cursors[c->list_pages] = h;
+    return false;
+}
+
+void
+client_list_free(struct client *c)
+{
+    free(c->list_cursors);
+    c->list_cursors = NULL;
+    free(c->list_note);
+    c->list_note = NULL;
+}
 
 void
 client_begin_list(struct client *c, bool in_dial)
@@ -77,6 +120,53 @@ client_list_failed(struct client *c, const struct failure_evidence *evd,
     client_fail(c, "tools/list", evd, client_elapsed_ms(c, c->list_started),
         detail);
     client_relist(c);
+}
+
+/* qsort over indexes into the listing: by name, then by position. */
+static char **client_name_base;
+
+static int
+client_name_cmp(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    int  r = strcmp(client_name_base[x], client_name_base[y]);
+
+    return r != 0 ? r : (x > y) - (x < y);
+}
+
+/* Keep the first of each tool name, in listing order (O(n log n)); the
+ * number of duplicates dropped. */
+static long
+client_list_unique(struct client *c)
+{
+    long *by, dups = 0, k = 0;
+
+    if (c->list_n < 2)
+        return 0;
+    by = xcalloc((size_t)c->list_n, sizeof(*by));
+    for (long i = 0; i < c->list_n; i++)
+        by[i] = i;
+    client_name_base = c->list_acc;
+    qsort(by, (size_t)c->list_n, sizeof(*by), client_name_cmp);
+    client_name_base = NULL;
+    /* In each run of one name, the first is the earliest: drop the rest. */
+    for (long i = 1; i < c->list_n; i++) {
+        if (strcmp(c->list_acc[by[i]], c->list_acc[by[i - 1]]) != 0)
+            continue;
+        /* by[i - 1] may have been dropped already: compare by the run's
+         * surviving name, which is equal. */
+        free(c->list_acc[by[i]]);
+        c->list_acc[by[i]] = NULL;
+        by[i] = by[i - 1];
+        dups++;
+    }
+    free(by);
+    for (long i = 0; i < c->list_n; i++) {
+        if (c->list_acc[i] != NULL)
+            c->list_acc[k++] = c->list_acc[i];
+    }
+    c->list_n = k;
+    return dups;
 }
 
 /* Listing finished: swap in the new tool set. */
@@ -153,6 +243,24 @@ client_on_list(struct client *c, struct client_req *rq,
     cursor = jsonrpc_get_string(res->answer, "result.nextCursor");
     if (cursor != NULL && cursor[0] != '\0')
         next = xstrdup(cursor);
+    if (next != NULL && client_cursor_seen(c, next)) {
+        char clean[64];
+        long dups;
+
+        str_sanitize(clean, sizeof(clean), next, strlen(next));
+        c->list_pages++;
+        dups = client_list_unique(c);
+        free(c->list_note);
+        c->list_note = str_printf("pagination_loop: nextCursor \"%s\" came "
+            "again after %d page%s; the listing stopped there%s", clean,
+            c->list_pages, c->list_pages == 1 ? "" : "s", dups > 0 ?
+            " (duplicate tool names dropped)" : "");
+        c->list_loop = true;
+        client_log(c, "tools/list: %s", c->list_note);
+        free(next);
+        client_list_finished(c);
+        return;
+    }
     c->list_pages++;
     if (next != NULL && c->list_pages < CLIENT_MAX_PAGES) {
         client_send_list(c, next);
@@ -162,6 +270,11 @@ client_on_list(struct client *c, struct client_req *rq,
     if (next != NULL)
         client_log(c, "tools/list stopped after %d pages", c->list_pages);
     free(next);
+    if (client_list_unique(c) > 0)
+        client_log(c, "tools/list: duplicate tool names dropped");
+    c->list_loop = false;
+    free(c->list_note);
+    c->list_note = NULL;
     client_list_finished(c);
 }
 
