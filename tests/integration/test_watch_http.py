@@ -117,6 +117,40 @@ def watch_per_server_ping_interval(c):
     watch_story(c, "per_server")
 
 
+def sse_server_restarts_and_recovers(c):
+    """A 2024-11-05 HTTP+SSE server (server-everything in sse mode) killed
+    and started again on its port: during the outage the failure is what
+    happened (a refused connection, not the first dial's stale "HTTP 404 to
+    initialize"), and once it is back the server is reachable again by
+    itself (it used to stay unknown until mcptop was restarted)."""
+    srv = mcptest.everything_sse()
+    cfg = mcptest.write_config({NAME: {"url": srv.url}}, mcptop={"ping_interval_s": 1})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        c.require(w.wait_for(liveness("reachable"), time.monotonic() + 20) is not None,
+                  "reachable over HTTP+SSE")
+        srv.kill()
+        # A redial during the outage: what it meets is a closed port.
+        down = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("server") == NAME
+                          and e.get("op") == "dial" and e.get("outcome") != "completed",
+                          time.monotonic() + 15)
+        c.require(down is not None, "a redial failed during the outage")
+        c.check(down.get("http_status") is None and down.get("outcome") == "connect_refused",
+                "the outage is a refused connection, not an HTTP answer: %s" % json.dumps(down))
+        srv.start()
+        back = w.wait_for(liveness("reachable"), time.monotonic() + 30)
+        c.check(back is not None, "reachable again once the server is back")
+        stale = [e for e in w.events if e.get("event") == "exchange" and
+                 e.get("http_status") == 404 and e.get("op") == "dial"]
+        c.check(not stale, "no dial reported a 404 it did not get: %s" %
+                [json.dumps(e) for e in stale[:2]])
+    finally:
+        w.close()
+        if c.failures:
+            c.attach(w.describe(last=30))
+        srv.stop()
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -127,6 +161,7 @@ def main():
         rep.finish()
     rep.run("watch_fleet_ping_interval", watch_fleet_ping_interval)
     rep.run("watch_per_server_ping_interval", watch_per_server_ping_interval)
+    rep.run("sse_server_restarts_and_recovers", sse_server_restarts_and_recovers)
     rep.finish()
 
 

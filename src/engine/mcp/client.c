@@ -490,6 +490,10 @@ client_dial(struct client *c)
     c->respawned = false;
     c->silent_probe = false;
     c->ping_unsupported = false;    /* learnt again for each session */
+    /* Each dial may fall back to HTTP+SSE once; a server remembered as
+     * HTTP+SSE that restarts is dialed over it again. */
+    c->sse_tried = false;
+    c->sse_fallback_now = false;
     c->dial_step = NULL;
     free(c->probe_note);
     c->probe_note = NULL;
@@ -775,13 +779,33 @@ client_on_done(struct client *c, struct client_req *rq,
     }
 }
 
-/* The older transport could not open either: what initialize got is the
- * failure to report, not the GET's. */
+/*
+ * The transport could not open. When this dial fell back to the older
+ * transport and that could not open either, what initialize got is the
+ * failure to report, not the GET's. A redial of a server remembered as
+ * HTTP+SSE reports the GET's own failure (a refused port while it
+ * restarts), and keeps the transport for the next dial, unless the server
+ * answered the GET with a 4xx: then it has no stream any more, and the
+ * next dial probes afresh.
+ */
 static void
 client_on_open_failed(struct client *c, const struct transport_event *e)
 {
     if (client_state(c) != SERVER_DIALING)
         return;
+    if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
+        !e->opened && !c->sse_fallback_now) {
+        long st = e->failure->evd.http_status;
+
+        if (st >= 400 && st < 500) {
+            client_log(c, "era: the HTTP+SSE stream answered %ld; probing "
+                "afresh at the next dial", st);
+            c->era = SERVER_ERA_NONE;
+            client_use_transport(c, client_make_transport(c));
+        }
+        client_dial_failed(c, &e->failure->evd, e->failure->detail);
+        return;
+    }
     if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && c->sse_tried) {
         char both[256];

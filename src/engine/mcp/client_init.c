@@ -219,6 +219,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             int                      rc;
 
             c->sse_tried = true;
+            c->sse_fallback_now = true;
             c->sse_fallback.evd = evd;
             snprintf(c->sse_fallback.detail, sizeof(c->sse_fallback.detail),
                 "%s", detail);

@@ -72,7 +72,9 @@ struct client {
     /* the era (DESIGN.md section 6), remembered for this server */
     enum server_era             era;
     bool                        probe_retried;
-    bool                        sse_tried;
+    bool                        sse_tried;      /* this dial fell back */
+    bool                        sse_fallback_now; /* ...and its HTTP+SSE
+                                               open is the fallback's */
     struct transport_failure    sse_fallback;   /* initialize's failure */
     char                       *cache_scope;
     double                      list_ttl_ms;    /* -1: no hint */
