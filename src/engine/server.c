@@ -147,7 +147,9 @@ server_health_now(const struct server *s)
         in.operator_state = HEALTH_OPERATOR_PAUSED;
         break;
     case SERVER_STOPPED:
-        in.operator_state = HEALTH_OPERATOR_STOPPED;
+        /* A disabled entry closed at exit stays what it is. */
+        in.operator_state = s->decl->disabled ? HEALTH_OPERATOR_DISABLED :
+            HEALTH_OPERATOR_STOPPED;
         break;
     case SERVER_DISABLED:
         in.operator_state = HEALTH_OPERATOR_DISABLED;
