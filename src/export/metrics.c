@@ -20,6 +20,7 @@
 #include "engine/ending.h"
 #include "engine/failure.h"
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "engine/server.h"
 #include "engine/shard.h"
 #include "util/clock.h"
@@ -292,8 +293,10 @@ metrics_sync(struct metrics *m, const struct fleet *f)
             r->session_start = -1;
         }
         if (r->server != s) {
-            /* Another server object: its session is not the old one's. */
+            /* Another server object: its session and its health are not
+             * the old one's. */
             r->session_start = -1;
+            r->health_set = false;
         }
         r->claimed = true;
         r->server = s;
@@ -523,6 +526,12 @@ metrics_event_cb(void *arg, const struct event *e)
         break;
     case EVENT_STATE:
         metrics_state(r, e);
+        break;
+    case EVENT_HEALTH:
+        if (e->health != NULL && (unsigned)e->health->state < HEALTH__COUNT) {
+            r->health = *e->health;
+            r->health_set = true;
+        }
         break;
     default:
         break;

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "engine/ending.h"
+#include "engine/health.h"
+#include "engine/server.h"
 #include "export/metrics.h"
 #include "util/xmalloc.h"
 
@@ -59,6 +61,8 @@ struct metrics_server {
     char                  *info_key;    /* mcp_server_info's values, raw */
     char                  *info_labels; /* ... and as labels, escaped */
     size_t                 info_len;
+    struct health          health;      /* the last EVENT_HEALTH */
+    bool                   health_set;  /* ... of this server object */
     bool                   claimed;         /* scratch for metrics_sync */
 };
 
@@ -200,6 +204,16 @@ metrics_buf_epoch_ms(struct metrics_buf *b, int64_t ms)
     frac[2] = (char)('0' + (ms / 10) % 10);
     frac[3] = (char)('0' + ms % 10);
     metrics_buf_add(b, frac, 4);
+}
+
+/* The health of r's server: the verdict it last published (it publishes
+ * on every change, so this is server_health's), or server_health() when
+ * nothing was published to this record yet. */
+static inline enum health_state
+metrics_health_state(const struct metrics_server *r)
+{
+    return r->health_set ? r->health.state :
+        server_health(r->server, NULL).state;
 }
 
 /* metrics_write.c: every family of one scrape of m, in fleet order, in

@@ -16,6 +16,7 @@
 #include "engine/ending.h"
 #include "engine/failure.h"
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "engine/liveness.h"
 #include "engine/server.h"
 #include "util/str.h"
@@ -232,6 +233,48 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
             m->order[i], "");
         metrics_buf_epoch_ms(b, at);
         metrics_buf_add(b, "\n", 1);
+    }
+}
+
+/*
+ * Health (DESIGN.md section 4b), the verdict check and watch show:
+ * mcp_probe_success, blackbox_exporter's name, is 1 exactly when it is ok
+ * and 0 for every other monitored state; the operator's states (paused,
+ * stopped, disabled) get no sample, so an alert on == 0 never takes them
+ * for down. mcp_health is the state set, one series per server: the
+ * current state's, valued 1.
+ */
+static void
+metrics_write_health(struct metrics *m, struct metrics_buf *b,
+    enum metrics_format fmt)
+{
+    static const char *const states[HEALTH__COUNT] = {
+#define X(id, name) ",state=\"" name "\"",
+        HEALTH_STATES(X)
+#undef X
+    };
+
+    metrics_write_head(b, fmt, "mcp_probe_success", METRICS_TYPE_GAUGE, "1 "
+        "when the server's health is ok, else 0; no sample while it is "
+        "paused, stopped or disabled (not monitored).");
+    for (size_t i = 0; i < m->norder; i++) {
+        enum health_state h = metrics_health_state(m->order[i]);
+
+        if (!health_monitored(h))
+            continue;
+        metrics_write_open_n(b, "mcp_probe_success", 17, m->order[i], "", 0);
+        metrics_buf_put(b, h == HEALTH_OK ? "1\n" : "0\n", 2);
+    }
+    metrics_write_head(b, fmt, "mcp_health", METRICS_TYPE_GAUGE, "The "
+        "server's health, one series valued 1 labelled with the current "
+        "state: ok, degraded, down, unknown, pending, invalid, paused, "
+        "stopped or disabled.");
+    for (size_t i = 0; i < m->norder; i++) {
+        enum health_state h = metrics_health_state(m->order[i]);
+
+        metrics_write_open_n(b, "mcp_health", 10, m->order[i], states[h],
+            strlen(states[h]));
+        metrics_buf_put(b, "1\n", 2);
     }
 }
 
@@ -497,6 +540,7 @@ metrics_write(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_write_liveness(m, b, fmt);
+    metrics_write_health(m, b, fmt);
     metrics_write_counts(m, b, fmt);
     metrics_write_info(m, b, fmt);
     metrics_write_histograms(m, b, fmt);

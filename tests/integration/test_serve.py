@@ -286,6 +286,19 @@ def prometheus_scrapes_two_shards(c):
             c.eq(up.get(n), 1.0, "mcp_up{server=%s}" % n)
         for n in ("auth", "refused", "broken"):
             c.eq(up.get(n), 0.0, "mcp_up{server=%s}" % n)
+        # Health: one mcp_health series per server, its state's; the
+        # probe success 1 exactly when ok (rpc-ping is up but degraded).
+        want_health = {"healthy-a": "ok", "healthy-b": "ok", "rpc-ping": "degraded", "auth": "unknown",
+                       "refused": "down", "broken": "invalid"}
+
+        def health_now():
+            return {dict(k)["server"]: dict(k)["state"] for k in prom.query("mcp_health == 1")}
+        c.check(prom.wait("health settled", lambda: all(health_now().get(n) == w for n, w in want_health.items())),
+                "mcp_health of the fleet: %s" % health_now())
+        c.eq(prom.query("count by (server) (mcp_health) > 1"), {}, "one mcp_health series per server")
+        probe = by_label(prom.query("mcp_probe_success"), "server")
+        for n, w in want_health.items():
+            c.eq(probe.get(n), 1.0 if w == "ok" else 0.0, "mcp_probe_success{server=%s}" % n)
         # Failure counters: which servers, which kind, delivered, reason.
         fails = prom.query("sum by (server, kind, delivered, reason) (mcp_failures_total)")
         got = {(dict(k)["server"], dict(k)["kind"], dict(k)["delivered"], dict(k).get("reason", "")): v
@@ -326,7 +339,7 @@ def prometheus_scrapes_two_shards(c):
         for t in prom.api("targets")["data"]["activeTargets"]:
             c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
         rules = [r for g in prom.api("rules")["data"]["groups"] for r in g["rules"]]
-        c.eq(len(rules), 7, "alert rules loaded")
+        c.eq(len(rules), 9, "alert rules loaded")
         c.check(prom.wait("rules evaluated", lambda: all(
             r.get("health") == "ok" for g in prom.api("rules")["data"]["groups"] for r in g["rules"])),
             "every rule evaluates: %s" % [(r["name"], r.get("health"), r.get("lastError"))
@@ -365,7 +378,8 @@ def promtool_accepts_exposition_and_rules(c):
     try:
         c.require(s.wait_ready(), "readyz 200 once every first dial settled:\n%s" % s.stderr())
         text = s.metrics()
-        for fam in ("mcp_up", "mcp_liveness", "mcp_failures_total", "mcp_client_operation_duration_seconds",
+        for fam in ("mcp_up", "mcp_liveness", "mcp_probe_success", "mcp_health", "mcp_failures_total",
+                     "mcp_client_operation_duration_seconds",
                     "mcp_server_info", "mcptop_build_info", "process_cpu_seconds_total"):
             c.check("# TYPE %s " % fam in text, "family %s in the exposition" % fam)
         r = mcptest.run([PROMTOOL, "check", "metrics"], input=text.encode(), timeout=30)

@@ -26,6 +26,7 @@
 #include "engine/event.h"
 #include "engine/failure.h"
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "engine/http.h"
 #include "engine/server.h"
 
@@ -409,6 +410,7 @@ test_families(void **state)
     char           *text;
     static const char *const families[] = {
         "mcp_up", "mcp_liveness", "mcp_last_observation_timestamp_seconds",
+        "mcp_probe_success", "mcp_health",
         "mcp_tools", "mcp_tools_changes_total", "mcp_failures_total",
         "mcp_endings_total", "mcp_server_info",
         "mcp_client_operation_duration_seconds",
@@ -436,6 +438,8 @@ test_families(void **state)
     assert_true(expo_value(&e, "mcp_liveness", A ",state=\"unreachable\"")
         == 0);
     assert_true(expo_value(&e, "mcp_liveness", A ",state=\"unknown\"") == 0);
+    assert_true(expo_value(&e, "mcp_probe_success", A) == 0);
+    assert_true(expo_value(&e, "mcp_health", A ",state=\"pending\"") == 1);
     /* No observation: no timestamp, no tools. */
     assert_false(expo_has(&e, "mcp_last_observation_timestamp_seconds",
         NULL));
@@ -828,6 +832,103 @@ test_reload_result(void **state)
     expo_free(&e);
 }
 
+/* Publish a health verdict for s as the engine does (EVENT_HEALTH). */
+static void
+feed_health(struct metrics *m, const struct server *s, enum health_state st,
+    enum health_state was)
+{
+    struct health h = { .state = st, .reason = "test" };
+    struct event  e = { .type = EVENT_HEALTH, .server = s, .ts = 1000,
+        .health = &h, .health_was = was };
+
+    metrics_event_cb(m, &e);
+}
+
+/* The health series: mcp_probe_success 1 exactly when ok, 0 for every
+ * other monitored state, no sample for the operator's states; mcp_health
+ * one series per server, the current state's, valued 1. Health comes from
+ * EVENT_HEALTH, and from server_health() before any was published. */
+static void
+test_health(void **state)
+{
+    struct fixture *fx = *state;
+    struct fixture  other = { .loop = fx->loop };
+    struct fleet   *f;
+    struct expo     e;
+    char           *text;
+    static const struct {
+        const char *name;
+        const char *state;
+        double      probe;      /* -1: no sample */
+    } want[] = {
+        { "up", "ok", 1 },
+        { "sick", "degraded", 0 },
+        { "gone", "down", 0 },
+        { "held", "paused", -1 },
+        { "off", "disabled", -1 },
+        { "broken", "invalid", 0 },
+        { "new", "pending", 0 },
+    };
+    char labels[256];
+
+    f = fixture_fleet(&other, "{\"mcpServers\": {"
+        "\"up\": {\"url\": \"http://127.0.0.1:9/a\"},"
+        "\"sick\": {\"url\": \"http://127.0.0.1:9/b\"},"
+        "\"gone\": {\"url\": \"http://127.0.0.1:9/c\"},"
+        "\"held\": {\"url\": \"http://127.0.0.1:9/d\"},"
+        "\"off\": {\"url\": \"http://127.0.0.1:9/e\", \"disabled\": true},"
+        "\"broken\": {\"url\": \"notaurl\"},"
+        "\"new\": {\"url\": \"http://127.0.0.1:9/g\"}}}");
+    metrics_sync(fx->m, f);
+    /* Neither dials: they mint disabled and invalid themselves. */
+    server_start(server_named(f, "off"));
+    server_start(server_named(f, "broken"));
+    feed_health(fx->m, server_named(f, "up"), HEALTH_OK, HEALTH__COUNT);
+    feed_health(fx->m, server_named(f, "sick"), HEALTH_OK, HEALTH__COUNT);
+    feed_health(fx->m, server_named(f, "sick"), HEALTH_DEGRADED, HEALTH_OK);
+    feed_health(fx->m, server_named(f, "gone"), HEALTH_DOWN, HEALTH__COUNT);
+    feed_health(fx->m, server_named(f, "held"), HEALTH_OK, HEALTH__COUNT);
+    feed_health(fx->m, server_named(f, "held"), HEALTH_PAUSED, HEALTH_OK);
+    render(fx, METRICS_TEXT, &e, &text);
+    assert_non_null(strstr(text, "# TYPE mcp_probe_success gauge\n"));
+    assert_non_null(strstr(text, "# TYPE mcp_health gauge\n"));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        snprintf(labels, sizeof(labels), "server=\"%s\",team=\"\",env=\"\"",
+            want[i].name);
+        if (want[i].probe < 0)
+            assert_false(expo_has(&e, "mcp_probe_success", labels));
+        else if (expo_value(&e, "mcp_probe_success", labels) !=
+            want[i].probe)
+            fail_msg("mcp_probe_success of %s", want[i].name);
+        /* One series, not nine. */
+        assert_int_equal(expo_count(&e, "mcp_health", labels), 1);
+        snprintf(labels, sizeof(labels), "server=\"%s\",team=\"\",env=\"\","
+            "state=\"%s\"", want[i].name, want[i].state);
+        assert_true(expo_value(&e, "mcp_health", labels) == 1);
+    }
+    assert_int_equal(expo_count(&e, "mcp_probe_success", ""), 5);
+    assert_int_equal(expo_count(&e, "mcp_health", ""), 7);
+    /* Liveness is another question: mcp_up is not health. */
+    assert_true(expo_value(&e, "mcp_up",
+        "server=\"sick\",team=\"\",env=\"\"") == 0);
+    free(text);
+    expo_free(&e);
+
+    /* A change moves the one series; OpenMetrics writes the same. */
+    feed_health(fx->m, server_named(f, "up"), HEALTH_DOWN, HEALTH_OK);
+    render(fx, METRICS_OPENMETRICS, &e, NULL);
+    assert_true(expo_value(&e, "mcp_health",
+        "server=\"up\",team=\"\",env=\"\",state=\"down\"") == 1);
+    assert_false(expo_has(&e, "mcp_health",
+        "server=\"up\",team=\"\",env=\"\",state=\"ok\""));
+    assert_true(expo_value(&e, "mcp_probe_success",
+        "server=\"up\",team=\"\",env=\"\"") == 0);
+    expo_free(&e);
+    metrics_sync(fx->m, fx->fleet);
+    fleet_free(f);
+    config_free(other.cfg);
+}
+
 /* Nothing was dialed: every server is still pending. */
 static void
 test_pending_dials(void **state)
@@ -856,6 +957,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_sync_shrinks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_result, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_dials, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_health, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
