@@ -72,6 +72,7 @@ struct server {
     struct health               health;     /* the last one published */
     bool                        health_set; /* ...once there is one */
     int64_t                     health_since;   /* epoch ms */
+    bool                        stopped_disabled; /* closed while disabled */
 };
 
 static void server_dial(struct server *s);
@@ -148,8 +149,8 @@ server_health_now(const struct server *s)
         break;
     case SERVER_STOPPED:
         /* A disabled entry closed at exit stays what it is. */
-        in.operator_state = s->decl->disabled ? HEALTH_OPERATOR_DISABLED :
-            HEALTH_OPERATOR_STOPPED;
+        in.operator_state = s->stopped_disabled ?
+            HEALTH_OPERATOR_DISABLED : HEALTH_OPERATOR_STOPPED;
         break;
     case SERVER_DISABLED:
         in.operator_state = HEALTH_OPERATOR_DISABLED;
@@ -191,6 +192,8 @@ server_set_state(struct server *s, enum server_state st)
 
     if (s->state == st)
         return;
+    s->stopped_disabled = st == SERVER_STOPPED &&
+        (s->state == SERVER_DISABLED || s->stopped_disabled);
     s->state = st;
     server_emit(s, &e);
     server_health_update(s);
