@@ -157,13 +157,6 @@ long server_pid(const struct server *s);
  * first; sanitized. NULL past the end. */
 const char *server_stderr_line(const struct server *s, size_t i);
 size_t server_stderr_count(const struct server *s);
-/* The child's last stderr lines as a failure's cause: at most max lines
- * (newest last) whose lengths add up to at most max_bytes, into lines
- * (borrowed, sanitized; valid until the next event). Returns how many. */
-#define SERVER_STDERR_TAIL_LINES 5
-#define SERVER_STDERR_TAIL_BYTES 300
-size_t server_stderr_tail(const struct server *s, const char **lines,
-    size_t max, size_t max_bytes);
 /* stdio: how the last child ended. false when none was reaped yet; code
  * is -1 when it was killed by a signal, sig 0 when it exited. */
 bool server_exit_status(const struct server *s, int *code, int *sig);

@@ -40,6 +40,17 @@ struct cJSON *jsonl_ending(const struct ending *e);
 char *jsonl_event_line(const struct event *e);
 
 /*
+ * A stdio server's last stderr lines as a failure's cause: at most max
+ * lines (oldest first, each once) whose lengths add up to at most
+ * max_bytes, into lines (borrowed, sanitized; valid until the next event
+ * on s). Returns how many.
+ */
+#define JSONL_STDERR_TAIL_LINES 5
+#define JSONL_STDERR_TAIL_BYTES 300
+size_t jsonl_stderr_tail(const struct server *s, const char **lines,
+    size_t max, size_t max_bytes);
+
+/*
  * The last line of a stream that ended every session it could:
  * {"ts","event":"exit","sessions_ended","sessions_not_ended"}, from
  * fleet_unended's counts (asked endings, of which not_ended did not end

@@ -228,13 +228,13 @@ check_event_cb(void *arg, const struct event *e)
 static void
 check_print_stderr_tail(const struct server *s)
 {
-    const char *lines[SERVER_STDERR_TAIL_LINES];
+    const char *lines[JSONL_STDERR_TAIL_LINES];
     size_t      n;
 
     if (server_health(s, NULL).state == HEALTH_OK)
         return;
-    n = server_stderr_tail(s, lines, SERVER_STDERR_TAIL_LINES,
-        SERVER_STDERR_TAIL_BYTES);
+    n = jsonl_stderr_tail(s, lines, JSONL_STDERR_TAIL_LINES,
+        JSONL_STDERR_TAIL_BYTES);
     for (size_t i = 0; i < n; i++)
         printf("  stderr: %s\n", lines[i]);
 }

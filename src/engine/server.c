@@ -1015,38 +1015,6 @@ server_ok(const struct server *s)
     return server_health_now(s).state == HEALTH_OK;
 }
 
-size_t
-server_stderr_tail(const struct server *s, const char **lines, size_t max,
-    size_t max_bytes)
-{
-    size_t n = server_stderr_count(s), bytes = 0, k = 0;
-
-    /* Walk back from the newest while the lines fit; a line already
-     * taken (a respawned child saying the same) is said once. */
-    for (size_t i = n; i > 0 && k < max; i--) {
-        const char *l = server_stderr_line(s, i - 1);
-        size_t      len = l != NULL ? strlen(l) : 0;
-        bool        seen = false;
-
-        if (l == NULL || (bytes + len > max_bytes && k > 0))
-            break;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = strcmp(lines[j], l) == 0;
-        if (seen)
-            continue;
-        bytes += len;
-        lines[k++] = l;
-    }
-    /* Oldest first. */
-    for (size_t a = 0, b = k; a + 1 < b; a++, b--) {
-        const char *t = lines[a];
-
-        lines[a] = lines[b - 1];
-        lines[b - 1] = t;
-    }
-    return k;
-}
-
 const char *
 server_liveness_method(const struct server *s)
 {

@@ -97,20 +97,53 @@ jsonl_session(cJSON *o, const struct server *s)
 }
 
 /* A stdio server's process: "pid", "exit", "stray_stdout_lines". */
+/* See jsonl.h. */
+size_t
+jsonl_stderr_tail(const struct server *s, const char **lines, size_t max,
+    size_t max_bytes)
+{
+    size_t n = server_stderr_count(s), bytes = 0, k = 0;
+
+    /* Walk back from the newest while the lines fit; a line already
+     * taken (a respawned child saying the same) is said once. */
+    for (size_t i = n; i > 0 && k < max; i--) {
+        const char *l = server_stderr_line(s, i - 1);
+        size_t      len = l != NULL ? strlen(l) : 0;
+        bool        seen = false;
+
+        if (l == NULL || (bytes + len > max_bytes && k > 0))
+            break;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = strcmp(lines[j], l) == 0;
+        if (seen)
+            continue;
+        bytes += len;
+        lines[k++] = l;
+    }
+    /* Oldest first. */
+    for (size_t a = 0, b = k; a + 1 < b; a++, b--) {
+        const char *t = lines[a];
+
+        lines[a] = lines[b - 1];
+        lines[b - 1] = t;
+    }
+    return k;
+}
+
 /* "stderr_tail": a failing stdio server's cause is often only on its
  * stderr (npm's E404 for a mistyped package): its last lines, while its
  * health is not ok. */
 static void
-jsonl_stderr_tail(cJSON *o, const struct server *s)
+jsonl_add_stderr_tail(cJSON *o, const struct server *s)
 {
-    const char *lines[SERVER_STDERR_TAIL_LINES];
+    const char *lines[JSONL_STDERR_TAIL_LINES];
     size_t      n;
     cJSON      *arr;
 
     if (server_health(s, NULL).state == HEALTH_OK)
         return;
-    n = server_stderr_tail(s, lines, SERVER_STDERR_TAIL_LINES,
-        SERVER_STDERR_TAIL_BYTES);
+    n = jsonl_stderr_tail(s, lines, JSONL_STDERR_TAIL_LINES,
+        JSONL_STDERR_TAIL_BYTES);
     if (n == 0)
         return;
     arr = cJSON_AddArrayToObject(o, "stderr_tail");
@@ -135,7 +168,7 @@ jsonl_process(cJSON *o, const struct server *s)
     }
     cJSON_AddNumberToObject(o, "stray_stdout_lines",
         (double)server_stray_lines(s));
-    jsonl_stderr_tail(o, s);
+    jsonl_add_stderr_tail(o, s);
 }
 
 /* "last_failure": the kind, its delivery verdict and where, or null. */
