@@ -98,6 +98,8 @@
 //   /maintenance?s=S&date=1
 //                       every request, any method, 503 + Retry-After: S (7)
 //                       (date=1: as an HTTP date)
+//   ?get=N on /listchanged (any endpoint that offers the GET stream): the
+//                       GET is answered N with "No sessionId" (Express)
 //   DELETE behaviour, on any endpoint with ?delete=, or as the paths below:
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
@@ -960,6 +962,11 @@ function handleGet(ctx) {
   const sid = req.headers["mcp-session-id"];
   if (sid !== undefined && ep.forgotten.has(sid)) {
     return sendJson(res, 400, rpcError(null, -32600, FORGOTTEN_MESSAGE));
+  }
+  // ?get=N: the optional GET is refused with N and a short text, as
+  // Express servers answer it ("No sessionId"); POSTs are unaffected.
+  if (p.num("get", 0) >= 400) {
+    return sendText(res, p.num("get", 0), "text/html", "No sessionId\n");
   }
   if (p.sessions && (sid === undefined || !ep.sessions.has(sid))) {
     return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"));

@@ -92,6 +92,44 @@ def check_words_for_each_state(c):
 
 
 @mcptest.case(rep)
+def optional_stream_refused_is_not_a_failure(c):
+    """A server that answers the optional GET stream with 400 ("No
+    sessionId", as Express does) is saying it has no stream for us: pings
+    go on, liveness stays reachable, health stays ok, and the GET is not
+    asked again this session."""
+    lab = faultlab.FaultLab().start()
+    try:
+        cfg = mcptest.write_config({"nostream": {"url": lab.url("/listchanged?get=400")}},
+                                   mcptop=FAST)
+        w = mcptest.Watch(["watch", "-c", cfg])
+        try:
+            pings = 0
+            deadline = time.monotonic() + 8
+            while pings < 3 and time.monotonic() < deadline:
+                if w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "ping",
+                              deadline) is not None:
+                    pings += 1
+            c.require(pings >= 3, "three pings went")
+            live = [e.get("state") for e in w.events if e.get("event") == "liveness"]
+            c.eq(live, ["reachable"], "liveness never left reachable")
+            bad = [e for e in w.events if e.get("event") == "exchange" and
+                   e.get("outcome") not in (None, "completed")]
+            c.eq(bad, [], "no failed exchange")
+            health = [e.get("state") for e in w.events if e.get("event") == "health"]
+            c.check("degraded" not in health and "unknown" not in health,
+                    "health stays ok: %r" % health)
+        finally:
+            w.close()
+            if c.failures:
+                c.attach(w.describe(last=20))
+        counts = lab.endpoint_counts("/listchanged?get=400")
+        c.check(1 <= counts.get("GET", 0) <= 1, "the GET asked once for the session: %r"
+                % {k: counts.get(k) for k in ("GET", "POST", "DELETE")})
+    finally:
+        lab.stop()
+
+
+@mcptest.case(rep)
 def proxy_remote_dies_and_recovers(c):
     """mcp-remote's case: a stdio proxy whose remote is gone answers every
     ping with -32001 "fetch failed". It is reachable (it answers) but

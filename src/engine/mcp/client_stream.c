@@ -166,6 +166,7 @@ void
 client_on_stream_closed(struct client *c, const struct transport_event *e)
 {
     double ms = client_elapsed_ms(c, c->stream_started);
+    long   st;
 
     ev_timer_stop(c->env->loop, &c->stream_idle);
     c->stream_opened = false;
@@ -184,9 +185,27 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         client_stream_later(c);
         return;
     }
+    st = e->failure->evd.http_status;
+    if (st == 404 && transport_has_session(c->t)) {
+        /* The spec's "session gone" to a GET that carried our id: one
+         * POST confirms it at once (a 404 there too ends the session and
+         * redials), instead of waiting for the next ping. */
+        client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);
+        client_ping(c, false);
+        return;
+    }
+    if (st >= 400 && st < 500 && st != 401 && st != 403 && st != 407 &&
+        st != 429) {
+        /* A 4xx to the optional GET is the server saying it has no stream
+         * for us (Express's 400 "No sessionId"): an answer, not a failure
+         * of the server; noted once, not asked again this session. */
+        c->stream_none = true;
+        client_log(c, "stream: HTTP %ld to the optional GET: the server has "
+            "no stream for us (%s)", st, e->failure->detail);
+        c->host->exchange(c->host_arg, "stream", NULL, ms);
+        return;
+    }
     client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);
-    if (e->failure->evd.http_status == 404 && transport_has_session(c->t))
-        return;     /* the next ping finds the session gone */
     client_stream_later(c);
 }
 
