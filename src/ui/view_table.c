@@ -5,9 +5,9 @@
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
  * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
- * SESSION, LIVENESS, RTT, HTTP, DELIV, HISTORY, AGE); spare room widens
- * HISTORY and the rest. When HTTP gives way, the status and its reason
- * move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
+ * SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room widens
+ * HISTORY and the rest. HTTP gives way early because nothing is lost: the
+ * status and its reason move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
  * a glyph as well as a colour. A row never shows a value as if it were
  * current when the last exchange failed: the round trip is left blank and
  * the session id is marked stale. A row that is not monitored now (paused,
@@ -59,7 +59,7 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
                         MODEL_SORT_TRANSPORT },
     [TABLE_COL_HEALTH]    = { "HEALTH",       10, 10, 0, false,
                         MODEL_SORT_HEALTH },
-    [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 7, false,
+    [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
     [TABLE_COL_STREAK]    = { "STRK",         4,  5,  11, true, MODEL_SORT_STREAK },
@@ -68,12 +68,12 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 12, false,
                         MODEL_SORT_PROTOCOL },
     [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
-    [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  6, true, MODEL_SORT_RTT },
+    [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
     [TABLE_COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
                         MODEL_SORT_FAILURE },
     [TABLE_COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
                         MODEL_SORT_DELIVERED },
-    [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 5, false, MODEL_SORT_HTTP },
+    [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 7, false, MODEL_SORT_HTTP },
     [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
 };
