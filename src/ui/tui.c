@@ -106,7 +106,7 @@ tui_usage(FILE *out)
         "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
-        "The terminal monitor: one row per server, its liveness, last "
+        "The terminal monitor: one row per server, its health, last "
         "failure\n"
         "and exchange history; end sessions and watch the endings.\n"
         "\n"
