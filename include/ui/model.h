@@ -17,6 +17,7 @@
 #include "engine/event.h"
 #include "engine/failure.h"
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "engine/liveness.h"
 
 /* One sort per table column, in the columns' order; the name is shown in
@@ -24,6 +25,7 @@
 #define MODEL_SORTS(X)                  \
     X(NAME,      "name")                \
     X(TRANSPORT, "transport")           \
+    X(HEALTH,    "health")              \
     X(LIVENESS,  "liveness")            \
     X(AGE,       "age")                 \
     X(STREAK,    "streak")              \
@@ -55,6 +57,7 @@ struct model_http {
 };
 
 struct model_counts {
+    size_t health[HEALTH__COUNT];   /* what the header counts */
     size_t live[LIVENESS__COUNT];
     size_t absent;
     size_t ending;                  /* servers whose ending is under way */
@@ -72,6 +75,7 @@ enum model_field {
     MODEL_FIELD_TAG,
     MODEL_FIELD_KIND,
     MODEL_FIELD_LIVE,
+    MODEL_FIELD_HEALTH,
     MODEL_FIELD_TRANS,
     MODEL_FIELD_REASON,
     MODEL_FIELD_HTTP,
@@ -154,9 +158,10 @@ void model_toggle_mark(struct model *m, size_t i);
 /*
  * Set the filter (copied; "" clears) and mark the model dirty. Terms are
  * separated by spaces and must all match: a bare word matches the name,
- * transport, tags, current failure kind, reason or liveness word; name:,
- * tag: (whole tag), kind:, live:, trans:, reason: and http: (a status
- * prefix, "5" is every 5xx) match one field; ! before a term negates it.
+ * transport, tags, current failure kind, reason, health or liveness word;
+ * name:, tag: (whole tag), kind:, health: (or state:), live:, trans:,
+ * reason: and http: (a status prefix, "5" is every 5xx) match one field;
+ * ! before a term negates it.
  * An unknown field leaves filter_error set and the term matching nothing.
  */
 void model_set_filter(struct model *m, const char *filter);
@@ -168,8 +173,9 @@ const char *model_sort_name(enum model_sort s);
 /*
  * The server's current failure: the failure of its last exchange (the
  * server answered with an error, or the exchange was lost or unclear), or
- * an invalid declaration. NULL when the last exchange completed or nothing
- * failed. Borrowed, like server_last_failure.
+ * an invalid declaration. NULL when the last exchange completed, nothing
+ * failed, or the server is not monitored now (its last failure is
+ * history). Borrowed, like server_last_failure.
  */
 const struct failure *model_current_failure(const struct server *s);
 /*
@@ -179,7 +185,12 @@ const struct failure *model_current_failure(const struct server *s);
  */
 unsigned long model_fail_streak(const struct server *s, bool *more);
 /* The round trip worth showing: the last completed one, or -1 when the
- * last exchange failed (an old value is stale) or none completed. ms. */
+ * last exchange failed (an old value is stale), none completed, or the
+ * server is not monitored now (paused, stopped, disabled). ms. */
 double model_rtt(const struct server *s);
+/* True when the server is monitored now: its health is not one of the
+ * operator's states (paused, stopped, disabled). A row that is not shows
+ * no observation as current. */
+bool model_monitored(const struct server *s);
 
 #endif

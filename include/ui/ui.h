@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "engine/fleet.h"
+#include "engine/health.h"
 #include "ui/line.h"
 #include "ui/model.h"
 #include "ui/theme.h"
@@ -35,6 +36,7 @@
     X(SORT_PREV,   "sort by the previous column")                   \
     X(SORT_INVERT, "reverse the sort")                              \
     X(SORT_NAME,   "sort by name (again: reverse)")                 \
+    X(SORT_HEALTH, "sort by health, worst first (again: reverse)")  \
     X(SORT_LIVENESS, "sort by liveness, worst first (again: reverse)") \
     X(SORT_AGE,    "sort by age, oldest observation first (again: reverse)") \
     X(SORT_FAILURE, "sort by current failure (again: reverse)")     \
@@ -85,6 +87,7 @@ enum ui_prompt {
 
 /* The glyphs in use: UTF-8 or plain ASCII, picked from the locale. */
 struct ui_glyphs {
+    const char *health[HEALTH__COUNT];
     const char *live[LIVENESS__COUNT];
     const char *absent;
     const char *strip[LIVENESS__COUNT];
@@ -215,6 +218,12 @@ bool view_help_key(struct ui *ui, enum ui_action a);
 void fmt_age(char *buf, size_t n, int64_t ms);
 void fmt_clock(char *buf, size_t n, int64_t epoch_ms, bool millis);
 enum ui_role fmt_live_role(const struct liveness *l);
+/* The role of a health state: ok reachable, degraded warning, down
+ * unreachable, the operator's states dim. */
+enum ui_role fmt_health_role(enum health_state h);
+/* The health word with its glyph: "● ok", "◐ degraded", "‖ paused"... */
+void fmt_health(const struct ui *ui, char *buf, size_t n,
+    enum health_state h);
 enum ui_role fmt_delivered_role(enum delivered d);
 /* The liveness word with its glyph: "● reachable", "— absent"... */
 void fmt_liveness(const struct ui *ui, char *buf, size_t n,

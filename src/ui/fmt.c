@@ -1,6 +1,6 @@
 /*
- * Small formatters the views share: ages, clock times, liveness words with
- * their glyphs, HTTP status cells, and the role each state is drawn in. A
+ * Small formatters the views share: ages, clock times, health and liveness
+ * words with their glyphs, HTTP status cells, and the role each state is drawn in. A
  * state is always shown by a word or glyph as well as by its colour.
  */
 #include <stdio.h>
@@ -57,6 +57,36 @@ fmt_live_role(const struct liveness *l)
     default:
         return UI_ROLE_UNKNOWN;
     }
+}
+
+enum ui_role
+fmt_health_role(enum health_state h)
+{
+    switch (h) {
+    case HEALTH_OK:
+        return UI_ROLE_REACHABLE;
+    case HEALTH_DEGRADED:
+    case HEALTH_INVALID:
+        return UI_ROLE_WARNING;
+    case HEALTH_DOWN:
+        return UI_ROLE_UNREACHABLE;
+    case HEALTH_UNKNOWN:
+        return UI_ROLE_UNKNOWN;
+    case HEALTH_PENDING:
+        return UI_ROLE_ABSENT;
+    default:
+        /* Not monitored now: paused, stopped, disabled. */
+        return UI_ROLE_DIM;
+    }
+}
+
+void
+fmt_health(const struct ui *ui, char *buf, size_t n, enum health_state h)
+{
+    if ((unsigned)h >= HEALTH__COUNT)
+        snprintf(buf, n, "%s", "");
+    else
+        snprintf(buf, n, "%s %s", ui->g.health[h], health_state_name(h));
 }
 
 enum ui_role

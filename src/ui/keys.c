@@ -34,6 +34,7 @@ static const struct ui_binding keys_bindings[] = {
     { '<',       "<",      UI_ACT_SORT_PREV },
     { 'I',       "I",      UI_ACT_SORT_INVERT },
     { 'N',       "N",      UI_ACT_SORT_NAME },
+    { 'H',       "H",      UI_ACT_SORT_HEALTH },
     { 'L',       "L",      UI_ACT_SORT_LIVENESS },
     { 'A',       "A",      UI_ACT_SORT_AGE },
     { 'F',       "F",      UI_ACT_SORT_FAILURE },

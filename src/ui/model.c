@@ -157,7 +157,8 @@ model_current_failure(const struct server *s)
     size_t                        len = server_history_len(s);
     const struct server_exchange *x;
 
-    if (f == NULL)
+    /* Not monitored now: its last failure is history, not current. */
+    if (f == NULL || !model_monitored(s))
         return NULL;
     if (len > 0) {
         x = server_history(s, len - 1);
@@ -179,10 +180,16 @@ model_fail_streak(const struct server *s, bool *more)
     return server_fail_streak(s);
 }
 
+bool
+model_monitored(const struct server *s)
+{
+    return health_monitored(server_health(s, NULL).state);
+}
+
 double
 model_rtt(const struct server *s)
 {
-    if (model_current_failure(s) != NULL)
+    if (model_current_failure(s) != NULL || !model_monitored(s))
         return -1;
     return server_rtt_ms(s);
 }
@@ -320,6 +327,8 @@ model_term_matches(const struct model_term *t, const struct server *s)
     const struct failure       *f = model_current_failure(s);
     const char                 *live = l->present ?
         liveness_state_name(l->state) : "absent";
+    const char                 *health =
+        health_state_name(server_health(s, NULL).state);
     char                        http[24];
 
     switch (t->field) {
@@ -336,6 +345,8 @@ model_term_matches(const struct model_term *t, const struct server *s)
             t->value);
     case MODEL_FIELD_LIVE:
         return model_prefix(live, t->value);
+    case MODEL_FIELD_HEALTH:
+        return model_prefix(health, t->value);
     case MODEL_FIELD_TRANS:
         return model_prefix(server_transport_name(s), t->value);
     case MODEL_FIELD_REASON:
@@ -360,6 +371,8 @@ model_term_matches(const struct model_term *t, const struct server *s)
         (f->reason != FAILURE_REASON_NONE &&
         model_contains(failure_reason_name(f->reason), t->value))))
         return true;
+    if (model_contains(health, t->value))
+        return true;
     return l->present && model_contains(live, t->value);
 }
 
@@ -382,6 +395,8 @@ static const struct {
     { "name", MODEL_FIELD_NAME },
     { "tag", MODEL_FIELD_TAG },
     { "kind", MODEL_FIELD_KIND },
+    { "health", MODEL_FIELD_HEALTH },
+    { "state", MODEL_FIELD_HEALTH },
     { "live", MODEL_FIELD_LIVE },
     { "liveness", MODEL_FIELD_LIVE },
     { "trans", MODEL_FIELD_TRANS },
@@ -420,7 +435,8 @@ model_parse_term(struct model *m, struct model_term *t, const char *w,
 
             str_sanitize(field, sizeof(field), w, flen);
             snprintf(m->filter_error, sizeof(m->filter_error),
-                "no field \"%s\" (name tag kind live trans reason http)",
+                "no field \"%s\" (name tag kind health live trans "
+                "reason http)",
                 field);
             return false;
         }
@@ -501,6 +517,21 @@ model_live_rank(const struct liveness *l)
     }
 }
 
+/* Health rank for sorting: what needs a look first (down, degraded,
+ * unknown, invalid), then what has no verdict yet, then ok, then what is
+ * not monitored now. */
+static int
+model_health_rank(enum health_state h)
+{
+    static const int rank[HEALTH__COUNT] = {
+        [HEALTH_DOWN] = 0, [HEALTH_DEGRADED] = 1, [HEALTH_UNKNOWN] = 2,
+        [HEALTH_INVALID] = 3, [HEALTH_PENDING] = 4, [HEALTH_OK] = 5,
+        [HEALTH_PAUSED] = 6, [HEALTH_STOPPED] = 7, [HEALTH_DISABLED] = 8,
+    };
+
+    return (unsigned)h < HEALTH__COUNT ? rank[h] : HEALTH__COUNT;
+}
+
 /* "2025-11-25" as 20251125; 0 when it is not a date. */
 static double
 model_version_key(const char *v)
@@ -542,6 +573,9 @@ model_keys(struct model *m, size_t i)
         t = server_transport_name(s);
         m->rank[i] = (unsigned char)t[0] * 256 +
             (t[0] != '\0' ? (unsigned char)t[1] : 0);
+        break;
+    case MODEL_SORT_HEALTH:
+        m->rank[i] = model_health_rank(server_health(s, NULL).state);
         break;
     case MODEL_SORT_LIVENESS:
         m->rank[i] = model_live_rank(l);
@@ -647,7 +681,10 @@ model_count(struct model *m, size_t i, const struct server *s)
     struct model_counts   *c = &m->counts;
     const struct liveness *l = server_liveness(s);
     const struct failure  *f;
+    enum health_state      hs = server_health(s, NULL).state;
 
+    if ((unsigned)hs < HEALTH__COUNT)
+        c->health[hs]++;
     if (l->present)
         c->live[l->state]++;
     else

@@ -39,6 +39,15 @@
 #define TUI_QUIT_GRACE_MS 1000
 
 static const struct ui_glyphs tui_glyphs_utf8 = {
+    .health = { [HEALTH_OK] = "\xe2\x97\x8f",                /* ● */
+                [HEALTH_DEGRADED] = "\xe2\x97\x90",          /* ◐ */
+                [HEALTH_DOWN] = "\xe2\x9c\x97",              /* ✗ */
+                [HEALTH_UNKNOWN] = "?",
+                [HEALTH_PENDING] = "\xe2\x80\xa6",           /* … */
+                [HEALTH_INVALID] = "\xe2\x80\x94",           /* — */
+                [HEALTH_PAUSED] = "\xe2\x80\x96",            /* ‖ */
+                [HEALTH_STOPPED] = "\xe2\x96\xa0",           /* ■ */
+                [HEALTH_DISABLED] = "\xe2\x97\x8b" },        /* ○ */
     .live = { [LIVENESS_REACHABLE] = "\xe2\x97\x8f",        /* ● */
               [LIVENESS_UNREACHABLE] = "\xe2\x9c\x97",      /* ✗ */
               [LIVENESS_UNKNOWN] = "?" },
@@ -62,6 +71,11 @@ static const struct ui_glyphs tui_glyphs_utf8 = {
 };
 
 static const struct ui_glyphs tui_glyphs_ascii = {
+    .health = { [HEALTH_OK] = "+", [HEALTH_DEGRADED] = "!",
+                [HEALTH_DOWN] = "x", [HEALTH_UNKNOWN] = "?",
+                [HEALTH_PENDING] = ".", [HEALTH_INVALID] = "-",
+                [HEALTH_PAUSED] = "=", [HEALTH_STOPPED] = "#",
+                [HEALTH_DISABLED] = "o" },
     .live = { [LIVENESS_REACHABLE] = "+", [LIVENESS_UNREACHABLE] = "x",
               [LIVENESS_UNKNOWN] = "?" },
     .absent = "-",
@@ -92,7 +106,7 @@ tui_usage(FILE *out)
         "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
-        "The terminal monitor: one row per server, its liveness, last "
+        "The terminal monitor: one row per server, its health, last "
         "failure\n"
         "and exchange history; end sessions and watch the endings.\n"
         "\n"

@@ -301,12 +301,14 @@ tui_key_command(struct ui *ui, enum ui_action a)
         tui_key_sort_message(ui);
         break;
     case UI_ACT_SORT_NAME:
+    case UI_ACT_SORT_HEALTH:
     case UI_ACT_SORT_LIVENESS:
     case UI_ACT_SORT_AGE:
     case UI_ACT_SORT_FAILURE:
     case UI_ACT_SORT_RTT:
     case UI_ACT_SORT_TOOLS:
         model_set_sort(m, a == UI_ACT_SORT_NAME ? MODEL_SORT_NAME :
+            a == UI_ACT_SORT_HEALTH ? MODEL_SORT_HEALTH :
             a == UI_ACT_SORT_LIVENESS ? MODEL_SORT_LIVENESS :
             a == UI_ACT_SORT_AGE ? MODEL_SORT_AGE :
             a == UI_ACT_SORT_FAILURE ? MODEL_SORT_FAILURE :

@@ -39,6 +39,9 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     const char                *op = NULL;
     char                       buf[512], age[32], tbuf[32];
     double                     rtt;
+    struct health              h;
+    int64_t                    since = 0;
+    bool                       watched;
 
     server_session(s, &si);
     snprintf(buf, sizeof(buf), "%s %s %s", si.server_name != NULL ?
@@ -79,17 +82,32 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     snprintf(buf, sizeof(buf), "dials %lu  session expiries %lu  pings %lu",
         server_dials(s), server_session_expiries(s), server_pings_done(s));
     detail_kv(o, l, "counters", UI_ROLE_DIM, buf);
+    h = server_health(s, &since);
+    watched = health_monitored(h.state);
+    fmt_health(o->ui, buf, sizeof(buf), h.state);
+    if (h.reason != NULL && h.reason[0] != '\0')
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ": %s",
+            h.reason);
+    if (since > 0) {
+        fmt_age(age, sizeof(age), o->ui->model.now_ms - since);
+        fmt_clock(tbuf, sizeof(tbuf), since, false);
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+            "  since %s (%s)", tbuf, age);
+    }
+    detail_kv(o, l, "health", fmt_health_role(h.state), buf);
     if (live->present) {
         fmt_age(age, sizeof(age), o->ui->model.now_ms - live->observed_at);
         fmt_clock(tbuf, sizeof(tbuf), live->observed_at, false);
-        snprintf(buf, sizeof(buf), "%s %s  observed %s (%s ago)  streak %lu",
+        snprintf(buf, sizeof(buf), "%s %s  observed %s (%s ago)  streak %lu%s",
             o->ui->g.live[live->state], liveness_state_name(live->state),
-            tbuf, age, server_streak(s));
+            tbuf, age, server_streak(s), watched ? "" : "  (the last "
+            "observation, before monitoring stopped: history)");
     } else {
         snprintf(buf, sizeof(buf), "%s absent: no observation",
             o->ui->g.absent);
     }
-    detail_kv(o, l, "liveness", fmt_live_role(live), buf);
+    detail_kv(o, l, "liveness", watched ? fmt_live_role(live) : UI_ROLE_DIM,
+        buf);
     f = server_last_failure(s, &op);
     if (f != NULL) {
         char http[48], detail[300], streak[32];
@@ -108,11 +126,13 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     }
     rtt = server_rtt_ms(s);
     if (rtt >= 0) {
+        bool stale = model_current_failure(s) != NULL;
+
         snprintf(buf, sizeof(buf), "%.1f ms, the last completed exchange%s",
-            rtt, model_current_failure(s) != NULL ? " (stale: a later one "
-            "failed)" : "");
-        detail_kv(o, l, "round trip", model_current_failure(s) != NULL ?
-            UI_ROLE_DIM : UI_ROLE_NORMAL, buf);
+            rtt, stale ? " (stale: a later one failed)" : !watched ?
+            " (history: not monitored now)" : "");
+        detail_kv(o, l, "round trip", stale || !watched ? UI_ROLE_DIM :
+            UI_ROLE_NORMAL, buf);
     }
     if (server_decl(s)->probe != NULL) {
         const struct config_probe *p = server_decl(s)->probe;

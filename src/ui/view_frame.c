@@ -1,6 +1,6 @@
 /*
- * The frame around the views: the header (config, counts by liveness
- * state, endings under way, the incident line) and the status line (the
+ * The frame around the views: the header (config, counts by health,
+ * endings under way, the incident line) and the status line (the
  * prompt, a message, the quit progress, or the keys that apply now).
  */
 #include <stdio.h>
@@ -50,88 +50,196 @@ frame_title(struct ui *ui, struct ui_line *l)
         ui->theme.name, ui->g.sep, origin);
 }
 
+/* Always in the counts, even at 0: the verdicts an operator scans for.
+ * The other health words show only when some server has them. */
+static bool
+frame_count_always(enum health_state h)
+{
+    return h == HEALTH_OK || h == HEALTH_DEGRADED || h == HEALTH_DOWN;
+}
+
+/* The counts by health (DESIGN.md section 4b), each word with its glyph:
+ * "● ok 5  ◐ degraded 1  ✗ down 4  ‖ paused 1", then the endings under
+ * way. style 0 is that; 1 is tighter ("● ok 5 ◐ degraded 1 ... ending 0");
+ * 2 is glyphs and numbers only. */
+static void
+frame_counts_style(struct ui *ui, struct ui_line *l, int style)
+{
+    const struct model_counts *c = &ui->model.counts;
+
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    for (int h = 0; h < HEALTH__COUNT; h++) {
+        size_t       n = c->health[h];
+        enum ui_role role = n > 0 ? fmt_health_role((enum health_state)h) :
+            UI_ROLE_DIM;
+
+        if (n == 0 && !frame_count_always((enum health_state)h))
+            continue;
+        if (style == 2)
+            ui_line_addf(l, role, "%s%zu ", ui->g.health[h], n);
+        else
+            ui_line_addf(l, role, style == 0 ? "%s %s %zu  " : "%s %s %zu ",
+                ui->g.health[h], health_state_name((enum health_state)h), n);
+    }
+    ui_line_addf(l, c->ending > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM,
+        style == 0 ? "endings under way %zu" : "ending %zu", c->ending);
+}
+
+/* The counts in the widest style that fits (glyphs only below 80
+ * columns), so every word with a count stays on screen. */
 static void
 frame_counts(struct ui *ui, struct ui_line *l)
 {
-    const struct model_counts *c = &ui->model.counts;
-    static const enum ui_role  roles[LIVENESS__COUNT] = {
-        [LIVENESS_REACHABLE] = UI_ROLE_REACHABLE,
-        [LIVENESS_UNREACHABLE] = UI_ROLE_UNREACHABLE,
-        [LIVENESS_UNKNOWN] = UI_ROLE_UNKNOWN,
-    };
-
-    ui_line_reset(l, UI_ROLE_NORMAL);
-    if (ui->cols < 80) {
-        /* Narrow: glyphs and numbers only. */
-        for (int s = 0; s < LIVENESS__COUNT; s++)
-            ui_line_addf(l, c->live[s] > 0 ? roles[s] : UI_ROLE_DIM, "%s%zu ",
-                ui->g.live[s], c->live[s]);
-        ui_line_addf(l, c->absent > 0 ? UI_ROLE_ABSENT : UI_ROLE_DIM, "%s%zu ",
-            ui->g.absent, c->absent);
-        ui_line_addf(l, c->ending > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM,
-            "ending %zu", c->ending);
-        return;
+    for (int style = ui->cols < 80 ? 2 : 0; style < 3; style++) {
+        frame_counts_style(ui, l, style);
+        if (l->cols <= ui->cols)
+            return;
     }
-    for (int s = 0; s < LIVENESS__COUNT; s++) {
-        ui_line_addf(l, c->live[s] > 0 ? roles[s] : UI_ROLE_DIM, "%s %s %zu",
-            ui->g.live[s], liveness_state_name((enum liveness_state)s),
-            c->live[s]);
-        ui_line_add(l, UI_ROLE_NORMAL, "  ");
-    }
-    ui_line_addf(l, c->absent > 0 ? UI_ROLE_ABSENT : UI_ROLE_DIM, "%s absent %zu",
-        ui->g.absent, c->absent);
-    ui_line_add(l, UI_ROLE_NORMAL, "  ");
-    ui_line_addf(l, c->ending > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM,
-        "endings under way %zu", c->ending);
 }
 
-/* The incident line: servers per current failure kind, http_status split
- * by status and reason ("502 bad_gateway x20"), tool lists that changed. */
-static void
-frame_incidents(struct ui *ui, struct ui_line *l)
-{
-    const struct model_counts *c = &ui->model.counts;
-    bool                       any = false;
+/* One entry of the incident line: a failure kind, one http_status group,
+ * the http_status servers in no group, or the tool lists that changed. */
+enum frame_entry_type {
+    FRAME_ENTRY_KIND,
+    FRAME_ENTRY_HTTP,
+    FRAME_ENTRY_HTTP_OTHER,
+    FRAME_ENTRY_TOOLS,
+};
 
-    ui_line_reset(l, UI_ROLE_NORMAL);
-    ui_line_add(l, UI_ROLE_DIM, "incidents: ");
+struct frame_entry {
+    enum frame_entry_type type;
+    int                   k;    /* the kind, or the http group */
+};
+
+#define FRAME_ENTRIES (FAILURE__COUNT + MODEL_HTTP_SLOTS + 2)
+
+/* The incident line's entries, in order. */
+static size_t
+frame_entries(const struct model_counts *c, struct frame_entry *e)
+{
+    size_t n = 0;
+
     for (int k = 0; k < FAILURE__COUNT; k++) {
         size_t shown = 0;
 
         if (c->kind[k] == 0)
             continue;
-        if (any)
-            ui_line_addf(l, UI_ROLE_DIM, " %s ", ui->g.sep);
-        any = true;
-        if (k == FAILURE_HTTP_STATUS && c->nhttp > 0) {
-            ui_line_add(l, UI_ROLE_UNKNOWN, "http_status");
-            for (size_t h = 0; h < c->nhttp; h++) {
-                char cell[48];
-
-                fmt_http(cell, sizeof(cell), c->http[h].status,
-                    c->http[h].reason);
-                ui_line_addf(l, c->http[h].reason == FAILURE_REASON_NONE ?
-                    UI_ROLE_UNKNOWN : fmt_reason_role(c->http[h].reason, true),
-                    " %s %s%zu", cell, ui->g.times, c->http[h].n);
-                shown += c->http[h].n;
-            }
-            if (shown < c->kind[k])
-                ui_line_addf(l, UI_ROLE_UNKNOWN, " other %s%zu", ui->g.times,
-                    c->kind[k] - shown);
+        if (k != FAILURE_HTTP_STATUS || c->nhttp == 0) {
+            e[n++] = (struct frame_entry){ FRAME_ENTRY_KIND, k };
             continue;
         }
-        ui_line_addf(l, fmt_kind_role((enum failure_kind)k), "%s %zu",
-            failure_kind_name((enum failure_kind)k), c->kind[k]);
+        for (size_t h = 0; h < c->nhttp; h++) {
+            e[n++] = (struct frame_entry){ FRAME_ENTRY_HTTP, (int)h };
+            shown += c->http[h].n;
+        }
+        if (shown < c->kind[k])
+            e[n++] = (struct frame_entry){ FRAME_ENTRY_HTTP_OTHER, k };
     }
-    if (c->tools_changed > 0) {
-        if (any)
-            ui_line_addf(l, UI_ROLE_DIM, " %s ", ui->g.sep);
-        any = true;
+    if (c->tools_changed > 0)
+        e[n++] = (struct frame_entry){ FRAME_ENTRY_TOOLS, 0 };
+    return n;
+}
+
+/* Format entry i of e into l (reset first). The http groups follow one
+ * "http_status" word: "http_status 502 bad gateway x20 401 auth x3". */
+static void
+frame_entry(const struct ui *ui, struct ui_line *l,
+    const struct model_counts *c, const struct frame_entry *e, size_t i)
+{
+    const struct frame_entry *x = &e[i];
+    bool                      first_http = i == 0 ||
+        (e[i - 1].type != FRAME_ENTRY_HTTP);
+    char                      cell[48];
+
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    switch (x->type) {
+    case FRAME_ENTRY_KIND:
+        ui_line_addf(l, fmt_kind_role((enum failure_kind)x->k), "%s %zu",
+            failure_kind_name((enum failure_kind)x->k), c->kind[x->k]);
+        break;
+    case FRAME_ENTRY_HTTP:
+        if (first_http)
+            ui_line_add(l, UI_ROLE_UNKNOWN, "http_status ");
+        fmt_http(cell, sizeof(cell), c->http[x->k].status,
+            c->http[x->k].reason);
+        ui_line_addf(l, c->http[x->k].reason == FAILURE_REASON_NONE ?
+            UI_ROLE_UNKNOWN : fmt_reason_role(c->http[x->k].reason, true),
+            "%s %s%zu", cell, ui->g.times, c->http[x->k].n);
+        break;
+    case FRAME_ENTRY_HTTP_OTHER: {
+        size_t shown = 0;
+
+        for (size_t h = 0; h < c->nhttp; h++)
+            shown += c->http[h].n;
+        ui_line_addf(l, UI_ROLE_UNKNOWN, "other %s%zu", ui->g.times,
+            c->kind[x->k] - shown);
+        break;
+    }
+    case FRAME_ENTRY_TOOLS:
         ui_line_addf(l, UI_ROLE_WARNING, "tools changed %s %zu", ui->g.changed,
             c->tools_changed);
+        break;
     }
-    if (!any)
+}
+
+/* Append what src holds to l, span by span. */
+static void
+frame_append(struct ui_line *l, const struct ui_line *src)
+{
+    for (size_t i = 0; i < src->nspan; i++) {
+        char buf[UI_LINE_BYTES];
+        size_t len = src->span[i].len < sizeof(buf) ? src->span[i].len :
+            sizeof(buf) - 1;
+
+        memcpy(buf, src->text + src->span[i].off, len);
+        buf[len] = '\0';
+        ui_line_add(l, src->span[i].role, buf);
+    }
+}
+
+/* The incident line: servers per current failure kind, http_status split
+ * by status and reason ("502 bad gateway x20"), tool lists that changed.
+ * Cut between entries, never inside one: what does not fit is counted at
+ * the end ("+3 more"). */
+static void
+frame_incidents(struct ui *ui, struct ui_line *l)
+{
+    const struct model_counts *c = &ui->model.counts;
+    struct frame_entry         e[FRAME_ENTRIES];
+    size_t                     n = frame_entries(c, e);
+    static struct ui_line      x;  /* one entry; too big for the stack */
+
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_DIM, "incidents: ");
+    if (n == 0) {
         ui_line_add(l, UI_ROLE_DIM, "none");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* An http group after the first goes on after a space; the
+         * others after a separator. */
+        bool  cont = i > 0 && e[i].type == FRAME_ENTRY_HTTP &&
+            e[i - 1].type == FRAME_ENTRY_HTTP;
+        char  more[32];
+        int   sep = i == 0 ? 0 : cont ? 1 : 3;
+        int   room;
+
+        frame_entry(ui, &x, c, e, i);
+        /* Room for "+N more" after it, unless it is the last. */
+        snprintf(more, sizeof(more), " +%zu more", n - i - 1);
+        room = ui->cols - (i + 1 < n ? ui_text_cols(more, strlen(more)) : 0);
+        if (l->cols + sep + x.cols > room) {
+            snprintf(more, sizeof(more), "%s+%zu more", i > 0 ? " " : "",
+                n - i);
+            ui_line_add(l, UI_ROLE_DIM, more);
+            return;
+        }
+        if (cont)
+            ui_line_add(l, UI_ROLE_NORMAL, " ");
+        else if (i > 0)
+            ui_line_addf(l, UI_ROLE_DIM, " %s ", ui->g.sep);
+        frame_append(l, &x);
+    }
 }
 
 void
@@ -198,7 +306,7 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, UI_ROLE_NORMAL, ui->input);
         ui_line_add(&l, UI_ROLE_SELECTION, " ");
         ui_line_add(&l, UI_ROLE_DIM, "  Enter keep  Esc clear  ^U clear line  "
-            "!neg tag: kind: live: trans: reason: http: name:");
+            "!neg tag: kind: health: live: trans: reason: http: name:");
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));

@@ -65,11 +65,13 @@ help_filter(struct ui_out *o, struct ui_line *l)
 {
     help_title(o, l, "FILTER (/)  every term must match");
     help_line(o, l, "word", "in the name, transport, a tag, the current "
-        "failure kind or reason, or the liveness word");
+        "failure kind or reason, or the health or liveness word");
     help_line(o, l, "name: tag:", "the name contains it; a tag is it "
         "(tag:prod)");
     help_line(o, l, "kind: reason:", "the current failure's kind or reason "
         "begins with it (kind:timeout, reason:challenge)");
+    help_line(o, l, "health: state:", "health (ok, degraded, down, unknown, "
+        "pending, invalid, paused, stopped, disabled) begins with it");
     help_line(o, l, "live: trans:", "liveness (reachable, unreachable, "
         "unknown, absent) or transport begins with it");
     help_line(o, l, "http:", "the current failure's HTTP status begins "
@@ -87,7 +89,22 @@ help_columns(struct ui_out *o, struct ui_line *l)
     char                    buf[256];
 
     help_title(o, l, "COLUMNS  (narrow screens drop PROTOCOL first, then "
-        "STRK, TOOLS, SESSION, TRANS, RTT, HTTP, DELIV, HISTORY, AGE)");
+        "STRK, TRANS, TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, "
+        "AGE)");
+    snprintf(buf, sizeof(buf), "can agents use it now? %s ok  %s degraded: "
+        "it answers, with errors  %s down: unreachable  %s unknown",
+        g->health[HEALTH_OK], g->health[HEALTH_DEGRADED],
+        g->health[HEALTH_DOWN], g->health[HEALTH_UNKNOWN]);
+    help_line(o, l, "HEALTH", buf);
+    snprintf(buf, sizeof(buf), "%s pending: no observation yet  %s invalid: "
+        "the entry cannot be dialed", g->health[HEALTH_PENDING],
+        g->health[HEALTH_INVALID]);
+    help_line(o, l, "", buf);
+    snprintf(buf, sizeof(buf), "not monitored (a dim row, AGE: for how long; "
+        "no observation shown): %s paused  %s stopped  %s disabled",
+        g->health[HEALTH_PAUSED], g->health[HEALTH_STOPPED],
+        g->health[HEALTH_DISABLED]);
+    help_line(o, l, "", buf);
     snprintf(buf, sizeof(buf), "%s reachable: an exchange completed, or the "
         "server answered (even with an error)", g->live[LIVENESS_REACHABLE]);
     help_line(o, l, "LIVENESS", buf);
@@ -103,7 +120,8 @@ help_columns(struct ui_out *o, struct ui_line *l)
         "dialed yet, or an invalid declaration); never the same as unknown",
         g->absent);
     help_line(o, l, "", buf);
-    help_line(o, l, "AGE", "how long ago the liveness was observed");
+    help_line(o, l, "AGE", "how long ago the liveness was observed (not "
+        "monitored: since when)");
     help_line(o, l, "STRK", "how many observations in a row gave this "
         "liveness");
     snprintf(buf, sizeof(buf), "the session id's first characters, or the "
@@ -121,7 +139,8 @@ help_columns(struct ui_out *o, struct ui_line *l)
     help_line(o, l, "DELIV", "did the failed request reach the server? yes "
         "(it answered), no (it provably never left), unknown");
     help_line(o, l, "HTTP", "the status instead of an MCP answer, and why: "
-        "auth, challenge (a CDN/WAF check), bad_gateway...");
+        "auth, challenge (a CDN/WAF check), bad gateway... (narrow: in LAST "
+        "FAILURE)");
 }
 
 static void

@@ -2,13 +2,17 @@
  * The server table: one row per visible server, rows formatted into
  * ui_lines (text + role) and only the visible rows formatted at all. The
  * layout: NAME first, as wide as the longest name shown (up to a third of
- * the width); then the other columns by a fixed order of importance, each
- * dropped whole when it does not fit (PROTOCOL gives way first, then STRK,
- * TOOLS, SESSION, TRANS, RTT, HTTP, DELIV, HISTORY, AGE); spare room widens
- * LAST FAILURE and HTTP (streak and reason), then HISTORY. Every state is a
- * word or a glyph as well as a colour. A row never shows a value as if it
- * were current when the last exchange failed: the round trip is left
- * blank and the session id is marked stale.
+ * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
+ * other columns by a fixed order of importance, each dropped whole when it
+ * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
+ * SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room widens
+ * HISTORY and the rest. HTTP gives way early because nothing is lost: the
+ * status and its reason move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
+ * a glyph as well as a colour. A row never shows a value as if it were
+ * current when the last exchange failed: the round trip is left blank and
+ * the session id is marked stale. A row that is not monitored now (paused,
+ * stopped, disabled) is drawn dim and shows no observation at all: no
+ * liveness, no round trip, no failure; its AGE is how long it has been so.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +26,7 @@ enum table_col {
     TABLE_COL_MARK,
     TABLE_COL_NAME,
     TABLE_COL_TRANSPORT,
+    TABLE_COL_HEALTH,
     TABLE_COL_LIVENESS,
     TABLE_COL_AGE,
     TABLE_COL_STREAK,
@@ -45,28 +50,30 @@ struct table_col_def {
     int             sort;       /* enum model_sort, or -1 */
 };
 
-#define TABLE_PRIOS 12
+#define TABLE_PRIOS 13
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_MARK]      = { "",             2,  2,  0, false, -1 },
     [TABLE_COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
-    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  7, false,
+    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  10, false,
                         MODEL_SORT_TRANSPORT },
-    [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 0, false,
+    [TABLE_COL_HEALTH]    = { "HEALTH",       10, 10, 0, false,
+                        MODEL_SORT_HEALTH },
+    [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  10, true, MODEL_SORT_STREAK },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  11, true, MODEL_SORT_STREAK },
     [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 11, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 12, false,
                         MODEL_SORT_PROTOCOL },
     [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
-    [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  6, true, MODEL_SORT_RTT },
+    [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
     [TABLE_COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
                         MODEL_SORT_FAILURE },
     [TABLE_COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
                         MODEL_SORT_DELIVERED },
-    [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 5, false, MODEL_SORT_HTTP },
+    [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 7, false, MODEL_SORT_HTTP },
     [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
 };
@@ -77,6 +84,8 @@ static const enum table_col table_grow[] = {
 };
 
 struct table_layout {
+    bool merge;                       /* HTTP gave way: the status is in
+                                         LAST FAILURE */
     bool on[TABLE_COL__COUNT];
     int  x[TABLE_COL__COUNT];         /* first column on screen */
     int  width[TABLE_COL__COUNT];
@@ -92,19 +101,22 @@ static struct table_layout table_last;
  * then every other column that fits at the width its content wants (within
  * its minimum and maximum), most important first; a column that does not
  * fit is dropped whole. Spare room then widens HISTORY and the rest
- * (table_grow).
+ * (table_grow). merge: HTTP is left out, its text is in LAST FAILURE.
  */
 static void
-table_layout(struct table_layout *lay, int cols, const int *want)
+table_layout(struct table_layout *lay, int cols, const int *want, bool merge)
 {
     int used = 0, spare, x = 0;
 
     memset(lay, 0, sizeof(*lay));
+    lay->merge = merge;
     for (int prio = 0; prio < TABLE_PRIOS; prio++) {
         for (int c = 0; c < TABLE_COL__COUNT; c++) {
             int w = table_cols[c].width;
 
             if (table_cols[c].prio != prio)
+                continue;
+            if (merge && c == TABLE_COL_HTTP)
                 continue;
             if (want[c] > w)
                 w = want[c];
@@ -140,6 +152,15 @@ table_layout(struct table_layout *lay, int cols, const int *want)
     }
 }
 
+/* The role a piece of a row is drawn in: a row drawn dim (base dim: not
+ * monitored now) is dim throughout, but for its mark. */
+static enum ui_role
+table_role(const struct ui_line *l, enum ui_role role)
+{
+    return l->base == UI_ROLE_DIM && role != UI_ROLE_MARKED ? UI_ROLE_DIM :
+        role;
+}
+
 /* One cell, with its separator. */
 static void
 table_cell(const struct ui *ui, struct ui_line *l,
@@ -150,7 +171,8 @@ table_cell(const struct ui *ui, struct ui_line *l,
         return;
     if (l->cols > 0)
         ui_line_add(l, l->base, " ");
-    ui_line_cell(l, role, text, lay->width[c], table_cols[c].right, ui->utf8);
+    ui_line_cell(l, table_role(l, role), text, lay->width[c],
+        table_cols[c].right, ui->utf8);
 }
 
 /* The history strip: the newest `width` exchanges, oldest at the left. An
@@ -176,16 +198,18 @@ table_strip(const struct ui *ui, struct ui_line *l,
             break;
         if (x->ending)
             /* An ending's exchange, apart from monitoring: e for it. */
-            ui_line_add(l, x->completed ? UI_ROLE_DIM : UI_ROLE_WARNING, "e");
+            ui_line_add(l, table_role(l, x->completed ? UI_ROLE_DIM :
+                UI_ROLE_WARNING), "e");
         else if (x->completed)
-            ui_line_add(l, UI_ROLE_REACHABLE, ui->g.strip[LIVENESS_REACHABLE]);
+            ui_line_add(l, table_role(l, UI_ROLE_REACHABLE),
+                ui->g.strip[LIVENESS_REACHABLE]);
         else if (!liveness_state_of_kind(x->kind, &st))
-            ui_line_add(l, UI_ROLE_ABSENT, ui->g.strip_absent);
+            ui_line_add(l, table_role(l, UI_ROLE_ABSENT), ui->g.strip_absent);
         else if (st == LIVENESS_REACHABLE)
-            ui_line_add(l, UI_ROLE_WARNING, ui->g.strip_error);
+            ui_line_add(l, table_role(l, UI_ROLE_WARNING), ui->g.strip_error);
         else
-            ui_line_add(l, st == LIVENESS_UNREACHABLE ? UI_ROLE_UNREACHABLE :
-                UI_ROLE_UNKNOWN, ui->g.strip[st]);
+            ui_line_add(l, table_role(l, st == LIVENESS_UNREACHABLE ?
+                UI_ROLE_UNREACHABLE : UI_ROLE_UNKNOWN), ui->g.strip[st]);
     }
     ui_line_pad(l, l->base, start + w);
 }
@@ -263,17 +287,21 @@ table_tools(const struct ui *ui, struct ui_line *l,
 }
 
 /* The LAST FAILURE and HTTP texts of server s: the current failure with
- * its streak ("timeout x12"), or an old one; "502 bad_gateway". NULL when
- * nothing failed; *current says which. */
+ * its streak ("timeout x12"), or an old one; "502 bad gateway". merge (the
+ * HTTP column gave way): an http_status failure is named by its status
+ * and reason instead ("502 bad gateway x12"). NULL when nothing failed, or
+ * the server is not monitored now (its last failure is history: the detail
+ * pane has it); *current says which. */
 static const struct failure *
 table_failure_text(const struct ui *ui, const struct server *s, char *kind,
-    size_t nkind, char *http, size_t nhttp, bool *current)
+    size_t nkind, char *http, size_t nhttp, bool *current, bool merge)
 {
     const struct failure *cur = model_current_failure(s);
     const char           *op = NULL;
     const struct failure *f = cur != NULL ? cur :
         server_last_failure(s, &op);
     char                  streak[32];
+    const char           *name;
     /* An ending's failure is marked as such: it is not the server's. */
     const char           *mark;
 
@@ -281,16 +309,19 @@ table_failure_text(const struct ui *ui, const struct server *s, char *kind,
         server_last_failure(s, &op);
     mark = op != NULL && strcmp(op, "delete") == 0 ? "ending: " : "";
     *current = cur != NULL;
-    if (f == NULL)
+    if (f == NULL || !model_monitored(s))
         return NULL;
+    fmt_http(http, nhttp, f->http_status, f->reason);
+    if (merge && f->kind == FAILURE_HTTP_STATUS && http[0] != '\0')
+        name = http;
+    else
+        name = failure_kind_name(f->kind);
     if (cur != NULL && model_fail_streak(s, NULL) > 1) {
         fmt_failing(ui, streak, sizeof(streak), s);
-        snprintf(kind, nkind, "%s%s %s", mark, failure_kind_name(f->kind),
-            streak);
+        snprintf(kind, nkind, "%s%s %s", mark, name, streak);
     } else {
-        snprintf(kind, nkind, "%s%s", mark, failure_kind_name(f->kind));
+        snprintf(kind, nkind, "%s%s", mark, name);
     }
-    fmt_http(http, nhttp, f->http_status, f->reason);
     return f;
 }
 
@@ -303,7 +334,7 @@ table_failure(const struct ui *ui, struct ui_line *l,
     char                  kind[96], http[64];
     bool                  cur;
     const struct failure *f = table_failure_text(ui, s, kind, sizeof(kind),
-        http, sizeof(http), &cur);
+        http, sizeof(http), &cur, lay->merge);
 
     if (f == NULL) {
         table_cell(ui, l, lay, TABLE_COL_FAILURE, UI_ROLE_DIM, "");
@@ -319,9 +350,10 @@ table_failure(const struct ui *ui, struct ui_line *l,
 }
 
 /* What the rows on screen ask of the columns whose width follows their
- * content: the failure with its streak, the status with its reason. */
+ * content: the failure with its streak, the status with its reason (in
+ * the failure when merge). */
 static void
-table_want(const struct ui *ui, size_t rows, int *want)
+table_want(const struct ui *ui, size_t rows, int *want, bool merge)
 {
     const struct model *m = &ui->model;
 
@@ -334,7 +366,7 @@ table_want(const struct ui *ui, size_t rows, int *want)
         int                  w;
 
         if (table_failure_text(ui, s, kind, sizeof(kind), http, sizeof(http),
-            &cur) == NULL)
+            &cur, merge) == NULL)
             continue;
         w = ui_text_cols(kind, strlen(kind));
         if (w > want[TABLE_COL_FAILURE])
@@ -356,9 +388,13 @@ table_row(const struct ui *ui, struct ui_line *l,
     bool                       marked = ui->model.marked[idx];
     bool                       failing = model_current_failure(s) != NULL;
     double                     rtt = model_rtt(s);
+    int64_t                    since = 0;
+    struct health              h = server_health(s, &since);
+    bool                       watched = health_monitored(h.state);
     char                       buf[160];
 
-    ui_line_reset(l, UI_ROLE_NORMAL);
+    /* Not monitored now: dim throughout, and no observation shown. */
+    ui_line_reset(l, watched ? UI_ROLE_NORMAL : UI_ROLE_DIM);
     /* The selection and the mark show as glyphs too, not only as
      * colour or reverse video. */
     snprintf(buf, sizeof(buf), "%s%s", selected ? ui->g.cursor : " ",
@@ -368,14 +404,22 @@ table_row(const struct ui *ui, struct ui_line *l,
     table_cell(ui, l, lay, TABLE_COL_NAME, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
     table_cell(ui, l, lay, TABLE_COL_TRANSPORT, UI_ROLE_NORMAL,
         server_transport_name(s));
-    fmt_liveness(ui, buf, sizeof(buf), live);
-    table_cell(ui, l, lay, TABLE_COL_LIVENESS, fmt_live_role(live), buf);
+    fmt_health(ui, buf, sizeof(buf), h.state);
+    table_cell(ui, l, lay, TABLE_COL_HEALTH, fmt_health_role(h.state), buf);
     buf[0] = '\0';
-    if (live->present)
+    if (watched)
+        fmt_liveness(ui, buf, sizeof(buf), live);
+    table_cell(ui, l, lay, TABLE_COL_LIVENESS, fmt_live_role(live), buf);
+    /* AGE: of the observation; when not monitored, of the verdict (how
+     * long it has been paused, stopped, disabled). */
+    buf[0] = '\0';
+    if (!watched && since > 0)
+        fmt_age(buf, sizeof(buf), ui->model.now_ms - since);
+    else if (watched && live->present)
         fmt_age(buf, sizeof(buf), ui->model.now_ms - live->observed_at);
     table_cell(ui, l, lay, TABLE_COL_AGE, UI_ROLE_DIM, buf);
     buf[0] = '\0';
-    if (live->present)
+    if (watched && live->present)
         snprintf(buf, sizeof(buf), "%lu", server_streak(s));
     table_cell(ui, l, lay, TABLE_COL_STREAK, UI_ROLE_DIM, buf);
     table_session(ui, l, lay, s, failing);
@@ -431,8 +475,13 @@ view_table_draw(struct ui *ui, int y, int rows)
     if (rows <= 0)
         return;
     model_scroll(m, (size_t)ui->table_rows);
-    table_want(ui, (size_t)ui->table_rows, want);
-    table_layout(&lay, ui->cols, want);
+    table_want(ui, (size_t)ui->table_rows, want, false);
+    table_layout(&lay, ui->cols, want, false);
+    if (!lay.on[TABLE_COL_HTTP]) {
+        /* HTTP gave way: its status moves into LAST FAILURE. */
+        table_want(ui, (size_t)ui->table_rows, want, true);
+        table_layout(&lay, ui->cols, want, true);
+    }
     table_last = lay;
     table_titles(ui, &l, &lay);
     screen_line(y, &l, ui->cols, false);

@@ -754,7 +754,7 @@ def selected_name(text):
     return None
 
 
-TABLE_COLUMNS = ("NAME", "TRANS", "LIVENESS", "AGE", "STRK", "SESSION", "PROTOCOL", "TOOLS",
+TABLE_COLUMNS = ("NAME", "TRANS", "HEALTH", "LIVENESS", "AGE", "STRK", "SESSION", "PROTOCOL", "TOOLS",
                  "RTT ms", "LAST FAILURE", "DELIV", "HTTP", "HISTORY")
 
 
@@ -763,7 +763,7 @@ def table_cell(text, name, column):
     titles of the table header (the left-aligned columns: SESSION, LAST
     FAILURE, HISTORY...). None when the row or the column is not shown."""
     lines = text.split("\n")
-    head = next((l for l in lines if " NAME" in l and "LIVENESS" in l), None)
+    head = next((l for l in lines if " NAME" in l and "HEALTH" in l), None)
     line = table_row(text, name)
     if head is None or line is None:
         return None
@@ -780,17 +780,23 @@ def table_cell(text, name, column):
     return None
 
 
+HEALTH_WORDS = ("ok", "degraded", "down", "unknown", "pending", "invalid", "paused",
+                "stopped", "disabled")
+
+
 def header_counts(text):
-    """{"reachable": n, "unreachable": n, "unknown": n, "absent": n} from the header's second line."""
+    """{"ok": n, "degraded": n, "down": n, ...} from the header's second line:
+    the counts by health, every word of HEALTH_WORDS (0 when the header leaves
+    it out: it shows ok, degraded and down always, the rest when not 0); {}
+    before the counts are drawn."""
     import re
     lines = text.split("\n")
     out = {}
-    if len(lines) < 2:
+    if len(lines) < 2 or re.search(r"(?:^|\s)\S* ?ok \d+", lines[1]) is None:
         return out
-    for word in ("reachable", "unreachable", "unknown", "absent"):
+    for word in HEALTH_WORDS:
         m = re.search(r"(?:^|\s)\S* ?%s (\d+)" % word, lines[1])
-        if m:
-            out[word] = int(m.group(1))
+        out[word] = int(m.group(1)) if m else 0
     return out
 
 

@@ -43,23 +43,13 @@ row = mcptest.table_row
 selected_name = mcptest.selected_name
 
 
-def header_counts(text):
-    """{"reachable": n, "unreachable": n, "unknown": n, "absent": n} from the header."""
-    lines = text.split("\n")
-    out = {}
-    if len(lines) < 2:
-        return out
-    for word in ("reachable", "unreachable", "unknown", "absent"):
-        m = re.search(r"(?:^|\s)\S* ?%s (\d+)" % word, lines[1])
-        if m:
-            out[word] = int(m.group(1))
-    return out
+header_counts = mcptest.header_counts
 
 
 def settled(text):
     c = header_counts(text)
     r_ev, r_ref, r_bad = row(text, "everything"), row(text, "refused"), row(text, "broken")
-    return (c.get("reachable") == 1 and c.get("unreachable") == 1 and c.get("absent") == 1
+    return (c.get("ok") == 1 and c.get("down") == 1 and c.get("invalid") == 1
             and r_ev is not None and r_ref is not None and r_bad is not None
             and "connect_refused" in r_ref and "reachable" in r_ev)
 
@@ -78,8 +68,8 @@ def start(c, srv, env=None):
     if not ok:
         c.attach("--- screen ---\n" + text)
         t.close(c)
-        c.fatal("the three rows settle within %.0fs: everything reachable, refused "
-                "unreachable/connect_refused, broken absent" % START_WAIT)
+        c.fatal("the three rows settle within %.0fs: everything ok, refused "
+                "down/connect_refused, broken invalid" % START_WAIT)
     return t, text
 
 
@@ -98,8 +88,9 @@ def case_rows_and_header(c):
     try:
         line = lambda s, i: s.split("\n")[i]
         text = t.expect(c, [
-            ("header counts 1/1/0/1", lambda s: header_counts(s) == {
-                "reachable": 1, "unreachable": 1, "unknown": 0, "absent": 1}),
+            ("header counts by health: ok 1, down 1, invalid 1, none else",
+             lambda s: header_counts(s) == dict(dict.fromkeys(mcptest.HEALTH_WORDS, 0),
+                                                ok=1, down=1, invalid=1)),
             ("endings under way 0 in the header", lambda s: "endings under way 0" in line(s, 1)),
             ("incident line counts connect_refused 1 and invalid_config 1",
              lambda s: "connect_refused 1" in line(s, 2) and "invalid_config 1" in line(s, 2)),
@@ -426,7 +417,7 @@ def case_kill_turns_unreachable(c):
         text = t.expect(c, [
             ("after the kill, everything shows unreachable / connect_refused / no",
              lambda s: "unreachable" in ev(s) and "connect_refused" in ev(s) and " no " in ev(s)),
-            ("header: unreachable 2", lambda s: header_counts(s).get("unreachable") == 2),
+            ("header: down 2", lambda s: header_counts(s).get("down") == 2),
             ("incident line: connect_refused 2", lambda s: "connect_refused 2" in s.split("\n")[2]),
             ("its round trip is blank, not the last good one (tools, then the failure)",
              lambda s: re.search(r"\s13\s+connect_refused", ev(s)) is not None),
@@ -711,7 +702,7 @@ def first_row(text):
     """The name in the first table row."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        if "NAME" in line and "LIVENESS" in line and i + 1 < len(lines):
+        if "NAME" in line and "HEALTH" in line and i + 1 < len(lines):
             cells = lines[i + 1][3:].split()
             return cells[0] if cells else None
     return None
@@ -768,8 +759,8 @@ def case_columns(c):
                  lambda s, cols=cols: max(len(l) for l in s.split("\n")) <= cols),
                 ("%d cols: the title line, too long, ends with an ellipsis" % cols,
                  lambda s, cols=cols: s.split("\n")[0].rstrip().endswith("\u2026")),
-                ("%d cols: LIVENESS and LAST FAILURE stay" % cols,
-                 lambda s: "LIVENESS" in s and "LAST FAILURE" in s),
+                ("%d cols: HEALTH and LAST FAILURE stay" % cols,
+                 lambda s: "HEALTH" in s and "LAST FAILURE" in s),
             ], START_WAIT if cols == 100 else KEY_WAIT)
         text = t.screen()
         c.check("PROTOCOL" not in text and "STRK" not in text,

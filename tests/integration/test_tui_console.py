@@ -96,7 +96,7 @@ def row_names(text):
     lines = text.split("\n")
     out = []
     for k, line in enumerate(lines):
-        if " NAME" in line and "LIVENESS" in line:
+        if " NAME" in line and "HEALTH" in line:
             for row in lines[k + 1:]:
                 cells = row[3:].split()
                 if not cells:
@@ -144,7 +144,7 @@ def in_endings(t, c, checks):
     t.keys("e")
     text = t.expect(c, [("the endings pane is shown", lambda s: "ENDINGS" in s)] + checks)
     t.keys("e")
-    t.wait(lambda s: "LIVENESS" in s)
+    t.wait(lambda s: "HEALTH" in s)
     return text
 
 
@@ -397,8 +397,8 @@ def case_ending_answers(c):
             ("nodel: LAST FAILURE stays empty", lambda s: table_cell(s, "nodel", "LAST FAILURE") == ""),
             ("nodel: no HTTP status shown", lambda s: table_cell(s, "nodel", "HTTP") == ""),
             ("nodel: the history strip has the ending mark e and no failure bar", strip_ok),
-            ("the header counts no unreachable or unknown server",
-             lambda s: header_counts(s).get("unreachable") == 0 and header_counts(s).get("unknown") == 0),
+            ("the header counts no down or unknown server",
+             lambda s: header_counts(s).get("down") == 0 and header_counts(s).get("unknown") == 0),
         ])
         in_endings(t, c, [("the endings pane says not_allowed (HTTP 405) for nodel",
                            lambda s: any(r[0] == "nodel" and r[1] == "not_allowed" and "405" in r[2]
@@ -584,6 +584,131 @@ def case_reload_while_quitting(c):
 
 
 # --------------------------------------------------------------------------
+# issue 25: the state column and the header counts are health
+
+
+def health_of(text, name):
+    return table_cell(text, name, "HEALTH") or ""
+
+
+def counted(**want):
+    """Predicate: the header counts exactly these (every other health 0)."""
+    full = dict(dict.fromkeys(mcptest.HEALTH_WORDS, 0), **want)
+    return lambda s: header_counts(s) == full
+
+
+def at_widths(c, t, checks, widths=(80, 160)):
+    """The same checks at each width (the window resized to it)."""
+    for cols in widths:
+        t.resize(cols, 30)
+        t.expect(c, [("%d cols: %s" % (cols, d), lambda s, p=p, cols=cols:
+                      max(len(l) for l in s.split("\n")) <= cols and p(s))
+                     for d, p in checks], require=True)
+
+
+def not_current(name):
+    """Predicate: name's row shows no observation as current: no liveness,
+    round trip or failure in the cells that are shown."""
+    def pred(s):
+        return all((table_cell(s, name, col) or "") == ""
+                   for col in ("LIVENESS", "RTT ms", "LAST FAILURE", "HTTP"))
+    return pred
+
+
+def case_health_operator_states(c):
+    L = sc.lab()
+    ksvc, kother = sc.key("/healthy"), sc.key("/healthy")
+    marker = sc.new_marker("mcptest-console")
+    sampler = sc.GroupSampler(marker)
+    cfg = config({"svc": {"url": L.url(ksvc)}, "other": {"url": L.url(kother)}})
+    t = mcptest.Tui(["-c", cfg], cols=160)
+    try:
+        t.expect(c, [("svc has a session", has_session("svc")),
+                     ("other has a session", has_session("other")),
+                     ("HEALTH says ok", lambda s: health_of(s, "svc") == "\u25cf ok"),
+                     ("the header counts ok 2", counted(ok=2))], START_WAIT, require=True)
+        select(c, t, "svc")
+        # P: paused, at both widths; the header moves one from ok to paused.
+        t.keys("P")
+        at_widths(c, t, [
+            ("P: svc's state column says paused",
+             lambda s: health_of(s, "svc") == "\u2016 paused"),
+            ("P: the header counts ok 1, paused 1", counted(ok=1, paused=1)),
+            ("P: svc's row shows no observation as current", not_current("svc")),
+            ("P: svc's AGE says how long it has been paused",
+             lambda s: re.fullmatch(r"\d+s", table_cell(s, "svc", "AGE") or "") is not None),
+            ("other stays ok", lambda s: health_of(s, "other") == "\u25cf ok"),
+        ])
+        t.keys("Enter")
+        t.expect(c, [("the detail pane says paused, and the last observation is history",
+                      lambda s: re.search(r"health\s+\u2016 paused", s) is not None
+                      and "history" in s)])
+        t.keys("Enter")
+        t.keys("P")
+        t.expect(c, [("P again: ok again, the header counts ok 2",
+                      lambda s: health_of(s, "svc") == "\u25cf ok" and counted(ok=2)(s))],
+                 require=True)
+        # x s: stopped, at both widths.
+        t.keys("x")
+        t.expect(c, [("x asks", lambda s: "s: end and stop" in s)], require=True)
+        t.keys("s")
+        at_widths(c, t, [
+            ("x s: svc's state column says stopped",
+             lambda s: health_of(s, "svc") == "\u25a0 stopped"),
+            ("x s: the header counts ok 1, stopped 1", counted(ok=1, stopped=1)),
+            ("x s: svc's row shows no observation as current", not_current("svc")),
+        ], widths=(160, 80))
+        # Sorted by health, the stopped server goes below the ok one.
+        t.keys("H")
+        t.expect(c, [("H sorts by health: other (ok) above svc (stopped)",
+                      lambda s: "sort health" in s.split("\n")[0]
+                      and row_names(s) == ["other", "svc"])])
+        t.keys("r")
+        t.expect(c, [("r: svc ok again", lambda s: health_of(s, "svc") == "\u25cf ok"
+                      and counted(ok=2)(s))], require=True)
+    finally:
+        t.close(c)
+    after_scenario(c, [ksvc, kother], marker, sampler)
+
+
+def case_health_degraded_and_gateway(c):
+    L = sc.lab()
+    kh, krpc, kgw = sc.key("/healthy"), sc.key("/rpcerror/ping"), sc.key("/html502/ping")
+    marker = sc.new_marker("mcptest-console")
+    sampler = sc.GroupSampler(marker)
+    cfg = config({"healthy": {"url": L.url(kh)}, "rpc-errors": {"url": L.url(krpc)},
+                  "gateway-502": {"url": L.url(kgw)}})
+    t = mcptest.Tui(["-c", cfg], cols=80)
+    try:
+        fail = lambda s: table_cell(s, "gateway-502", "LAST FAILURE") or ""
+        text = t.expect(c, [
+            ("80 cols: JSON-RPC errors to ping: rpc-errors is degraded",
+             lambda s: health_of(s, "rpc-errors") == "\u25d0 degraded"),
+            ("80 cols: healthy is ok", lambda s: health_of(s, "healthy") == "\u25cf ok"),
+            ("80 cols: the HTTP column gave way", lambda s: "HTTP" not in s.split("\n")[3]),
+            ("80 cols: gateway-502's failure cell says 502 bad gateway with its streak",
+             lambda s: re.fullmatch(r"502 bad gateway \u00d7\d+", fail(s)) is not None),
+            ("80 cols: the header counts ok 1, degraded 1, unknown 1",
+             counted(ok=1, degraded=1, unknown=1)),
+            ("80 cols: no line is wider than the screen",
+             lambda s: max(len(l) for l in s.split("\n")) <= 80),
+        ], START_WAIT)
+        c.attach("--- screen ---\n" + text)
+        t.resize(160, 30)
+        t.expect(c, [
+            ("160 cols: the HTTP column is back with the status",
+             lambda s: (table_cell(s, "gateway-502", "HTTP") or "") == "502 bad gateway"),
+            ("160 cols: LAST FAILURE names the kind", lambda s: fail(s).startswith("http_status")),
+            ("160 cols: LIVENESS shows beside HEALTH: rpc-errors reachable but degraded",
+             lambda s: (table_cell(s, "rpc-errors", "LIVENESS") or "") == "\u25cf reachable"
+             and health_of(s, "rpc-errors") == "\u25d0 degraded"),
+        ])
+    finally:
+        t.close(c)
+    after_scenario(c, [kh, krpc, kgw], marker, sampler)
+
+
+# --------------------------------------------------------------------------
 # issue 15 item 1: disabled
 
 
@@ -601,8 +726,8 @@ def case_disabled(c):
                        ("offkid shows disabled", lambda s: session_of(s, "offkid") == "disabled")])
     try:
         t.expect(c, [
-            ("no failure counted in the header (unreachable 0, unknown 0)",
-             lambda s: header_counts(s).get("unreachable") == 0 and header_counts(s).get("unknown") == 0),
+            ("no failure counted in the header (down 0, unknown 0)",
+             lambda s: header_counts(s).get("down") == 0 and header_counts(s).get("unknown") == 0),
             ("no incident", lambda s: "incidents: none" in s),
             ("off has no failure", lambda s: table_cell(s, "off", "LAST FAILURE") == ""),
         ])
@@ -772,6 +897,10 @@ def main():
     rep.run("SIGHUP while quitting: no reload, nothing added and left open",
             case_reload_while_quitting)
     rep.run("disabled: shown, never dialed or spawned, no failure; r enables", case_disabled)
+    rep.run("health: P paused and x s stopped in the state column and the header, at 80 and "
+            "160 columns", case_health_operator_states)
+    rep.run("health: JSON-RPC errors degraded, a 502 gateway's failure cell at 80 columns",
+            case_health_degraded_and_gateway)
     rep.run("end --session ID (URL | --server NAME), --json; usage errors", case_end_session)
     rep.run("check --json and end: disabled is ok null and leaves the exit status alone",
             case_check_disabled)

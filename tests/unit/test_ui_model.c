@@ -1,7 +1,8 @@
 /*
  * Tests for the TUI's model (no terminal): the filter language (words,
- * fields, negation, an unknown field), the sort by name and its reversal,
- * missing values last, and the line buffer's ellipsis. The fleet is built
+ * fields, negation, an unknown field, health words), the sort by name and
+ * its reversal, missing values last, the counts and the sort by health,
+ * and the line buffer's ellipsis. The fleet is built
  * from a config; only the invalid declaration is started (it is judged at
  * once, with no network), so every other server is idle, with no
  * observation, and the loop never runs.
@@ -280,6 +281,75 @@ index_of(struct fleet *f, const char *name)
     return MODEL_NONE;
 }
 
+/* The header counts health: never dialed is pending, the invalid entry
+ * invalid; a refused dial is down; pause and stop move a server to their
+ * own word, and it shows no observation as current. */
+static void
+test_health_counts(void **state)
+{
+    struct fx     *fx = *state;
+    struct server *beta, *gamma;
+    size_t         b;
+
+    model_rebuild(&fx->m, 0);
+    assert_int_equal(fx->m.counts.health[HEALTH_INVALID], 1);
+    assert_int_equal(fx->m.counts.health[HEALTH_PENDING], 3);
+    assert_int_equal(fx->m.counts.health[HEALTH_OK], 0);
+    (void)observe(fx, "alpha");
+    b = observe(fx, "beta");
+    model_refresh(&fx->m, 1);
+    assert_int_equal(fx->m.counts.health[HEALTH_DOWN], 2);
+    assert_int_equal(fx->m.counts.health[HEALTH_PENDING], 1);
+    assert_int_equal(fx->m.counts.kind[FAILURE_CONNECT_REFUSED], 2);
+    beta = fleet_server(fx->fleet, b);
+    gamma = fleet_server(fx->fleet, index_of(fx->fleet, "gamma"));
+    assert_true(model_monitored(beta));
+    assert_non_null(model_current_failure(beta));
+    /* Paused: its own word; its last failure is history, not counted. */
+    server_pause(beta);
+    assert_int_equal(server_health(beta, NULL).state, HEALTH_PAUSED);
+    server_stop(gamma);
+    model_refresh(&fx->m, 2);
+    assert_int_equal(fx->m.counts.health[HEALTH_DOWN], 1);
+    assert_int_equal(fx->m.counts.health[HEALTH_PAUSED], 1);
+    assert_int_equal(fx->m.counts.health[HEALTH_STOPPED], 1);
+    assert_int_equal(fx->m.counts.health[HEALTH_PENDING], 0);
+    assert_int_equal(fx->m.counts.kind[FAILURE_CONNECT_REFUSED], 1);
+    assert_false(model_monitored(beta));
+    assert_null(model_current_failure(beta));
+    assert_true(model_rtt(beta) < 0);
+    /* The liveness counts stay (the detail pane and LIVENESS use them). */
+    assert_int_equal(fx->m.counts.live[LIVENESS_UNREACHABLE], 2);
+    fleet_stop(fx->fleet);
+}
+
+/* The state column sorts by health, worst first: down, invalid, pending,
+ * then the operator's states; again reverses it. The filter takes health
+ * words, as a field and as a bare word. */
+static void
+test_health_sort_and_filter(void **state)
+{
+    struct fx *fx = *state;
+
+    (void)observe(fx, "beta");
+    server_stop(fleet_server(fx->fleet, index_of(fx->fleet, "gamma")));
+    model_set_sort(&fx->m, MODEL_SORT_HEALTH);
+    assert_false(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "beta broken alpha gamma");
+    model_set_sort(&fx->m, MODEL_SORT_HEALTH);
+    assert_true(fx->m.invert);
+    assert_string_equal(shown(&fx->m, ""), "gamma alpha broken beta");
+    assert_string_equal(shown(&fx->m, "health:down"), "beta");
+    assert_string_equal(shown(&fx->m, "state:stop"), "gamma");
+    assert_string_equal(shown(&fx->m, "health:pending"), "alpha");
+    assert_string_equal(shown(&fx->m, "!health:pending !health:invalid"),
+        "gamma beta");
+    assert_string_equal(shown(&fx->m, "stopped"), "gamma");
+    assert_string_equal(fx->m.filter_error, "");
+    assert_string_equal(model_sort_name(MODEL_SORT_HEALTH), "health");
+    fleet_stop(fx->fleet);
+}
+
 /* A reload: a server that stayed keeps its row's data and mark, and the
  * selection; one removed is detached; one added starts blank. */
 static void
@@ -371,6 +441,10 @@ main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_refresh_recounts_and_resorts_only_on_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_health_counts, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_health_sort_and_filter, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_refleet_keeps_what_stayed,
             setup, teardown),
         cmocka_unit_test(test_line_cell_ellipsis),
