@@ -70,8 +70,9 @@ size_t fleet_retired_count(const struct fleet *f, size_t *configs);
 size_t fleet_end_all(struct fleet *f);
 /*
  * After fleet_end_all and the wait for its endings: how many of those
- * endings did not end their session (no outcome yet, or rejected, failed,
- * timed out: the server may keep the session until it expires), with
+ * endings did not end their session (no outcome yet, or rejected other
+ * than with a 400, failed, timed out: the server may keep the session
+ * until it expires), with
  * *asked set to how many endings there were. 0 before fleet_end_all.
  */
 size_t fleet_unended(const struct fleet *f, size_t *asked);

@@ -513,8 +513,11 @@ fleet_unended_one(const struct fleet *f, const struct server *s,
         return 0;
     (*asked)++;
     switch (e->outcome) {
-    case ENDING_PENDING:
     case ENDING_REJECTED:
+        /* A 400 says the id is not one the server holds (an Express
+         * server's "No valid session ID"): nothing is kept there. */
+        return e->http_status == 400 ? 0 : 1;
+    case ENDING_PENDING:
     case ENDING_FAILED:
     case ENDING_TIMED_OUT:
         return 1;
