@@ -344,14 +344,15 @@ metrics_write_info(struct metrics *m, struct metrics_buf *b,
 {
     metrics_write_head(b, fmt, "mcp_server_info", METRICS_TYPE_INFO, "The "
         "server as mcptop last saw it: transport, era, MCP revision, "
-        "serverInfo name and version (sanitized).");
+        "serverInfo name and version (sanitized), and the liveness "
+        "exchange's method (ping, tools/list, server/discover).");
     for (size_t i = 0; i < m->norder; i++) {
         struct metrics_server     *r = m->order[i];
         const struct server       *s = r->server;
         struct server_session_info si;
         const char                *era = server_era_name(server_era(s));
-        const char                *v[5];
-        char                       key[5 * (METRICS_LABEL_MAX + 1)];
+        const char                *v[6];
+        char                       key[6 * (METRICS_LABEL_MAX + 1)];
         size_t                     klen = 0;
 
         memset(&si, 0, sizeof(si));
@@ -361,9 +362,10 @@ metrics_write_info(struct metrics *m, struct metrics_buf *b,
         v[2] = si.protocol_version != NULL ? si.protocol_version : "";
         v[3] = si.server_name != NULL ? si.server_name : "";
         v[4] = si.server_version != NULL ? si.server_version : "";
+        v[5] = server_liveness_method(s);
         /* The labels are rebuilt only when a value changed (the server
          * texts pass the sanitizer and the escaper once per change). */
-        for (size_t k = 0; k < 5; k++) {
+        for (size_t k = 0; k < 6; k++) {
             size_t n = strnlen(v[k], METRICS_LABEL_MAX);
 
             memcpy(key + klen, v[k], n);
@@ -372,7 +374,7 @@ metrics_write_info(struct metrics *m, struct metrics_buf *b,
         }
         if (r->info_key == NULL || strlen(r->info_key) != klen ||
             memcmp(r->info_key, key, klen) != 0) {
-            char   extra[6 * (2 * METRICS_LABEL_MAX + 24)];
+            char   extra[7 * (2 * METRICS_LABEL_MAX + 24)];
             size_t off = 0;
 
             extra[0] = '\0';
@@ -386,6 +388,8 @@ metrics_write_info(struct metrics *m, struct metrics_buf *b,
                 "server_name", v[3]);
             off = metrics_write_label(extra, sizeof(extra), off,
                 "server_version", v[4]);
+            off = metrics_write_label(extra, sizeof(extra), off,
+                "liveness_method", v[5]);
             free(r->info_key);
             free(r->info_labels);
             r->info_key = str_ndup(key, klen);

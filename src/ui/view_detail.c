@@ -98,9 +98,10 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     if (live->present) {
         fmt_age(age, sizeof(age), o->ui->model.now_ms - live->observed_at);
         fmt_clock(tbuf, sizeof(tbuf), live->observed_at, false);
-        snprintf(buf, sizeof(buf), "%s %s  observed %s (%s ago)  streak %lu%s",
-            o->ui->g.live[live->state], liveness_state_name(live->state),
-            tbuf, age, server_streak(s), watched ? "" : "  (the last "
+        snprintf(buf, sizeof(buf), "%s %s  observed %s (%s ago)  streak %lu"
+            "  via %s%s", o->ui->g.live[live->state],
+            liveness_state_name(live->state), tbuf, age, server_streak(s),
+            server_liveness_method(s), watched ? "" : "  (the last "
             "observation, before monitoring stopped: history)");
     } else {
         snprintf(buf, sizeof(buf), "%s absent: no observation",

@@ -447,7 +447,7 @@ test_families(void **state)
     assert_true(expo_value(&e, "mcp_tools_changes_total", A) == 0);
     assert_true(expo_value(&e, "mcp_server_info", A ",transport=\"http\","
         "era=\"\",protocol_version=\"\",server_name=\"\","
-        "server_version=\"\"") == 1);
+        "server_version=\"\",liveness_method=\"ping\"") == 1);
     assert_true(expo_value(&e, "mcptop_servers", "") == 5);
     assert_true(expo_value(&e, "mcptop_shard_info", "shard=\"2/3\"") == 1);
     assert_true(expo_value(&e, "mcptop_build_info", "version=\"9.9.9\","
@@ -657,7 +657,7 @@ test_server_labels(void **state)
     assert_int_equal(red, 1);
     snprintf(labels, sizeof(labels), "server=\"tool\",team=\"\",env=\"\","
         "transport=\"stdio\",era=\"\",protocol_version=\"\","
-        "server_name=\"\",server_version=\"\"");
+        "server_name=\"\",server_version=\"\",liveness_method=\"ping\"");
     assert_true(expo_value(&e, "mcp_server_info", labels) == 1);
     expo_free(&e);
 }
