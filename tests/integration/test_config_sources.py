@@ -398,7 +398,7 @@ def case_tui_input_prompt(c):
         text = t.screen()
         c.check(PW not in text, "the answer is not echoed")
         t.keys("Enter")
-        text, ok = t.wait(lambda s: "guarded" in s and "reachable" in s and "reachable 1" in s)
+        text, ok = t.wait(lambda s: "guarded" in s and "reachable" in s and "● ok 1" in s)
         if not c.check(ok, "the answer reached the server (reachable)"):
             c.attach(text)
         no_secret(c, text, "the TUI after the prompt")
@@ -408,7 +408,7 @@ def case_tui_input_prompt(c):
     # With the variable set, nothing is asked.
     t = Tmux([MCPTOP, "-c", cfg], env={"MCPTOP_INPUT_TOK": PW, "EXPECTED": PW})
     try:
-        text, ok = t.wait(lambda s: "reachable 1" in s)
+        text, ok = t.wait(lambda s: "● ok 1" in s)
         c.check(ok and "not echoed" not in text, "MCPTOP_INPUT_TOK answers without asking")
     finally:
         t.close()
@@ -417,7 +417,7 @@ def case_tui_input_prompt(c):
     t = Tmux(["sh", "-c", "cat %s | %s -c -" % (shlex.quote(cfg), shlex.quote(MCPTOP))],
              env={"MCPTOP_INPUT_TOK": PW, "EXPECTED": PW})
     try:
-        text, ok = t.wait(lambda s: "reachable 1" in s)
+        text, ok = t.wait(lambda s: "● ok 1" in s)
         c.check(ok, "-c - in the TUI: the fleet runs and the keys work: %r" % text[:300])
     finally:
         t.close()
