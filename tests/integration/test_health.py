@@ -130,6 +130,38 @@ def optional_stream_refused_is_not_a_failure(c):
 
 
 @mcptest.case(rep)
+def idle_stdio_child_exit_is_observed_at_once(c):
+    """An idle stdio child that exits by itself (an idle timer, a crash) is
+    observed when it exits, not at the next ping a minute later: a
+    connection_closed exchange with the exit status and its last stderr
+    line, health down at once."""
+    marker = sc.new_marker()
+    cfg = mcptest.write_config({"idler": sc.fake("die-idle", marker, "--die-ms=1500")},
+                               mcptop={"ping_interval_s": 60})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        c.require(w.wait_for(lambda e: e.get("event") == "health" and e.get("state") == "ok",
+                             time.monotonic() + 20) is not None, "ok once dialed")
+        t0 = time.monotonic()
+        ev = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "process",
+                        time.monotonic() + 10)
+        c.require(ev is not None, "the exit is an exchange of its own (op process)")
+        c.check(time.monotonic() - t0 < 5, "said when it happened, not at the next ping")
+        c.eq(ev.get("outcome"), "connection_closed", "kind")
+        c.check("status 3" in (ev.get("detail") or "") and "idle for too long" in
+                (ev.get("detail") or ""), "the detail has the status and stderr: %r" % ev.get("detail"))
+        c.check(w.wait_for(lambda e: e.get("event") == "health" and e.get("state") == "down",
+                           time.monotonic() + 3) is not None or
+                any(e.get("event") == "health" and e.get("state") == "down" for e in w.events),
+                "health down")
+    finally:
+        w.close()
+        if c.failures:
+            c.attach(w.describe(last=20))
+    sc.nothing_left(c, marker)
+
+
+@mcptest.case(rep)
 def proxy_remote_dies_and_recovers(c):
     """mcp-remote's case: a stdio proxy whose remote is gone answers every
     ping with -32001 "fetch failed". It is reachable (it answers) but

@@ -22,6 +22,8 @@
 //                    initialize gets -32001 "fetch failed"; it recovers when
 //                    the file goes
 //   tool-error       tools/call answers isError (a failing deep check)
+//   die-idle         serves, then exits by itself (status 3) after
+//                    --die-ms (an idle timer), saying why on stderr
 //   cursor-loop      tools/list answers the same 8 tools and the same
 //                    nextCursor on every page (a pagination loop)
 // Options:
@@ -153,6 +155,10 @@ function answer(req) {
 }
 
 if (mode === 'exit-at-once') exit(3);
+if (mode === 'die-idle') {
+  setTimeout(() => { stderr.write('idle for too long: shutting down\n'); exit(3); },
+    Number(opt('die-ms', '1500')) || 1500);
+}
 if (mode === 'banner') {
   stdout.write('fake server starting up\n');
   stdout.write('listening on stdio (this line is not JSON)\n');

@@ -835,9 +835,11 @@ client_on_lost(struct client *c, const struct transport_event *e)
         client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
+    /* The loss is an observation whatever follows it. */
+    client_fail(c, e->op != NULL ? e->op : "sse stream", &e->failure->evd, 0,
+        e->failure->detail);
     if (!c->host->retries(c->host_arg, CLIENT_LOSS_CONNECTION))
         return;
-    client_fail(c, "sse stream", &e->failure->evd, 0, e->failure->detail);
     client_drop(c, "the connection was lost");
     c->host->retry(c->host_arg, CLIENT_LOSS_CONNECTION);
 }

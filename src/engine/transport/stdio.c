@@ -360,17 +360,35 @@ stdio_exit_cb(void *arg, int status)
 {
     struct stdio_transport         *t = arg;
     struct transport_event e = { .type = TRANSPORT_LOST };
+    struct transport_failure       f = { .evd = { .child_closed = true,
+                                                  .peer_known_dead = true } };
+    /* Nothing in flight, no ending, not mcptop's own cleanup: the exit is
+     * itself the observation (an idle timer, a crash), said at once. */
+    bool                           idle = t->reqs == NULL &&
+        t->run == NULL && !t->abandoned;
 
     t->exit_status = status;
     t->has_exit = true;
     t->gone = true;
+    if (idle) {
+        size_t n;
+
+        stdio_child_detail(t, f.detail, sizeof(f.detail));
+        n = strlen(f.detail);
+        if (t->err_len > 0 && n + 12 < sizeof(f.detail))
+            snprintf(f.detail + n, sizeof(f.detail) - n, "; stderr: %s",
+                t->stderr_ring[(t->err_start + t->err_len - 1) %
+                STDIO_STDERR_LINES]);
+        e.failure = &f;
+        e.op = "process";
+    }
     transport_log(&t->base, "child %ld reaped (status 0x%x)",
         t->child != NULL ? (long)child_pid(t->child) : 0L, status);
     ev_timer_stop(t->base.env->loop, &t->eof_timer);
     stdio_fail_all(t);
     stdio_ending_reaped(t);
     ev_timer_start(t->base.env->loop, &t->reap_kick);
-    /* Only a new exchange can say what the loss means to the server. */
+    /* With requests in flight, their failures say it; else the exit. */
     transport_emit(&t->base, &e);
 }
 

@@ -126,6 +126,10 @@ struct transport_event {
     bool                            none;
     int64_t                         retry_ms;   /* -1: none */
     double                          ms;         /* elapsed, monotonic */
+    const char                     *op;         /* LOST with a failure: the
+                                                   exchange it ends ("sse
+                                                   stream", "process");
+                                                   static */
 };
 
 typedef void (*transport_cb)(void *arg, const struct transport_event *e);
