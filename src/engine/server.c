@@ -625,14 +625,17 @@ server_end(struct server *s, bool redial)
     if (!client_has_session(s->client)) {
         char why[160];
 
-        if (s->orphan_ended && s->rec.has_failure &&
-            strcmp(s->rec.last_failure_op, "dial") == 0)
+        /* The dial's failure only while it is the last word: after a
+         * recovery it describes another time (it was said stale). */
+        bool dial_failed = s->rec.has_failure && s->rec.fail_streak > 0 &&
+            strcmp(s->rec.last_failure_op, "dial") == 0;
+
+        if (s->orphan_ended && dial_failed)
             snprintf(why, sizeof(why), "no session open: the dial failed "
                 "(%s) and the session it was issued was ended (half-open); "
                 "nothing more sent", failure_kind_name(
                 s->rec.last_failure.kind));
-        else if (s->rec.has_failure &&
-            strcmp(s->rec.last_failure_op, "dial") == 0)
+        else if (dial_failed)
             snprintf(why, sizeof(why), "no session id was issued (the dial "
                 "failed: %s); nothing sent",
                 failure_kind_name(s->rec.last_failure.kind));

@@ -616,6 +616,44 @@ def exit_says_what_was_not_ended(c):
     c.eq(dig(r.json(), "sessions_not_ended"), 1, "check --json sessions_not_ended")
 
 
+def ending_after_recovery_describes_itself(c):
+    """A sessionless server whose first dials failed (nothing listened yet)
+    and which then came up: the ending at exit says no session was issued,
+    not the stale "(the dial failed: connect_refused)" of dials long since
+    followed by one that worked."""
+    port = mcptest.free_port()
+    cfg = mcptest.write_config({"late": {"url": "http://127.0.0.1:%d/nosession" % port,
+                                         "ping_interval_s": 1, "timeout_ms": 800,
+                                         "open_deadline_ms": 1000}})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    srv = None
+    try:
+        failed = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "dial"
+                            and e.get("outcome") == "connect_refused", time.monotonic() + 20)
+        c.require(failed is not None, "a dial was refused while nothing listened")
+        # The fault lab's sessionless endpoint comes up on that port.
+        srv = mcptest.spawn([mcptest._NODE, str(mcptest.TESTS_DIR / "faultlab" / "server.mjs"),
+                             "--port", str(port), "--other-port", "0",
+                             "--parent-pid", str(os.getpid())])
+        c.require(mcptest.wait_port(port, timeout=20, proc=srv), "the lab listens")
+        back = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "dial"
+                          and e.get("outcome") == "completed", time.monotonic() + 20)
+        c.require(back is not None, "a later dial completed")
+        w.signal(signal.SIGTERM)
+        c.check(w.wait_exit(WATCH_EXIT_WAIT) is not None, "watch exits")
+        ends = [e for e in w.events if e.get("event") == "ending"]
+        c.require(len(ends) == 1, "one ending (%d)" % len(ends))
+        c.eq(ends[0].get("outcome"), "no_session", "outcome")
+        c.check("dial failed" not in (ends[0].get("detail") or ""),
+                "the detail describes this ending: %r" % ends[0].get("detail"))
+    finally:
+        w.close()
+        if srv is not None:
+            mcptest.terminate(srv)
+        if c.failures:
+            c.attach(w.describe(last=15))
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -642,6 +680,7 @@ def main():
     rep.run("stdio_exited_alone_exit_0", stdio_exited_alone_exit_0)
     rep.run("watch_fleet_sigint", watch_fleet_sigint)
     rep.run("exit_says_what_was_not_ended", exit_says_what_was_not_ended)
+    rep.run("ending_after_recovery_describes_itself", ending_after_recovery_describes_itself)
     rep.finish()
 
 
