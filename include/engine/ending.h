@@ -23,7 +23,8 @@
     X(NO_SESSION,   "no_session")           \
     X(EXITED,       "exited")               \
     X(SIGNALLED,    "signalled")            \
-    X(KILLED,       "killed")
+    X(KILLED,       "killed")               \
+    X(STREAM_CLOSED, "stream_closed")
 
 enum ending_outcome {
 #define X(id, name) ENDING_##id,
@@ -57,7 +58,8 @@ struct ending {
 /* "terminated" ... Static string. */
 const char *ending_outcome_name(enum ending_outcome o);
 /* True for the outcomes `mcptop end` counts as success: terminated,
- * not_allowed, already_gone, exited, no_session. */
+ * not_allowed, already_gone, exited, no_session, stream_closed (a
+ * 2024-11-05 HTTP+SSE session, which ends when its stream closes). */
 bool ending_outcome_ok(enum ending_outcome o);
 
 #endif

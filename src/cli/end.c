@@ -63,12 +63,14 @@ end_usage(FILE *out)
         "\n"
         "Outcomes: terminated (DELETE 2xx), not_allowed (405), already_gone\n"
         "(404), rejected (other status), failed (transport), timed_out,\n"
-        "no_session (no session id was issued; nothing sent), and for stdio\n"
-        "exited / signalled / killed.\n"
+        "no_session (no session id was issued; nothing sent), for stdio\n"
+        "exited / signalled / killed, and for 2024-11-05 HTTP+SSE\n"
+        "stream_closed (that transport has no DELETE).\n"
         "Test hook: MCPTOP_TEST_REPEAT_DELETE=1 sends each ended session's\n"
         "DELETE once more and reports it as a second ending.\n"
         "Exit status: 0 when every outcome is terminated, not_allowed,\n"
-        "already_gone, exited or no_session; 1 otherwise; 2 usage. A server\n"
+        "already_gone, exited, no_session or stream_closed; 1 otherwise;\n"
+        "2 usage. A server\n"
         "disabled in the config is not dialed and counts neither way.\n");
     app_usage_sources(out);
 }

@@ -43,6 +43,7 @@ ending_outcome_ok(enum ending_outcome o)
     case ENDING_ALREADY_GONE:
     case ENDING_EXITED:
     case ENDING_NO_SESSION:
+    case ENDING_STREAM_CLOSED:
         return true;
     default:
         return false;

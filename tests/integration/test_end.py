@@ -83,7 +83,8 @@ STDIO_TEARDOWN = 1500    # ms, for the stdio rows
 SLACK_MS = 100           # an outcome is known within this much of the deadline
 WATCH_EXIT_WAIT = 6.0    # s: default teardown 3 s + grace 1 s, plus a margin
 
-OK_OUTCOMES = ("terminated", "not_allowed", "already_gone", "exited", "no_session")
+OK_OUTCOMES = ("terminated", "not_allowed", "already_gone", "exited", "no_session",
+               "stream_closed")
 SESSION_RE = re.compile(r"Session initialized with ID: (\S+)")
 
 

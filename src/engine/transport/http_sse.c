@@ -537,15 +537,20 @@ http_sse_end(struct transport *base, struct ending_run *run, char *session,
 
     (void)protocol_version;
     free(session);
-    /* Closing the stream is the whole ending; nothing is sent. The
-     * requests on it are the lifecycle's to cancel. */
+    /* Closing the stream is the whole ending (2024-11-05 has no DELETE:
+     * the session is the stream); nothing is sent. The requests on it
+     * are the lifecycle's to cancel. */
     if (t->stream != NULL) {
         http_xfer_abort(t->stream, NULL);
         t->stream = NULL;
+        ending_run_outcome(run, ENDING_STREAM_CLOSED, "the HTTP+SSE "
+            "session's stream was closed: that transport has no DELETE, "
+            "and its session ends with its stream");
+    } else {
+        ending_run_outcome(run, ENDING_NO_SESSION, NULL);
     }
     t->ready = false;
     t->opened = false;
-    ending_run_outcome(run, ENDING_NO_SESSION, NULL);
     ending_run_settle(run);
 }
 
