@@ -78,7 +78,19 @@ NODE = mcptest._NODE
 FAKE_MJS = mcptest.TESTS_DIR / "stdio" / "fake.mjs"
 MEMORY_JS = mcptest.NODE_MODULES / ".bin" / "mcp-server-memory"
 SDK_CLIENT = mcptest.NODE_MODULES / "@modelcontextprotocol" / "sdk" / "dist" / "esm" / "client"
-RSS_LIMIT_KB = 200 * 1024
+def _sanitized_build():
+    """True when the binary is an AddressSanitizer build (its shadow memory
+    and quarantine count in its RSS)."""
+    try:
+        out = subprocess.run(["ldd", str(mcptest.MCPTOP_BIN)], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return b"libasan" in out
+
+
+# mcptop's own bound; an ASan build's accounting adds its quarantine.
+RSS_LIMIT_KB = (256 if _sanitized_build() else 200) * 1024
 FLOOD_BYTES = 100 * 1024 * 1024   # what flood-stderr writes
 EXIT_WAIT = 6.0                   # s after SIGINT (teardown 3 s + grace 1 s + margin)
 

@@ -251,22 +251,21 @@ child_stderr_flush(struct child *c)
 }
 
 /* ev_io: stderr readable. Lines are cut, never accumulated without bound. */
-static void
-child_err_cb(struct ev_loop *loop, ev_io *w, int revents)
+/* One read of the child's stderr into its lines: > 0 bytes read, 0 at the
+ * end (the pipe closed), -1 when nothing is there now. */
+static ssize_t
+child_err_read(struct child *c)
 {
-    struct child *c = w->data;
-    char          buf[CHILD_READ_CHUNK];
-    ssize_t       n;
+    char    buf[CHILD_READ_CHUNK];
+    ssize_t n;
 
-    (void)loop;
-    (void)revents;
     n = read(c->err_fd, buf, sizeof(buf));
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
+        return -1;
     if (n <= 0) {
         child_stderr_flush(c);
         child_close_fd(c, &c->err_w, &c->err_fd);
-        return;
+        return 0;
     }
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
@@ -283,6 +282,15 @@ child_err_cb(struct ev_loop *loop, ev_io *w, int revents)
             c->etrunc = true;
         }
     }
+    return n;
+}
+
+static void
+child_err_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    child_err_read(w->data);
 }
 
 /* --- process groups that outlive their leader -------------------------- */
@@ -525,6 +533,13 @@ child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
     (void)revents;
     ev_child_stop(loop, w);
     c->exited = true;
+    /* What it said last is often why it exited (npm's E404): read what is
+     * in the pipe now, a bounded amount, before the exit is reported, so
+     * the cause is not lost to the order in which the loop saw them. */
+    for (int i = 0; i < 16 && c->err_fd >= 0; i++) {
+        if (child_err_read(c) <= 0)
+            break;
+    }
     /* What it left in its group goes too. */
     child_group_linger(loop, c->pid, c->teardown_s);
     if (c->cb->on_exit != NULL)
