@@ -98,6 +98,9 @@ struct config_probe {
 struct config_server {
     char                 *name;
     enum config_transport transport;
+    /* "type": "sse" (Claude Code, Cursor and VS Code write it): the
+     * 2024-11-05 HTTP+SSE transport at once, with no probe */
+    bool                  http_sse;
     /* HTTP */
     char                 *url;          /* as written: its userinfo or query
                                            may be a secret; never shown */

@@ -542,7 +542,8 @@ app_log_config(FILE *log, const struct config *cfg)
             free(joined);
         }
         app_log(log, "config server %s: %s %s%s%s%s%s", name,
-            s->transport == CONFIG_HTTP ? "http" : "stdio", target,
+            s->transport != CONFIG_HTTP ? "stdio" : s->http_sse ? "sse" :
+            "http", target,
             s->source != NULL ? " (from " : "",
             s->source != NULL ? s->source : "",
             s->source != NULL ? ")" : "",

@@ -151,6 +151,34 @@ def sse_server_restarts_and_recovers(c):
         srv.stop()
 
 
+def type_sse_selects_http_sse(c):
+    """"type": "sse" (as Claude Code, Cursor and VS Code write it) dials the
+    2024-11-05 HTTP+SSE transport at once: no server/discover, no POST
+    initialize first; TRANS and JSON say sse. Found by the fallback, the
+    same server says sse too."""
+    srv = mcptest.everything_sse()
+    try:
+        log = mcptest.tmpdir() / ("type-sse-%d.log" % os.getpid())
+        cfg = mcptest.write_config({"said": {"url": srv.url, "type": "sse"},
+                                    "found": {"url": srv.url}})
+        r = mcptest.run_mcptop(["check", "--json", "--log", str(log), "-c", cfg], timeout=30)
+        c.attach(r.describe())
+        c.eq(r.rc, 0, "check exit status")
+        s = {x["name"]: x for x in r.json()["servers"]}
+        for name in ("said", "found"):
+            c.eq(s[name].get("transport"), "sse", "%s: transport" % name)
+            c.eq(s[name].get("era"), "legacy_sse", "%s: era" % name)
+            c.eq(s[name].get("health"), "ok", "%s: health" % name)
+        said = [l for l in log.read_text(errors="replace").splitlines() if " said" in l or
+                l.startswith("said") or "[said]" in l]
+        c.attach("the said server's log lines:\n" + "\n".join(said[:20]))
+        c.check(said and not any("server/discover" in l or "HTTP 40" in l for l in said),
+                "no probe and no refused POST before the stream for \"type\": \"sse\"")
+        c.check(any("config server said: sse" in l for l in said), "the log names it sse")
+    finally:
+        srv.stop()
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -162,6 +190,7 @@ def main():
     rep.run("watch_fleet_ping_interval", watch_fleet_ping_interval)
     rep.run("watch_per_server_ping_interval", watch_per_server_ping_interval)
     rep.run("sse_server_restarts_and_recovers", sse_server_restarts_and_recovers)
+    rep.run("type_sse_selects_http_sse", type_sse_selects_http_sse)
     rep.finish()
 
 

@@ -277,6 +277,27 @@ test_broken_entries_keep_tags(void **state)
     config_free(cfg);
 }
 
+/* "type": "sse" asks for the 2024-11-05 HTTP+SSE transport itself (an
+ * HTTP server still); "http" and "streamable-http" do not. */
+static void
+test_type_sse(void **state)
+{
+    struct config *cfg;
+
+    (void)state;
+    cfg = parse_as("t.json", "{\"mcpServers\": {"
+        "\"a\": {\"type\": \"sse\", \"url\": \"http://h/sse\"},"
+        "\"b\": {\"type\": \"http\", \"url\": \"http://h/mcp\"},"
+        "\"c\": {\"type\": \"streamable-http\", \"url\": \"http://h/mcp\"},"
+        "\"d\": {\"url\": \"http://h/mcp\"}}}", NULL);
+    assert_int_equal(server(cfg, "a")->transport, CONFIG_HTTP);
+    assert_true(server(cfg, "a")->http_sse);
+    assert_false(server(cfg, "b")->http_sse);
+    assert_false(server(cfg, "c")->http_sse);
+    assert_false(server(cfg, "d")->http_sse);
+    config_free(cfg);
+}
+
 /* Fleet values override defaults; server values override the fleet. */
 static void
 test_fleet_and_server_overrides(void **state)
@@ -838,6 +859,7 @@ main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_fleet_and_server_overrides),
         cmocka_unit_test(test_broken_entries_keep_tags),
+        cmocka_unit_test(test_type_sse),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_unset_var_invalid_and_no_leak),
         cmocka_unit_test(test_expand),

@@ -720,6 +720,7 @@ config_server_same(const struct config_server *a,
     const struct config_oauth *oa = a->oauth, *ob = b->oauth;
 
     if (!config_str_same(a->name, b->name) || a->transport != b->transport ||
+        a->http_sse != b->http_sse ||
         !config_str_same(a->url, b->url) ||
         !config_kvs_same(a->headers, a->nheaders, b->headers, b->nheaders) ||
         !config_str_same(a->ca_file, b->ca_file) ||

@@ -523,6 +523,7 @@ config_server_transport(struct config_server *s, const cJSON *entry,
             return -1;
         }
         s->transport = (enum config_transport)t;
+        s->http_sse = strcmp(norm, "sse") == 0;
     }
     if (url != NULL && cmd != NULL) {
         *why = str_printf("has both \"%s\" and \"%s\"", url->string,

@@ -797,7 +797,7 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         !e->opened && !c->sse_fallback_now) {
         long st = e->failure->evd.http_status;
 
-        if (st >= 400 && st < 500) {
+        if (st >= 400 && st < 500 && !c->decl->http_sse) {
             client_log(c, "era: the HTTP+SSE stream answered %ld; probing "
                 "afresh at the next dial", st);
             c->era = SERVER_ERA_NONE;
@@ -961,6 +961,8 @@ client_new(const struct client_host *host, void *arg,
     c->tenv.cb = client_transport_cb;
     c->tenv.cb_arg = c;
     c->t = client_make_transport(c);
+    if (decl->http_sse)
+        c->era = SERVER_ERA_LEGACY_SSE;     /* said by the config */
     c->ntools = -1;
     c->next_id = 1;
     c->rtt_ms = -1;

@@ -574,7 +574,7 @@ http_sse_free(struct transport *base)
 }
 
 static const struct transport_ops http_sse_ops = {
-    .name = "http",
+    .name = "sse",
     .caps = 0,
     .open = http_sse_open,
     .send = http_sse_send,

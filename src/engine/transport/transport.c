@@ -19,6 +19,8 @@ transport_new(const struct transport_env *env)
 {
     if (env->decl->transport == CONFIG_STDIO)
         return stdio_new(env);
+    if (env->decl->http_sse)
+        return http_sse_new(env);       /* "type": "sse": no probe */
     return streamable_http_new(env);
 }
 
