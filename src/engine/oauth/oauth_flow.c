@@ -70,6 +70,7 @@ oauth_flow_free(struct oauth_flow *f)
     }
     ev_timer_stop(f->o->loop, &f->timer);
     oauth_listen_free(f->listen);
+    free(f->rotated_why);
     free(f->challenge_scope);
     free(f->prm_hint);
     for (size_t i = 0; i < f->ncand; i++)
@@ -99,6 +100,43 @@ static const struct http_callbacks oauth_flow_http_cb = {
     .on_done = oauth_flow_xfer_done_cb,
 };
 
+/*
+ * OAUTH_ROTATED: the refresh token was spent. Another process sharing the
+ * token file may have refreshed first (the server rotates refresh tokens),
+ * and its new pair may reach the file a moment after our refusal: read the
+ * file under its lock now and a few times more, OAUTH_ROTATED_STEP_S
+ * apart; take the pair when it comes, else report the refusal.
+ */
+#define OAUTH_ROTATED_LOOKS  8
+#define OAUTH_ROTATED_STEP_S 0.25
+
+void
+oauth_flow_rotated(struct oauth_flow *f)
+{
+    struct oauth *o = f->o;
+
+    if (oauth_take_rotated(o)) {
+        oauth_log(o, "the refresh token was spent by another process; "
+            "took the new token from the token file");
+        oauth_finish(f, true, "%s", "");
+        return;
+    }
+    if (++f->rotated_looks < OAUTH_ROTATED_LOOKS) {
+        oauth_flow_arm(f, OAUTH_ROTATED_STEP_S);
+        return;
+    }
+    if (!f->background) {
+        /* The refresh token is spent: drop it from memory, so that the
+         * next challenge asks for a new grant. */
+        struct oauth_token keep = { 0 };
+
+        oauth_token_copy(&keep, &o->tok);
+        oauth_set_token(o, &keep, false);
+        oauth_token_done(&keep);
+    }
+    oauth_finish(f, false, "%s", f->rotated_why);
+}
+
 /* ev_timer: a step's own deadline (an HTTP request, or the consent). */
 static void
 oauth_flow_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -109,6 +147,10 @@ oauth_flow_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     if (f->step == OAUTH_RESUME) {
         oauth_finish(f, true, "%s", "");
+        return;
+    }
+    if (f->step == OAUTH_ROTATED) {
+        oauth_flow_rotated(f);
         return;
     }
     if (f->step == OAUTH_CONSENT) {
@@ -801,29 +843,20 @@ oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
 
         oauth_doc_free(e);
         oauth_doc_free(d);
-        if (dead && oauth_take_rotated(o)) {
-            /* Another process sharing the token file refreshed first and
-             * the server rotated the refresh token: its new pair is ours
-             * too, and no consent is needed. */
-            oauth_log(o, "the refresh token was spent by another process; "
-                "took the new token from the token file");
-            oauth_finish(f, true, "%s", "");
-            return;
-        }
-        if (dead && !f->background) {
-            /* The refresh token is spent: drop it from memory, so that
-             * the next challenge asks for a new grant. */
-            struct oauth_token keep = { 0 };
-
-            oauth_token_copy(&keep, &o->tok);
-            oauth_set_token(o, &keep, false);
-            oauth_token_done(&keep);
-        }
         if (f->step == OAUTH_REFRESH && !oauth_can_grant(o))
             oauth_login_hint(o, hint, sizeof(hint));
-        oauth_finish(f, false, "authorization: token endpoint %s%s%s",
+        free(f->rotated_why);
+        f->rotated_why = str_printf("authorization: token endpoint %s%s%s",
             oauth_flow_error_of(r, why, sizeof(why)), hint[0] != '\0' ?
             "; consent needed: run " : "", hint);
+        if (dead) {
+            /* Spent: maybe by another process sharing the token file,
+             * whose answer may not be written yet; look again, briefly. */
+            f->step = OAUTH_ROTATED;
+            oauth_flow_rotated(f);
+            return;
+        }
+        oauth_finish(f, false, "%s", f->rotated_why);
         return;
     }
     if (!str_is_visible_ascii(at, strlen(at)) || strlen(at) > 16384 ||

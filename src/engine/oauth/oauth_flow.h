@@ -30,6 +30,9 @@ enum oauth_step {
     OAUTH_REGISTER,         /* dynamic client registration */
     OAUTH_CONSENT,          /* waiting for the browser's redirect */
     OAUTH_TOKEN,            /* the grant's token request */
+    OAUTH_ROTATED,          /* a refresh token found spent: waiting a
+                               little for the process that spent it to
+                               write its new pair to the token file */
 };
 
 struct oauth_waiter {
@@ -41,6 +44,9 @@ struct oauth_waiter {
 struct oauth_flow {
     struct oauth        *o;
     enum oauth_step      step;
+    unsigned             rotated_looks;         /* OAUTH_ROTATED: reads */
+    char                *rotated_why;           /* ...and the failure to
+                                                   report if none comes */
     bool                 full_after_refresh;    /* on refresh failure */
     bool                 step_up;
     bool                 background;            /* a refresh ahead of
@@ -137,6 +143,8 @@ void oauth_flow_free(struct oauth_flow *f);
 void oauth_flow_start_prm(struct oauth_flow *f);
 /* A refresh_token grant with what o holds. */
 void oauth_flow_start_refresh(struct oauth_flow *f);
+/* OAUTH_ROTATED: look for another process's new pair (see the .c). */
+void oauth_flow_rotated(struct oauth_flow *f);
 /* (Re)arm the flow's one timer. */
 void oauth_flow_arm(struct oauth_flow *f, double seconds);
 
