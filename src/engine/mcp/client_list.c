@@ -110,6 +110,8 @@ void
 client_list_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail)
 {
+    free(c->list_cursors);      /* a listing's own: not kept after it */
+    c->list_cursors = NULL;
     if (c->list_in_dial) {
         client_dial_failed(c, evd, detail);
         return;
@@ -177,6 +179,8 @@ client_list_finished(struct client *c)
     bool was_dial = c->list_in_dial;
     bool same = old == c->list_n;
 
+    free(c->list_cursors);      /* a listing's own: not kept after it */
+    c->list_cursors = NULL;
     c->listed_at = client_now(c);
     for (long i = 0; same && i < old; i++)
         same = strcmp(c->tool_names[i], c->list_acc[i]) == 0;
