@@ -172,10 +172,14 @@ test_claude_code_project(void **state)
 
     (void)state;
     unsetenv("API_KEY");
+    unsetenv("API_BASE_URL");
     cfg = load("claude_code_project.mcp.json");
     assert_int_equal(cfg->nservers, 3);
-    assert_invalid(cfg, "api-server", "\"url\" uses \"${...}\", which "
-        "mcptop does not expand in a URL");
+    /* ${VAR:-default} in "url", as Claude Code expands it. */
+    assert_string_equal(ok(cfg, "api-server")->url,
+        "https://api.example.com/mcp");
+    assert_string_equal(kv_get(ok(cfg, "api-server")->headers,
+        ok(cfg, "api-server")->nheaders, "Authorization"), "Bearer unset");
     ok(cfg, "sentry");
     assert_string_equal(kv_get(ok(cfg, "context7")->env,
         ok(cfg, "context7")->nenv, "DEFAULT_MINIMUM_TOKENS"), "10000");

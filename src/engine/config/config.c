@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/clients.h"
 #include "engine/url.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -271,6 +272,7 @@ config_from_json(const cJSON *root, const char *origin,
     const cJSON             *inputs = NULL;
     const cJSON             *e;
     const char              *home;
+    enum config_vars         vars, byname;
     char                     cwd[PATH_MAX];
     char                     name[64];
     size_t                   ncont = 0;
@@ -307,6 +309,8 @@ config_from_json(const cJSON *root, const char *origin,
     cfg = xcalloc(1, sizeof *cfg);
     cfg->origin = xstrdup(origin);
     ctx.cfg = cfg;
+    vars = opt != NULL ? opt->vars : CONFIG_VARS_AUTO;
+    byname = vars != CONFIG_VARS_AUTO ? vars : clients_vars_of_path(origin);
     ctx.inputs = inputs;
     home = getenv("HOME");
     ctx.home = home != NULL && home[0] != '\0' ? xstrdup(home) : NULL;
@@ -325,6 +329,15 @@ config_from_json(const cJSON *root, const char *origin,
     cfg->servers = xcalloc(count + 1, sizeof *cfg->servers);
     for (i = 0; i < ncont; i++) {
         k = 0;
+        /* A file of no known name is read in the syntax of the client
+         * its shape belongs to, when only one writes it. */
+        ctx.vars = byname;
+        if (vars == CONFIG_VARS_AUTO && byname == CONFIG_VARS_DEFAULT
+            && cont[i].shape == CONFIG_SHAPE_OPENCODE)
+            ctx.vars = CONFIG_VARS_OPENCODE;
+        else if (vars == CONFIG_VARS_AUTO && byname == CONFIG_VARS_DEFAULT
+            && cont[i].shape == CONFIG_SHAPE_GOOSE)
+            ctx.vars = CONFIG_VARS_NONE;
         cJSON_ArrayForEach(e, cont[i].obj) {
             struct config_server *s = &cfg->servers[cfg->nservers];
             const cJSON          *nm;
@@ -344,8 +357,10 @@ config_from_json(const cJSON *root, const char *origin,
             if (config_entry_skipped(&ctx, e, nm != NULL ? nm->valuestring
                 : e->string, cont[i].shape))
                 continue;
+            ctx.cur = s;
             config_server_load(&ctx, s, nm != NULL ? nm->valuestring
                 : e->string, e, &fleet, cont[i].shape);
+            ctx.cur = NULL;
             cfg->nservers++;
         }
     }
@@ -580,6 +595,17 @@ config_merge(struct config *into, struct config *from, bool rename,
     config_move_strings(&into->notes, &into->nnotes, from->notes,
         from->nnotes);
     from->nnotes = 0;
+    config_move_strings(&into->merged, &into->nmerged, from->merged,
+        from->nmerged);
+    from->nmerged = 0;
+    if (from->nskipped > 0) {
+        into->skipped = xrealloc(into->skipped, (into->nskipped +
+            from->nskipped) * sizeof *into->skipped);
+        memcpy(into->skipped + into->nskipped, from->skipped,
+            from->nskipped * sizeof *from->skipped);
+        into->nskipped += from->nskipped;
+        from->nskipped = 0;
+    }
     {
         char *origin = str_printf("%s, %s", into->origin, from->origin);
 
@@ -607,6 +633,15 @@ config_free(struct config *cfg)
     for (i = 0; i < cfg->nnotes; i++)
         free(cfg->notes[i]);
     free(cfg->notes);
+    for (i = 0; i < cfg->nskipped; i++) {
+        free(cfg->skipped[i].name);
+        free(cfg->skipped[i].origin);
+        free(cfg->skipped[i].why);
+    }
+    free(cfg->skipped);
+    for (i = 0; i < cfg->nmerged; i++)
+        free(cfg->merged[i]);
+    free(cfg->merged);
     free(cfg->origin);
     free(cfg);
 }

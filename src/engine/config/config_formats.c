@@ -171,7 +171,9 @@ config_command(struct config_ctx *ctx, struct config_server *s,
             *why = str_printf("empty command");
             return -1;
         }
-        s->command = xstrdup(e->valuestring);
+        if (config_expand_key(ctx, v->string, e->valuestring, &s->command,
+            why) != 0)
+            return -1;
         if (config_strings(ctx, v, true, false, 1, &s->args, &s->nargs,
             why) != 0)
             return -1;
@@ -186,7 +188,9 @@ config_command(struct config_ctx *ctx, struct config_server *s,
                 "string", v->string);
             return -1;
         }
-        s->command = xstrdup(e->valuestring);
+        if (config_expand_key(ctx, v->string, e->valuestring, &s->command,
+            why) != 0)
+            return -1;
         cJSON_ArrayForEach(e, v) {
             if (strcmp(e->string, "path") == 0)
                 continue;
@@ -225,8 +229,8 @@ config_command(struct config_ctx *ctx, struct config_server *s,
         *why = str_printf("empty command");
         return -1;
     }
-    s->command = xstrdup(v->valuestring);
-    return 0;
+    return config_expand_key(ctx, v->string, v->valuestring, &s->command,
+        why);
 }
 
 /* Continue's "requestOptions": its "headers" are read, the rest noted.
@@ -256,6 +260,7 @@ config_request(struct config_ctx *ctx, struct config_server *s,
         } else if (config_meaningful(e)) {
             config_note(ctx, s->name, "\"%s.%s\" is ignored", v->string,
                 config_shown(shown, e->string));
+            config_key_unapplied(ctx, v->string);
         }
     }
     return 0;
@@ -518,19 +523,25 @@ config_entry_skipped(struct config_ctx *ctx, const cJSON *e,
         "builtin", "platform", "frontend", "inlinepython", NULL
     };
 
+    const char *why = NULL;
+
     if (!cJSON_IsObject(e))
         return false;
-    if (shape == CONFIG_SHAPE_GOOSE && config_entry_type_in(e, goose_inner)) {
-        config_note(ctx, name, "skipped: a Goose extension that runs inside "
-            "Goose, not a server");
-        return true;
-    }
-    if (shape == CONFIG_SHAPE_ZED
+    if (shape == CONFIG_SHAPE_GOOSE && config_entry_type_in(e, goose_inner))
+        why = "a Goose extension that runs inside Goose, not a server";
+    else if (shape == CONFIG_SHAPE_ZED
         && cJSON_GetObjectItemCaseSensitive(e, "command") == NULL
-        && cJSON_GetObjectItemCaseSensitive(e, "url") == NULL) {
-        config_note(ctx, name, "skipped: a server a Zed extension starts "
-            "(its command is not in the settings)");
-        return true;
-    }
-    return false;
+        && cJSON_GetObjectItemCaseSensitive(e, "url") == NULL)
+        why = "a server a Zed extension starts (its command is not in the "
+            "settings)";
+    if (why == NULL)
+        return false;
+    config_note(ctx, name, "skipped: %s", why);
+    ctx->cfg->skipped = xrealloc(ctx->cfg->skipped,
+        (ctx->cfg->nskipped + 1) * sizeof *ctx->cfg->skipped);
+    ctx->cfg->skipped[ctx->cfg->nskipped].name = xstrdup(name);
+    ctx->cfg->skipped[ctx->cfg->nskipped].origin = xstrdup(ctx->cfg->origin);
+    ctx->cfg->skipped[ctx->cfg->nskipped].why = xstrdup(why);
+    ctx->cfg->nskipped++;
+    return true;
 }

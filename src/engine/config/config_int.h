@@ -124,7 +124,14 @@ struct config_ctx {
     char                        *home;
     char                        *workspace;
     struct config_names          names;     /* of the servers loaded */
+    enum config_vars             vars;      /* the file's syntax (never
+                                               CONFIG_VARS_AUTO here) */
+    struct config_server        *cur;       /* the entry being read: what
+                                               it expands is named here */
 };
+
+/* The most variable names kept per server (config_server.vars). */
+#define CONFIG_MAX_VARS 32
 
 /* What an entry's keys leave to be applied after all of them are read. */
 struct config_entry {
@@ -203,6 +210,10 @@ void config_buf_wipe(struct config_buf *b);
 char *config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause);
 /* Free the inputs given during a parse and their indexes. */
 void config_input_done(struct config_ctx *ctx);
+/* Note that the entry being read (ctx->cur) expanded name. */
+void config_var_used(struct config_ctx *ctx, const char *name, size_t n);
+/* Note that the entry being read did not apply key (names only). */
+void config_key_unapplied(struct config_ctx *ctx, const char *key);
 
 /* --- config_server.c: one server entry --------------------------------- */
 
@@ -215,6 +226,10 @@ bool config_meaningful(const cJSON *v);
  * *why. */
 int config_strings(struct config_ctx *ctx, const cJSON *v, bool expand,
     bool nonempty, size_t from, char ***out, size_t *n, char **why);
+/* Expand text (the value of key) into *out (caller wipes and frees).
+ * 0, or -1 with *why naming key. */
+int config_expand_key(struct config_ctx *ctx, const char *key,
+    const char *text, char **out, char **why);
 /* Read v as headers or env: an object of strings, each expanded. 0 with
  * *out and *n set (caller frees), or -1 with *why (never the value). */
 int config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
