@@ -141,7 +141,8 @@ static struct health
 server_health_now(const struct server *s)
 {
     struct health_input in = { .liveness = &s->rec.liveness,
-        .fail_streak = s->rec.fail_streak };
+        .fail_streak = s->rec.fail_streak,
+        .disabled_reason = s->decl->disabled_why };
 
     switch (s->state) {
     case SERVER_PAUSED:

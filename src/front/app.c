@@ -321,6 +321,7 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
     o.allow_none = true;
     f = clients_files(c->from, &n);
     for (i = 0; i < n; i++) {
+        o.vars = f[i].vars;
         if (stat(f[i].path, &st) != 0 || S_ISDIR(st.st_mode)) {
             app_line(notes, "--from %s: %s is absent", c->from, f[i].path);
             continue;
@@ -340,6 +341,7 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
             free(part->servers[k].source);
             part->servers[k].source = xstrdup(f[i].source);
         }
+        clients_claude_switches(part);
         if (app_add(fleet, part, true) != 0) {
             rc = EXIT_USAGE;
             break;

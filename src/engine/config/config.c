@@ -770,7 +770,8 @@ config_server_same(const struct config_server *a,
         a->teardown_ms != b->teardown_ms ||
         a->max_message_bytes != b->max_message_bytes || a->era != b->era ||
         !config_strv_same(a->tags, a->ntags, b->tags, b->ntags) ||
-        a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid))
+        a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid)
+        || !config_str_same(a->disabled_why, b->disabled_why))
         return false;
     if ((a->probe == NULL) != (b->probe == NULL) || (a->probe != NULL &&
         (!config_str_same(a->probe->name, b->probe->name) ||

@@ -293,7 +293,8 @@ config_entry_timeout(struct config_ctx *ctx, struct config_server *s,
     }
     if (st->shape == CONFIG_SHAPE_GOOSE)
         seconds = true;
-    else if (st->shape == CONFIG_SHAPE_OPENCODE)
+    else if (st->shape == CONFIG_SHAPE_OPENCODE
+        || ctx->vars == CONFIG_VARS_GEMINI)
         seconds = false;
     else
         seconds = v->valuedouble <= CONFIG_TIMEOUT_MAX_S;

@@ -598,8 +598,12 @@ config_server_switch(struct config_server *s, const cJSON *entry,
             return -1;
         }
         if (k->kind == CONFIG_KEY_DISABLED ? cJSON_IsTrue(e)
-            : cJSON_IsFalse(e))
+            : cJSON_IsFalse(e)) {
             s->disabled = true;
+            free(s->disabled_why);
+            s->disabled_why = str_printf("disabled in the config (\"%s\": "
+                "%s)", e->string, cJSON_IsTrue(e) ? "true" : "false");
+        }
     }
     return 0;
 }
@@ -877,6 +881,11 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
         return;
     }
     config_server_transport(s, entry, &why);
+    /* Gemini CLI: "url" is its SSE transport, "httpUrl" Streamable HTTP. */
+    if (ctx->vars == CONFIG_VARS_GEMINI && s->transport == CONFIG_HTTP
+        && cJSON_GetObjectItemCaseSensitive(entry, "type") == NULL
+        && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(entry, "url")))
+        s->http_sse = true;
     {
         char *off = NULL;
 
