@@ -9,7 +9,7 @@
   skipped, nothing found is an error;
 - -v lists each key read but not applied once; the log has them too;
 - ${input:ID} from MCPTOP_INPUT_<ID>, and asked on the terminal by the TUI
-  (tmux) with echo off; envFile; TOML refused;
+  (tmux) with echo off; envFile; TOML read;
 - secrets in a URL never printed: check (table and --json), watch, end, the
   log, errors and the TUI's detail pane show the redacted URL only.
 
@@ -242,10 +242,15 @@ def case_inputs_envfile(c):
             "a missing envFile: invalid_config with the path: %r" % detail)
     c.eq(dig(servers_by_name(doc), "m", "last_failure", "kind"), "invalid_config", "its kind")
 
-    toml = mcptest.write_file('[mcp_servers.docs]\ncommand = "x"\n', suffix=".toml")
-    r = run(["check", "-c", toml])
-    c.eq(r.rc, 2, "TOML is refused")
-    c.check("TOML" in r.stderr and '"mcpServers"' in r.stderr, "names TOML and JSON: %r" % r.stderr)
+    toml = mcptest.write_file('[mcp_servers.docs]\ncommand = %s\nargs = [%s]\n'
+                              % (json.dumps(NODE), json.dumps(FAKE_MJS)), suffix=".toml")
+    r, doc = check_json(c, ["-c", toml])
+    c.eq(dig(servers_by_name(doc), "docs", "liveness", "state"), "reachable",
+         "Codex's TOML is read (toml++)")
+    bad = mcptest.write_file('[mcp_servers.docs]\ncommand = = "x"\n', suffix=".toml")
+    r = run(["check", "-c", bad])
+    c.eq(r.rc, 2, "broken TOML is a config error")
+    c.check("2:11: not valid TOML" in r.stderr, "names the line and column: %r" % r.stderr)
 
 
 def secret_fleet(port):

@@ -227,14 +227,15 @@ fail:
 /* The top-level keys mcptop reads, which must not repeat. */
 static const char *const config_top_keys[] = {
     "mcpServers", "servers", "mcptop", "mcp", "context_servers",
-    "extensions", "inputs", NULL
+    "extensions", "inputs", "mcp_servers", NULL
 };
 
 /* What a file with no server map is told mcptop looked for. */
 #define CONFIG_LOOKED_FOR "looked for \"mcpServers\" (an object, or a " \
     "list as Continue writes it), \"servers\" (VS Code), \"mcp\": " \
     "{\"servers\"} (VS Code settings), \"mcp\" (opencode), " \
-    "\"context_servers\" (Zed), \"extensions\" (Goose) and " \
+    "\"context_servers\" (Zed), \"extensions\" (Goose), " \
+    "\"mcp_servers\" (Codex) and " \
     "\"projects\" for this directory (Claude Code)"
 
 /* Set s to an invalid server called name (a list entry without one). */

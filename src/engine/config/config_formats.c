@@ -32,6 +32,10 @@
 #define CONFIG_NOTE_TOOLS "it sets which tools the client may call, and " \
     "mcptop calls none"
 #define CONFIG_NOTE_DEV "VS Code's development mode (watch, debug)"
+#define CONFIG_NOTE_TOOL_TIMEOUT "a tool call's timeout in the client: " \
+    "mcptop's probe_tool has its own"
+#define CONFIG_NOTE_WATCH "the client restarts the server when these " \
+    "files change"
 
 /* Every key of a server entry mcptop knows, whichever client writes it:
  * an alias has the kind of the key it stands for. */
@@ -43,6 +47,18 @@ static const struct config_keydef config_keys[] = {
     { "httpUrl", CONFIG_KEY_URL, CONFIG_HTTP, NULL },
     { "uri", CONFIG_KEY_URL, CONFIG_HTTP, NULL },
     { "headers", CONFIG_KEY_HEADERS, CONFIG_HTTP, NULL },
+    { "http_headers", CONFIG_KEY_HEADERS, CONFIG_HTTP, NULL },
+    { "bearer_token_env_var", CONFIG_KEY_ENV_AUTH, CONFIG_HTTP, NULL },
+    { "env_http_headers", CONFIG_KEY_ENV_AUTH, CONFIG_HTTP, NULL },
+    { "env_vars", CONFIG_KEY_ENV_VARS, CONFIG_STDIO, NULL },
+    { "startup_timeout_sec", CONFIG_KEY_STARTUP, -1, NULL },
+    { "startup_timeout_ms", CONFIG_KEY_STARTUP, -1, NULL },
+    { "tool_timeout_sec", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOL_TIMEOUT },
+    { "enabled_tools", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
+    { "disabled_tools", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
+    { "scopes", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_OAUTH },
+    { "watchPaths", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_WATCH },
+    { "networkTimeout", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOL_TIMEOUT },
     { "requestOptions", CONFIG_KEY_REQUEST, CONFIG_HTTP, NULL },
     { "ca_file", CONFIG_KEY_OPT, CONFIG_HTTP, NULL },
     { "tls_insecure", CONFIG_KEY_OPT, CONFIG_HTTP, NULL },
@@ -464,6 +480,15 @@ config_containers(const cJSON *root, const char *origin, const char *cwd,
                 "object", origin, config_kind(m));
             return -1;
         }
+    }
+    m = cJSON_GetObjectItemCaseSensitive(root, "mcp_servers");
+    if (m != NULL) {
+        if (!cJSON_IsObject(m)) {
+            *cause = str_printf("%s: \"mcp_servers\" is %s, expected a "
+                "table", origin, config_kind(m));
+            return -1;
+        }
+        config_container_add(out, n, m, CONFIG_SHAPE_MAP);
     }
     m = cJSON_GetObjectItemCaseSensitive(root, "servers");
     if (m != NULL) {

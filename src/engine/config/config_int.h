@@ -43,6 +43,10 @@ enum config_key {
     CONFIG_KEY_NOTE,            /* another client's behaviour: a note */
     CONFIG_KEY_OAUTH,           /* mcptop's "oauth" (config_oauth.c) */
     CONFIG_KEY_PROBE,           /* mcptop's "probe_tool" (config_probe.c) */
+    CONFIG_KEY_ENV_AUTH,        /* Codex: bearer_token_env_var,
+                                   env_http_headers (config_codex.c) */
+    CONFIG_KEY_ENV_VARS,        /* Codex: env_vars */
+    CONFIG_KEY_STARTUP,         /* Codex: startup_timeout_sec, _ms */
 };
 
 /* Why another client's "oauth" (or way to authorize) is not applied. */
@@ -74,7 +78,7 @@ struct config_container {
 };
 
 /* The most containers one file may hold (see config_containers). */
-#define CONFIG_MAX_CONTAINERS 7
+#define CONFIG_MAX_CONTAINERS 8
 
 /* One note being gathered: its text and the servers it concerns. */
 struct config_note {
@@ -140,6 +144,10 @@ struct config_entry {
     const cJSON       *env_keys;
     bool               has_timeout_ms;
     enum config_shape  shape;
+    const cJSON       *bearer_env;      /* Codex's, see config_codex.c */
+    const cJSON       *env_headers;
+    const cJSON       *env_vars;
+    const cJSON       *startup;
 };
 
 /* A growable byte buffer whose old copies are wiped when it grows. */
@@ -236,6 +244,8 @@ int config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
     struct config_kv **out, size_t *n, char **why);
 /* True when an (expanded) header value holds a control character. */
 bool config_header_value_bad(const char *value);
+/* True when name is an HTTP header field name (an RFC 9110 token). */
+bool config_header_name_ok(const char *name);
 /* Apply one of mcptop's own keys to s: 1 applied, 0 not one of them, -1
  * with *why. */
 int config_opt(struct config_server *s, const cJSON *v, char **why);
@@ -278,6 +288,14 @@ int config_containers(const cJSON *root, const char *origin,
 /* True when entry e is not a server mcptop can run (noted). */
 bool config_entry_skipped(struct config_ctx *ctx, const cJSON *e,
     const char *name, enum config_shape shape);
+
+/* --- config_codex.c: Codex's keys that name variables ----------------- */
+
+/* Apply bearer_token_env_var, env_http_headers, env_vars and
+ * startup_timeout_* (after every key is read). 0, or -1 with *why naming
+ * the variable and the file. */
+int config_entry_codex(struct config_ctx *ctx, struct config_server *s,
+    const struct config_entry *st, char **why);
 
 /* --- config_oauth.c: a server's "oauth" object (MCP authorization) ----- */
 int config_oauth(struct config *cfg, const char *server, const cJSON *v,

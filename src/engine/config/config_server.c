@@ -254,7 +254,7 @@ config_kvs_free(struct config_kv *kv, size_t n)
 }
 
 /* True when name is an HTTP header field name (an RFC 9110 token). */
-static bool
+bool
 config_header_name_ok(const char *name)
 {
     const char *p;
@@ -738,6 +738,18 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
     case CONFIG_KEY_ENV_KEYS:
         st->env_keys = v;
         return 0;
+    case CONFIG_KEY_ENV_AUTH:
+        if (strcmp(v->string, "bearer_token_env_var") == 0)
+            st->bearer_env = v;
+        else
+            st->env_headers = v;
+        return 0;
+    case CONFIG_KEY_ENV_VARS:
+        st->env_vars = v;
+        return 0;
+    case CONFIG_KEY_STARTUP:
+        st->startup = v;
+        return 0;
     case CONFIG_KEY_TIMEOUT:
         st->timeout = v;
         return 0;
@@ -908,6 +920,10 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
         }
     }
     config_entry_timeout(ctx, s, &st);
+    if (config_entry_codex(ctx, s, &st, &why) != 0) {
+        config_server_broken(s, entry, why);
+        return;
+    }
     if (st.envfile != NULL && config_entry_envfile(ctx, s, st.envfile,
         &why) != 0) {
         config_server_broken(s, entry, why);
