@@ -113,7 +113,9 @@ struct config_server {
     struct config_oauth  *oauth;        /* NULL: no "oauth" key (oauth) */
     struct config_probe  *probe;        /* NULL: no "probe_tool" */
     /* stdio */
-    char                 *command;
+    char                 *command;      /* expanded */
+    char                 *command_shown;    /* as written (NULL: same as
+                                               command): for display */
     char                **args;         /* expanded */
     char                **args_shown;   /* as written: for display */
     size_t                nargs;
@@ -279,9 +281,13 @@ struct config *config_for_command(char *const *argv, size_t argc);
 
 /*
  * Move every server, warning and note of from into into, and free from.
- * A name into already has is an error naming both files, unless rename is
- * set and the newcomer has a source: then it becomes "NAME@SOURCE". 0, or
- * -1 with *cause (caller frees; from is left as it was).
+ * With rename set (--from), a newcomer with a source that dials the same
+ * target as one of into's (the same URL, or the same command, arguments,
+ * env and cwd) is that server: it is folded into it (sources lists both
+ * files, into->merged says so) whatever its name. A name into already has
+ * is an error naming both files, unless rename is set and the newcomer
+ * has a source: then it becomes "NAME@SOURCE". 0, or -1 with *cause
+ * (caller frees; from may have lost its folded servers).
  */
 int config_merge(struct config *into, struct config *from, bool rename,
     char **cause);

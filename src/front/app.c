@@ -476,6 +476,12 @@ app_load_config(struct app_common *c, struct config **out)
         fprintf(stderr, "mcptop: warning: %s\n", fleet->warnings[i]);
     for (i = 0; c->verbose && i < fleet->nnotes; i++)
         fprintf(stderr, "mcptop: note: %s\n", fleet->notes[i]);
+    for (i = 0; c->verbose && i < fleet->nmerged; i++) {
+        char *line = str_sanitized(fleet->merged[i]);
+
+        fprintf(stderr, "mcptop: note: merged: %s\n", line);
+        free(line);
+    }
     c->cfg = fleet;
     *out = fleet;
     fleet = NULL;
@@ -524,7 +530,8 @@ app_log_config(FILE *log, const struct config *cfg)
         if (s->transport == CONFIG_HTTP) {
             target = str_sanitized(s->url_shown != NULL ? s->url_shown : "");
         } else {
-            const char *cmd = s->command != NULL ? s->command : "";
+            const char *cmd = s->command_shown != NULL ? s->command_shown
+                : s->command != NULL ? s->command : "";
             size_t      len = strlen(cmd) + 1, at;
             char       *joined;
 
@@ -552,6 +559,10 @@ app_log_config(FILE *log, const struct config *cfg)
             s->disabled ? " (disabled)" : "");
         if (s->invalid != NULL)
             app_log(log, "config server %s: invalid: %s", name, s->invalid);
+        for (k = 0; k < s->nsources; k++)
+            app_log(log, "config server %s: source %s %s", name,
+                s->sources[k].client != NULL ? s->sources[k].client : "-",
+                s->sources[k].origin);
         free(name);
         free(target);
     }

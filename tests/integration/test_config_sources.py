@@ -154,18 +154,22 @@ def make_home(root):
     for d in (".cursor", ".codeium/windsurf", ".config/Code/User", ".config/zed"):
         os.makedirs(os.path.join(home, d), exist_ok=True)
     os.makedirs(os.path.join(proj, ".vscode"), exist_ok=True)
+    # Each server dials a target of its own (its env says which), so that
+    # none is folded into another (test_configs.py tests that).
+    def own(name, **extra):
+        return fake(env={"MCPTOP_TEST_WHO": name}, **extra)
     with open(os.path.join(home, ".cursor/mcp.json"), "w") as f:
-        json.dump({"mcpServers": {"shared": fake(autoApprove=["echo"]),
-                                  "cursor-only": fake(alwaysAllow=["add"])}}, f)
+        json.dump({"mcpServers": {"shared": own("c1", autoApprove=["echo"]),
+                                  "cursor-only": own("c2", alwaysAllow=["add"])}}, f)
     with open(os.path.join(home, ".codeium/windsurf/mcp_config.json"), "w") as f:
-        json.dump({"mcpServers": {"surf": fake(disabledTools=["echo"]),
-                                  "off": fake(disabled=True)}}, f)
+        json.dump({"mcpServers": {"surf": own("w1", disabledTools=["echo"]),
+                                  "off": own("w2", disabled=True)}}, f)
     # User settings without MCP servers: skipped quietly.
     with open(os.path.join(home, ".config/Code/User/settings.json"), "w") as f:
         f.write('{\n  // no MCP here\n  "editor.fontSize": 14,\n}\n')
     with open(os.path.join(home, ".config/zed/settings.json"), "w") as f:
         json.dump({"context_servers": {"zed-one": {"command": {"path": NODE,
-                                                               "args": [FAKE_MJS]}}}}, f)
+                                                               "args": [FAKE_MJS, "--mode=healthy"]}}}}, f)
     with open(os.path.join(proj, ".vscode/mcp.json"), "w") as f:
         f.write('// project\n{"servers": {"shared": {"type": "stdio", "command": %s, '
                 '"args": [%s], "autoApprove": ["x"]}}}\n' % (json.dumps(NODE), json.dumps(FAKE_MJS)))

@@ -539,6 +539,121 @@ config_move_strings(char ***to, size_t *nto, char **from, size_t n)
     *nto += n;
 }
 
+/* Append piece to b as "LEN:piece", so that no two lists of pieces give
+ * the same key. */
+static void
+config_key_piece(struct config_buf *b, const char *piece)
+{
+    char len[24];
+
+    snprintf(len, sizeof len, "%zu:", strlen(piece));
+    config_buf_add(b, len, strlen(len));
+    config_buf_add(b, piece, strlen(piece));
+}
+
+/* What s dials, as one string (caller wipes and frees: env values and
+ * the URL may be secrets), or NULL for an entry that cannot be dialed:
+ * the URL and transport, or the command, arguments, env and cwd. */
+static char *
+config_target_key(const struct config_server *s)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    char              n[24];
+    size_t            i;
+
+    if (s->invalid != NULL)
+        return NULL;
+    if (s->transport == CONFIG_HTTP) {
+        config_key_piece(&b, s->http_sse ? "sse" : "http");
+        config_key_piece(&b, s->url);
+        return b.p;
+    }
+    config_key_piece(&b, "stdio");
+    config_key_piece(&b, s->command);
+    snprintf(n, sizeof n, "%zu", s->nargs);
+    config_key_piece(&b, n);
+    for (i = 0; i < s->nargs; i++)
+        config_key_piece(&b, s->args[i]);
+    for (i = 0; i < s->nenv; i++) {
+        config_key_piece(&b, s->env[i].name);
+        config_key_piece(&b, s->env[i].value);
+    }
+    config_key_piece(&b, s->cwd != NULL ? s->cwd : "");
+    return b.p;
+}
+
+/* Add (client, origin) to s's sources. */
+static void
+config_source_add(struct config_server *s, const char *client,
+    const char *origin)
+{
+    s->sources = xrealloc(s->sources, (s->nsources + 1) * sizeof *s->sources);
+    s->sources[s->nsources].client = str_dup(client);
+    s->sources[s->nsources].origin = xstrdup(origin);
+    s->nsources++;
+}
+
+/*
+ * Fold the servers of from (tagged with a source) that dial what one of
+ * into's already dials into that one: its sources gain the newcomer's,
+ * it is enabled if either is, and the newcomer is freed. Targets are
+ * found in a set, so n files of m servers cost O(n m).
+ */
+static void
+config_merge_same(struct config *into, struct config *from)
+{
+    struct config_names ix = { NULL, 0, 0 };
+    char              **keys = xcalloc(into->nservers + 1, sizeof *keys);
+    char                shown[CONFIG_SHOWN_SIZE];
+    size_t              i, kept = 0;
+
+    for (i = 0; i < into->nservers; i++) {
+        keys[i] = config_target_key(&into->servers[i]);
+        if (keys[i] != NULL)
+            config_names_add(&ix, keys[i], (long)i);
+    }
+    for (i = 0; i < from->nservers; i++) {
+        struct config_server *s = &from->servers[i];
+        struct config_server *t;
+        char                 *key = s->source != NULL
+            ? config_target_key(s) : NULL;
+        long                  k = key != NULL ? config_names_find(&ix, key)
+            : -1;
+
+        str_wipe_free(key);
+        if (k < 0) {
+            from->servers[kept++] = *s;
+            continue;
+        }
+        t = &into->servers[k];
+        if (t->nsources == 0)
+            config_source_add(t, t->source, t->origin);
+        config_source_add(t, s->source, s->origin);
+        if (t->disabled && !s->disabled) {
+            t->disabled = false;
+            free(t->disabled_why);
+            t->disabled_why = NULL;
+        }
+        into->merged = xrealloc(into->merged,
+            (into->nmerged + 1) * sizeof *into->merged);
+        into->merged[into->nmerged] = str_printf("\"%s\" of %s (%s)",
+            config_shown(shown, s->name), s->source, s->origin);
+        {
+            char *line = str_printf("%s is \"%s\": the same target",
+                into->merged[into->nmerged], config_shown(shown, t->name));
+
+            free(into->merged[into->nmerged]);
+            into->merged[into->nmerged++] = line;
+        }
+        config_server_done(s);
+    }
+    from->nservers = kept;
+    for (i = 0; i < into->nservers; i++)
+        str_wipe_free(keys[i]);
+    free(keys);
+    config_names_done(&ix);
+}
+
 /* See config.h. */
 int
 config_merge(struct config *into, struct config *from, bool rename,
@@ -551,6 +666,8 @@ config_merge(struct config *into, struct config *from, bool rename,
     long                k;
 
     *cause = NULL;
+    if (rename)
+        config_merge_same(into, from);
     for (i = 0; i < into->nservers; i++)
         config_names_add(&ix, into->servers[i].name, (long)i);
     names = xcalloc(from->nservers + 1, sizeof *names);

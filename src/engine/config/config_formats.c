@@ -155,6 +155,19 @@ config_type_transport(const char *norm)
     return -1;
 }
 
+/* Set s->command to text expanded; the text as written is kept for
+ * display when they differ. 0, or -1 with *why. */
+static int
+config_command_set(struct config_ctx *ctx, struct config_server *s,
+    const char *key, const char *text, char **why)
+{
+    if (config_expand_key(ctx, key, text, &s->command, why) != 0)
+        return -1;
+    if (strcmp(s->command, text) != 0)
+        s->command_shown = xstrdup(text);
+    return 0;
+}
+
 /*
  * Read "command" as a string, an array (opencode: the command and its
  * arguments) or an object (Zed: {"path", "args", "env"}). 0, or -1 with
@@ -187,8 +200,7 @@ config_command(struct config_ctx *ctx, struct config_server *s,
             *why = str_printf("empty command");
             return -1;
         }
-        if (config_expand_key(ctx, v->string, e->valuestring, &s->command,
-            why) != 0)
+        if (config_command_set(ctx, s, v->string, e->valuestring, why) != 0)
             return -1;
         if (config_strings(ctx, v, true, false, 1, &s->args, &s->nargs,
             why) != 0)
@@ -204,8 +216,7 @@ config_command(struct config_ctx *ctx, struct config_server *s,
                 "string", v->string);
             return -1;
         }
-        if (config_expand_key(ctx, v->string, e->valuestring, &s->command,
-            why) != 0)
+        if (config_command_set(ctx, s, v->string, e->valuestring, why) != 0)
             return -1;
         cJSON_ArrayForEach(e, v) {
             if (strcmp(e->string, "path") == 0)
@@ -245,8 +256,7 @@ config_command(struct config_ctx *ctx, struct config_server *s,
         *why = str_printf("empty command");
         return -1;
     }
-    return config_expand_key(ctx, v->string, v->valuestring, &s->command,
-        why);
+    return config_command_set(ctx, s, v->string, v->valuestring, why);
 }
 
 /* Continue's "requestOptions": its "headers" are read, the rest noted.

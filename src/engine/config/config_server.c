@@ -475,7 +475,8 @@ config_server_done(struct config_server *s)
     free(s->url_shown);
     config_kvs_free(s->headers, s->nheaders);
     free(s->ca_file);
-    free(s->command);
+    str_wipe_free(s->command);
+    free(s->command_shown);
     config_strings_free(s->args, s->nargs);
     config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
     config_kvs_free(s->env, s->nenv);
