@@ -65,7 +65,8 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | login | logout | serve | configs)
+                cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
@@ -77,7 +78,8 @@ _mcptop()
             ;;
         --from)
             COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
-                zed all' -- "$cur"))
+                zed gemini codex opencode goose continue cline roo lmstudio
+                all' -- "$cur"))
             return
             ;;
         --theme)
@@ -111,6 +113,9 @@ _mcptop()
         watch)
             opts=$sources
             ;;
+        configs)
+            opts="$sources --json"
+            ;;
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
@@ -132,8 +137,8 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve' \
-            -- "$cur"))
+        COMPREPLY=($(compgen -W 'tui check watch end login logout serve
+            configs' -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
         mapfile -t fleet < <(_mcptop_fleet_args)
