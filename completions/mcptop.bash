@@ -65,7 +65,7 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | audit | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
@@ -90,7 +90,7 @@ _mcptop()
             fi
             ;;
         -s | --server)
-            if [[ $cmd == end ]]; then
+            if [[ $cmd == end || $cmd == audit ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -98,7 +98,7 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags)
+            --listen | -l | --label-from-tags | --parallel)
             return
             ;;
     esac
@@ -114,6 +114,9 @@ _mcptop()
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
+            ;;
+        audit)
+            opts="$sources -s --server --json --parallel --timeout"
             ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
@@ -132,7 +135,7 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve' \
+        COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve' \
             -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
