@@ -106,8 +106,9 @@ struct ev_loop *fleet_loop(const struct fleet *f);
  * it opened. Their ids never leave it; the caller names them by number.
  * Each is ended by the ending procedure (DESIGN.md section 5) when the
  * caller asks, and the channel counts how many it opened and ended.
- * Everything the caller hears comes from the loop, never from inside
- * one of its own calls.
+ * A result comes from the loop, never from inside fleet_raw_send; an
+ * ending's outcome known at once (nothing to send, a DELETE that could
+ * not start) is reported from inside fleet_raw_end.
  */
 struct fleet_raw;
 

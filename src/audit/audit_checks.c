@@ -820,6 +820,9 @@ audit_checks_not_for(const struct audit *a, enum audit_check c,
         return NULL;
     if (c == AUDIT_CHECK_SHUTDOWN && !a->stdio)
         return "stdio only: how a child ends";
+    if (a->stdio && c != AUDIT_CHECK_PING && c != AUDIT_CHECK_VERSIONS &&
+        c != AUDIT_CHECK_SHUTDOWN)
+        return stdio;
     if (a->mode == AUDIT_MODE_DOWN) {
         *v = AUDIT_VERDICT_ERROR;
         return "not audited: the era check could not dial the server";

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/server.h"
 #include "util/str.h"
@@ -27,7 +28,12 @@ audit_json(const struct audit *a)
     cJSON_AddStringToObject(o, "target", server_target(s));
     if (a->skipped != NULL) {
         cJSON_AddStringToObject(o, "skipped", a->skipped);
-        cJSON_AddNullToObject(o, "clean");
+        /* A disabled server counts neither way; one that cannot be
+         * dialed is not clean. */
+        if (strcmp(a->skipped, "disabled") == 0)
+            cJSON_AddNullToObject(o, "clean");
+        else
+            cJSON_AddFalseToObject(o, "clean");
         return o;
     }
     cJSON_AddBoolToObject(o, "clean", audit_clean(a));

@@ -12,10 +12,10 @@
  * included (an Mcp-Session-Id on any answer it had not seen), and ends
  * each by the ending procedure of ending.c when asked, counting what it
  * opened and what ended. What must never happen here: a session id
- * leaving the channel (in a result, a log line or a detail), a callback
- * up from inside the caller's own call (results wait for the next loop
- * turn), or a session left without an ending when its owner asks for
- * them all.
+ * leaving the channel (in a result, a log line or a detail), a result
+ * reported from inside the fleet_raw_send that asked for it (one known at
+ * once waits for the next loop turn), or a session left without an
+ * ending when its owner asks for them all.
  */
 #include "engine/fleet.h"
 

@@ -325,10 +325,13 @@ def stdio_shutdown(c):
     marker = "mcptest-audit-" + uuid.uuid4().hex[:12]
     modes = {"ok": "healthy", "term": "ignore-stdin-eof", "kill": "ignore-sigterm"}
     # Each audit starts 9 children (5 at once for versions): generous
-    # request bounds, so a loaded machine is not a verdict.
+    # request bounds so a loaded machine is not a verdict; the healthy one
+    # has the default teardown (a second to exit after its stdin closes),
+    # the others never exit by themselves, so theirs can be short.
     cfg = mcptest.write_config({
         n: {"command": NODE, "args": [str(FAKE_MJS), "--mode=" + m, "--version=2025-11-25",
-                                      "--tag=" + marker], "teardown_ms": 900, "timeout_ms": 30000}
+                                      "--tag=" + marker],
+            "teardown_ms": 3000 if n == "ok" else 900, "timeout_ms": 30000}
         for n, m in modes.items()})
     r, doc = audit_json(c, ["-c", cfg, "--parallel", "3", "--timeout", "45000"], timeout=240,
                         rc=1)
