@@ -324,6 +324,7 @@ audit_begin(struct audit *a)
         }
         a->step = 0;
         a->open_step = 0;
+        a->has_result = a->has_ending = false;
         a->session = -1;
         a->version[0] = '\0';
         a->why[0] = '\0';
