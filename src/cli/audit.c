@@ -57,8 +57,8 @@ audit_cli_usage(FILE *out)
         "  -s, --server NAME  audit this server (repeatable; default all)\n"
         "      --json         one JSON object instead of a table\n"
         "      --parallel N   audit N servers at once (default 1)\n"
-        "      --timeout MS   each check's bound, and each request's in it\n"
-        "                     (default 15000, requests at most timeout_ms)\n"
+        "      --timeout MS   each check's bound (default 15000); a request in\n"
+        "                     it waits at most 2/3 of it, and timeout_ms\n"
         "  -h, --help         this help\n");
     app_usage_options(out);
     fprintf(out,
