@@ -65,7 +65,7 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve | configs)
+            tui | check | watch | end | audit | login | logout | serve | configs)
                 cmd=${COMP_WORDS[1]} ;;
         esac
     fi
@@ -92,7 +92,7 @@ _mcptop()
             fi
             ;;
         -s | --server)
-            if [[ $cmd == end ]]; then
+            if [[ $cmd == end || $cmd == audit ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -100,7 +100,7 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags)
+            --listen | -l | --label-from-tags | --parallel)
             return
             ;;
     esac
@@ -120,6 +120,9 @@ _mcptop()
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
             ;;
+        audit)
+            opts="$sources -s --server --json --parallel --timeout"
+            ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
                   --basic-auth-file"
@@ -137,7 +140,7 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve
+        COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve
             configs' -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.

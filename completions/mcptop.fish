@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve configs
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs
 end
 
 function __mcptop_themes
@@ -58,6 +58,7 @@ complete -c mcptop -n __mcptop_no_command -a tui -d 'The full-screen monitor (th
 complete -c mcptop -n __mcptop_no_command -a check -d 'Dial every server once, ping, report, exit'
 complete -c mcptop -n __mcptop_no_command -a watch -d 'Monitor with no UI: JSON Lines on stdout'
 complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, report outcomes'
+complete -c mcptop -n __mcptop_no_command -a audit -d 'Session-hygiene report per server (ends all it opens)'
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
@@ -92,6 +93,12 @@ complete -c mcptop -n '__mcptop_using end' -l json -d 'One JSON object per line,
 complete -c mcptop -n '__mcptop_using end' -l teardown -x -d 'The teardown deadline (ms)'
 complete -c mcptop -n '__mcptop_using end' -l session -x -d "End another client's session ID"
 complete -c mcptop -n '__mcptop_using end' -l list-servers -d 'Print the configured server names and exit'
+
+# audit
+complete -c mcptop -n '__mcptop_using audit' -s s -l server -x -a '(__mcptop_servers)' -d 'Audit this server'
+complete -c mcptop -n '__mcptop_using audit' -l json -d 'One JSON object instead of a table'
+complete -c mcptop -n '__mcptop_using audit' -l parallel -x -d 'Audit N servers at once'
+complete -c mcptop -n '__mcptop_using audit' -l timeout -x -d "Each check's bound (ms)"
 
 # login NAME, logout NAME
 complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -a '(__mcptop_servers)' -d 'Server'

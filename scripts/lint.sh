@@ -17,8 +17,8 @@
 #   - process control (fork, exec, spawn, waitpid, kill) only in PROC_OK;
 #   - an enum's constants begin with the first word of its type's name
 #     (enum failure_reason: FAILURE_...), X-macro expansions included;
-#   - the engine includes no curses, "ui/", "front/", "cli/" or "export/"
-#     header.
+#   - the engine includes no curses, "ui/", "front/", "cli/", "export/" or
+#     "audit/" header.
 # Comments and string literals are not code: a rule never fires on them.
 set -euo pipefail
 
@@ -259,7 +259,7 @@ while IFS=: read -r file line text; do
           <<<"$text")"
   lint_report layering "$file" "$line" \
     "the engine includes $text (curses and front ends sit above it)"
-done < <(lint_grep "$INC(<(ncursesw?/)?(curses|ncurses|term)\.h>|[<\"]([^>\"]*/)?(ui|front|cli|export)/)" \
+done < <(lint_grep "$INC(<(ncursesw?/)?(curses|ncurses|term)\.h>|[<\"]([^>\"]*/)?(ui|front|cli|export|audit)/)" \
            "${files[@]}")
 
 # --- a transport's vtable is spelled only by the transports ---

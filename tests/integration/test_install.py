@@ -194,7 +194,7 @@ def c_man_lint(c):
 
 def help_texts():
     texts = {}
-    for cmd in (None, "tui", "check", "watch", "end"):
+    for cmd in (None, "tui", "check", "watch", "end", "audit"):
         argv = ["--help"] if cmd is None else [cmd, "--help"]
         r = mcptest.run_mcptop(argv, timeout=10)
         if r.rc != 0:
