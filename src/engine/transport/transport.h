@@ -65,6 +65,10 @@ struct transport_req;
 #define TRANSPORT_CAP_SILENT_PROBE  0x02u /* a server may ignore a method it
                                              does not know: silence to the
                                              era probe means legacy */
+#define TRANSPORT_CAP_FRESH_PEER    0x04u /* each open starts a new peer
+                                             (a child): one that refused
+                                             initialize after the era probe
+                                             may take it fresh */
 
 /* One JSON-RPC message to send. Everything is copied. */
 struct transport_msg {
