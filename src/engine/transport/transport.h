@@ -516,6 +516,10 @@ struct transport_pending *transport_queue_pop(struct transport_queue *q);
 void transport_queue_drop(struct transport_queue *q,
     bool (*match)(const struct transport_pending *p, const void *arg),
     const void *arg);
+/* The events of owner kept in the queue answer nothing now (owner NULL):
+ * it was answered or cancelled, and may be freed before they are emitted.
+ * owner NULL does nothing. */
+void transport_queue_disown(struct transport_queue *q, const void *owner);
 /* Stop the flush (the queue is emptied by pop or drop). */
 void transport_queue_stop(struct transport_queue *q);
 void transport_pending_free(struct transport_pending *p);
