@@ -38,7 +38,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import traceback
 import urllib.error
@@ -49,6 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcptest  # noqa: E402
+import faultlab  # noqa: E402
 
 rep = mcptest.Reporter("the zoo: third-party MCP servers (issue 26)")
 
@@ -69,6 +69,9 @@ READY_WAIT = 45.0
 LOSS_WAIT = 30.0
 RECOVER_WAIT = 60.0
 WORKERS = 4
+# stdio endings: a third of it passes between stdin's close and SIGTERM;
+# node servers under load (and ASan) need more than the default 1 s
+STDIO_TEARDOWN_MS = 9000
 # mcptop's own keys for every fleet here: a slow start (node under load)
 # is not a failure; pings often, so that a loss is seen soon.
 OPTS = {"timeout_ms": 15000, "open_deadline_ms": 40000, "ping_interval_s": 1}
@@ -108,6 +111,7 @@ class Launched:
         self.proc = None
         self.log_path = mcptest.tmpdir() / ("zoo-%s.log" % name)
         self.starts = 0
+        self.error = None       # why the last start failed
 
     @property
     def url(self):
@@ -144,9 +148,14 @@ class Launched:
         if not mcptest.wait_port(self.port, timeout=timeout, proc=self.proc):
             rc = self.proc.poll()
             mcptest.terminate(self.proc)
-            raise mcptest.SetupError("%s did not listen on port %d within %.0f s (exit %s):\n%s"
-                                     % (self.name, self.port, timeout, rc, self.output()[-3000:]))
+            self.error = ("%s did not listen on port %d within %.0f s (exit %s):\n%s"
+                          % (self.name, self.port, timeout, rc, self.output()[-3000:]))
+            raise mcptest.SetupError(self.error)
+        self.error = None
         return self
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
         """SIGKILL to the whole tree (supergateway starts its child in a
@@ -329,10 +338,13 @@ def check_row(c, name, decl, tools, extra_env=None):
     return row
 
 
-def end_lines(c, name, decl, repeat=False):
+def end_lines(c, name, decl, repeat=False, teardown_ms=None):
     cfg = mcptest.write_config({name: decl}, mcptop=OPTS)
     env = {"MCPTOP_TEST_REPEAT_DELETE": "1"} if repeat else None
-    r = mcptest.run_mcptop(["end", "--json", "-c", cfg], timeout=CHECK_TIMEOUT, env=env)
+    args = ["end", "--json", "-c", cfg]
+    if teardown_ms is not None:
+        args += ["--teardown", str(teardown_ms)]
+    r = mcptest.run_mcptop(args, timeout=CHECK_TIMEOUT, env=env)
     c.attach(r.describe())
     c.no_crash(r)
     lines = []
@@ -351,9 +363,9 @@ def refused(st):
     return st is not None and st >= 400
 
 
-# name -> (path to the oracle, transport, era, the ending's outcome, how an
-# old session id is shown refused: "delete" (a second DELETE), "sse_post"
-# (POST to supergateway's /message), None: no session id on this transport)
+# name -> (transport, era, the ending's outcome, how an old session id is
+# shown refused: "delete" (a second DELETE), "sse_post" (a POST to
+# supergateway's /message), None: no session id on this transport)
 HTTP_CASES = {
     "fastmcp_http": ("http", "legacy", "terminated", "delete"),
     "fastmcp_stateless": ("http", "legacy", "no_session", None),
@@ -397,8 +409,8 @@ def post_status(url, body=None, headers=None, timeout=5.0):
 def http_case(c, name):
     transport, era, outcome, old_id = HTTP_CASES[name]
     srv = Zoo.http.get(name)
-    c.require(srv is not None and srv.proc is not None and srv.proc.poll() is None,
-              "%s is running" % name)
+    c.require(srv is not None and srv.running(), "%s is running%s"
+              % (name, "" if srv is None or srv.error is None else ": " + srv.error))
     try:
         # The oracle first, alone: supergateway's stdio->SSE hands every
         # child answer to every session, so two clients at once would see
@@ -445,10 +457,11 @@ def stdio_case(c, name, argv, refuses_after_probe=False):
     if refuses_after_probe:
         c.check(said, "%s: a warning says initialize was refused after the probe and a fresh "
                 "child took it: %r" % (name, warnings))
-    r, lines = end_lines(c, name, stdio_decl(argv))
-    c.is_in(lines[0].get("outcome"), ("exited", "signalled", "killed"),
-            "%s: the ending's outcome" % name)
-    c.eq(r.rc, 0, "%s: end exit status" % name)
+    r, lines = end_lines(c, name, stdio_decl(argv), teardown_ms=STDIO_TEARDOWN_MS)
+    outcome = lines[0].get("outcome")
+    c.is_in(outcome, ("exited", "signalled", "killed"), "%s: the ending's outcome" % name)
+    # `end` exits 0 only when the child exited by itself once stdin closed
+    c.eq(r.rc, 0 if outcome == "exited" else 1, "%s: end exit status (%s)" % (name, outcome))
 
 
 def fixture_init_first(c):
@@ -480,6 +493,29 @@ def fixture_init_first(c):
     text = log.read_text(errors="replace") if log.exists() else ""
     c.eq(text.count("stdin server/discover"), 1, "probes sent (none to the fresh child)")
     c.attach("log:\n" + text[-3000:])
+
+
+def faultlab_notice_after_answer(c):
+    """What the zoo's supergateway --stateful showed under ASan: an SSE
+    answer followed, in the same write, by a notification, then the
+    stream's end. The answer was emitted first and its request freed, then
+    the notification went up still naming that request (a use after free:
+    this case fails under ASan on the code before the fix). The fault lab
+    makes it deterministic: /healthy?sse=1&trail=1."""
+    lab = faultlab.FaultLab().start()
+    try:
+        url = lab.url("/healthy?sse=1&trail=1")
+        r = mcptest.run_mcptop(["check", "--json", "--pings", "3", url], timeout=CHECK_TIMEOUT)
+        c.attach(r.describe())
+        c.no_crash(r)
+        doc = r.json()
+        c.require(doc is not None, "check --json is JSON (%s)" % r.json_error)
+        row = doc["servers"][0]
+        c.eq(row.get("ok"), True, "ok")
+        c.eq(row.get("tools"), 3, "tools")
+        c.eq(r.rc, 0, "check exit status")
+    finally:
+        lab.stop()
 
 
 # --------------------------------------------------------------------------
@@ -535,8 +571,8 @@ def watch_recovery(c, name, decl, kill, restart, probes_once=False):
 
 def watch_http(c, name):
     srv = Zoo.http.get(name)
-    c.require(srv is not None and srv.proc is not None and srv.proc.poll() is None,
-              "%s is running" % name)
+    c.require(srv is not None and srv.running(), "%s is running%s"
+              % (name, "" if srv is None or srv.error is None else ": " + srv.error))
     try:
         watch_recovery(c, name, {"url": srv.url}, lambda w: srv.kill(), srv.start)
     finally:
@@ -606,6 +642,7 @@ def main():
     mcptest.tmpdir()
     mcptest._preload_path()   # made once, before the threads
     rep.run("fixture_init_first", fixture_init_first)
+    rep.run("faultlab_notice_after_answer", faultlab_notice_after_answer)
     missing = [p for p in PACKAGES if not (NM / p / "package.json").exists()]
     if missing:
         print("setup: npm packages missing in %s: %s (run scripts/install-deps.sh)"
