@@ -22,7 +22,10 @@ first dial after they are back (within one backoff step).
 Issue 26 item 3: a stdio bridge forwards the era probe upstream and then
 refuses initialize; mcptop dials a fresh child, legacy, with no probe.
 Shown with the real supergateway bridges and with stdio/fake.mjs
---mode=init-first (needs no npm package).
+--mode=init-first (needs no npm package). A use after free the zoo showed
+under ASan (a notification after the answer on one SSE response, from
+supergateway --stateful) is made deterministic with the fault lab's
+/healthy?sse=1&trail=1.
 
 Each server runs in its own process group and is stopped by it; servers
 start in parallel, and the cases run in parallel threads (reported in
