@@ -55,6 +55,10 @@
 // Endpoint behaviours (no site):
 //   /healthy            correct; ?tools=N (3) ?page=N (all on one page)
 //                       ?sse=1 answers every request as an SSE stream
+//                       ?sse=1&trail=1: each such answer is followed, in the
+//                       same write, by a notifications/message, then the
+//                       stream ends (an SDK server relaying a child's log
+//                       line after the response: supergateway --stateful)
 //   /nosession          correct, but never issues an Mcp-Session-Id
 //   /lateinit?ms=N      initialize answered after N ms (2500), with a session id
 //                       made (and counted) when the request arrived
@@ -420,10 +424,11 @@ function sseEvent(obj, id) {
   return (id !== undefined ? `id: ${id}\n` : "") + `event: message\ndata: ${JSON.stringify(obj)}\n\n`;
 }
 
-function sendSse(res, obj, headers = {}) {
+function sendSse(res, obj, headers = {}, trail = false) {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", ...headers });
   res.write(`id: 0\ndata: \n\n`); // a priming event, as 2025-11-25 servers send
-  res.end(sseEvent(obj, 1));
+  res.end(sseEvent(obj, 1) + (trail ? sseEvent({ jsonrpc: "2.0", method: "notifications/message",
+    params: { level: "info", data: "after the answer" } }, 2) : ""));
 }
 
 function rpcResult(id, result) {
@@ -536,7 +541,7 @@ function isRequest(msg) {
 }
 
 function answer(ctx, obj, headers = {}) {
-  if (ctx.p.sse) sendSse(ctx.res, obj, headers);
+  if (ctx.p.sse) sendSse(ctx.res, obj, headers, ctx.p.trail);
   else sendJson(ctx.res, 200, obj, headers);
 }
 
@@ -1336,6 +1341,7 @@ function params(url) {
     tools: Number(q.get("tools") || 3),
     page: Number(q.get("page") || 0),
     sse: q.get("sse") === "1",
+    trail: q.get("trail") === "1",
     sessions: q.get("nosession") !== "1",
     listChanged: false,
     stream: null,

@@ -1196,6 +1196,63 @@ test_era_discover_unknown_falls_back(void **state)
     assert_int_equal(client_tools(fx->c), 3);
 }
 
+/*
+ * A stdio bridge that forwards the probe upstream and then refuses
+ * initialize (supergateway: "Server already initialized"; issue 26, item
+ * 3): on a transport whose open starts a fresh peer, the dial opens it
+ * again and sends initialize with no probe; legacy is remembered, the
+ * warning says why, and the refusal is no failure of the dial. Without
+ * that capability (HTTP) the refusal fails the dial.
+ */
+static void
+test_era_initialize_refused_after_probe_fresh_peer(void **state)
+{
+    struct fixture *fx = *state;
+    const char     *w;
+
+    fx->caps = TRANSPORT_CAP_FRESH_PEER;
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32601 });
+    rule(fx, (struct fake_rule){ .method = "initialize", .uses = 1,
+        .kind = FAKE_ERROR, .code = -32600 });
+    script_legacy(fx, NULL, INIT_RESULT("2025-11-25", TOOLS_CAP));
+    dial_until(fx, 1);
+    assert_true(fx->dials[0].completed);
+    assert_int_equal(fx->opens, 2);
+    assert_int_equal(sent_count(fx, "server/discover"), 1);
+    assert_int_equal(sent_count(fx, "initialize"), 2);
+    assert_string_equal(fx->sent[2].method, "initialize");
+    assert_int_equal(client_era(fx->c), SERVER_ERA_LEGACY);
+    assert_int_equal(client_tools(fx->c), 3);
+    assert_int_equal(fx->nexchanges, 0);
+    w = client_warning(fx->c);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "refused initialize after server/discover"));
+    assert_non_null(strstr(w, "-32600"));
+    assert_non_null(strstr(w, "fresh child"));
+}
+
+static void
+test_era_initialize_refused_after_probe_http(void **state)
+{
+    struct fixture *fx = *state;
+
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32601 });
+    rule(fx, (struct fake_rule){ .method = "initialize", .uses = 1,
+        .kind = FAKE_ERROR, .code = -32600 });
+    script_legacy(fx, NULL, INIT_RESULT("2025-11-25", TOOLS_CAP));
+    dial_until(fx, 1);
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->dials[0].kind, FAILURE_PROTOCOL);
+    assert_int_equal(fx->dials[0].rpc_code, -32600);
+    assert_int_equal(fx->opens, 1);
+    assert_int_equal(sent_count(fx, "initialize"), 1);
+    assert_null(client_warning(fx->c));
+}
+
 /* A DiscoverResult listing 2026-07-28: modern, no initialize, the listing
  * and the liveness exchange in the modern shape (server/discover, op
  * "discover"). */
@@ -1612,6 +1669,8 @@ main(void)
         T(test_abandoned_initialize_session_ended),
         T(test_era_discover_unknown_falls_back),
         T(test_era_modern_keeps_modern),
+        T(test_era_initialize_refused_after_probe_fresh_peer),
+        T(test_era_initialize_refused_after_probe_http),
         T(test_list_follows_cursors),
         T(test_list_repeated_cursor_stops),
         T(test_list_changed_burst_coalesced),

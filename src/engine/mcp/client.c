@@ -386,6 +386,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
         detail = named;
     }
     ev_timer_stop(c->env->loop, &c->open_timer);
+    ev_timer_stop(c->env->loop, &c->fresh_timer);
     client_drop(c, "the dial failed after the session was issued");
     client_free_strv(c->list_acc, c->list_n);
     c->list_acc = NULL;
@@ -832,7 +833,9 @@ client_on_lost(struct client *c, const struct transport_event *e)
         return;
     }
     if (client_state(c) == SERVER_DIALING) {
-        client_dial_failed(c, &e->failure->evd, e->failure->detail);
+        /* A child about to be replaced by a fresh one may end first. */
+        if (!ev_is_active(&c->fresh_timer))
+            client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
     /* The loss is an observation whatever follows it. */
@@ -898,6 +901,7 @@ void
 client_end(struct client *c, struct ending_run *run)
 {
     ev_timer_stop(c->env->loop, &c->open_timer);
+    ev_timer_stop(c->env->loop, &c->fresh_timer);
     /* An initialize in flight may still issue a session: let it settle
      * and end that one as half-open. */
     for (struct client_req *rq = c->reqs; rq != NULL; rq = rq->next) {
@@ -931,6 +935,7 @@ client_stop(struct client *c)
         client_req_free(c->reqs, NULL);
     transport_close(c->t);
     ev_timer_stop(loop, &c->open_timer);
+    ev_timer_stop(loop, &c->fresh_timer);
     ev_timer_stop(loop, &c->stream_timer);
     ev_timer_stop(loop, &c->stream_idle);
     ev_timer_stop(loop, &c->relist_timer);
@@ -970,6 +975,8 @@ client_new(const struct client_host *host, void *arg,
     c->list_ttl_ms = -1;
     ev_timer_init(&c->open_timer, client_open_timeout_cb, 0., 0.);
     c->open_timer.data = c;
+    ev_timer_init(&c->fresh_timer, client_fresh_timer_cb, 0., 0.);
+    c->fresh_timer.data = c;
     ev_timer_init(&c->stream_timer, client_stream_retry_cb, 0., 0.);
     c->stream_timer.data = c;
     ev_timer_init(&c->stream_idle, client_stream_idle_cb, 0., 0.);

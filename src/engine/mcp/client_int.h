@@ -96,6 +96,10 @@ struct client {
     bool                        probed_this_dial;
     bool                        init_said_modern;
     bool                        respawned;      /* for initialize, once */
+    ev_timer                    fresh_timer;    /* ...opened on the next
+                                               loop turn: the refusal is
+                                               read inside the old child's
+                                               own callback */
     bool                        silent_probe;   /* legacy by silence */
     int64_t                     probe_id;       /* the last probe's id */
     char                       *probe_note;     /* a probe that got no
@@ -237,6 +241,8 @@ void client_on_initialize(struct client *c, struct client_req *rq,
     struct transport_result *res);
 void client_on_initialized(struct client *c, struct client_req *rq,
     struct transport_result *res);
+/* ev_timer: the fresh child for an initialize refused after the probe. */
+void client_fresh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* client_list.c: listings */
 void client_begin_list(struct client *c, bool in_dial);

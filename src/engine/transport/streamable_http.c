@@ -198,6 +198,7 @@ streamable_http_unqueue(struct streamable_http_transport *t, void *owner, bool a
     struct streamable_http_drop d = { owner, all };
 
     transport_queue_drop(&t->queue, streamable_http_drop_match, &d);
+    transport_queue_disown(&t->queue, owner);   /* the messages kept */
 }
 
 static bool
