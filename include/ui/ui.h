@@ -108,12 +108,14 @@ struct ui_glyphs {
 };
 
 struct app_common;
+struct recording;
 
 struct ui {
     struct ev_loop      *loop;
     struct fleet        *fleet;
     const struct config *cfg;
     struct app_common   *common;    /* the sources, for a reload */
+    struct recording    *rec;       /* --record, or NULL */
     struct model         model;
     /* look */
     struct theme         theme;

@@ -27,6 +27,7 @@
 
 #include "front/app.h"
 #include "engine/server.h"
+#include "export/recording.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/clock.h"
@@ -103,7 +104,8 @@ tui_usage(FILE *out)
 
     fprintf(out,
         "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] [--record FILE]\n"
+        "                  [--record-max MB] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
@@ -119,6 +121,7 @@ tui_usage(FILE *out)
         "and exit\n"
         "  -h, --help         this help\n");
     app_usage_options(out);
+    app_usage_record(out);
     fprintf(out,
         "\n"
         "Themes are looked up in %s.\n"
@@ -567,6 +570,8 @@ tui_reload(struct ui *ui)
         free(cause);
     } else {
         ui->cfg = fleet_config(ui->fleet);
+        if (ui->rec != NULL)
+            recording_fleet(ui->rec, ui->fleet);
         ui_message(ui, UI_ROLE_NORMAL, "config reloaded (SIGHUP): %zu servers; "
             "removed and changed ones had their sessions ended%s%s",
             fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
@@ -738,6 +743,7 @@ tui_args(int argc, char **argv, struct app_common *common,
 {
     static const struct option longopts[] = {
         APP_LONGOPTS,
+        APP_RECORD_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
         { "list-themes", no_argument, NULL, 'T' },
         { "no-mouse", no_argument, NULL, 'm' },
@@ -838,6 +844,17 @@ tui_main(int argc, char **argv)
         ui_message(ui, UI_ROLE_WARNING, "config: %zu warning%s: %s",
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
+    if (common.record_path != NULL) {
+        ui->rec = recording_open(common.record_path, common.record_max_bytes,
+            &cause);
+        if (ui->rec == NULL) {
+            fprintf(stderr, "mcptop: %s\n", cause);
+            free(cause);
+            rc = EXIT_USAGE;
+            fleet_free(ui->fleet);
+            goto out_theme;
+        }
+    }
     model_init(&ui->model, ui->fleet);
     /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
@@ -857,6 +874,10 @@ tui_main(int argc, char **argv)
     if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
         screen_watchdog_start();
     fleet_subscribe(ui->fleet, tui_event_cb, ui);
+    if (ui->rec != NULL) {
+        recording_start(ui->rec, ui->loop, ui->fleet);
+        fleet_subscribe(ui->fleet, recording_event_cb, ui->rec);
+    }
     ui->dirty = true;
     fleet_start(ui->fleet);
     if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
@@ -866,6 +887,11 @@ tui_main(int argc, char **argv)
     tui_watchers_stop(ui);
     if (ui->quitting)
         summary = tui_quit_summary(ui);
+    if (ui->rec != NULL) {
+        size_t asked = 0, unended = fleet_unended(ui->fleet, &asked);
+
+        recording_exit(ui->rec, asked, unended);
+    }
     screen_fini();
     if (summary != NULL)
         printf("%s\n", summary);
@@ -875,6 +901,11 @@ out_fleet:
     xmalloc_set_oom_hook(NULL);
     fleet_stop(ui->fleet);
     fleet_free(ui->fleet);
+    /* After the fleet: it publishes to the recording until freed. */
+    if (ui->rec != NULL && recording_error(ui->rec) != NULL)
+        fprintf(stderr, "mcptop: the recording is incomplete: %s\n",
+            recording_error(ui->rec));
+    recording_close(ui->rec);
     model_done(&ui->model);
 out_theme:
     theme_list_free(ui->themes, ui->nthemes);
