@@ -48,6 +48,9 @@ static const struct main_entry main_table[] = {
       cli_logout, true },
     { "serve", NULL, "[SOURCES] [--listen HOST:PORT]",
       "monitor with no UI, serve Prometheus /metrics", cli_serve, true },
+    { "report", NULL, "FILE [--from TIME] [--to TIME] [--json]",
+      "the incident report of a recording (--record FILE)", cli_report,
+      false },
     /* The top-level options, found the same way. */
     { "--help", "-h", NULL, NULL, main_help, false },
     { "help", NULL, NULL, NULL, main_help, false },
