@@ -28,6 +28,7 @@
 #include "front/app.h"
 #include "engine/server.h"
 #include "export/recording.h"
+#include "ui/replay.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/clock.h"
@@ -168,6 +169,12 @@ ui_dirty(struct ui *ui)
     ui->dirty = true;
 }
 
+int64_t
+ui_now_ms(const struct ui *ui)
+{
+    return ui->replay != NULL ? ui->replay->now : clock_wall_ms();
+}
+
 /*
  * Refilter, resort and recount when needed. A key's change (model.dirty)
  * is applied at once; engine events (model_stale) are applied at most
@@ -182,7 +189,7 @@ tui_rebuild(struct ui *ui)
 
     if (!ui->model.dirty && ui->model_stale &&
         now - ui->last_rebuild < ui->rebuild_gap) {
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
         if (!ev_is_active(&ui->frame_w)) {
             ev_timer_set(&ui->frame_w,
                 ui->rebuild_gap - (now - ui->last_rebuild), 0.);
@@ -191,14 +198,14 @@ tui_rebuild(struct ui *ui)
         return;
     }
     if (!ui->model.dirty && !ui->model_stale) {
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
         return;
     }
     t0 = ev_time();
     if (ui->model.dirty)
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
     else
-        model_refresh(&ui->model, clock_wall_ms());
+        model_refresh(&ui->model, ui_now_ms(ui));
     ui->model_stale = false;
     ui->last_rebuild = ev_time();
     ui->rebuild_gap = (ui->last_rebuild - t0) * 10.0;
@@ -307,7 +314,7 @@ tui_bench_frames(struct ui *ui, long k)
     t0 = tui_cpu_us();
     for (long i = 0; i < k; i++) {
         ui->model.dirty = true;
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
     }
     rebuild = (tui_cpu_us() - t0) / (double)k;
     screen_fini();
@@ -675,6 +682,29 @@ tui_theme_init(struct ui *ui, const char *want)
     }
 }
 
+/* See ui.h. */
+struct ui *
+tui_ui_new(const char *theme)
+{
+    struct ui  *ui = xcalloc(1, sizeof(*ui));
+    const char *codeset = nl_langinfo(CODESET);
+
+    ui->loop = EV_DEFAULT;
+    ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
+    ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
+    tui_theme_init(ui, theme);
+    return ui;
+}
+
+/* See ui.h. */
+void
+tui_ui_free(struct ui *ui)
+{
+    theme_list_free(ui->themes, ui->nthemes);
+    free(ui->quit_busy);
+    free(ui);
+}
+
 static void
 tui_watchers_start(struct ui *ui)
 {
@@ -782,6 +812,60 @@ tui_args(int argc, char **argv, struct app_common *common,
         argv, optind);
 }
 
+/* See ui.h. */
+int
+tui_run(struct ui *ui, bool no_mouse)
+{
+    char *summary = NULL;
+
+    model_init(&ui->model, ui->fleet);
+    /* Whatever ends the process from here on restores the terminal. */
+    xmalloc_set_oom_hook(screen_fini);
+    atexit(screen_fini);
+    if (screen_init(ui->utf8, !no_mouse) != 0) {
+        fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
+            "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
+            getenv("TERM") != NULL ? getenv("TERM") : "");
+        return EXIT_USAGE;
+    }
+    ui->color = screen_colour_ok();
+    screen_theme(&ui->theme, ui->color);
+    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
+        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
+    tui_watchers_start(ui);
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
+        screen_watchdog_start();
+    fleet_subscribe(ui->fleet, tui_event_cb, ui);
+    if (ui->rec != NULL) {
+        recording_start(ui->rec, ui->loop, ui->fleet);
+        fleet_subscribe(ui->fleet, recording_event_cb, ui->rec);
+    }
+    ui->dirty = true;
+    if (ui->replay != NULL)
+        tui_replay_start(ui);
+    else
+        fleet_start(ui->fleet);
+    if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
+        tui_bench_frames(ui, atol(getenv("MCPTOP_BENCH_FRAMES")));
+    else
+        ev_run(ui->loop, 0);
+    tui_watchers_stop(ui);
+    if (ui->replay != NULL)
+        tui_replay_stop(ui);
+    if (ui->quitting)
+        summary = tui_quit_summary(ui);
+    if (ui->rec != NULL) {
+        size_t asked = 0, unended = fleet_unended(ui->fleet, &asked);
+
+        recording_exit(ui->rec, asked, unended);
+    }
+    screen_fini();
+    if (summary != NULL)
+        printf("%s\n", summary);
+    free(summary);
+    return 0;
+}
+
 int
 tui_main(int argc, char **argv)
 {
@@ -789,10 +873,8 @@ tui_main(int argc, char **argv)
     struct config       *cfg = NULL;
     struct ui           *ui;
     const char          *theme = NULL;
-    const char          *codeset;
     char                *cause = NULL;
     bool                 no_mouse = false;
-    char                *summary = NULL;
     int                  rc;
 
     rc = tui_args(argc, argv, &common, &theme, &no_mouse);
@@ -814,14 +896,9 @@ tui_main(int argc, char **argv)
         config_free(cfg);
         return rc;
     }
-    ui = xcalloc(1, sizeof(*ui));
-    ui->loop = EV_DEFAULT;
+    ui = tui_ui_new(theme);
     ui->cfg = cfg;
     ui->common = &common;
-    codeset = nl_langinfo(CODESET);
-    ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
-    ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
-    tui_theme_init(ui, theme);
     {
         struct fleet_options opt = { .log = common.log };
 
@@ -855,49 +932,7 @@ tui_main(int argc, char **argv)
             goto out_theme;
         }
     }
-    model_init(&ui->model, ui->fleet);
-    /* Whatever ends the process from here on restores the terminal. */
-    xmalloc_set_oom_hook(screen_fini);
-    atexit(screen_fini);
-    if (screen_init(ui->utf8, !no_mouse) != 0) {
-        fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
-            "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
-            getenv("TERM") != NULL ? getenv("TERM") : "");
-        rc = EXIT_USAGE;
-        goto out_fleet;
-    }
-    ui->color = screen_colour_ok();
-    screen_theme(&ui->theme, ui->color);
-    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
-        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
-    tui_watchers_start(ui);
-    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
-        screen_watchdog_start();
-    fleet_subscribe(ui->fleet, tui_event_cb, ui);
-    if (ui->rec != NULL) {
-        recording_start(ui->rec, ui->loop, ui->fleet);
-        fleet_subscribe(ui->fleet, recording_event_cb, ui->rec);
-    }
-    ui->dirty = true;
-    fleet_start(ui->fleet);
-    if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
-        tui_bench_frames(ui, atol(getenv("MCPTOP_BENCH_FRAMES")));
-    else
-        ev_run(ui->loop, 0);
-    tui_watchers_stop(ui);
-    if (ui->quitting)
-        summary = tui_quit_summary(ui);
-    if (ui->rec != NULL) {
-        size_t asked = 0, unended = fleet_unended(ui->fleet, &asked);
-
-        recording_exit(ui->rec, asked, unended);
-    }
-    screen_fini();
-    if (summary != NULL)
-        printf("%s\n", summary);
-    free(summary);
-    rc = 0;
-out_fleet:
+    rc = tui_run(ui, no_mouse);
     xmalloc_set_oom_hook(NULL);
     fleet_stop(ui->fleet);
     fleet_free(ui->fleet);
@@ -908,9 +943,7 @@ out_fleet:
     recording_close(ui->rec);
     model_done(&ui->model);
 out_theme:
-    theme_list_free(ui->themes, ui->nthemes);
-    free(ui->quit_busy);
-    free(ui);
+    tui_ui_free(ui);
     config_free(cfg);
     app_close_log(&common);
     return rc;

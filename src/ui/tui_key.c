@@ -428,6 +428,9 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     ui->message[0] = '\0';
+    if (ui->replay != NULL && ui->mode != UI_MODE_HELP &&
+        tui_replay_key(ui, a))
+        return;
     if (a == UI_ACT_MOUSE) {
         tui_key_mouse(ui, click);
         return;
