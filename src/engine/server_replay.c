@@ -118,7 +118,7 @@ server_replay(struct server *s, const struct server_fact *f)
             e = (struct event){ .type = EVENT_LIVENESS, .ts = f->at,
                 .liveness = &s->rec.liveness };
         }
-        if (e.completed && f->ms > 0 && strcmp(f->op, "DELETE") != 0)
+        if (f->failure == NULL && f->ms > 0 && strcmp(f->op, "DELETE") != 0)
             r->rtt_ms = f->ms;
         break;
     }

@@ -93,7 +93,7 @@ report_health(struct report *r, uint16_t *marks, struct report_cur *c,
 {
     struct report_server *rs = &r->servers[ev->server];
     struct report_change  ch = { .at = ev->at, .health = ev->health,
-        .was = c->health, .kind = -1, .reason = ev->health_reason,
+        .was = ev->was, .kind = -1, .reason = ev->health_reason,
         .detail = "" };
 
     if (!health_monitored(ev->health))

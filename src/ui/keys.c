@@ -22,6 +22,8 @@ static const struct ui_binding keys_bindings[] = {
     { 'g',       "g",      UI_ACT_HOME },
     { KEY_END,   "End",    UI_ACT_END },
     { 'G',       "G",      UI_ACT_END },
+    { 'Y',       "Y",      UI_ACT_SNAPSHOT },
+    { 'y',       "y",      UI_ACT_COPY },
     { KEY_LEFT,  "Left",   UI_ACT_REPLAY_BACK },
     { KEY_RIGHT, "Right",  UI_ACT_REPLAY_FORWARD },
     { '[',       "[",      UI_ACT_REPLAY_SLOWER },

@@ -264,6 +264,20 @@ view_header_draw(struct ui *ui, int y, int rows)
     }
 }
 
+/* See ui.h. */
+void
+view_header_text(struct ui *ui, FILE *out)
+{
+    struct ui_line l;
+
+    frame_title(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_counts(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_incidents(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+}
+
 /* The keys that apply in the current mode. */
 static void
 frame_keys(struct ui *ui, struct ui_line *l)

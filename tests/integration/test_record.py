@@ -367,6 +367,60 @@ def case_tui_record(c):
     c.check(APIKEY.encode() not in open(rec, "rb").read(), "the header value is not recorded")
 
 
+def case_snapshot_and_copy(c):
+    state = mcptest.tmpdir() / "state"
+    state.mkdir(exist_ok=True)
+    fake = mcptest.TESTS_DIR / "stdio" / "fake.mjs"
+    cfg = mcptest.write_config({
+        "steady": {"url": Env.lab.url("/healthy"),
+                   "headers": {"Authorization": "Bearer ${MCPTOP_REC_TOKEN}", "X-Api-Key": APIKEY}},
+        "with-password": {"url": Env.lab.base.replace("http://", "http://alice:%s@" % PASSWORD)
+                          + "/healthy"},
+        "stdio-env": {"command": mcptest._NODE, "args": [str(fake), "--mode=healthy"],
+                      "env": {"FAKE_SECRET": ENVVAL}},
+    })
+    t = mcptest.Tui(["-c", cfg], env={"XDG_STATE_HOME": str(state), "MCPTOP_REC_TOKEN": TOKEN})
+    t.tmux("set", "-g", "set-clipboard", "on")
+    t.expect(c, [("every server ok", lambda s: mcptest.header_counts(s).get("ok") == 3)],
+             timeout=20)
+    t.keys("Enter")
+    t.keys("Y")
+    text = t.expect(c, [("Y says where", lambda s: "snapshot written to" in s)], timeout=5)
+    files = list((state / "mcptop").glob("snapshot-*.md"))
+    c.require(len(files) == 1, "one snapshot in the state directory: %r" % files)
+    md = files[0].read_text()
+    for want in ("# mcptop snapshot", "ok 3", "incidents:", "| name | transport | health |",
+                 "| steady | http | ok |", "| with-password |", "| stdio-env | stdio | ok |",
+                 "## stdio-env", "exchanges"):
+        c.check(want in md, "the snapshot has %r:\n%s" % (want, md))
+    c.check(str(files[0]) in text.replace("\n", ""), "the message names the file")
+    for sec in SECRETS:
+        c.check(sec not in md, "the secret %s is in the snapshot" % sec)
+    # y: the detail is open, so the detail goes; Enter closes it: the row.
+    t.keys("y")
+    t.expect(c, [("y says it copied", lambda s: "copied the selected detail" in s)], timeout=5)
+    buf, ok = "", False
+    for _ in range(30):
+        buf = t.tmux("show-buffer", check=False)
+        if "target" in buf:
+            ok = True
+            break
+        time.sleep(0.1)
+    c.check(ok, "tmux's buffer has the detail (OSC 52): %r" % buf[:200])
+    t.keys("Enter", "Down")
+    t.keys("y")
+    t.expect(c, [("y copies the row", lambda s: "copied the selected row" in s)], timeout=5)
+    for _ in range(30):
+        buf = t.tmux("show-buffer", check=False)
+        if buf.startswith("steady"):
+            break
+        time.sleep(0.1)
+    c.check(buf.startswith("steady  http  ok"), "tmux's buffer has the row: %r" % buf[:200])
+    for sec in SECRETS:
+        c.check(sec not in buf, "the secret %s is in the copy" % sec)
+    t.close(c)
+
+
 def case_rotation(c):
     rec = str(mcptest.tmpdir() / "rot.jsonl")
     cfg = mcptest.write_config({"steady": {"url": Env.lab.url("/healthy")},
@@ -427,6 +481,7 @@ def main():
     rep.run("replay: pause, g/G, Left/Right, speed, endings", case_replay_keys)
     rep.run("a recording cut mid-line reports and replays", case_cut)
     rep.run("the TUI's --record", case_tui_record)
+    rep.run("Y: a Markdown snapshot in the state directory; y: OSC 52", case_snapshot_and_copy)
     rep.run("--record-max: rotation keeps one FILE.1", case_rotation)
     rep.run("bad arguments", case_bad_args)
     rep.finish()
