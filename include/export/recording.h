@@ -10,8 +10,9 @@
  * was recorded at beside its wall time ("mono_ms" after "ts"), plus the
  * lines watch has none for: "state" (a server's lifecycle state with its
  * era, protocol version, tools and round trip) and, after a rotation, a
- * "server" snapshot of each server (the `check --json` record). The last
- * line is watch's "exit". Everything written is built by jsonl.c from the
+ * "server" snapshot of each server (the `check --json` record), and
+ * "stopping" when mcptop begins to leave. The last line is watch's
+ * "exit". Everything written is built by jsonl.c from the
  * engine's sanitized, redacted getters: no header value, token, env value
  * or URL password is ever in it.
  *
@@ -56,6 +57,10 @@ void recording_start(struct recording *r, struct ev_loop *loop,
 void recording_fleet(struct recording *r, const struct fleet *f);
 /* event_cb: one line per event (arg is the recording). */
 void recording_event_cb(void *arg, const struct event *e);
+/* mcptop begins to leave (q, a signal): every session is being ended. A
+ * "stopping" line, so a report tells the exit's endings and their
+ * exchanges from the incident's. */
+void recording_stopping(struct recording *r);
 /* The exit line (see jsonl_exit_line), the last: later events (the
  * fleet closing) are not recorded. */
 void recording_exit(struct recording *r, size_t asked, size_t not_ended);
@@ -79,6 +84,7 @@ enum recording_type {
     RECORDING_SETTLED,
     RECORDING_SERVER,       /* a snapshot after a rotation */
     RECORDING_EXIT,
+    RECORDING_STOPPING,     /* mcptop began to leave */
 };
 
 /* One server as the fleet lines name it. */

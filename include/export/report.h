@@ -34,8 +34,8 @@ struct report_server {
     size_t                index;    /* in the log's servers */
     struct report_change *timeline; /* in time order */
     size_t                n;
-    bool                  changed;  /* more than a first verdict and the
-                                       stop at the end */
+    bool                  changed;  /* more than a first verdict and
+                                       what mcptop's leaving did */
     enum health_state     at_start, at_end;     /* HEALTH__COUNT: none */
 };
 
@@ -68,6 +68,8 @@ struct report {
     size_t                      nendings;
     size_t                      outcomes[ENDING__COUNT];
     const struct recording_event *exit;         /* or NULL */
+    int64_t                     stopping_at;    /* mcptop began to leave;
+                                                   -1: not in the span */
 };
 
 /*
@@ -83,7 +85,7 @@ void report_free(struct report *r);
  * the write failed. */
 int report_markdown(FILE *out, const struct report *r, const char *file);
 /* r as JSON: {"recording", "from", "to", "first_failure",
- * "last_recovery", "servers": [{name, ..., "timeline": [{at, health, was,
+ * "last_recovery", "stopping_at", "servers": [{name, ..., "timeline": [{at, health, was,
  * kind, reason, http_status, detail}]}], "buckets", "endings",
  * "outcomes", "exit"}. Caller frees with cJSON_Delete. */
 struct cJSON *report_json(const struct report *r, const char *file);

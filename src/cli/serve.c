@@ -804,6 +804,8 @@ cli_serve(int argc, char **argv)
      * (a second signal cuts it short). /metrics still answers meanwhile;
      * /readyz says 503. */
     srv.stopping = true;
+    if (srv.rec != NULL)
+        recording_stopping(srv.rec);
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
     unended = cli_report_unended(srv.cf.fleet, "serve", &asked);

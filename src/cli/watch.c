@@ -135,6 +135,8 @@ cli_watch(int argc, char **argv)
     ev_signal_stop(loop, &w.sighup);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
+    if (w.rec != NULL)
+        recording_stopping(w.rec);
     fleet_end_all(w.cf.fleet);
     cli_wait_endings(w.cf.fleet, fleet_teardown_ms(w.cf.fleet) + 1000);
     unended = cli_report_unended(w.cf.fleet, "watch", &asked);

@@ -295,6 +295,17 @@ recording_event_cb(void *arg, const struct event *e)
 }
 
 void
+recording_stopping(struct recording *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (r->ended)
+        return;
+    cJSON_AddStringToObject(o, "event", "stopping");
+    recording_put_object(r, clock_wall_ms(), o);
+}
+
+void
 recording_exit(struct recording *r, size_t asked, size_t not_ended)
 {
     cJSON *o = cJSON_CreateObject();

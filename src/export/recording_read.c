@@ -366,6 +366,10 @@ recording_line(struct recording_parser *p, const cJSON *o,
         recording_fleet_line(p, o, ev->at);
         return false;
     }
+    if (strcmp(type, "stopping") == 0) {
+        ev->type = RECORDING_STOPPING;
+        return true;
+    }
     if (strcmp(type, "exit") == 0) {
         ev->type = RECORDING_EXIT;
         ev->sessions_ended = (long)recording_num(o, "sessions_ended", 0);

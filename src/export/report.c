@@ -109,6 +109,10 @@ report_health(struct report *r, uint16_t *marks, struct report_cur *c,
     if (ev->at < r->from)
         return;
     report_add_change(rs, &ch);
+    /* What mcptop's own leaving did (its endings' exchanges, the stops)
+     * is listed, but is neither a failure nor a recovery. */
+    if (r->stopping_at >= 0 && ev->at >= r->stopping_at)
+        return;
     if (report_failing(ch.health) &&
         (ch.was == HEALTH__COUNT || !report_failing(ch.was)) &&
         r->first_failure == (size_t)-1) {
@@ -164,14 +168,17 @@ report_window(struct report *r, int64_t from, int64_t to)
         r->to = r->from;
 }
 
-/* A server changed when more happened than its first verdict and its
- * stop when mcptop left. */
+/* A server changed when more happened than its first verdict, before
+ * mcptop began to leave (and than a stop at the very end, for a recording
+ * with no stopping line). */
 static void
-report_changed(struct report_server *rs)
+report_changed(const struct report *r, struct report_server *rs)
 {
     for (size_t k = 0; k < rs->n; k++) {
         const struct report_change *ch = &rs->timeline[k];
 
+        if (r->stopping_at >= 0 && ch->at >= r->stopping_at)
+            continue;
         if (ch->was == HEALTH__COUNT || ch->health == HEALTH_PENDING)
             continue;
         if (ch->was == HEALTH_PENDING && ch->health == HEALTH_OK)
@@ -194,6 +201,7 @@ report_new(const struct recording_log *log, int64_t from, int64_t to)
     r->log = log;
     r->first_failure = r->last_recovery = (size_t)-1;
     r->first_failure_kind = -1;
+    r->stopping_at = -1;
     report_window(r, from, to);
     r->servers = xcalloc(n + 1, sizeof(*r->servers));
     cur = xcalloc(n + 1, sizeof(*cur));
@@ -217,6 +225,11 @@ report_new(const struct recording_log *log, int64_t from, int64_t to)
         if (ev->type == RECORDING_EXIT) {
             if (ev->at >= r->from)
                 r->exit = ev;
+            continue;
+        }
+        if (ev->type == RECORDING_STOPPING) {
+            if (ev->at >= r->from && r->stopping_at < 0)
+                r->stopping_at = ev->at;
             continue;
         }
         if (ev->server >= n)
@@ -265,7 +278,7 @@ report_new(const struct recording_log *log, int64_t from, int64_t to)
         if (!cur[i].started)
             r->servers[i].at_start = cur[i].health;
         r->servers[i].at_end = cur[i].health;
-        report_changed(&r->servers[i]);
+        report_changed(r, &r->servers[i]);
     }
     if (r->nbuckets > 0) {
         r->buckets = xcalloc(r->nbuckets, sizeof(*r->buckets));
@@ -392,6 +405,11 @@ report_md_head(FILE *out, const struct report *r, const char *file)
         fputc('\n', out);
     } else {
         fprintf(out, "- Last recovery: none in the span\n");
+    }
+    if (r->stopping_at >= 0) {
+        report_clock(t, sizeof(t), r->stopping_at);
+        fprintf(out, "- mcptop began to leave at %s UTC: what follows is "
+            "its own endings and stops, neither failure nor recovery\n", t);
     }
     if (log->cut)
         fprintf(out, "- The recording ends in a cut line (mcptop did not "
@@ -684,6 +702,10 @@ report_json(const struct report *r, const char *file)
     cJSON_AddItemToObject(root, "first_failure", ff);
     cJSON_AddItemToObject(root, "last_recovery",
         report_json_moment(r, r->last_recovery, r->last_recovery_at));
+    if (r->stopping_at >= 0)
+        report_add_time(root, "stopping_at", r->stopping_at);
+    else
+        cJSON_AddNullToObject(root, "stopping_at");
     arr = cJSON_AddArrayToObject(root, "servers");
     for (size_t i = 0; i < r->log->nservers; i++) {
         if (r->servers[i].changed)

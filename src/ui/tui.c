@@ -420,6 +420,8 @@ tui_quit(struct ui *ui)
     }
     ui->quitting = true;
     ui->prompt = UI_PROMPT_NONE;
+    if (ui->rec != NULL)
+        recording_stopping(ui->rec);
     ui->quit_at = clock_wall_ms();
     /* Endings already under way count as the quit's too. */
     ui->quit_busy = xcalloc(fleet_size(ui->fleet) + 1, sizeof(bool));

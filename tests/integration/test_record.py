@@ -141,7 +141,7 @@ def case_record(c):
     monos = [l["mono_ms"] for l in Env.lines if isinstance(l.get("mono_ms"), int)]
     c.check(monos == sorted(monos), "mono_ms never goes back")
     kinds = {l.get("event") for l in Env.lines}
-    for k in ("state", "exchange", "health", "liveness", "ending", "settled"):
+    for k in ("state", "exchange", "health", "liveness", "ending", "settled", "stopping"):
         c.check(k in kinds, "the recording has %s lines" % k)
     for s in SECRETS:
         c.check(s.encode() not in Env.raw, "the secret %s is in the recording" % s)
@@ -204,6 +204,10 @@ def case_report_json(c):
     c.check(sum((doc.get("outcomes") or {}).values()) == len(doc.get("endings") or []),
             "outcomes count every ending")
     c.check(isinstance(doc.get("exit"), dict), "the exit line is reported")
+    stop = doc.get("stopping_at")
+    c.check(isinstance(stop, str), "stopping_at: %r" % stop)
+    c.check(not (doc.get("last_recovery") or {}).get("at", "") >= (stop or "~"),
+            "the last recovery is not one of mcptop's own exit endings")
     for s in SECRETS:
         c.check(s not in r.stdout, "the secret %s is in the report" % s)
 

@@ -262,6 +262,38 @@ test_report_window(void **state)
     recording_log_free(log);
 }
 
+/* What mcptop's leaving did is listed, but is no recovery and no change. */
+static void
+test_report_stopping(void **state)
+{
+    static const char     text[] = FLEET_LINE
+        "{\"ts\":\"2026-01-02T03:04:01.000Z\",\"event\":\"health\","
+        "\"server\":\"a\",\"state\":\"ok\",\"was\":\"pending\"}\n"
+        "{\"ts\":\"2026-01-02T03:04:02.000Z\",\"event\":\"health\","
+        "\"server\":\"b\",\"state\":\"down\",\"was\":\"ok\"}\n"
+        "{\"ts\":\"2026-01-02T03:04:03.000Z\",\"event\":\"stopping\"}\n"
+        "{\"ts\":\"2026-01-02T03:04:03.100Z\",\"event\":\"health\","
+        "\"server\":\"b\",\"state\":\"ok\",\"was\":\"down\"}\n"
+        "{\"ts\":\"2026-01-02T03:04:03.200Z\",\"event\":\"health\","
+        "\"server\":\"a\",\"state\":\"stopped\",\"was\":\"ok\"}\n";
+    struct recording_log *log = NULL;
+    struct report        *r;
+    char                 *cause = NULL;
+
+    (void)state;
+    assert_int_equal(recording_parse(text, strlen(text), &log, &cause), 0);
+    assert_int_equal(log->events[2].type, RECORDING_STOPPING);
+    r = report_new(log, -1, -1);
+    assert_int_equal(r->stopping_at, T0 + 3000);
+    assert_int_equal(r->last_recovery, (size_t)-1);
+    assert_int_equal(r->first_failure, 1);
+    assert_false(r->servers[0].changed);
+    assert_true(r->servers[1].changed);
+    assert_int_equal(r->servers[1].n, 2);
+    report_free(r);
+    recording_log_free(log);
+}
+
 static size_t replay_events[EVENT_HEALTH + 1];
 
 static void
@@ -359,6 +391,7 @@ main(void)
         cmocka_unit_test(test_report_timelines),
         cmocka_unit_test(test_report_minute_buckets),
         cmocka_unit_test(test_report_window),
+        cmocka_unit_test(test_report_stopping),
         cmocka_unit_test(test_replayed_server),
     };
 
