@@ -603,8 +603,9 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     (void)revents;
     if (w->signum == SIGHUP) {
         /* Not while quitting: servers it added would dial and be left
-         * with their sessions open, past the quit's endings. */
-        if (!ui->quitting)
+         * with their sessions open, past the quit's endings. A replay has
+         * no config to read again. */
+        if (!ui->quitting && ui->replay == NULL)
             tui_reload(ui);
         return;
     }

@@ -425,6 +425,38 @@ def case_snapshot_and_copy(c):
     t.close(c)
 
 
+def case_serve_record(c):
+    import urllib.request
+    rec = str(mcptest.tmpdir() / "serve.jsonl")
+    port = mcptest.free_port()
+    cfg = mcptest.write_config({"steady": {"url": Env.lab.url("/healthy"),
+                                           "headers": {"X-Api-Key": APIKEY}}})
+    err = open(mcptest.tmpdir() / "serve-stderr.log", "wb")
+    p = mcptest.spawn([mcptest.MCPTOP_BIN, "serve", "-c", cfg, "--listen", str(port),
+                       "--record", rec], env=mcptest.mcptop_env(), stderr=err)
+    err.close()
+    try:
+        ready = False
+        dl = time.monotonic() + 20
+        while time.monotonic() < dl and not ready:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=2) as r:
+                    ready = r.status == 200
+            except Exception:
+                time.sleep(0.2)
+        c.require(ready, "serve's /readyz never said 200")
+        p.send_signal(signal.SIGTERM)
+        c.eq(p.wait(timeout=20), 0, "serve's exit after SIGTERM")
+    finally:
+        mcptest.terminate(p)
+    lines = read_lines(rec)
+    c.require(lines and all(isinstance(l, dict) for l in lines), "serve's recording is not JSON")
+    c.eq(lines[0].get("event"), "recording", "serve's recording starts with the fleet")
+    c.eq(lines[-1].get("event"), "exit", "serve's recording ends with the exit")
+    c.check(any(health_of(l, "steady", "ok") for l in lines), "serve recorded steady's ok")
+    c.check(APIKEY.encode() not in open(rec, "rb").read(), "the header value is not recorded")
+
+
 def case_rotation(c):
     rec = str(mcptest.tmpdir() / "rot.jsonl")
     cfg = mcptest.write_config({"steady": {"url": Env.lab.url("/healthy")},
@@ -486,6 +518,7 @@ def main():
     rep.run("a recording cut mid-line reports and replays", case_cut)
     rep.run("the TUI's --record", case_tui_record)
     rep.run("Y: a Markdown snapshot in the state directory; y: OSC 52", case_snapshot_and_copy)
+    rep.run("serve --record", case_serve_record)
     rep.run("--record-max: rotation keeps one FILE.1", case_rotation)
     rep.run("bad arguments", case_bad_args)
     rep.finish()
