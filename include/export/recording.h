@@ -126,8 +126,8 @@ struct recording_event {
     double              rtt_ms;     /* -1 unknown */
     /* liveness */
     enum liveness_state liveness;
-    /* ending, settled */
-    struct ending       ending;     /* .server NULL */
+    /* ending, settled: NULL for every other line */
+    const struct ending *ending;    /* .server NULL; owned by the log */
     /* exit */
     long                sessions_ended, sessions_not_ended;
 };

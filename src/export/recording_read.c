@@ -31,22 +31,23 @@ struct recording_parser {
     size_t                cap_servers, cap_events;
 };
 
-/* The strings the log owns, beyond the servers': kept in the log's
- * private tail (see recording_log_free). */
+/* What the log owns beyond the servers (strings, endings): kept in the
+ * log's private tail (see recording_log_free). */
 struct recording_owned {
-    char  **v;
+    void  **v;
     size_t  n, cap;
 };
 
 static struct recording_owned *
 recording_owned(struct recording_log *log)
 {
-    /* Hidden after the servers' array: the log is allocated with room. */
+    /* Right after the log: it is allocated with room for it. */
     return (struct recording_owned *)(log + 1);
 }
 
-static char *
-recording_own(struct recording_log *log, const char *s)
+/* Keep p (malloc'd) until the log is freed. */
+static void
+recording_take(struct recording_log *log, void *p)
 {
     struct recording_owned *o = recording_owned(log);
 
@@ -54,8 +55,16 @@ recording_own(struct recording_log *log, const char *s)
         o->cap = o->cap != 0 ? o->cap * 2 : 256;
         o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
     }
-    o->v[o->n] = xstrdup(s);
-    return o->v[o->n++];
+    o->v[o->n++] = p;
+}
+
+static char *
+recording_own(struct recording_log *log, const char *s)
+{
+    char *c = xstrdup(s);
+
+    recording_take(log, c);
+    return c;
 }
 
 /* A short string that repeats (an op, a reason): one copy for all. */
@@ -270,7 +279,7 @@ static void
 recording_ending(struct recording_event *ev, struct recording_parser *p,
     const cJSON *o)
 {
-    struct ending *e = &ev->ending;
+    struct ending *e = xcalloc(1, sizeof(*e));
     int            out = recording_enum(recording_str(o, "outcome"),
         ENDING__COUNT, recording_outcome_name);
     int            kind = failure_kind_from_name(recording_str(o, "kind") !=
@@ -281,7 +290,8 @@ recording_ending(struct recording_event *ev, struct recording_parser *p,
     const cJSON   *settled = cJSON_GetObjectItemCaseSensitive(o,
         "settled_ms");
 
-    (void)p;
+    recording_take(p->log, e);
+    ev->ending = e;
     e->outcome = out >= 0 ? (enum ending_outcome)out : ENDING_PENDING;
     e->http_status = (long)recording_num(o, "http_status", 0);
     e->has_failure = kind >= 0;

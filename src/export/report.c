@@ -145,8 +145,8 @@ report_ending(struct report *r, struct report_cur *c,
     r->endings[r->nendings].settled = NULL;
     r->nendings++;
     c->last_ending = r->nendings;
-    if ((unsigned)ev->ending.outcome < ENDING__COUNT)
-        r->outcomes[ev->ending.outcome]++;
+    if ((unsigned)ev->ending->outcome < ENDING__COUNT)
+        r->outcomes[ev->ending->outcome]++;
 }
 
 /* The window's bounds: given, or the recording's own. */
@@ -527,14 +527,14 @@ report_md_endings(FILE *out, const struct report *r)
         report_clock(t, sizeof(t), ev->at);
         fprintf(out, "| %s | ", t);
         report_cell(out, log->servers[ev->server].name, 120);
-        fprintf(out, " | %s | ", ending_outcome_name(ev->ending.outcome));
-        if (ev->ending.http_status != 0)
-            fprintf(out, "%ld", ev->ending.http_status);
-        fprintf(out, " | %.1f | ", ev->ending.duration_ms);
-        if (st != NULL && st->ending.settled)
-            fprintf(out, "%.1f", st->ending.settled_ms);
+        fprintf(out, " | %s | ", ending_outcome_name(ev->ending->outcome));
+        if (ev->ending->http_status != 0)
+            fprintf(out, "%ld", ev->ending->http_status);
+        fprintf(out, " | %.1f | ", ev->ending->duration_ms);
+        if (st != NULL && st->ending->settled)
+            fprintf(out, "%.1f", st->ending->settled_ms);
         fprintf(out, " | ");
-        report_cell(out, ev->ending.detail, 100);
+        report_cell(out, ev->ending->detail, 100);
         fprintf(out, " |\n");
     }
     if (r->nendings > 0) {
@@ -657,20 +657,20 @@ report_json_endings(cJSON *root, const struct report *r)
         cJSON_AddStringToObject(o, "server",
             r->log->servers[ev->server].name);
         cJSON_AddStringToObject(o, "outcome",
-            ending_outcome_name(ev->ending.outcome));
-        if (ev->ending.http_status != 0)
+            ending_outcome_name(ev->ending->outcome));
+        if (ev->ending->http_status != 0)
             cJSON_AddNumberToObject(o, "http_status",
-                (double)ev->ending.http_status);
-        if (ev->ending.has_failure)
+                (double)ev->ending->http_status);
+        if (ev->ending->has_failure)
             cJSON_AddStringToObject(o, "kind",
-                failure_kind_name(ev->ending.kind));
-        cJSON_AddNumberToObject(o, "duration_ms", ev->ending.duration_ms);
-        if (st != NULL && st->ending.settled)
-            cJSON_AddNumberToObject(o, "settled_ms", st->ending.settled_ms);
+                failure_kind_name(ev->ending->kind));
+        cJSON_AddNumberToObject(o, "duration_ms", ev->ending->duration_ms);
+        if (st != NULL && st->ending->settled)
+            cJSON_AddNumberToObject(o, "settled_ms", st->ending->settled_ms);
         else
             cJSON_AddNullToObject(o, "settled_ms");
-        cJSON_AddBoolToObject(o, "half_open", ev->ending.half_open);
-        cJSON_AddStringToObject(o, "detail", ev->ending.detail);
+        cJSON_AddBoolToObject(o, "half_open", ev->ending->half_open);
+        cJSON_AddStringToObject(o, "detail", ev->ending->detail);
         cJSON_AddItemToArray(arr, o);
     }
     for (int o = 0; o < ENDING__COUNT; o++) {

@@ -164,7 +164,7 @@ replay_play(struct replay *r, const struct recording_event *ev)
     case RECORDING_SETTLED:
         f.type = ev->type == RECORDING_ENDING ? SERVER_FACT_ENDING :
             SERVER_FACT_SETTLED;
-        f.ending = &ev->ending;
+        f.ending = ev->ending;
         break;
     case RECORDING_SERVER:
         /* A snapshot after a rotation: its state, its last failure while

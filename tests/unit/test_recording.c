@@ -114,9 +114,9 @@ test_parse_lines_cut_and_skipped(void **state)
     assert_int_equal(log->events[4].was, HEALTH_OK);
     assert_int_equal(log->events[0].was, HEALTH__COUNT);
     assert_int_equal(log->events[9].type, RECORDING_ENDING);
-    assert_int_equal(log->events[9].ending.outcome, ENDING_TERMINATED);
-    assert_false(log->events[9].ending.settled);
-    assert_true(log->events[10].ending.settled);
+    assert_int_equal(log->events[9].ending->outcome, ENDING_TERMINATED);
+    assert_false(log->events[9].ending->settled);
+    assert_true(log->events[10].ending->settled);
     assert_int_equal(log->events[11].type, RECORDING_EXIT);
     assert_int_equal(log->events[11].sessions_ended, 1);
     recording_log_free(log);
