@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ struct recording {
     char               *buf;            /* fp's stdio buffer */
     long long           max_bytes;
     long long           bytes;          /* in the current file */
+    long long           base;           /* ...of which its fleet line and
+                                           snapshots */
+    bool                rotating;       /* writing a new file's start */
     bool                pending;        /* written since the last flush */
     char               *error;          /* the first failure */
     struct ev_loop     *loop;
@@ -47,16 +51,26 @@ recording_fail(struct recording *r, const char *what)
         r->error = str_printf("%s: %s: %s", r->path, what, strerror(errno));
 }
 
-/* Start a file at r->path (truncated). */
+/* Start a file at r->path: truncated, or appended to (mode "a"). */
 static int
-recording_file_open(struct recording *r)
+recording_file_open(struct recording *r, const char *mode)
 {
-    r->fp = fopen(r->path, "w");
+    r->fp = fopen(r->path, mode);
     if (r->fp == NULL)
         return -1;
     setvbuf(r->fp, r->buf, _IOFBF, RECORDING_BUFFER);
     r->bytes = 0;
+    r->base = 0;
     return 0;
+}
+
+/* Where the file rotates: at max_bytes, or, for a fleet whose snapshots
+ * alone pass half of it, at twice what the snapshots took (a file always
+ * holds at least as many events as snapshots). */
+static long long
+recording_limit(const struct recording *r)
+{
+    return r->base > r->max_bytes / 2 ? r->base * 2 : r->max_bytes;
 }
 
 struct recording *
@@ -69,7 +83,7 @@ recording_open(const char *path, long long max_bytes, char **cause)
     r->max_bytes = max_bytes > 0 ? max_bytes :
         (long long)RECORDING_MAX_MB_DEFAULT * 1024 * 1024;
     r->buf = xmalloc(RECORDING_BUFFER);
-    if (recording_file_open(r) != 0) {
+    if (recording_file_open(r, "w") != 0) {
         *cause = str_printf("cannot write the recording %s: %s", path,
             strerror(errno));
         free(r->buf);
@@ -103,7 +117,8 @@ recording_put(struct recording *r, const char *text)
 
     if (r->fp == NULL)
         return;
-    if (r->bytes > 0 && r->bytes + (long long)len + 1 > r->max_bytes)
+    if (!r->rotating && r->bytes > r->base &&
+        r->bytes + (long long)len + 1 > recording_limit(r))
         recording_rotate(r);
     if (r->fp == NULL)
         return;
@@ -112,6 +127,8 @@ recording_put(struct recording *r, const char *text)
         return;
     }
     r->bytes += (long long)len + 1;
+    if (r->rotating)
+        r->base = r->bytes;
     r->pending = true;
 }
 
@@ -214,20 +231,31 @@ recording_put_snapshots(struct recording *r)
     }
 }
 
-/* FILE becomes FILE.1 (the older one goes); a new FILE starts. */
+/* FILE becomes FILE.1 (the older one goes); a new FILE starts. When the
+ * rename fails, nothing is lost: FILE goes on growing, and rotation
+ * stops (said once, as the recording's error). */
 static void
 recording_rotate(struct recording *r)
 {
+    bool renamed;
+
     if (fclose(r->fp) != 0)
         recording_fail(r, "write failed");
     r->fp = NULL;
-    if (rename(r->path, r->path_prev) != 0)
-        recording_fail(r, "cannot rotate");
-    if (recording_file_open(r) != 0) {
+    renamed = rename(r->path, r->path_prev) == 0;
+    if (!renamed) {
+        recording_fail(r, "cannot rotate (it goes on growing)");
+        r->max_bytes = LLONG_MAX / 4;
+    }
+    if (recording_file_open(r, renamed ? "w" : "a") != 0) {
         recording_fail(r, "cannot reopen after rotation");
         return;
     }
+    if (!renamed)
+        return;
+    r->rotating = true;
     recording_put_snapshots(r);
+    r->rotating = false;
 }
 
 /* ev_timer, every second: what was written reaches the file. */
@@ -251,7 +279,9 @@ recording_start(struct recording *r, struct ev_loop *loop,
 {
     r->loop = loop;
     r->fleet = f;
+    r->rotating = true;
     recording_put_fleet(r);
+    r->rotating = false;
     ev_timer_init(&r->flush_w, recording_flush_cb, RECORDING_FLUSH_S,
         RECORDING_FLUSH_S);
     r->flush_w.data = r;
