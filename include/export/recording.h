@@ -21,7 +21,10 @@
  * about a second); a write to a regular file that fills the buffer can
  * still wait for the kernel's page cache, never for the disk (no fsync).
  * At max_bytes the file is renamed FILE.1 (the previous FILE.1 goes) and a
- * new FILE starts with the fleet line and the snapshots.
+ * new FILE starts with the fleet line and the snapshots (written whole: a
+ * fleet whose snapshots pass half of max_bytes rotates at twice their
+ * size). If FILE cannot be renamed it goes on growing, and the recording's
+ * error says so.
  */
 #ifndef MCPTOP_EXPORT_RECORDING_H
 #define MCPTOP_EXPORT_RECORDING_H

@@ -281,6 +281,11 @@ def case_replay_moments(c):
         ("the filter hides steady", lambda s: mcptest.table_row(s, "steady") is None),
     ], timeout=5)
     t.keys("Escape")
+    t.keys("H")
+    t.expect(c, [("H sorts by health, worst first", lambda s: "sort health" in s.split("\n")[0]
+                  and (mcptest.selected_name(s) or "") in ("comes-and-goes", "gateway", "flappy"))],
+             timeout=5)
+    t.keys("N")
     t.keys("Enter")
     t.expect(c, [("the detail pane opens", lambda s: "last fail" in s or "liveness" in s)], timeout=5)
     t.keys("Enter")
