@@ -490,9 +490,7 @@ recording_parse(const char *text, size_t len, struct recording_log **out,
         }
         o = cJSON_ParseWithLength(at, (size_t)(stop - at));
         if (o == NULL || !cJSON_IsObject(o)) {
-            if (nl == NULL)
-                log->cut = true;    /* the last line, cut short */
-            else
+            if (nl != NULL)     /* the last line cut short is not counted */
                 log->skipped++;
         } else {
             struct recording_event ev;
@@ -510,6 +508,9 @@ recording_parse(const char *text, size_t len, struct recording_log **out,
         cJSON_Delete(o);
         at = stop + 1;
     }
+    /* Every line is written with its newline: without one, the file was
+     * cut (a crash mid-write), even when what is there parses. */
+    log->cut = len > 0 && text[len - 1] != '\n';
     free(p.hash);
     free(p.interned);
     if (log->mcptop == NULL) {

@@ -334,9 +334,10 @@ def case_replay_keys(c):
 
 def case_cut(c):
     c.require(Env.raw, "no recording")
+    # Inside a line: neither just after nor just before a newline.
     cut_at = int(len(Env.raw) * 0.7)
-    while Env.raw[cut_at - 1:cut_at] == b"\n":
-        cut_at -= 7
+    while b"\n" in Env.raw[cut_at - 1:cut_at + 1]:
+        cut_at -= 3
     path = mcptest.write_file(Env.raw[:cut_at], suffix=".jsonl")
     r = mcptest.run_mcptop(["report", "--json", path], timeout=30)
     c.no_crash(r, "report of a cut recording")

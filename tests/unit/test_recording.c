@@ -122,6 +122,24 @@ test_parse_lines_cut_and_skipped(void **state)
     recording_log_free(log);
 }
 
+/* A last line whose newline was never written: cut, though it parses. */
+static void
+test_parse_whole_line_without_newline_is_cut(void **state)
+{
+    static const char     text[] = FLEET_LINE
+        "{\"ts\":\"2026-01-02T03:04:01.000Z\",\"event\":\"tools_changed\","
+        "\"server\":\"a\",\"tools\":7}";
+    struct recording_log *log = NULL;
+    char                 *cause = NULL;
+
+    (void)state;
+    assert_int_equal(recording_parse(text, strlen(text), &log, &cause), 0);
+    assert_true(log->cut);
+    assert_int_equal(log->nevents, 1);
+    assert_int_equal(log->skipped, 0);
+    recording_log_free(log);
+}
+
 static void
 test_parse_refuses_what_is_no_recording(void **state)
 {
@@ -385,6 +403,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_lines_cut_and_skipped),
+        cmocka_unit_test(test_parse_whole_line_without_newline_is_cut),
         cmocka_unit_test(test_parse_refuses_what_is_no_recording),
         cmocka_unit_test(test_parse_server_known_only_by_its_events),
         cmocka_unit_test(test_times),
