@@ -65,7 +65,8 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve | replay | report)
+            tui | check | watch | end | login | logout | serve | configs | replay | \
+                report)
                 cmd=${COMP_WORDS[1]} ;;
         esac
     fi
@@ -81,7 +82,8 @@ _mcptop()
             # replay's and report's --from is a time, not a client.
             [[ $cmd == replay || $cmd == report || $prev == --to ]] && return
             COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
-                zed all' -- "$cur"))
+                zed gemini codex opencode goose continue cline roo lmstudio
+                all' -- "$cur"))
             return
             ;;
         --theme)
@@ -115,6 +117,9 @@ _mcptop()
         watch)
             opts="$sources --record --record-max"
             ;;
+        configs)
+            opts="$sources --json"
+            ;;
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
@@ -145,7 +150,7 @@ _mcptop()
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
         COMPREPLY=($(compgen -W 'tui check watch end login logout serve
-            replay report' -- "$cur"))
+            configs replay report' -- "$cur"))
     elif [[ $cmd == replay || $cmd == report ]]; then
         # The recording FILE.
         compopt -o filenames 2>/dev/null

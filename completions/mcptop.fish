@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve replay report
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve configs replay report
 end
 
 function __mcptop_themes
@@ -61,6 +61,7 @@ complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, rep
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
+complete -c mcptop -n __mcptop_no_command -a configs -d 'Every server the sources give, dialing nothing'
 complete -c mcptop -n __mcptop_no_command -a replay -d 'The TUI over a recording, no network'
 complete -c mcptop -n __mcptop_no_command -a report -d 'The incident report of a recording'
 
@@ -73,7 +74,7 @@ end
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l shard -x -d 'Only shard K of N (K/N)'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
@@ -101,6 +102,9 @@ complete -c mcptop -n '__mcptop_using check' -l json -d 'One JSON object instead
 complete -c mcptop -n '__mcptop_using check' -l timeout -x -d 'Request timeout and open deadline (ms)'
 complete -c mcptop -n '__mcptop_using check' -l pings -x -d 'Ping every server R times, in rounds'
 complete -c mcptop -n '__mcptop_using check' -l stats -d 'CPU, wall time and peak RSS per phase'
+
+# configs
+complete -c mcptop -n '__mcptop_using configs' -l json -d 'One JSON document instead of a table'
 
 # end
 complete -c mcptop -n '__mcptop_using end' -s s -l server -x -a '(__mcptop_servers)' -d 'End this server'

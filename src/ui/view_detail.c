@@ -332,7 +332,8 @@ detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
          * expanded value is a secret: show the args as written. */
         size_t len;
 
-        t = d->command != NULL ? d->command : "";
+        t = d->command_shown != NULL ? d->command_shown : d->command != NULL
+            ? d->command : "";
         str_sanitize(target, sizeof(target), t, strlen(t));
         for (size_t i = 0; i < d->nargs && d->args_shown != NULL; i++) {
             len = strlen(target);
@@ -352,6 +353,21 @@ detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
     ui_line_add(l, UI_ROLE_DIM, name);
     ui_line_add(l, UI_ROLE_NORMAL, target);
     ui_out_line(o, l);
+    if (d != NULL && d->nsources > 0) {
+        /* One server found in several clients' files (issue 28). */
+        char shown[512];
+
+        target[0] = '\0';
+        for (size_t i = 0; i < d->nsources; i++) {
+            size_t len = strlen(target);
+
+            snprintf(target + len, sizeof(target) - len, "%s%s (%s)",
+                i > 0 ? ", " : "", d->sources[i].client != NULL
+                ? d->sources[i].client : "-", d->sources[i].origin);
+        }
+        str_sanitize(shown, sizeof(shown), target, strlen(target));
+        detail_kv(o, l, "sources", UI_ROLE_NORMAL, shown);
+    }
     detail_session(o, l, s);
     detail_lists(o, l, s);
     detail_history(o, l, s);
