@@ -28,6 +28,7 @@
 #include "mcp/client.h"
 #include "transport/ending_run.h"
 #include "record.h"
+#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
@@ -39,41 +40,6 @@
 #define SERVER_PING_SLOT_S      0.25    /* pings due together share one
                                            wake-up */
 
-struct server {
-    const struct server_env    *env;
-    const struct config_server *decl;
-    enum server_state           state;
-    char                       *target;
-    char                       *log_name;   /* sanitized name */
-    size_t                      index;      /* in the fleet */
-    void                       *data;       /* the owner's */
-
-    struct client              *client;
-    struct record               rec;
-    struct endings             *endings;    /* on the first ending */
-    struct ending_run          *ending;     /* the session's, if any */
-    bool                        ending_redial;
-    bool                        in_end;     /* server_end runs */
-    enum server_state           paused_from;
-    bool                        orphan_ended; /* since the last dial began:
-                                               a session it was issued went
-                                               to a half-open ending */
-    bool                        end_settled;/* ...and its ending settled */
-
-    unsigned                    busy;       /* unsettled endings and
-                                               abandoned dials */
-    unsigned                    failed_dials;   /* in a row, for backoff */
-    ev_tstamp                   not_before; /* a wait the server asked for
-                                               (loop time), 0 none */
-    unsigned long               dials;
-    ev_timer                    tick;       /* next ping or next dial */
-    ev_tstamp                   tick_due;   /* when tick fires (loop time) */
-    bool                        dial_due;   /* ...and it will dial */
-    struct health               health;     /* the last one published */
-    bool                        health_set; /* ...once there is one */
-    int64_t                     health_since;   /* epoch ms */
-    bool                        stopped_disabled; /* closed while disabled */
-};
 
 static void server_dial(struct server *s);
 static void server_log(struct server *s, const char *fmt, ...)
@@ -126,7 +92,7 @@ server_now(const struct server *s)
     return ev_now(s->env->loop);
 }
 
-static void
+void
 server_emit(struct server *s, struct event *e)
 {
     e->server = s;
@@ -609,6 +575,8 @@ static const struct client_host server_client_host = {
 const struct ending *
 server_end(struct server *s, bool redial)
 {
+    if (s->replay != NULL)
+        return NULL;
     struct ending_run *run;
 
     if (s->ending != NULL && !ending_run_settled(s->ending))
@@ -672,12 +640,16 @@ server_test_repeat_delete(struct server *s)
 size_t
 server_ending_count(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_ending_count(s);
     return endings_count(s->endings);
 }
 
 const struct ending *
 server_ending(const struct server *s, size_t i)
 {
+    if (s->replay != NULL)
+        return server_replay_ending(s, i);
     return endings_get(s->endings, i);
 }
 
@@ -803,7 +775,7 @@ server_start(struct server *s)
 bool
 server_enable(struct server *s)
 {
-    if (s->state != SERVER_DISABLED)
+    if (s->state != SERVER_DISABLED || s->replay != NULL)
         return false;
     server_set_state(s, SERVER_IDLE);
     server_log(s, "enabled for this run");
@@ -814,7 +786,8 @@ server_enable(struct server *s)
 void
 server_pause(struct server *s)
 {
-    if (s->state != SERVER_READY && s->state != SERVER_BACKOFF)
+    if ((s->state != SERVER_READY && s->state != SERVER_BACKOFF) ||
+        s->replay != NULL)
         return;
     s->paused_from = s->state;
     ev_timer_stop(s->env->loop, &s->tick);
@@ -826,7 +799,7 @@ server_pause(struct server *s)
 void
 server_resume(struct server *s)
 {
-    if (s->state != SERVER_PAUSED)
+    if (s->state != SERVER_PAUSED || s->replay != NULL)
         return;
     server_log(s, "monitoring resumed");
     if (s->paused_from == SERVER_READY && client_has_session(s->client)) {
@@ -868,7 +841,7 @@ server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
         s->state == SERVER_DIALING || s->state == SERVER_ENDING ||
-        s->state == SERVER_DISABLED)
+        s->state == SERVER_DISABLED || s->replay != NULL)
         return;
     if (client_has_session(s->client)) {
         /* The old session gets the ending procedure first (shown in the
@@ -885,7 +858,8 @@ server_redial(struct server *s)
 static bool
 server_ping_if_ready(struct server *s, bool scheduled)
 {
-    if (s->state != SERVER_READY || server_wait_left(s) > 0)
+    if (s->state != SERVER_READY || server_wait_left(s) > 0 ||
+        s->replay != NULL)
         return false;
     return client_ping(s->client, scheduled);
 }
@@ -914,6 +888,7 @@ server_free(struct server *s)
     server_stop(s);
     client_free(s->client);
     endings_free(s->endings);
+    server_replay_free(s);
     record_done(&s->rec);
     free(s->target);
     free(s->log_name);
@@ -965,6 +940,8 @@ server_state(const struct server *s)
 enum server_era
 server_era(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_era(s);
     return client_era(s->client);
 }
 
@@ -993,12 +970,17 @@ server_session(const struct server *s, struct server_session_info *out)
 {
     memset(out, 0, sizeof(*out));
     out->open = s->state == SERVER_READY;
-    client_session(s->client, out);
+    if (s->replay != NULL)
+        server_replay_session(s, out);
+    else
+        client_session(s->client, out);
 }
 
 long
 server_tools(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_tools(s);
     return client_tools(s->client);
 }
 
@@ -1011,13 +993,15 @@ server_tool_name(const struct server *s, long i)
 double
 server_rtt_ms(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_rtt_ms(s);
     return client_rtt_ms(s->client);
 }
 
 bool
 server_ok(const struct server *s)
 {
-    return server_health_now(s).state == HEALTH_OK;
+    return server_health(s, NULL).state == HEALTH_OK;
 }
 
 const char *
@@ -1029,6 +1013,8 @@ server_liveness_method(const struct server *s)
 struct health
 server_health(const struct server *s, int64_t *since)
 {
+    if (s->replay != NULL)
+        return server_replay_health(s, since);
     if (since != NULL)
         *since = s->health_set ? s->health_since : 0;
     return server_health_now(s);
