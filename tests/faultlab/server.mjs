@@ -45,6 +45,10 @@
 //               redirects every request to the unslashed path, GET and
 //               DELETE included. /redirect/X and /redirect/X/ share counts.
 //   bigsession  initialize answered with a ?kb= (100) KB Mcp-Session-Id
+//   words       the server's own words (issue 26.4): status ?code= (404),
+//               Content-Type ?type= ("text/html; charset=utf-8", Express's
+//               label for a plain sentence; none: no header), body ?text=
+//               ("Session not found") ?repeat= (1) times
 //   busy503 and ratelimit429 take ?s=: digits are sent verbatim (a huge value
 //   stays huge); ?date=1 sends an HTTP date at least s seconds ahead.
 //
@@ -857,6 +861,14 @@ const MESSAGE_FAULTS = {
     ctx.p.str("s", null) !== null ? { "Retry-After": retryAfterValue(ctx.p) } : {}),
   gateway504: (ctx) => sendText(ctx.res, 504, "text/html", HTML_504),
   redirect: (ctx) => redirectAnswer(ctx),
+  // issue 26
+  words: (ctx) => {
+    const type = ctx.p.str("type", "text/html; charset=utf-8");
+    const text = ctx.p.str("text", "Session not found").repeat(Math.max(1, Math.min(1000, ctx.p.num("repeat", 1))));
+    ctx.res.writeHead(ctx.p.num("code", 404), { "Content-Length": Buffer.byteLength(text),
+      ...(type === "none" ? {} : { "Content-Type": type }) });
+    ctx.res.end(text);
+  },
   bigsession: (ctx) => {
     if (ctx.msg.method !== "initialize") return healthyPost(ctx);
     const kb = Math.max(1, Math.min(4096, ctx.p.num("kb", 100)));

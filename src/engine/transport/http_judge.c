@@ -10,8 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/http_words.h"
 #include "jsonrpc.h"
 #include "util/str.h"
+
+/* Bytes of a detail left free after the server's words, for what the
+ * lifecycle adds ("; session presumed lost: ...", the dial's step). */
+#define HTTP_JUDGE_RESERVE 56
 
 void
 http_judge_net(const struct http_result *r, char *detail, size_t dsz)
@@ -118,10 +123,10 @@ http_judge_status(const struct http_result *r, struct failure_evidence *evd,
             off += (size_t)snprintf(detail + off, dsz - off,
                 "; Retry-After %ld s", r->retry_after_s);
     }
-    if (!evd->rpc_error && r->body_len > 0 && off < dsz &&
-        r->content_type != NULL && strncmp(r->content_type, "text/html",
-        9) == 0)
-        snprintf(detail + off, dsz - off, "; an HTML page");
+    /* The server's own words: a sentence, or a page's title. */
+    if (!evd->rpc_error && off < dsz)
+        http_words_append(detail, dsz, off, HTTP_JUDGE_RESERVE, r->body,
+            r->body_len, r->content_type);
     if (answer != NULL && m != NULL && evd->rpc_error &&
         !evd->rpc_error_id_null) {
         *answer = m;
@@ -230,13 +235,16 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
         return *answer == NULL;
     }
     {
-        char ct[48] = "none";
+        char   ct[48] = "none";
+        size_t n;
 
         if (r->content_type != NULL)
             str_sanitize(ct, sizeof(ct), r->content_type,
                 strlen(r->content_type));
-        snprintf(f->detail, sizeof(f->detail), "HTTP %ld with content type "
-            "%s, not an MCP answer", r->status, ct);
+        n = (size_t)snprintf(f->detail, sizeof(f->detail), "HTTP %ld with "
+            "content type %s, not an MCP answer", r->status, ct);
+        http_words_append(f->detail, sizeof(f->detail), n,
+            HTTP_JUDGE_RESERVE, r->body, r->body_len, r->content_type);
     }
     return true;
 }

@@ -31,8 +31,9 @@ bool http_judge_post(const struct http_result *r, int64_t id,
 
 /* The words for a non-2xx answer to `what` (a method, or "DELETE"; may
  * be NULL): the status, its reason (an auth challenge, a CDN's, a redirect
- * not followed), a
- * JSON-RPC error body (code, sanitized message, versions supported); evd
+ * not followed), a JSON-RPC error body (code, sanitized message, versions
+ * supported), or else the server's own words (a short sentence that is not
+ * markup, a page's title: io/http_words.h); evd
  * gains what the body shows. If the body is a JSON-RPC error carrying id,
  * it is handed out in *answer (may be NULL: then freed). */
 void http_judge_status(const struct http_result *r,
