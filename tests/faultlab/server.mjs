@@ -49,6 +49,10 @@
 //               Content-Type ?type= ("text/html; charset=utf-8", Express's
 //               label for a plain sentence; none: no header), body ?text=
 //               ("Session not found") ?repeat= (1) times
+//   encoded     the healthy answer compressed unasked (issue 26.7):
+//               Content-Encoding ?enc= gzip (default), deflate, br, or any
+//               other name (the body then sent as is); ?sse=1 compresses
+//               the SSE answer
 //   busy503 and ratelimit429 take ?s=: digits are sent verbatim (a huge value
 //   stays huge); ?date=1 sends an HTTP date at least s seconds ahead.
 //
@@ -227,6 +231,7 @@ import http from "node:http";
 import https from "node:https";
 import fs from "node:fs";
 import crypto from "node:crypto";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const SUPPORTED_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -540,8 +545,22 @@ function isRequest(msg) {
 }
 
 function answer(ctx, obj, headers = {}) {
-  if (ctx.p.sse) sendSse(ctx.res, obj, headers);
+  if (ctx.encode) sendEncoded(ctx, obj, headers);
+  else if (ctx.p.sse) sendSse(ctx.res, obj, headers);
   else sendJson(ctx.res, 200, obj, headers);
+}
+
+// The `encoded` fault: obj as JSON (or, with ?sse=1, as the SSE answer),
+// compressed with ?enc= whatever the client asked for. A name zlib does
+// not have is sent as is, under that name.
+function sendEncoded(ctx, obj, headers = {}) {
+  const enc = ctx.p.str("enc", "gzip");
+  const plain = Buffer.from(ctx.p.sse ? "id: 0\ndata: \n\n" + sseEvent(obj, 1) : JSON.stringify(obj));
+  const z = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[enc];
+  const body = z ? z(plain) : plain;
+  ctx.res.writeHead(200, { "Content-Type": ctx.p.sse ? "text/event-stream" : "application/json",
+    "Content-Encoding": enc, "Content-Length": body.length, ...headers });
+  ctx.res.end(body);
 }
 
 // Serve one POST correctly (after any session/expiry checks).
@@ -868,6 +887,10 @@ const MESSAGE_FAULTS = {
     ctx.res.writeHead(ctx.p.num("code", 404), { "Content-Length": Buffer.byteLength(text),
       ...(type === "none" ? {} : { "Content-Type": type }) });
     ctx.res.end(text);
+  },
+  encoded: (ctx) => {
+    ctx.encode = true;
+    healthyPost(ctx);
   },
   bigsession: (ctx) => {
     if (ctx.msg.method !== "initialize") return healthyPost(ctx);

@@ -313,6 +313,16 @@ MATRIX = [
       detail=r'an HTML page titled "502 Bad Gateway"', sessions=True),
     R("200 with an HTML page gives its title (26.4) @dial", "lab:/html200/dial?t=words", "dial",
       "not_mcp_response", "no", "unknown", detail=r'not an MCP answer; an HTML page titled "Welcome"'),
+    # --- issue 26.7: answers compressed without being asked ------------------
+    R("every answer gzip, unasked (26.7)", "lab:/encoded/any?enc=gzip", "dial", tools=3),
+    R("every answer deflate, unasked (26.7)", "lab:/encoded/any?enc=deflate", "dial", tools=3),
+    R("every answer br, unasked (26.7)", "lab:/encoded/any?enc=br", "dial", tools=3),
+    R("every SSE answer gzip, unasked (26.7)", "lab:/encoded/any?enc=gzip&sse=1", "dial", tools=3),
+    R("an encoding libcurl cannot decode (26.7) @dial", "lab:/encoded/dial?enc=compress", "dial",
+      "not_mcp_response", "no", "unknown", detail=r"content-encoding compress, which .*cannot decode"),
+    R("an encoding libcurl cannot decode (26.7) @ping", "lab:/encoded/ping?enc=x-faultlab", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=r"content-encoding x-faultlab, which .*cannot decode",
+      sessions=True),
     # --- endings (not yet in mcptop) ------------------------------------------
     # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
     R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",

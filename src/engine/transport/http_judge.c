@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "io/http_words.h"
 #include "jsonrpc.h"
@@ -135,6 +136,39 @@ http_judge_status(const struct http_result *r, struct failure_evidence *evd,
     jsonrpc_free(m);
 }
 
+/* An answer in a content encoding that could not be decoded: the
+ * encoding it named, and whether this libcurl has it at all. */
+static void
+http_judge_encoding(const struct http_result *r, char *detail, size_t dsz)
+{
+    const char *enc = r->content_encoding != NULL ? r->content_encoding :
+        "(none named)";
+    const char *known = http_decoded_encodings();
+    char        err[96] = "";
+    bool        has = false;
+
+    for (const char *p = known; *p != '\0' && !has; ) {
+        size_t k = strcspn(p, ",");
+
+        has = k == strlen(enc) && strncasecmp(p, enc, k) == 0;
+        p += k;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    if (has) {
+        if (r->error_text != NULL)
+            str_sanitize(err, sizeof(err), r->error_text,
+                strlen(r->error_text));
+        snprintf(detail, dsz, "HTTP %ld answer in content-encoding %s "
+            "that could not be decoded%s%s%s", r->status, enc,
+            err[0] ? " (" : "", err, err[0] ? ")" : "");
+    } else {
+        snprintf(detail, dsz, "HTTP %ld answer in content-encoding %s, "
+            "which mcptop's libcurl cannot decode (it decodes %s)",
+            r->status, enc, known[0] ? known : "none");
+    }
+}
+
 /* A JSON body: parse it and keep the answer with our id. */
 static void
 http_judge_json_body(const struct http_result *r, int64_t id,
@@ -214,6 +248,10 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
             sizeof(f->detail), answer);
         return true;
     }
+    if (f->evd.bad_encoding) {
+        http_judge_encoding(r, f->detail, sizeof(f->detail));
+        return true;
+    }
     if (f->evd.too_large) {
         snprintf(f->detail, sizeof(f->detail), "answer exceeds the message "
             "size limit (%zu bytes)", max_bytes);
@@ -259,6 +297,8 @@ http_judge_other(const struct http_result *r, struct transport_failure *f,
     else if (r->status < 200 || r->status >= 300)
         http_judge_status(r, &f->evd, -1, what, f->detail, sizeof(f->detail),
             NULL);
+    else if (r->evd.bad_encoding)
+        http_judge_encoding(r, f->detail, sizeof(f->detail));
     else {
         f->evd.no_matching_response = true;
         snprintf(f->detail, sizeof(f->detail), "%s", otherwise);
