@@ -70,8 +70,12 @@ def after_start(seconds):
     return pred
 
 
+# The detail of an answer whose id is none of ours (issue 26.8).
+STRAY = r'answer id "\d+" \(string\) matches no request; ours was \d+ \(number\)'
+
 # target: lab:PATH (the fault lab), tls:PATH (the lab over https), gw:PATH
-# (nginx in front of the lab or of a dead port), refused, or a literal URL.
+# (nginx in front of the lab or of a dead port), refused, stdio:ARGS
+# (tests/stdio/fake.mjs with those options, space-separated), or a literal URL.
 # site: dial (the fault answers initialize) and list (it answers the dial's
 # tools/list) -> last_failure {site connect, op dial}; ping (a healthy dial,
 # then the fault answers check's ping) -> {site request, op ping}.
@@ -323,6 +327,26 @@ MATRIX = [
     R("an encoding libcurl cannot decode (26.7) @ping", "lab:/encoded/ping?enc=x-faultlab", "ping",
       "not_mcp_response", "unknown", "unknown", detail=r"content-encoding x-faultlab, which .*cannot decode",
       sessions=True),
+    # --- issue 26.8: an answer whose id is none of ours, on every transport ---
+    R("JSON body, the id written back as a string (26.8) @dial", "lab:/stringid/dial", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY, sessions=True),
+    R("JSON body, the id written back as a string (26.8) @ping", "lab:/stringid/ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY, sessions=True),
+    R("SSE event on the POST, id as a string, stream closed (26.8) @dial", "lab:/stringid/dial?sse=1", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "$", sessions=True),
+    R("SSE event on the POST, id as a string, stream closed (26.8) @ping", "lab:/stringid/ping?sse=1", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "$", sessions=True),
+    R("on the GET stream, id as a string (26.8) @ping", "lab:/stringid/ping?via=get", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within", via="watch",
+      opts="watch"),
+    R("2024-11-05 HTTP+SSE, id as a string (26.8) @dial", "lab:/legacysse?stringid=dial", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "; open deadline"),
+    R("2024-11-05 HTTP+SSE, id as a string (26.8) @ping", "lab:/legacysse?stringid=ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within"),
+    R("stdio, id as a string (26.8) @dial", "stdio:--string-id=initialize", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "; open deadline"),
+    R("stdio, id as a string (26.8) @ping", "stdio:--string-id=ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within"),
     # --- endings (not yet in mcptop) ------------------------------------------
     # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
     R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",
@@ -416,7 +440,11 @@ def server_name(i):
 
 
 def declaration(row):
-    d = {"url": url_of(row)}
+    if row.target.startswith("stdio:"):
+        d = {"command": "node", "args": [str(mcptest.TESTS_DIR / "stdio" / "fake.mjs")] +
+             row.target[len("stdio:"):].split()}
+    else:
+        d = {"url": url_of(row)}
     opts = OPTS[row.opts] if isinstance(row.opts, str) else row.opts
     d.update(opts)
     return d
@@ -624,6 +652,12 @@ def flap_verdict(t):
     return fail, states, all(any(s == want for s in it) for want in seq)
 
 
+def stray_verdict(t):
+    """The first failed ping (an answer with an id none of ours came instead)."""
+    return next((ev for ev in t.events if ev.get("event") == "exchange" and ev.get("op") == "ping" and
+                 ev.get("outcome") != "completed"), None)
+
+
 def list_verdict(t):
     changed = [ev for ev in t.events if ev.get("event") == "tools_changed"]
     return changed
@@ -637,11 +671,13 @@ def watch_done(t):
         return flap_verdict(t)[2]
     if kind == "listchanged":
         return any(ev.get("tools") == t.row.tools for ev in list_verdict(t))
+    if kind == "stringid":
+        return stray_verdict(t) is not None
     return True
 
 
 def scenario(row):
-    for k in ("expire", "flap", "listchanged"):
+    for k in ("expire", "flap", "listchanged", "stringid"):
         if row.target.startswith("lab:/" + k):
             return "expiry" if k == "expire" else k
     return None
@@ -712,6 +748,17 @@ def watch_row_case(i, row):
             c.eq(cnt.get("list_changed_sent"), 1, "list_changed notices the lab sent")
             c.check(cnt.get("methods", {}).get("tools/list", 0) >= 2,
                     "the lab was listed again: tools/list x%s" % cnt.get("methods", {}).get("tools/list"))
+        elif kind == "stringid":
+            fail = stray_verdict(t)
+            c.require(fail is not None, "no failed ping seen (expected %s)" % row.kind)
+            exp = (row.kind, row.delivered, "request")
+            act = (fail.get("outcome"), fail.get("delivered"), fail.get("site"))
+            c.check(exp == act and re.search(row.detail, fail.get("detail") or ""),
+                    "the failed ping\n  expected: outcome=%s delivered=%s site=%s detail~/%s/"
+                    "\n  actual:   outcome=%s delivered=%s site=%s detail=%r"
+                    % (exp + (row.detail,) + act + (fail.get("detail"),)))
+            cnt = Env.lab.endpoint_counts(lab_key(row))
+            c.check(cnt.get("streams_opened", 0) >= 1, "the GET stream was open: %r" % cnt)
         elif kind == "flap":
             fail, states, ok = flap_verdict(t)
             c.check(ok, "liveness reachable -> unreachable -> reachable, got %r" % states)

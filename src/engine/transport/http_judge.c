@@ -207,6 +207,14 @@ http_judge_json_body(const struct http_result *r, int64_t id,
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld; a JSON-RPC error with a null id: %ld%s%s",
             (long long)id, f->evd.rpc_error_code, msg[0] ? ": " : "", msg);
+    } else if (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) {
+        /* An answer, but to no request of ours: the body is complete, so
+         * nothing else can come (issue 26, item 8). */
+        char said[64];
+
+        jsonrpc_id_describe(m, said, sizeof(said));
+        jsonrpc_stray_words(said, id, f->detail, sizeof(f->detail));
     } else {
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld", (long long)id);
@@ -216,7 +224,7 @@ http_judge_json_body(const struct http_result *r, int64_t id,
 
 bool
 http_judge_post(const struct http_result *r, int64_t id, const char *method,
-    size_t max_bytes, struct jsonrpc_msg **answer,
+    size_t max_bytes, const char *stray, struct jsonrpc_msg **answer,
     struct transport_failure *f)
 {
     f->evd = r->evd;
@@ -261,6 +269,11 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
         if (f->evd.sse_no_lines) {
             snprintf(f->detail, sizeof(f->detail), "text/event-stream body "
                 "with no SSE line in it");
+        } else if (stray != NULL && stray[0] != '\0') {
+            /* It answered, with another id, and the stream is over:
+             * nothing else can come (issue 26, item 8). */
+            f->evd.no_matching_response = true;
+            jsonrpc_stray_words(stray, id, f->detail, sizeof(f->detail));
         } else {
             f->evd.stream_ended = true;
             snprintf(f->detail, sizeof(f->detail), "SSE stream ended before "

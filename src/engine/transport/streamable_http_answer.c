@@ -59,10 +59,17 @@ streamable_http_answer_message_cb(void *arg, struct http_xfer *hx, const char *t
             jsonrpc_free(m);
         return 0;
     }
-    if (jsonrpc_method(m) == NULL) {
+    if (jsonrpc_method(m) == NULL && (jsonrpc_kind(m) != JSONRPC_RESULT &&
+        (jsonrpc_kind(m) != JSONRPC_ERROR || jsonrpc_id_is_null(m)))) {
         jsonrpc_free(m);
         return 0;
     }
+    if (jsonrpc_method(m) == NULL && r->id >= 0 && !r->is_get &&
+        r->stray[0] == '\0')
+        /* An answer on our POST's stream with another id: not ours
+         * (issue 26, item 8). Kept for the stream's end; handed up too,
+         * for the lifecycle's record should the stream stay open. */
+        jsonrpc_id_describe(m, r->stray, sizeof(r->stray));
     transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
     return 0;
 }
@@ -192,7 +199,8 @@ streamable_http_answer_resume_later(struct streamable_http_transport *t, struct 
     double      delay;
     size_t      n;
 
-    if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
+    if (r->id < 0 || r->answer != NULL || r->stray[0] != '\0' ||
+        (r->flags & TRANSPORT_STREAMING) ||
         !res->completed || res->stopped || res->status < 200 ||
         res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
         id == NULL || id[0] == '\0' || r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
@@ -231,7 +239,7 @@ streamable_http_answer_post_done(struct streamable_http_transport *t, struct str
     out.carried_session = r->carried_session;
     out.failed = http_judge_post(res, r->id, r->resuming ?
         "the resuming GET" : r->method,
-        t->base.env->decl->max_message_bytes, &out.answer, &out.f);
+        t->base.env->decl->max_message_bytes, r->stray, &out.answer, &out.f);
     if (out.failed && r->resumes > 0) {
         /* It was resumed, and the resumption failed: the server had the
          * request (it primed the stream), but the answer is lost. */

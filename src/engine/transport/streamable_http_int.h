@@ -48,6 +48,10 @@ struct streamable_http_req {
     const char            *method;
     struct http_xfer      *xfer;
     struct jsonrpc_msg    *answer;      /* the response with our id */
+    char                   stray[64];   /* the id of an answer with
+                                           another id on this POST's
+                                           stream (jsonrpc_id_describe),
+                                           or "" */
     bool                   carried_session;
     bool                   opened;      /* 2xx headers of a stream */
     bool                   is_get;      /* the GET stream */
