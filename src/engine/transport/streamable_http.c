@@ -433,6 +433,14 @@ streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable
 {
     struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
 
+    if (t->oauth != NULL && r->run == NULL && r->auth_rounds >= 2 &&
+        (res->status == 401 || res->status == 403)) {
+        /* Refused again after its rounds: no more work for it, and the
+         * record says the authorization gave up. */
+        oauth_gave_up(t->oauth, res->status, res->www_authenticate,
+            r->auth_rounds);
+        return false;
+    }
     if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
         (res->status != 401 && res->status != 403) ||
         !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
