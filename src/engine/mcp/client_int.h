@@ -8,7 +8,9 @@
  *   client_era.c     the era probe (server/discover, -32022, fallbacks)
  *   client_list.c    tools/list pages, re-lists (coalesced, rate-limited)
  *   client_stream.c  the server stream (GET or subscriptions/listen),
- *                    reconnects with a floor, a cap and jitter
+ *                    reconnects with a floor, a cap and jitter; messages
+ *                    that answer nothing in flight (an answer whose id is
+ *                    none of ours is remembered for the timeouts)
  */
 #ifndef MCPTOP_ENGINE_CLIENT_INT_H
 #define MCPTOP_ENGINE_CLIENT_INT_H

@@ -4,7 +4,9 @@
  * messages (list_changed). It is reopened when it closes or falls silent,
  * after the server's `retry` or a backoff, never sooner than a floor, with
  * jitter, at most CLIENT_STREAM_PER_MIN times a minute whether or not the
- * reopenings succeed.
+ * reopenings succeed. The messages that answer nothing in flight, from any
+ * stream, are read here too: an answer whose id no request of ours ever
+ * had is remembered, so that a request out of time says it was not ours.
  */
 #include "mcp/client_int.h"
 
@@ -236,7 +238,6 @@ client_on_listen_done(struct client *c, struct client_req *rq,
     client_stream_later(c);
 }
 
-/* A message that answers nothing of ours: a notice, or a request. */
 /* An answer that answers nothing in flight: a late one to a request of
  * ours (an integral id we gave), or one whose id no request of ours ever
  * had, which is remembered (issue 26, item 8). */
@@ -274,6 +275,8 @@ client_stray_judge(const struct client *c, int64_t id, ev_tstamp started,
     return true;
 }
 
+/* A message that answers nothing in flight: a notice, a request, or an
+ * answer (a late one, or one whose id is none of ours). */
 void
 client_on_message(struct client *c, const struct jsonrpc_msg *m,
     struct client_req *on)
