@@ -829,8 +829,11 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        /* The GET's first clause (its status), not its words. */
         snprintf(both + n, sizeof(both) - (size_t)n,
-            "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
+            "; no HTTP+SSE stream either (GET: %.*s)",
+            (int)strcspn(e->failure->detail, ";") < 48 ?
+            (int)strcspn(e->failure->detail, ";") : 48, e->failure->detail);
         client_dial_failed(c, &c->sse_fallback.evd, both);
         return;
     }
