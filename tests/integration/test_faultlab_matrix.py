@@ -35,6 +35,8 @@ SLOW = {"timeout_ms": 3000, "open_deadline_ms": 3000}
 ROOMY = {"timeout_ms": 5000, "open_deadline_ms": 5000}
 # watch rows
 WATCH = {"timeout_ms": 1500, "open_deadline_ms": 1500, "ping_interval_s": 0.3}
+# stdio rows: a node child's start may take a while on a loaded machine
+STDIO = {"timeout_ms": 1500, "open_deadline_ms": 6000}
 
 ENDINGS_SKIP = "covered by tests/integration/test_end.py, which runs `mcptop end` against these lab endpoints"
 
@@ -344,9 +346,9 @@ MATRIX = [
     R("2024-11-05 HTTP+SSE, id as a string (26.8) @ping", "lab:/legacysse?stringid=ping", "ping",
       "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within"),
     R("stdio, id as a string (26.8) @dial", "stdio:--string-id=initialize", "dial",
-      "not_mcp_response", "no", "unknown", detail=STRAY + "; open deadline"),
+      "not_mcp_response", "no", "unknown", detail=STRAY + "; no answer to initialize within", opts=STDIO),
     R("stdio, id as a string (26.8) @ping", "stdio:--string-id=ping", "ping",
-      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within"),
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within", opts=STDIO),
     # --- endings (not yet in mcptop) ------------------------------------------
     # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
     R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",
