@@ -42,6 +42,8 @@
 //   --worker-setsid      fork-*: the worker is a daemon in a session of its
 //                        own (setsid: no group signal of mcptop's reaches it)
 //   --tag=TEXT           ignored (a pgrep marker; handed on to the worker)
+//   --string-id=METHOD   the answer to METHOD (initialize, ping) carries its
+//                        id as a string ("3" for 3), as some gateways write it
 import { argv, stdin, stdout, stderr, exit, execPath, pid } from 'node:process';
 import { closeSync, appendFileSync, existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -201,7 +203,9 @@ function drain() {
     if (!line.trim()) continue;
     let msg;
     try { msg = JSON.parse(line); } catch { continue; }
-    if (msg.id !== undefined && msg.method) answer(msg);
+    if (msg.id !== undefined && msg.method) {
+      answer(opt('string-id', null) === msg.method ? { ...msg, id: String(msg.id) } : msg);
+    }
   }
 }
 if (!ready) {

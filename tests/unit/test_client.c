@@ -1502,6 +1502,77 @@ test_ping_timeout(void **state)
     assert_false(client_last_ping_ok(fx->c));
 }
 
+/* An answer whose id no request of ours has (a gateway that writes the
+ * numeric id back as a string) is not the ping's answer: when the ping's
+ * time is out, the failure is not_mcp_response (delivered unknown), and
+ * the detail says which id came, with its JSON type, and which was ours
+ * (issue 26, item 8). A late answer to a request of ours (an integral id
+ * we gave) changes nothing: that ping is a timeout. */
+static void
+test_ping_stray_answer(void **state)
+{
+    struct fixture *fx = *state;
+    char            json[96], want[160];
+    int64_t         id;
+
+    dial_legacy(fx, "sess-12");
+    fx->timeout_ms = 80;
+    rule(fx, (struct fake_rule){ .method = "ping", .kind = FAKE_SILENT });
+    assert_true(client_ping(fx->c, false));
+    id = sent_nth(fx, "ping", 0)->id;
+    snprintf(json, sizeof(json), "{\"jsonrpc\":\"2.0\",\"id\":\"%lld\","
+        "\"result\":{}}", (long long)id);
+    fake_message(fx, json);
+    wait_exchanges(fx, 1);
+    assert_string_equal(fx->exchanges[0].op, "ping");
+    assert_false(fx->exchanges[0].completed);
+    assert_int_equal(fx->exchanges[0].kind, FAILURE_NOT_MCP_RESPONSE);
+    assert_int_equal(fx->exchanges[0].delivered, DELIVERED_UNKNOWN);
+    snprintf(want, sizeof(want), "answer id \"%lld\" (string) matches no "
+        "request; ours was %lld (number); no answer to ping within 80 ms "
+        "(request timeout)", (long long)id, (long long)id);
+    assert_string_equal(fx->exchanges[0].detail, want);
+
+    /* A late answer with an id we gave earlier (initialize's): a timeout. */
+    assert_true(client_ping(fx->c, false));
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+    wait_exchanges(fx, 2);
+    assert_int_equal(fx->exchanges[1].kind, FAILURE_TIMEOUT);
+}
+
+/* The same at the dial: an answer to initialize with its id as a string
+ * is none of ours; at the open deadline the dial fails not_mcp_response
+ * (site connect: delivered no, DESIGN.md section 3), naming both ids. */
+static void
+test_dial_stray_answer(void **state)
+{
+    struct fixture *fx = *state;
+    char            json[96], want[160];
+    int64_t         id;
+
+    fx->open_deadline_ms = 100;
+    fx->decl.open_deadline_ms = 100;
+    rule(fx, (struct fake_rule){ .method = "initialize",
+        .kind = FAKE_SILENT });
+    fx->state = SERVER_DIALING;
+    client_dial(client_of(fx));
+    assert_int_equal(sent_count(fx, "initialize"), 1);
+    id = sent_nth(fx, "initialize", 0)->id;
+    snprintf(json, sizeof(json), "{\"jsonrpc\":\"2.0\",\"id\":\"%lld\","
+        "\"result\":{}}", (long long)id);
+    fake_message(fx, json);
+    fx->want = 1;
+    assert_true(run_until(fx, dials_reached, BOUND_S));
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->dials[0].kind, FAILURE_NOT_MCP_RESPONSE);
+    assert_int_equal(fx->dials[0].site, FAILURE_SITE_CONNECT);
+    assert_int_equal(fx->dials[0].delivered, DELIVERED_NO);
+    snprintf(want, sizeof(want), "answer id \"%lld\" (string) matches no "
+        "request; ours was %lld (number); open deadline 100 ms passed "
+        "during initialize", (long long)id, (long long)id);
+    assert_string_equal(fx->dials[0].detail, want);
+}
+
 /* A deep check whose tool never answers: each call times out at the
  * probe's own timeout, is recorded as the tools/call exchange's failure
  * (kind timeout), and the next call is planned at the interval (it was
@@ -1677,6 +1748,8 @@ main(void)
         T(test_ping_completes),
         T(test_ping_unsupported),
         T(test_ping_timeout),
+        T(test_ping_stray_answer),
+        T(test_dial_stray_answer),
         T(test_probe_timeout_recorded_and_rescheduled),
         T(test_ping_refused_unreachable),
         T(test_session_lost_redialed_once),

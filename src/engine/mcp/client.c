@@ -443,7 +443,9 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct client          *c = w->data;
     struct failure_evidence evd = { .timer = FAILURE_TIMER_OPEN };
     struct client_req      *rq;
-    char                    detail[128];
+    char                    detail[256], waited[128];
+    int64_t                 id = -1;
+    ev_tstamp               started = 0;
 
     (void)loop;
     (void)revents;
@@ -452,9 +454,14 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         if (rq->in_dial)
             break;
     }
-    snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
+    snprintf(waited, sizeof(waited), "open deadline %ld ms passed%s%s",
         client_open_deadline_ms(c), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
+    snprintf(detail, sizeof(detail), "%s", waited);
+    if (rq != NULL) {
+        id = rq->id;
+        started = rq->started;
+    }
     if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
         transport_has_cap(c->t, TRANSPORT_CAP_LATE_SESSION)) {
         /* The operator is answered now, but the initialize is left to
@@ -472,6 +479,8 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
     evd.timer = FAILURE_TIMER_OPEN;
     evd.net = NET_OK;
+    /* An answer came meanwhile, with an id that is none of ours. */
+    client_stray_judge(c, id, started, waited, &evd, detail, sizeof(detail));
     client_dial_failed(c, &evd, detail);
 }
 
@@ -685,8 +694,10 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct failure_evidence evd = { 0 };
     enum client_op          op = rq->op;
     int64_t                 id = rq->id;
+    ev_tstamp               started = rq->started;
     double                  ms = client_elapsed_ms(c, rq->started);
-    char                    detail[128];
+    char                    detail[256], waited[128];
+    bool                    stray;
 
     (void)loop;
     (void)revents;
@@ -699,8 +710,12 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     client_req_free(rq, &evd);
     evd.timer = FAILURE_TIMER_REQUEST;
     evd.net = NET_OK;
-    snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
+    snprintf(waited, sizeof(waited), "no answer to %s within %ld ms "
         "(request timeout)", client_op_name(op), client_timeout_ms(c));
+    snprintf(detail, sizeof(detail), "%s", waited);
+    /* An answer came meanwhile, with an id that is none of ours. */
+    stray = client_stray_judge(c, id, started, waited, &evd, detail,
+        sizeof(detail));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
     if (id >= 0 && op != CLIENT_OP_INITIALIZE && transport_has_session(c->t)) {
         size_t len;
@@ -734,7 +749,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         break;
     case CLIENT_OP_CALL:
         /* A tool that hangs is what a deep check exists to catch. */
-        client_probe_timed_out(c, &evd, ms);
+        client_probe_timed_out(c, &evd, ms, stray ? detail : NULL);
         break;
     default:
         break;
@@ -815,8 +830,11 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        /* The GET's first clause (its status), not its words. */
         snprintf(both + n, sizeof(both) - (size_t)n,
-            "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
+            "; no HTTP+SSE stream either (GET: %.*s)",
+            (int)strcspn(e->failure->detail, ";") < 48 ?
+            (int)strcspn(e->failure->detail, ";") : 48, e->failure->detail);
         client_dial_failed(c, &c->sse_fallback.evd, both);
         return;
     }
