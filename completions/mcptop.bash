@@ -91,6 +91,24 @@ _mcptop()
                 return
             fi
             ;;
+        --sort)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'name transport health liveness age
+                    streak session protocol tools rtt failure delivered http
+                    history' -- "$cur"))
+                return
+            fi
+            ;;
+        --group)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'cause tag host transport none' \
+                    -- "$cur"))
+                return
+            fi
+            ;;
+        --filter)
+            [[ -z $cmd || $cmd == tui ]] && return
+            ;;
         -s | --server)
             if [[ $cmd == end || $cmd == audit ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
@@ -131,10 +149,11 @@ _mcptop()
             opts='-c --config --wait --log -h --help'
             ;;
         tui)
-            opts="$sources --theme --no-mouse --list-themes"
+            opts="$sources --theme --no-mouse --list-themes --filter --sort --group"
             ;;
         *)
-            opts="$sources --theme --no-mouse --list-themes -V --version"
+            opts="$sources --theme --no-mouse --list-themes --filter --sort
+                  --group -V --version"
             ;;
     esac
     if [[ $cur == -* ]]; then

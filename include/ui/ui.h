@@ -51,6 +51,8 @@
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
     X(THEME,       "cycle the colour theme")                        \
+    X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
+                   "on a header folds the group)")                   \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
     X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \

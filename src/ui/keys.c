@@ -48,6 +48,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'P',       "P",      UI_ACT_PAUSE },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 't',       "t",      UI_ACT_THEME },
+    { 'b',       "b",      UI_ACT_GROUP },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },

@@ -103,7 +103,9 @@ tui_usage(FILE *out)
 
     fprintf(out,
         "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
+        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
+        "                  " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
@@ -117,7 +119,16 @@ tui_usage(FILE *out)
         "                     text); m in the TUI switches it\n"
         "      --list-themes  print the theme names found, one per line, "
         "and exit\n"
-        "  -h, --help         this help\n");
+        "      --filter EXPR  start with this filter (the language of / in "
+        "the TUI)\n"
+        "      --sort COL[,desc]\n"
+        "                     start sorted by COL: %s;\n"
+        "                     ,desc reverses the column's own order (as I "
+        "does)\n"
+        "      --group cause|tag|host|transport|none\n"
+        "                     start with the rows grouped (b in the TUI "
+        "cycles)\n"
+        "  -h, --help         this help\n", model_sort_columns());
     app_usage_options(out);
     fprintf(out,
         "\n"
@@ -730,17 +741,34 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common, *theme and *no_mouse. 0, -1 for --help or
- * --list-themes (done), or EXIT_USAGE. */
+/* What the TUI's own options ask for (strings borrowed from argv). */
+struct tui_opts {
+    const char      *theme;
+    bool             no_mouse;
+    const char      *filter;    /* --filter, or NULL */
+    bool             sorted;    /* --sort given */
+    enum model_sort  sort;
+    bool             invert;
+    bool             grouped;   /* --group given */
+    enum model_group group;
+};
+
+/* Parse argv into common and *o. 0, -1 for --help or --list-themes
+ * (done), or EXIT_USAGE (a bad --filter or --sort says why). */
 static int
 tui_args(int argc, char **argv, struct app_common *common,
-    const char **theme, bool *no_mouse)
+    struct tui_opts *o)
 {
+    char err[256];
+
     static const struct option longopts[] = {
         APP_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
         { "list-themes", no_argument, NULL, 'T' },
         { "no-mouse", no_argument, NULL, 'm' },
+        { "filter", required_argument, NULL, 'f' },
+        { "sort", required_argument, NULL, 's' },
+        { "group", required_argument, NULL, 'g' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -758,12 +786,38 @@ tui_args(int argc, char **argv, struct app_common *common,
             continue;
         switch (ch) {
         case 't':
-            *theme = optarg;
+            o->theme = optarg;
+            break;
+        case 'f':
+            if (!model_filter_check(optarg, err, sizeof(err))) {
+                fprintf(stderr, "mcptop: --filter: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->filter = optarg;
+            break;
+        case 's':
+            if (!model_sort_parse(optarg, &o->sort, &o->invert, err,
+                sizeof(err))) {
+                fprintf(stderr, "mcptop: --sort: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->sorted = true;
+            break;
+        case 'g':
+            if (!model_group_parse(optarg, &o->group)) {
+                char word[32];
+
+                str_sanitize(word, sizeof(word), optarg, strlen(optarg));
+                fprintf(stderr, "mcptop: --group: no grouping \"%s\" (cause "
+                    "tag host transport none)\n", word);
+                return EXIT_USAGE;
+            }
+            o->grouped = true;
             break;
         case 'T':
             return tui_list_themes();
         case 'm':
-            *no_mouse = true;
+            o->no_mouse = true;
             break;
         case 'h':
             tui_usage(stdout);
@@ -782,14 +836,13 @@ tui_main(int argc, char **argv)
     struct app_common    common = { 0 };
     struct config       *cfg = NULL;
     struct ui           *ui;
-    const char          *theme = NULL;
+    struct tui_opts      opts = { 0 };
     const char          *codeset;
     char                *cause = NULL;
-    bool                 no_mouse = false;
     char                *summary = NULL;
     int                  rc;
 
-    rc = tui_args(argc, argv, &common, &theme, &no_mouse);
+    rc = tui_args(argc, argv, &common, &opts);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
@@ -815,7 +868,7 @@ tui_main(int argc, char **argv)
     codeset = nl_langinfo(CODESET);
     ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
     ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
-    tui_theme_init(ui, theme);
+    tui_theme_init(ui, opts.theme);
     {
         struct fleet_options opt = { .log = common.log };
 
@@ -839,10 +892,18 @@ tui_main(int argc, char **argv)
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
     model_init(&ui->model, ui->fleet);
+    if (opts.filter != NULL)
+        model_set_filter(&ui->model, opts.filter);
+    if (opts.sorted) {
+        ui->model.sort = opts.sort;
+        ui->model.invert = opts.invert;
+    }
+    if (opts.grouped)
+        model_set_group(&ui->model, opts.group);
     /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
     atexit(screen_fini);
-    if (screen_init(ui->utf8, !no_mouse) != 0) {
+    if (screen_init(ui->utf8, !opts.no_mouse) != 0) {
         fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
             "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
             getenv("TERM") != NULL ? getenv("TERM") : "");

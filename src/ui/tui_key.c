@@ -214,6 +214,8 @@ tui_key_command(struct ui *ui, enum ui_action a)
 
     switch (a) {
     case UI_ACT_DETAIL:
+        if (ui->mode == UI_MODE_TABLE && model_group_toggle(m))
+            break;      /* Enter on a group's header folds it */
         if (ui->mode == UI_MODE_TABLE) {
             ui->detail = !ui->detail;
             ui->detail_scroll = 0;
@@ -232,7 +234,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
         }
         break;
     case UI_ACT_END_ONE:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         if (tui_key_why_not(ui, fleet_server(ui->fleet, m->sel), false))
             break;
@@ -247,7 +249,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
             ui->prompt = UI_PROMPT_END_MARKED;
         break;
     case UI_ACT_REDIAL:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         if (tui_key_why_not(ui, fleet_server(ui->fleet, m->sel), true))
             break;
@@ -267,10 +269,11 @@ tui_key_command(struct ui *ui, enum ui_action a)
         ui_message(ui, UI_ROLE_NORMAL, "redialing %s", name);
         break;
     case UI_ACT_PAUSE: {
-        struct server *s = fleet_server(ui->fleet, m->sel);
+        struct server *s;
 
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
+        s = fleet_server(ui->fleet, m->sel);
         fmt_name(name, sizeof(name), s);
         if (server_state(s) == SERVER_PAUSED) {
             server_resume(s);
@@ -316,7 +319,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
         tui_key_sort_message(ui);
         break;
     case UI_ACT_PING:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         if (server_ping_now(fleet_server(ui->fleet, m->sel)))
@@ -332,6 +335,17 @@ tui_key_command(struct ui *ui, enum ui_action a)
         break;
     case UI_ACT_THEME:
         tui_key_theme_next(ui);
+        break;
+    case UI_ACT_GROUP:
+        model_set_group(m, (enum model_group)((m->group + 1) %
+            MODEL_GROUP__COUNT));
+        if (m->group == MODEL_GROUP_NONE)
+            ui_message(ui, UI_ROLE_NORMAL, "group: none (b groups by cause, "
+                "tag, host, transport)");
+        else
+            ui_message(ui, UI_ROLE_NORMAL, "group: by %s (Enter on a "
+                "header folds it; b: the next grouping)",
+                model_group_name(m->group));
         break;
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The console's views (issue 34, first slice): --filter EXPR and --sort
+COL[,desc] on the command line (their usage errors too), and groups: --group
+cause|tag|host|transport|none, the b key cycling them, a header row per group
+with its count and worst health, Enter on a header folding it; at 80x24 and
+200x60.
+
+Fixture fleet, nothing to serve: two refused ports (down, connect_refused,
+tag edge), an invalid URL (invalid, tag core) and a healthy stdio fake (ok,
+tag core), ping_interval_s 1. mcptop runs in tmux (mcptest.Tui). Every wait
+is bounded.
+
+Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_tui_views.py
+"""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+import scenario as sc  # noqa: E402
+from mcptest import table_row, selected_name  # noqa: E402
+
+rep = mcptest.Reporter("the console's views: --filter, --sort, groups (TUI in tmux)")
+
+START_WAIT = 20.0       # every row settled
+KEY_WAIT = 5.0          # a key's effect on the screen
+QUIT_BOUND = 3.0 + 1.0 + 4.0
+SIZES = ((80, 24), (200, 60))
+NAMES = ("alpha", "beta", "gamma", "delta")
+
+_fixture = None
+
+
+def fixture():
+    global _fixture
+    if _fixture is None:
+        _fixture = mcptest.write_config({
+            "alpha": {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port(), "tags": ["edge"]},
+            "beta": {"url": "http://127.0.0.1:%d/mcp" % mcptest.free_port(), "tags": ["edge"]},
+            "gamma": {"url": "not a url", "tags": ["core"]},
+            "delta": sc.fake("healthy", sc.tag(), tags=["core"]),
+        }, mcptop={"ping_interval_s": 1})
+    return _fixture
+
+
+def settled(s):
+    return ("connect_refused" in (table_row(s, "alpha") or "")
+            and "connect_refused" in (table_row(s, "beta") or "")
+            and "invalid_config" in (table_row(s, "gamma") or "")
+            and "reachable" in (table_row(s, "delta") or ""))
+
+
+def names_in_order(s):
+    """The server rows' names, top to bottom (group headers left out)."""
+    out = []
+    for line in s.split("\n"):
+        cells = line[3:].split()
+        if cells and cells[0] in NAMES:
+            out.append(cells[0])
+    return out
+
+
+def header_line(s, group, name):
+    """The header row of group `name` under grouping `group`, or None."""
+    for line in s.split("\n"):
+        if re.search(r"[\u25bc\u25b6] %s: %s  " % (group, re.escape(name)), line):
+            return line
+    return None
+
+
+def start(c, args, cols, rows, pred=None, what="every row settles"):
+    t = mcptest.Tui(["-c", fixture()] + args, cols=cols, rows=rows)
+    text, ok = t.wait(pred or settled, START_WAIT)
+    if not ok:
+        c.attach("--- screen ---\n" + text)
+        t.close(c, bound=QUIT_BOUND)
+        c.fatal("%s within %.0fs at %dx%d" % (what, START_WAIT, cols, rows))
+    return t
+
+
+def case_filter_sort_start(c, cols, rows):
+    def two(s):
+        return (names_in_order(s) == ["beta", "alpha"]
+                and "connect_refused" in (table_row(s, "alpha") or ""))
+    t = start(c, ["--filter", "kind:connect", "--sort", "name,desc"], cols, rows, two,
+              "--filter kind:connect shows alpha and beta")
+    try:
+        t.expect(c, [
+            ("--filter kind:connect keeps alpha and beta, --sort name,desc puts beta first",
+             lambda s: names_in_order(s) == ["beta", "alpha"]),
+            ("the header names the filter and counts 2 shown",
+             lambda s: 'filter "kind:connec' in s.split("\n")[0]
+             and (cols < 200 or 'filter "kind:connect": 2 shown' in s.split("\n")[0])),
+            ("the header says sort name, reversed (\u25b4)",
+             lambda s: "sort name \u25b4" in s.split("\n")[0]),
+        ], KEY_WAIT)
+        # The filter is the / prompt's: it opens with it, Esc clears it.
+        t.keys("Escape")
+        t.expect(c, [("Esc clears the command line's filter: all four rows",
+                      lambda s: sorted(names_in_order(s)) == sorted(NAMES))], START_WAIT)
+        t.keys("I")
+        t.expect(c, [("I reverses --sort name,desc back to A to Z",
+                      lambda s: names_in_order(s) == sorted(NAMES))], KEY_WAIT)
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+    t = start(c, ["--sort", "HEALTH"], cols, rows)
+    try:
+        t.expect(c, [("--sort HEALTH (any case): down rows first, ok last",
+                      lambda s: names_in_order(s)[:2] == ["alpha", "beta"]
+                      and names_in_order(s)[-1] == "delta"
+                      and "sort health \u25be" in s.split("\n")[0])], START_WAIT)
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+
+
+def case_usage_errors(c):
+    for args, want in ((["--sort", "bogus"], 'no column "bogus" (name transport health'),
+                       (["--sort", "rtt,sideways"], '"sideways" after the comma'),
+                       (["--filter", "bogus:x"], 'no field "bogus"'),
+                       (["--group", "colour"], 'no grouping "colour" (cause tag host transport none)')):
+        r = mcptest.run_mcptop(["tui", "-c", fixture()] + args, timeout=10)
+        c.eq(r.rc, 2, "%s: exit 2" % " ".join(args))
+        c.check(want in r.stderr, "%s: stderr says %r: %r" % (" ".join(args), want, r.stderr))
+    r = mcptest.run_mcptop(["tui", "--help"], timeout=10)
+    c.check("--filter EXPR" in r.stdout and "--sort COL[,desc]" in r.stdout
+            and "--group cause|tag|host|transport|none" in r.stdout,
+            "tui --help names --filter, --sort and --group")
+
+
+def case_group_cause(c, cols, rows):
+    def grouped(s):
+        return (header_line(s, "cause", "connect_refused") is not None
+                and header_line(s, "cause", "invalid_config") is not None
+                and header_line(s, "cause", "no current failure") is not None
+                and settled(s))
+    t = start(c, ["--group", "cause"], cols, rows, grouped, "--group cause shows three headers")
+    try:
+        s = t.expect(c, [
+            ("connect_refused: 2 servers, worst down",
+             lambda s: re.search(r"2 servers . worst \S+ down", header_line(s, "cause", "connect_refused"))),
+            ("invalid_config: 1 server, worst invalid",
+             lambda s: re.search(r"1 server . worst \S+ invalid", header_line(s, "cause", "invalid_config"))),
+            ("no current failure: 1 server, worst ok",
+             lambda s: re.search(r"1 server . worst \S+ ok", header_line(s, "cause", "no current failure"))),
+            ("the header says group cause: 3",
+             lambda s: "group cause: 3" in s.split("\n")[0]),
+        ], KEY_WAIT)
+        lines = s.split("\n")
+        idx = {n: next(i for i, l in enumerate(lines) if (table_row(l, n) or "")) for n in NAMES}
+        hdr = {g: next(i for i, l in enumerate(lines) if header_line(l, "cause", g))
+               for g in ("connect_refused", "invalid_config", "no current failure")}
+        c.check(hdr["connect_refused"] < idx["alpha"] < idx["beta"] < hdr["invalid_config"]
+                < idx["gamma"] < hdr["no current failure"] < idx["delta"],
+                "worst group first, each header above its rows: %r %r" % (hdr, idx))
+        # The first row is the connect_refused header: Enter folds it.
+        t.keys("Home")
+        t.keys("Enter")
+        t.expect(c, [
+            ("Enter on the header folds it: alpha and beta hidden, gamma and delta shown",
+             lambda s: table_row(s, "alpha") is None and table_row(s, "beta") is None
+             and table_row(s, "gamma") and table_row(s, "delta")),
+            ("the folded header shows \u25b6 and still counts 2",
+             lambda s: "\u25b6 cause: connect_refused" in s and "2 servers" in
+             header_line(s, "cause", "connect_refused")),
+            ("no detail pane opened on a header", lambda s: "\u2500\u2500 alpha" not in s),
+        ], KEY_WAIT)
+        t.keys("Down")
+        t.expect(c, [("Down from a folded header goes to the next header",
+                      lambda s: selected_name(s) == "\u25bc")], KEY_WAIT)
+        t.keys("Down")
+        t.expect(c, [("and then to gamma", lambda s: selected_name(s) == "gamma")], KEY_WAIT)
+        t.keys("Home")
+        t.keys("Enter")
+        t.expect(c, [("Enter again unfolds it", lambda s: table_row(s, "alpha") and table_row(s, "beta")
+                      and "\u25bc cause: connect_refused" in s)], KEY_WAIT)
+        t.keys("x")
+        s = t.screen()
+        c.check("End the session of" not in s, "x on a header asks nothing")
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+
+
+def case_group_cycle(c, cols, rows):
+    t = start(c, [], cols, rows)
+    try:
+        c.check(header_line(t.screen(), "cause", "connect_refused") is None,
+                "no grouping by default")
+        t.keys("b")
+        t.expect(c, [("b groups by cause", lambda s: header_line(s, "cause", "connect_refused"))], KEY_WAIT)
+        t.keys("b")
+        t.expect(c, [
+            ("b again groups by (first) tag: edge 2, core 2",
+             lambda s: "2 servers" in header_line(s, "tag", "edge")
+             and "2 servers" in header_line(s, "tag", "core")),
+        ], KEY_WAIT)
+        t.keys("b")
+        t.expect(c, [
+            ("then by host: 127.0.0.1 holds the two refused ports, the stdio fake under its command",
+             lambda s: "2 servers" in header_line(s, "host", "127.0.0.1")
+             and header_line(s, "host", os.path.basename(sc.NODE)) is not None),
+        ], KEY_WAIT)
+        t.keys("b")
+        t.expect(c, [
+            ("then by transport: http 3, stdio 1",
+             lambda s: "3 servers" in header_line(s, "transport", "http")
+             and "1 server" in header_line(s, "transport", "stdio")),
+        ], KEY_WAIT)
+        t.keys("b")
+        t.expect(c, [("then none again: no headers, four rows",
+                      lambda s: "\u25bc" not in s and sorted(names_in_order(s)) == sorted(NAMES)
+                      and "group " not in s.split("\n")[0])], KEY_WAIT)
+        t.keys("?")
+        t.expect(c, [("the help opens", lambda s: "mcptop help" in s)], KEY_WAIT)
+        found = False
+        for _ in range(12):
+            if re.search(r"\bb\s+group by cause", t.screen()):
+                found = True
+                break
+            t.keys("PgDn")
+            t.wait(lambda s: False, 0.3)
+        c.check(found, "the help lists b (group by cause, ...)")
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+
+
+def main():
+    rep.run("usage: a bad --sort column, suffix, --filter field, --group word", case_usage_errors)
+    for cols, rows in SIZES:
+        rep.run("--filter and --sort at start, %dx%d" % (cols, rows), case_filter_sort_start, cols, rows)
+        rep.run("--group cause: headers, counts, worst health, Enter folds, %dx%d" % (cols, rows),
+                case_group_cause, cols, rows)
+    rep.run("b cycles cause, tag, host, transport, none; ? lists it (80x24)", case_group_cycle, 80, 24)
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
