@@ -124,6 +124,8 @@ struct model_server {
     size_t         nremoved;
     unsigned long  tool_changes;    /* listings with a different set */
     int64_t        tools_changed_at;    /* epoch ms of the last change */
+    int            live_seen;       /* the event log's last liveness: its
+                                       state + 1, 0 absent */
 };
 
 struct model {

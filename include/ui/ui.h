@@ -15,6 +15,7 @@
 
 #include "engine/fleet.h"
 #include "engine/health.h"
+#include "ui/eventlog.h"
 #include "ui/line.h"
 #include "ui/model.h"
 #include "ui/theme.h"
@@ -50,6 +51,8 @@
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
+    X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
+                   "newest first (/ filters it)")                     \
     X(THEME,       "cycle the colour theme")                        \
     X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
                    "on a header folds the group)")                   \
@@ -78,6 +81,7 @@ enum ui_mode {
     UI_MODE_TABLE,
     UI_MODE_ENDINGS,
     UI_MODE_HELP,
+    UI_MODE_LOG,                /* the event log pane */
 };
 
 enum ui_prompt {
@@ -132,6 +136,8 @@ struct ui {
     bool                 detail;
     int                  detail_scroll;
     int                  endings_scroll;
+    int                  log_scroll;    /* 0: follows the newest */
+    struct eventlog      eventlog;
     int                  help_scroll;
     int                  table_y;       /* first table row on screen */
     int                  table_rows;    /* rows shown; 0 when hidden */
@@ -215,6 +221,10 @@ void view_endings_draw(struct ui *ui, int y, int rows);
 bool view_endings_key(struct ui *ui, enum ui_action a);
 void view_help_draw(struct ui *ui, int y, int rows);
 bool view_help_key(struct ui *ui, enum ui_action a);
+void view_log_draw(struct ui *ui, int y, int rows);
+bool view_log_key(struct ui *ui, enum ui_action a);
+/* An entry was logged: a scrolled log keeps showing the same lines. */
+void view_log_grew(struct ui *ui, const struct eventlog_entry *en);
 
 /* fmt.c: small formatters shared by the views. */
 void fmt_age(char *buf, size_t n, int64_t ms);

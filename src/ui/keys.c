@@ -47,6 +47,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'p',       "p",      UI_ACT_PING },
     { 'P',       "P",      UI_ACT_PAUSE },
     { 'e',       "e",      UI_ACT_ENDINGS },
+    { 'l',       "l",      UI_ACT_EVENTLOG },
     { 't',       "t",      UI_ACT_THEME },
     { 'b',       "b",      UI_ACT_GROUP },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },

@@ -243,6 +243,9 @@ tui_draw(struct ui *ui)
     case UI_MODE_ENDINGS:
         view_endings_draw(ui, TUI_HEADER_ROWS, body);
         break;
+    case UI_MODE_LOG:
+        view_log_draw(ui, TUI_HEADER_ROWS, body);
+        break;
     default:
         if (!ui->detail) {
             view_table_draw(ui, TUI_HEADER_ROWS, body);
@@ -404,7 +407,16 @@ tui_event_cb(void *arg, const struct event *e)
 {
     struct ui *ui = arg;
 
+    struct model_server *ms = e->server != NULL ?
+        server_data(e->server) : NULL;
+
     model_event(&ui->model, e);
+    if (ms != NULL && (ms < ui->model.srv || ms >= ui->model.srv +
+        ui->model.n))
+        ms = NULL;
+    if (eventlog_event(&ui->eventlog, e, ms != NULL ? &ms->live_seen :
+        NULL))
+        view_log_grew(ui, eventlog_get(&ui->eventlog, 0));
     ui->model_stale = true;
     ui->dirty_engine = true;
 }
@@ -892,6 +904,7 @@ tui_main(int argc, char **argv)
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
     model_init(&ui->model, ui->fleet);
+    eventlog_init(&ui->eventlog);
     if (opts.filter != NULL)
         model_set_filter(&ui->model, opts.filter);
     if (opts.sorted) {
@@ -937,6 +950,7 @@ out_fleet:
     fleet_stop(ui->fleet);
     fleet_free(ui->fleet);
     model_done(&ui->model);
+    eventlog_done(&ui->eventlog);
 out_theme:
     theme_list_free(ui->themes, ui->nthemes);
     free(ui->quit_busy);

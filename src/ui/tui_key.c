@@ -135,7 +135,10 @@ tui_key_filter(struct ui *ui, int ch)
     } else {
         return;
     }
-    model_set_filter(&ui->model, ui->input);
+    if (ui->mode == UI_MODE_LOG)
+        eventlog_set_filter(&ui->eventlog, ui->input);
+    else
+        model_set_filter(&ui->model, ui->input);
 }
 
 static void
@@ -223,7 +226,8 @@ tui_key_command(struct ui *ui, enum ui_action a)
         break;
     case UI_ACT_FILTER:
         ui->prompt = UI_PROMPT_FILTER;
-        snprintf(ui->input, sizeof(ui->input), "%s", m->filter);
+        snprintf(ui->input, sizeof(ui->input), "%s", ui->mode ==
+            UI_MODE_LOG ? ui->eventlog.filter : m->filter);
         break;
     case UI_ACT_CANCEL:
         if (m->filter[0] != '\0') {
@@ -333,6 +337,10 @@ tui_key_command(struct ui *ui, enum ui_action a)
             UI_MODE_ENDINGS;
         ui->endings_scroll = 0;
         break;
+    case UI_ACT_EVENTLOG:
+        ui->mode = ui->mode == UI_MODE_LOG ? UI_MODE_TABLE : UI_MODE_LOG;
+        ui->log_scroll = 0;
+        break;
     case UI_ACT_THEME:
         tui_key_theme_next(ui);
         break;
@@ -375,6 +383,8 @@ tui_key_mouse(struct ui *ui, const struct screen_click *click)
                     UI_ACT_DETAIL_DOWN);
             else if (ui->mode == UI_MODE_ENDINGS)
                 view_endings_key(ui, a);
+            else if (ui->mode == UI_MODE_LOG)
+                view_log_key(ui, a);
             else
                 view_table_key(ui, a);
         }
@@ -461,6 +471,8 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     if (ui->mode == UI_MODE_ENDINGS && view_endings_key(ui, a))
+        return;
+    if (ui->mode == UI_MODE_LOG && view_log_key(ui, a))
         return;
     if (ui->mode == UI_MODE_TABLE) {
         if (ui->detail && view_detail_key(ui, a))

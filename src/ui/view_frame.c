@@ -276,6 +276,10 @@ frame_keys(struct ui *ui, struct ui_line *l)
         ui_line_add(l, UI_ROLE_DIM, "e/Esc back  Up/Down scroll  ? help  "
             "q quit");
         return;
+    case UI_MODE_LOG:
+        ui_line_add(l, UI_ROLE_DIM, "l/Esc back  / filter  Up/Down scroll  "
+            "Home follow  ? help  q quit");
+        return;
     default:
         break;
     }
@@ -288,7 +292,7 @@ frame_keys(struct ui *ui, struct ui_line *l)
     ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
     if (ui->model.nmarked > 0)
         ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
-    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  b group  t theme  "
+    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  b group  t theme  "
         "m mouse");
     if (ui->model.filter[0] != '\0')
         ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The console's views (issue 34, first slice): --filter EXPR and --sort
-COL[,desc] on the command line (their usage errors too), and groups: --group
+COL[,desc] on the command line (their usage errors too); groups: --group
 cause|tag|host|transport|none, the b key cycling them, a header row per group
-with its count and worst health, Enter on a header folding it; at 80x24 and
+with its count and worst health, Enter on a header folding it; the event log
+pane l (health and liveness changes and endings, newest first, with time,
+from -> to, kind; filtered with /; following as it grows); at 80x24 and
 200x60.
 
 Fixture fleet, nothing to serve: two refused ports (down, connect_refused,
@@ -225,12 +227,74 @@ def case_group_cycle(c, cols, rows):
         t.close(c, bound=QUIT_BOUND)
 
 
+LOG_LINE = re.compile(r"^(\d\d:\d\d:\d\d)  (\S+)\s+(health|liveness|ending)\s+(.*)$")
+
+
+def log_lines(s):
+    """The event log's entries on screen: (time, server, what, rest)."""
+    return [m.groups() for m in (LOG_LINE.match(l) for l in s.split("\n")) if m]
+
+
+def case_event_log(c, cols, rows):
+    t = start(c, [], cols, rows)
+    try:
+        t.keys("l")
+        t.expect(c, [
+            ("l opens the event log", lambda s: "EVENT LOG" in s and "following" in s),
+            ("alpha's liveness change with its time, from -> to, kind",
+             lambda s: any(e[1] == "alpha" and e[2] == "liveness" and
+                           e[3].startswith("absent \u2192 unreachable  connect_refused")
+                           for e in log_lines(s))),
+            ("alpha's health change: pending -> down",
+             lambda s: any(e[1] == "alpha" and e[2] == "health" and
+                           e[3].startswith("pending \u2192 down") for e in log_lines(s))),
+            ("delta's health change: pending -> ok",
+             lambda s: any(e[1] == "delta" and e[2] == "health" and
+                           e[3].startswith("pending \u2192 ok") for e in log_lines(s))),
+        ], START_WAIT)
+        t.keys("/")
+        t.literal("live:unreach")
+        t.keys("Enter")
+        t.expect(c, [
+            ("/live:unreach keeps the two liveness changes to unreachable",
+             lambda s: sorted((e[1], e[2]) for e in log_lines(s)) ==
+             [("alpha", "liveness"), ("beta", "liveness")]),
+            ("the pane names its filter", lambda s: 'filter "live:unreach": 2 shown' in s),
+        ], KEY_WAIT)
+        t.keys("Escape")
+        t.expect(c, [("Esc clears the log's filter",
+                      lambda s: len(log_lines(s)) >= 5 and "filter \"" not in s)], KEY_WAIT)
+        t.keys("l")
+        t.keys("Home")
+        t.keys("Down")
+        t.keys("Down")
+        t.expect(c, [("delta selected in the table", lambda s: selected_name(s) == "delta")],
+                 KEY_WAIT, require=True)
+        t.keys("x")
+        t.expect(c, [("x asks", lambda s: "End the session of delta" in s)], KEY_WAIT, require=True)
+        t.keys("y")
+        t.keys("l")
+        t.expect(c, [
+            ("the open log follows: delta's ending comes in on top, newest first",
+             lambda s: log_lines(s) and log_lines(s)[0][1] == "delta"
+             and any(e[1] == "delta" and e[2] == "ending" for e in log_lines(s))),
+        ], START_WAIT)
+        t.keys("Escape")
+        t.expect(c, [("Esc (no filter) goes back to the table", lambda s: "EVENT LOG" not in s
+                      and table_row(s, "delta"))], KEY_WAIT)
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+
+
 def main():
     rep.run("usage: a bad --sort column, suffix, --filter field, --group word", case_usage_errors)
     for cols, rows in SIZES:
         rep.run("--filter and --sort at start, %dx%d" % (cols, rows), case_filter_sort_start, cols, rows)
         rep.run("--group cause: headers, counts, worst health, Enter folds, %dx%d" % (cols, rows),
                 case_group_cause, cols, rows)
+    for cols, rows in SIZES:
+        rep.run("the event log l: changes with time, from -> to, kind; / filters; follows, %dx%d"
+                % (cols, rows), case_event_log, cols, rows)
     rep.run("b cycles cause, tag, host, transport, none; ? lists it (80x24)", case_group_cycle, 80, 24)
     rep.finish()
 
