@@ -51,6 +51,8 @@
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
+    X(PALETTE,     "the command palette: sort COL[,desc], filter EXPR, "\
+                   "group WORD, log, help (Tab completes)")          \
     X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
                    "newest first (/ filters it)")                     \
     X(THEME,       "cycle the colour theme")                        \
@@ -87,6 +89,7 @@ enum ui_mode {
 enum ui_prompt {
     UI_PROMPT_NONE,
     UI_PROMPT_FILTER,
+    UI_PROMPT_COMMAND,          /* the palette's line (:) */
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
 };
@@ -144,6 +147,7 @@ struct ui {
     /* prompt and messages */
     enum ui_prompt       prompt;
     char                 input[128];
+    char                 palette[160];  /* the palette's line (:) */
     size_t               confirm_server;
     char                 message[256];
     enum ui_role         message_role;
@@ -206,6 +210,14 @@ void tui_quit(struct ui *ui);
 struct screen_click;
 /* tui_key.c: act on one key ch (click: where a mouse event happened). */
 void tui_key(struct ui *ui, int ch, const struct screen_click *click);
+
+/* palette.c: run one palette line (":sort rtt"); says on the status line
+ * what it did or why not. */
+void palette_run(struct ui *ui, const char *line);
+/* Tab on the palette's line buf (n bytes): complete the command, a --sort
+ * column after "sort ", a grouping after "group " (the longest common
+ * prefix; a space after a unique match). false when nothing matched. */
+bool palette_complete(char *buf, size_t n);
 
 /* Views: each draws `rows` screen rows from row y, and handles the
  * actions that concern it (true when it did). */

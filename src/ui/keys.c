@@ -28,6 +28,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'J',       "J",      UI_ACT_DETAIL_DOWN },
     { 'K',       "K",      UI_ACT_DETAIL_UP },
     { '/',       "/",      UI_ACT_FILTER },
+    { ':',       ":",      UI_ACT_PALETTE },
     { 27,        "Esc",    UI_ACT_CANCEL },
     { 's',       "s",      UI_ACT_SORT },
     { '>',       ">",      UI_ACT_SORT },

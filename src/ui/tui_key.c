@@ -103,6 +103,35 @@ tui_key_theme_next(struct ui *ui)
     screen_theme(&ui->theme, ui->color);
 }
 
+/* A key while the palette's line is open: edit, complete (Tab), run
+ * (Enter), cancel (Esc). */
+static void
+tui_key_palette(struct ui *ui, int ch)
+{
+    size_t len = strlen(ui->palette);
+
+    if (ch == 27) {
+        ui->prompt = UI_PROMPT_NONE;
+    } else if (keys_is_enter(ch)) {
+        ui->prompt = UI_PROMPT_NONE;
+        palette_run(ui, ui->palette);
+    } else if (ch == '\t') {
+        palette_complete(ui->palette, sizeof(ui->palette));
+    } else if (keys_is_backspace(ch)) {
+        while (len > 0) {
+            len--;
+            if (((unsigned char)ui->palette[len] & 0xc0) != 0x80)
+                break;
+        }
+        ui->palette[len] = '\0';
+    } else if (keys_is_kill_line(ch)) {
+        ui->palette[0] = '\0';
+    } else if (ch >= 32 && ch < 256 && len + 1 < sizeof(ui->palette)) {
+        ui->palette[len] = (char)ch;
+        ui->palette[len + 1] = '\0';
+    }
+}
+
 /* A key while the filter prompt is open: edit, keep (Enter), clear (Esc). */
 static void
 tui_key_filter(struct ui *ui, int ch)
@@ -223,6 +252,10 @@ tui_key_command(struct ui *ui, enum ui_action a)
             ui->detail = !ui->detail;
             ui->detail_scroll = 0;
         }
+        break;
+    case UI_ACT_PALETTE:
+        ui->prompt = UI_PROMPT_COMMAND;
+        ui->palette[0] = '\0';
         break;
     case UI_ACT_FILTER:
         ui->prompt = UI_PROMPT_FILTER;
@@ -433,6 +466,10 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
     }
     if (ui->prompt == UI_PROMPT_FILTER) {
         tui_key_filter(ui, ch);
+        return;
+    }
+    if (ui->prompt == UI_PROMPT_COMMAND) {
+        tui_key_palette(ui, ch);
         return;
     }
     if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED) {

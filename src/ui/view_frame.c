@@ -283,7 +283,8 @@ frame_keys(struct ui *ui, struct ui_line *l)
     default:
         break;
     }
-    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  / filter  s/I sort  ");
+    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  : command  / filter  "
+        "s/I sort  ");
     if (model_header(&ui->model, ui->model.sel) != NULL)
         ui_line_add(l, UI_ROLE_DIM, "Enter fold  ");
     else
@@ -318,6 +319,12 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, UI_ROLE_SELECTION, " ");
         ui_line_add(&l, UI_ROLE_DIM, "  Enter keep  Esc clear  ^U clear line  "
             "!neg tag: kind: health: live: trans: reason: http: name:");
+    } else if (ui->prompt == UI_PROMPT_COMMAND) {
+        ui_line_add(&l, UI_ROLE_WARNING, ":");
+        ui_line_add(&l, UI_ROLE_NORMAL, ui->palette);
+        ui_line_add(&l, UI_ROLE_SELECTION, " ");
+        ui_line_add(&l, UI_ROLE_DIM, "  Tab complete  Enter run  Esc cancel  "
+            "sort COL[,desc]  filter EXPR  group WORD  log  help");
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));

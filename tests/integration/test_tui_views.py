@@ -4,8 +4,8 @@ COL[,desc] on the command line (their usage errors too); groups: --group
 cause|tag|host|transport|none, the b key cycling them, a header row per group
 with its count and worst health, Enter on a header folding it; the event log
 pane l (health and liveness changes and endings, newest first, with time,
-from -> to, kind; filtered with /; following as it grows); at 80x24 and
-200x60.
+from -> to, kind; filtered with /; following as it grows); the command
+palette : (sort, group, filter, help; Tab completion); at 80x24 and 200x60.
 
 Fixture fleet, nothing to serve: two refused ports (down, connect_refused,
 tag edge), an invalid URL (invalid, tag core) and a healthy stdio fake (ok,
@@ -286,6 +286,68 @@ def case_event_log(c, cols, rows):
         t.close(c, bound=QUIT_BOUND)
 
 
+def status(s):
+    lines = s.rstrip("\n").split("\n")
+    return lines[-1] if lines else ""
+
+
+def case_palette(c, cols, rows):
+    t = start(c, [], cols, rows)
+    try:
+        t.keys(":")
+        t.expect(c, [("':' opens the palette's line", lambda s: status(s).startswith(":"))], KEY_WAIT)
+        t.literal("so")
+        t.keys("Tab")
+        t.expect(c, [("Tab completes the command: ':sort '", lambda s: status(s).startswith(":sort  "))],
+                 KEY_WAIT)
+        t.literal("he")
+        t.keys("Tab")
+        t.expect(c, [("Tab completes the column: ':sort health '",
+                      lambda s: status(s).startswith(":sort health  "))], KEY_WAIT)
+        t.keys("Enter")
+        t.expect(c, [(":sort health sorts by health, down first",
+                      lambda s: "sort health" in s.split("\n")[0]
+                      and names_in_order(s)[:2] == ["alpha", "beta"])], KEY_WAIT)
+        t.keys(":")
+        t.literal("gr")
+        t.keys("Tab")
+        t.literal("t")
+        t.keys("Tab")
+        t.expect(c, [("':gr' Tab 't' Tab stops at the common prefix of tag and transport",
+                      lambda s: status(s).startswith(":group t "))], KEY_WAIT)
+        t.literal("ag")
+        t.keys("Enter")
+        t.expect(c, [(":group tag shows the tag headers",
+                      lambda s: header_line(s, "tag", "edge") and header_line(s, "tag", "core"))], KEY_WAIT)
+        t.keys(":")
+        t.literal("filter kind:connect")
+        t.keys("Enter")
+        t.expect(c, [(":filter kind:connect keeps alpha and beta",
+                      lambda s: sorted(names_in_order(s)) == ["alpha", "beta"])], KEY_WAIT)
+        t.keys(":")
+        t.literal("filter")
+        t.keys("Enter")
+        t.expect(c, [(":filter alone clears it", lambda s: sorted(names_in_order(s)) == sorted(NAMES))],
+                 KEY_WAIT)
+        t.keys(":")
+        t.literal("sort colour")
+        t.keys("Enter")
+        t.expect(c, [(":sort colour says there is no such column",
+                      lambda s: ':sort: no column "colour"' in status(s))], KEY_WAIT)
+        t.keys(":")
+        t.literal("bogus")
+        t.keys("Enter")
+        t.expect(c, [("an unknown command is named", lambda s: 'no command "bogus"' in status(s))],
+                 KEY_WAIT)
+        t.keys(":")
+        t.literal("help")
+        t.keys("Enter")
+        t.expect(c, [(":help opens the help", lambda s: "mcptop help" in s)], KEY_WAIT)
+        t.keys("Escape")
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+
+
 def main():
     rep.run("usage: a bad --sort column, suffix, --filter field, --group word", case_usage_errors)
     for cols, rows in SIZES:
@@ -295,6 +357,9 @@ def main():
     for cols, rows in SIZES:
         rep.run("the event log l: changes with time, from -> to, kind; / filters; follows, %dx%d"
                 % (cols, rows), case_event_log, cols, rows)
+    for cols, rows in SIZES:
+        rep.run("the palette : with Tab completion: sort, group, filter, help, errors, %dx%d"
+                % (cols, rows), case_palette, cols, rows)
     rep.run("b cycles cause, tag, host, transport, none; ? lists it (80x24)", case_group_cycle, 80, 24)
     rep.finish()
 

@@ -3,7 +3,8 @@
  * and suffixes, --filter's check, groups (by tag, host, transport; the
  * header rows, their counts, the order, folding, the selected header kept
  * by name) and the event log's ring (bounded at EVENTLOG_CAP, newest
- * first, the first verdict not logged, its filter). The fleet is built
+ * first, the first verdict not logged, its filter) and the palette's Tab
+ * completion. The fleet is built
  * from a config and never started but for the invalid entry.
  */
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include "engine/server.h"
 #include "ui/eventlog.h"
 #include "ui/model.h"
+#include "ui/ui.h"
 
 static const char fixture[] =
     "{\"mcpServers\": {"
@@ -243,11 +245,40 @@ test_eventlog_ring(void **state)
     eventlog_done(&g);
 }
 
+static void
+test_palette_complete(void **state)
+{
+    char buf[160];
+
+    (void)state;
+    snprintf(buf, sizeof(buf), "so");
+    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "sort ");
+    snprintf(buf, sizeof(buf), "sort de");
+    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "sort delivered ");
+    snprintf(buf, sizeof(buf), "sort s");      /* session, streak */
+    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "sort s");
+    snprintf(buf, sizeof(buf), "group tr");
+    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "group transport ");
+    snprintf(buf, sizeof(buf), "group t");
+    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "group t");
+    snprintf(buf, sizeof(buf), "zz");
+    assert_false(palette_complete(buf, sizeof(buf)));
+    assert_string_equal(buf, "zz");
+    snprintf(buf, sizeof(buf), "filter ta");   /* free text: nothing */
+    assert_false(palette_complete(buf, sizeof(buf)));
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_parse),
+        cmocka_unit_test(test_palette_complete),
         cmocka_unit_test_setup_teardown(test_group_by_tag_host_transport,
             setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_fold_and_selection, setup,
