@@ -1,7 +1,7 @@
 /*
  * The command palette (:, as in k9s and vim; issue 34): a line of
- * commands run on Enter: sort COL[,desc], filter [EXPR], group WORD, log,
- * help; Tab completes the command, a column or a grouping. What a command
+ * commands run on Enter: sort COL[,desc], filter [EXPR] (the event log's
+ * own when it is shown), group WORD, log, help; Tab completes the command, a column or a grouping. What a command
  * did, or why it could not, goes on the status line.
  */
 #include <stdio.h>
@@ -141,7 +141,11 @@ palette_run(struct ui *ui, const char *line)
             ui_message(ui, UI_ROLE_WARNING, ":filter: %s", err);
             return;
         }
-        model_set_filter(m, arg);
+        /* In the event log, its own filter (as / there). */
+        if (ui->mode == UI_MODE_LOG)
+            eventlog_set_filter(&ui->eventlog, arg);
+        else
+            model_set_filter(m, arg);
         snprintf(ui->input, sizeof(ui->input), "%s", arg);
         if (arg[0] == '\0')
             ui_message(ui, UI_ROLE_NORMAL, "filter cleared");

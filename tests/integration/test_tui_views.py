@@ -264,6 +264,15 @@ def case_event_log(c, cols, rows):
         t.keys("Escape")
         t.expect(c, [("Esc clears the log's filter",
                       lambda s: len(log_lines(s)) >= 5 and "filter \"" not in s)], KEY_WAIT)
+        t.keys(":")
+        t.literal("filter name:alpha")
+        t.keys("Enter")
+        t.expect(c, [(":filter in the log filters the log",
+                      lambda s: "EVENT LOG" in s and log_lines(s)
+                      and all(e[1] == "alpha" for e in log_lines(s)))], KEY_WAIT)
+        t.keys("Escape")
+        t.expect(c, [("Esc clears it again",
+                      lambda s: len(log_lines(s)) >= 5 and "filter \"" not in s)], KEY_WAIT)
         t.keys("l")
         t.keys("Home")
         t.keys("Down")
