@@ -95,6 +95,24 @@ _mcptop()
                 return
             fi
             ;;
+        --sort)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'name transport health liveness age
+                    streak session protocol tools rtt failure delivered http
+                    history' -- "$cur"))
+                return
+            fi
+            ;;
+        --group)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'cause tag host transport none' \
+                    -- "$cur"))
+                return
+            fi
+            ;;
+        --filter)
+            [[ -z $cmd || $cmd == tui ]] && return
+            ;;
         -s | --server)
             if [[ $cmd == end || $cmd == audit ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
@@ -136,7 +154,7 @@ _mcptop()
             ;;
         tui)
             opts="$sources --theme --no-mouse --list-themes --record
-                  --record-max"
+                  --record-max --filter --sort --group"
             ;;
         replay)
             opts='--speed --from --to --theme --no-mouse -h --help'
@@ -146,7 +164,7 @@ _mcptop()
             ;;
         *)
             opts="$sources --theme --no-mouse --list-themes --record
-                  --record-max -V --version"
+                  --record-max --filter --sort --group -V --version"
             ;;
     esac
     if [[ $cur == -* ]]; then

@@ -84,6 +84,9 @@ complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions
 complete -c mcptop -n __mcptop_tui -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
 complete -c mcptop -n __mcptop_tui -l list-themes -d 'Print the theme names and exit'
 complete -c mcptop -n __mcptop_tui -l no-mouse -d 'Leave the mouse to the terminal'
+complete -c mcptop -n __mcptop_tui -l group -x -a 'cause tag host transport none' -d 'Start with the rows grouped'
+complete -c mcptop -n __mcptop_tui -l filter -x -d 'Start with this filter'
+complete -c mcptop -n __mcptop_tui -l sort -x -a 'name transport health liveness age streak session protocol tools rtt failure delivered http history' -d 'Start sorted by this column'
 
 # --record: the TUI, watch, serve
 complete -c mcptop -n '__mcptop_tui; or __mcptop_using watch; or __mcptop_using serve' -l record -r -F -d 'Record the event stream to FILE'

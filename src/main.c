@@ -33,7 +33,8 @@ static int main_help(int argc, char **argv);
 static int main_version(int argc, char **argv);
 
 static const struct main_entry main_table[] = {
-    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse]",
+    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse] "
+      "[--filter EXPR] [--sort COL[,desc]] [--group G]",
       "the full-screen monitor (the default)", tui_main, true },
     { "check", NULL, "[SOURCES] [--json] [--timeout MS] [--pings R] "
       "[--stats]", "dial every server once, ping, report, exit", cli_check,

@@ -16,6 +16,7 @@
 
 #include "engine/fleet.h"
 #include "engine/health.h"
+#include "ui/eventlog.h"
 #include "ui/line.h"
 #include "ui/model.h"
 #include "ui/theme.h"
@@ -51,7 +52,13 @@
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
+    X(PALETTE,     "the command palette: sort COL[,desc], filter EXPR, "\
+                   "group WORD, log, help (Tab completes)")          \
+    X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
+                   "newest first (/ filters it)")                     \
     X(THEME,       "cycle the colour theme")                        \
+    X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
+                   "on a header folds the group)")                   \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
     X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \
@@ -85,11 +92,13 @@ enum ui_mode {
     UI_MODE_TABLE,
     UI_MODE_ENDINGS,
     UI_MODE_HELP,
+    UI_MODE_LOG,                /* the event log pane */
 };
 
 enum ui_prompt {
     UI_PROMPT_NONE,
     UI_PROMPT_FILTER,
+    UI_PROMPT_COMMAND,          /* the palette's line (:) */
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
 };
@@ -119,6 +128,7 @@ struct ui_glyphs {
 struct app_common;
 struct recording;
 struct replay;
+struct tui_opts;
 
 struct ui {
     struct ev_loop      *loop;
@@ -146,12 +156,16 @@ struct ui {
     bool                 detail;
     int                  detail_scroll;
     int                  endings_scroll;
+    int                  log_scroll;    /* 0: follows the newest */
+    struct eventlog      eventlog;
+    const struct tui_opts *start;   /* the TUI's own options, or NULL */
     int                  help_scroll;
     int                  table_y;       /* first table row on screen */
     int                  table_rows;    /* rows shown; 0 when hidden */
     /* prompt and messages */
     enum ui_prompt       prompt;
     char                 input[128];
+    char                 palette[160];  /* the palette's line (:) */
     size_t               confirm_server;
     char                 message[256];
     enum ui_role         message_role;
@@ -243,6 +257,14 @@ struct screen_click;
 /* tui_key.c: act on one key ch (click: where a mouse event happened). */
 void tui_key(struct ui *ui, int ch, const struct screen_click *click);
 
+/* palette.c: run one palette line (":sort rtt"); says on the status line
+ * what it did or why not. */
+void palette_run(struct ui *ui, const char *line);
+/* Tab on the palette's line buf (n bytes): complete the command, a --sort
+ * column after "sort ", a grouping after "group " (the longest common
+ * prefix; a space after a unique match). false when nothing matched. */
+bool palette_complete(char *buf, size_t n);
+
 /* Views: each draws `rows` screen rows from row y, and handles the
  * actions that concern it (true when it did). */
 void view_header_draw(struct ui *ui, int y, int rows);
@@ -261,6 +283,10 @@ void view_endings_draw(struct ui *ui, int y, int rows);
 bool view_endings_key(struct ui *ui, enum ui_action a);
 void view_help_draw(struct ui *ui, int y, int rows);
 bool view_help_key(struct ui *ui, enum ui_action a);
+void view_log_draw(struct ui *ui, int y, int rows);
+bool view_log_key(struct ui *ui, enum ui_action a);
+/* An entry was logged: a scrolled log keeps showing the same lines. */
+void view_log_grew(struct ui *ui, const struct eventlog_entry *en);
 
 /* fmt.c: small formatters shared by the views. */
 void fmt_age(char *buf, size_t n, int64_t ms);

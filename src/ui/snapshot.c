@@ -116,8 +116,9 @@ snapshot_markdown(struct ui *ui, FILE *out)
         "tools | rtt ms | current failure | target |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < m->nvis; k++)
-        snapshot_row(ui, out, m->order[k], true);
-    if (m->sel != MODEL_NONE && m->nvis > 0) {
+        if (m->order[k] < m->n)         /* a group's header is no row */
+            snapshot_row(ui, out, m->order[k], true);
+    if (model_sel_server(m) != MODEL_NONE) {
         char name[128];
 
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
@@ -193,7 +194,7 @@ snapshot_copy(struct ui *ui)
     size_t              len = 0;
     FILE               *out;
 
-    if (m->sel == MODEL_NONE || m->nvis == 0) {
+    if (model_sel_server(m) == MODEL_NONE) {
         ui_message(ui, UI_ROLE_WARNING, "nothing selected to copy");
         return;
     }

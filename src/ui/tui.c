@@ -105,8 +105,9 @@ tui_usage(FILE *out)
 
     fprintf(out,
         "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] [--record FILE]\n"
-        "                  [--record-max MB] " APP_USAGE_END "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
+        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
+        "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
@@ -120,7 +121,16 @@ tui_usage(FILE *out)
         "                     text); m in the TUI switches it\n"
         "      --list-themes  print the theme names found, one per line, "
         "and exit\n"
-        "  -h, --help         this help\n");
+        "      --filter EXPR  start with this filter (the language of / in "
+        "the TUI)\n"
+        "      --sort COL[,desc]\n"
+        "                     start sorted by COL: %s;\n"
+        "                     ,desc reverses the column's own order (as I "
+        "does)\n"
+        "      --group cause|tag|host|transport|none\n"
+        "                     start with the rows grouped (b in the TUI "
+        "cycles)\n"
+        "  -h, --help         this help\n", model_sort_columns());
     app_usage_options(out);
     app_usage_record(out);
     fprintf(out,
@@ -241,6 +251,9 @@ tui_draw(struct ui *ui)
         break;
     case UI_MODE_ENDINGS:
         view_endings_draw(ui, TUI_HEADER_ROWS, body);
+        break;
+    case UI_MODE_LOG:
+        view_log_draw(ui, TUI_HEADER_ROWS, body);
         break;
     default:
         if (!ui->detail) {
@@ -403,7 +416,16 @@ tui_event_cb(void *arg, const struct event *e)
 {
     struct ui *ui = arg;
 
+    struct model_server *ms = e->server != NULL ?
+        server_data(e->server) : NULL;
+
     model_event(&ui->model, e);
+    if (ms != NULL && (ms < ui->model.srv || ms >= ui->model.srv +
+        ui->model.n))
+        ms = NULL;
+    if (eventlog_event(&ui->eventlog, e, ms != NULL ? &ms->live_seen :
+        NULL))
+        view_log_grew(ui, eventlog_get(&ui->eventlog, 0));
     ui->model_stale = true;
     ui->dirty_engine = true;
 }
@@ -768,18 +790,35 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common, *theme and *no_mouse. 0, -1 for --help or
- * --list-themes (done), or EXIT_USAGE. */
+/* What the TUI's own options ask for (strings borrowed from argv). */
+struct tui_opts {
+    const char      *theme;
+    bool             no_mouse;
+    const char      *filter;    /* --filter, or NULL */
+    bool             sorted;    /* --sort given */
+    enum model_sort  sort;
+    bool             invert;
+    bool             grouped;   /* --group given */
+    enum model_group group;
+};
+
+/* Parse argv into common and *o. 0, -1 for --help or --list-themes
+ * (done), or EXIT_USAGE (a bad --filter or --sort says why). */
 static int
 tui_args(int argc, char **argv, struct app_common *common,
-    const char **theme, bool *no_mouse)
+    struct tui_opts *o)
 {
+    char err[256];
+
     static const struct option longopts[] = {
         APP_LONGOPTS,
         APP_RECORD_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
         { "list-themes", no_argument, NULL, 'T' },
         { "no-mouse", no_argument, NULL, 'm' },
+        { "filter", required_argument, NULL, 'f' },
+        { "sort", required_argument, NULL, 's' },
+        { "group", required_argument, NULL, 'g' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -797,12 +836,38 @@ tui_args(int argc, char **argv, struct app_common *common,
             continue;
         switch (ch) {
         case 't':
-            *theme = optarg;
+            o->theme = optarg;
+            break;
+        case 'f':
+            if (!model_filter_check(optarg, err, sizeof(err))) {
+                fprintf(stderr, "mcptop: --filter: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->filter = optarg;
+            break;
+        case 's':
+            if (!model_sort_parse(optarg, &o->sort, &o->invert, err,
+                sizeof(err))) {
+                fprintf(stderr, "mcptop: --sort: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->sorted = true;
+            break;
+        case 'g':
+            if (!model_group_parse(optarg, &o->group)) {
+                char word[32];
+
+                str_sanitize(word, sizeof(word), optarg, strlen(optarg));
+                fprintf(stderr, "mcptop: --group: no grouping \"%s\" (cause "
+                    "tag host transport none)\n", word);
+                return EXIT_USAGE;
+            }
+            o->grouped = true;
             break;
         case 'T':
             return tui_list_themes();
         case 'm':
-            *no_mouse = true;
+            o->no_mouse = true;
             break;
         case 'h':
             tui_usage(stdout);
@@ -822,6 +887,19 @@ tui_run(struct ui *ui, bool no_mouse)
     char *summary = NULL;
 
     model_init(&ui->model, ui->fleet);
+    eventlog_init(&ui->eventlog);
+    if (ui->start != NULL) {
+        const struct tui_opts *o = ui->start;
+
+        if (o->filter != NULL)
+            model_set_filter(&ui->model, o->filter);
+        if (o->sorted) {
+            ui->model.sort = o->sort;
+            ui->model.invert = o->invert;
+        }
+        if (o->grouped)
+            model_set_group(&ui->model, o->group);
+    }
     /* Whatever ends the process from here on restores the terminal. */
     xmalloc_set_oom_hook(screen_fini);
     atexit(screen_fini);
@@ -875,12 +953,11 @@ tui_main(int argc, char **argv)
     struct app_common    common = { 0 };
     struct config       *cfg = NULL;
     struct ui           *ui;
-    const char          *theme = NULL;
+    struct tui_opts      opts = { 0 };
     char                *cause = NULL;
-    bool                 no_mouse = false;
     int                  rc;
 
-    rc = tui_args(argc, argv, &common, &theme, &no_mouse);
+    rc = tui_args(argc, argv, &common, &opts);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
@@ -899,8 +976,9 @@ tui_main(int argc, char **argv)
         config_free(cfg);
         return rc;
     }
-    ui = tui_ui_new(theme);
+    ui = tui_ui_new(opts.theme);
     ui->cfg = cfg;
+    ui->start = &opts;
     ui->common = &common;
     {
         struct fleet_options opt = { .log = common.log };
@@ -935,7 +1013,7 @@ tui_main(int argc, char **argv)
             goto out_theme;
         }
     }
-    rc = tui_run(ui, no_mouse);
+    rc = tui_run(ui, opts.no_mouse);
     xmalloc_set_oom_hook(NULL);
     fleet_stop(ui->fleet);
     fleet_free(ui->fleet);
@@ -945,6 +1023,7 @@ tui_main(int argc, char **argv)
             recording_error(ui->rec));
     recording_close(ui->rec);
     model_done(&ui->model);
+    eventlog_done(&ui->eventlog);
 out_theme:
     tui_ui_free(ui);
     config_free(cfg);

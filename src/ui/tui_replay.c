@@ -312,8 +312,10 @@ tui_replay_main(int argc, char **argv)
         xmalloc_set_oom_hook(NULL);
     }
     replay_free(ui->replay);
-    if (ui->fleet != NULL)
+    if (ui->fleet != NULL) {
         model_done(&ui->model);
+        eventlog_done(&ui->eventlog);
+    }
     tui_ui_free(ui);
     return rc;
 }

@@ -401,6 +401,17 @@ view_detail_draw(struct ui *ui, int y, int rows)
         screen_line(y, &l, ui->cols, false);
         return;
     }
+    if (model_header(&ui->model, ui->model.sel) != NULL) {
+        const struct model_group_row *g =
+            model_header(&ui->model, ui->model.sel);
+
+        ui_line_addf(&l, UI_ROLE_BORDER, "%s%s group %s: %s, %zu server%s "
+            "(Enter %s it) ", ui->g.hline, ui->g.hline,
+            model_group_name(ui->model.group), g->name, g->count,
+            g->count == 1 ? "" : "s", g->folded ? "unfolds" : "folds");
+        screen_line(y, &l, ui->cols, false);
+        return;
+    }
     s = fleet_server(ui->fleet, ui->model.sel);
     fmt_name(name, sizeof(name), s);
     ui_line_addf(&l, UI_ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
