@@ -444,8 +444,8 @@ def callgrind_parts(prefix):
 def run_callgrind(name, a, fleet, cfg, rep):
     """One run of a client under callgrind: whole-process instructions
     (Ir) and their split by phase."""
-    prefix = os.path.join(a.workdir, f"cg-{fleet.kind}-{fleet.n}-{name}-"
-                          f"{rep}.out")
+    prefix = os.path.join(a.workdir, f"cg-{a.label}-{fleet.kind}-{fleet.n}-"
+                          f"{name}-{rep}.out")
     d, base = os.path.split(prefix)
     for fn in os.listdir(d):
         if fn == base or fn.startswith(base + "."):
