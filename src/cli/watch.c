@@ -10,11 +10,13 @@
 
 #include "cli/cli.h"
 #include "export/jsonl.h"
+#include "util/jsonw.h"
 
 struct watch {
     struct cli_fleet cf;
     ev_signal        sigint, sigterm, sighup;
     bool             write_failed;
+    struct jsonw     line;      /* one buffer for every line */
 };
 
 static void
@@ -57,16 +59,14 @@ static void
 watch_event_cb(void *arg, const struct event *e)
 {
     struct watch *w = arg;
-    char         *text = jsonl_event_line(e);
 
-    if (text == NULL)
+    if (!jsonl_event_write(&w->line, e))
         return;
-    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
+    if (jsonl_write_text(stdout, &w->line) != 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
         ev_break(fleet_loop(w->cf.fleet), EVBREAK_ONE);
     }
-    free(text);
 }
 
 static void
@@ -122,6 +122,7 @@ cli_watch(int argc, char **argv)
         free(text);
     }
     fleet_stop(w.cf.fleet);
+    jsonw_done(&w.line);
     if (fleet_exit(w.cf.fleet))
         config_free(w.cf.cfg);
     app_close_log(&w.cf.common);
