@@ -1,9 +1,19 @@
 /*
  * JSON-RPC 2.0 over cJSON. What comes from a server is untrusted: every
  * accessor checks types, and nothing here prints. Ids mcptop sends are
- * integers, so a response only matches when its id is that integer.
+ * integers, so a response only matches when its id is that integer (a
+ * string "5" is another id than 5).
+ *
+ * The light path: a plain success with an integer id (a ping's answer,
+ * most answers) is recognised by a scan of its bytes (jsonrpc_scan.c)
+ * and kept as those bytes; its kind, id, the members it lacks ("error",
+ * "method") and result.resultType are read without a tree, and the cJSON
+ * tree is built from the bytes only when an accessor asks for more (an
+ * initialize's serverInfo, a listing's tools). Whatever the scan is not
+ * sure of is parsed by cJSON at once, as before.
  */
 #include "jsonrpc.h"
+#include "jsonrpc_scan.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -16,9 +26,64 @@
 #include "util/xmalloc.h"
 
 struct jsonrpc_msg {
-    cJSON            *root;
+    cJSON            *root;     /* light: NULL until an accessor needs it */
     enum jsonrpc_kind kind;
+    bool              light;    /* a plain success, read by the scan */
+    int64_t           id;       /* light: the integer id */
+    const char       *rt;       /* light: result.resultType, or NULL */
+    size_t            len;      /* light: the bytes of the message */
+    char              text[];   /* light: them, then rt's, NUL-ended */
 };
+
+/* The tree of m, parsed from its bytes on first use (a light message):
+ * the fields only a tree serves. NULL only if cJSON cannot allocate. */
+static const cJSON *
+jsonrpc_root(const struct jsonrpc_msg *m)
+{
+    if (m->root == NULL && m->light) {
+        /* m is never const where it lives (jsonrpc_parse made it): the
+         * tree is a cache of what its bytes say. */
+        ((struct jsonrpc_msg *)m)->root = cJSON_ParseWithLength(m->text,
+            m->len);
+    }
+    return m->root;
+}
+
+/* A path a light message has nothing at: under "error" or "method",
+ * members a plain success does not have. */
+static bool
+jsonrpc_light_absent(const struct jsonrpc_msg *m, const char *path)
+{
+    size_t n = strcspn(path, ".");
+
+    return m->light && ((n == 5 && strncmp(path, "error", 5) == 0) ||
+        (n == 6 && strncmp(path, "method", 6) == 0));
+}
+
+/* A light message: the bytes kept, nothing parsed. */
+static struct jsonrpc_msg *
+jsonrpc_light(const char *text, size_t len, const struct jsonrpc_envelope *env)
+{
+    size_t              rt = env->rt_len != SIZE_MAX ? env->rt_len + 1 : 0;
+    struct jsonrpc_msg *m = xmalloc(sizeof(*m) + len + 1 + rt);
+
+    m->root = NULL;
+    m->kind = JSONRPC_RESULT;
+    m->light = true;
+    m->id = env->id;
+    m->len = len;
+    memcpy(m->text, text, len);
+    m->text[len] = '\0';
+    m->rt = NULL;
+    if (rt > 0) {
+        char *r = m->text + len + 1;
+
+        memcpy(r, text + env->rt_off, env->rt_len);
+        r[env->rt_len] = '\0';
+        m->rt = r;
+    }
+    return m;
+}
 
 static void
 jsonrpc_set_cause(char **cause, const char *what)
@@ -34,7 +99,10 @@ jsonrpc_parse(const char *text, size_t len, char **cause)
     const cJSON        *v, *id;
     struct jsonrpc_msg *m;
     enum jsonrpc_kind   kind;
+    struct jsonrpc_envelope env;
 
+    if (jsonrpc_scan_success(text, len, &env))
+        return jsonrpc_light(text, len, &env);
     root = cJSON_ParseWithLength(text, len);
     if (root == NULL) {
         jsonrpc_set_cause(cause, "not JSON");
@@ -66,6 +134,10 @@ jsonrpc_parse(const char *text, size_t len, char **cause)
     m = xmalloc(sizeof(*m));
     m->root = root;
     m->kind = kind;
+    m->light = false;
+    m->id = 0;
+    m->rt = NULL;
+    m->len = 0;
     return m;
 out_free:
     cJSON_Delete(root);
@@ -90,9 +162,12 @@ jsonrpc_kind(const struct jsonrpc_msg *m)
 bool
 jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    const cJSON *v;
     double       d;
 
+    if (m->light)
+        return m->id == id;
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     if (!cJSON_IsNumber(v))
         return false;
     d = v->valuedouble;
@@ -105,8 +180,11 @@ jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
 bool
 jsonrpc_id_is_null(const struct jsonrpc_msg *m)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    const cJSON *v;
 
+    if (m->light)
+        return false;           /* an integer */
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     return v == NULL || cJSON_IsNull(v);
 }
 
@@ -121,9 +199,12 @@ jsonrpc_method(const struct jsonrpc_msg *m)
 long
 jsonrpc_error_code(const struct jsonrpc_msg *m)
 {
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(m->root, "error");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+    const cJSON *e, *c;
 
+    if (m->light)
+        return 0;               /* no "error" */
+    e = cJSON_GetObjectItemCaseSensitive(m->root, "error");
+    c = cJSON_GetObjectItemCaseSensitive(e, "code");
     if (!cJSON_IsNumber(c))
         return 0;
     if (c->valuedouble > 2147483647.0 || c->valuedouble < -2147483648.0)
@@ -141,10 +222,13 @@ jsonrpc_error_message(const struct jsonrpc_msg *m)
 static const cJSON *
 jsonrpc_walk(const struct jsonrpc_msg *m, const char *path)
 {
-    const cJSON *cur = m->root;
+    const cJSON *cur;
     char         name[128];
     const char  *p = path;
 
+    if (jsonrpc_light_absent(m, path))
+        return NULL;
+    cur = jsonrpc_root(m);
     while (cur != NULL && *p != '\0') {
         const char *dot = strchr(p, '.');
         size_t      n = dot != NULL ? (size_t)(dot - p) : strlen(p);
@@ -164,8 +248,12 @@ jsonrpc_walk(const struct jsonrpc_msg *m, const char *path)
 const char *
 jsonrpc_get_string(const struct jsonrpc_msg *m, const char *path)
 {
-    const cJSON *v = jsonrpc_walk(m, path);
+    const cJSON *v;
 
+    /* Every result is asked this (client_judge): no tree for it. */
+    if (m->light && strcmp(path, "result.resultType") == 0)
+        return m->rt;
+    v = jsonrpc_walk(m, path);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -183,6 +271,9 @@ jsonrpc_get_bool(const struct jsonrpc_msg *m, const char *path, bool *out)
 bool
 jsonrpc_has(const struct jsonrpc_msg *m, const char *path)
 {
+    if (m->light && (strcmp(path, "result") == 0 || strcmp(path, "id") == 0
+        || strcmp(path, "jsonrpc") == 0))
+        return true;
     return jsonrpc_walk(m, path) != NULL;
 }
 
@@ -338,14 +429,22 @@ jsonrpc_build_cancelled(int64_t request_id, const char *reason,
 const char *
 jsonrpc_get_stringv(const struct jsonrpc_msg *m, ...)
 {
-    const cJSON *cur = m->root;
+    const cJSON *cur;
     const char  *name;
     va_list      ap;
+    bool         first = true;
 
     va_start(ap, m);
-    while (cur != NULL && (name = va_arg(ap, const char *)) != NULL)
+    cur = jsonrpc_root(m);
+    while (cur != NULL && (name = va_arg(ap, const char *)) != NULL) {
+        if (first && jsonrpc_light_absent(m, name)) {
+            cur = NULL;
+            break;
+        }
+        first = false;
         cur = cJSON_IsObject(cur) ?
             cJSON_GetObjectItemCaseSensitive(cur, name) : NULL;
+    }
     va_end(ap);
     return cJSON_IsString(cur) ? cur->valuestring : NULL;
 }
