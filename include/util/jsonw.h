@@ -55,6 +55,11 @@ void jsonw_string(struct jsonw *w, const char *key, const char *s);
 /* A string of n bytes (any bytes; a NUL is escaped as \u0000). */
 void jsonw_string_n(struct jsonw *w, const char *key, const char *s,
     size_t n);
+/* A string of n bytes escaped as cJSON escapes them, bytes from 0x80 up
+ * copied as they are, valid UTF-8 or not: for text that must reach a
+ * server unchanged (a cursor it gave), where cJSON's bytes are the
+ * contract. */
+void jsonw_bytes(struct jsonw *w, const char *key, const char *s, size_t n);
 /* An integer, in decimal. cJSON prints a double: the same digits up to
  * 10^15, beyond which cJSON rounds to 15 digits and this stays exact. */
 void jsonw_int(struct jsonw *w, const char *key, int64_t v);

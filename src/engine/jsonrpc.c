@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jsonw.h"
 #include "util/xmalloc.h"
 
 struct jsonrpc_msg {
@@ -362,68 +363,123 @@ jsonrpc_print(cJSON *root, size_t *len_out)
     return text;
 }
 
-static cJSON *
-jsonrpc_head(const char *method)
+/* A string member in cJSON's bytes (a NULL one left out, as cJSON left
+ * it out): what servers have always been sent. */
+static void
+jsonrpc_w_str(struct jsonw *w, const char *key, const char *v)
 {
-    cJSON *root = cJSON_CreateObject();
+    if (v != NULL)
+        jsonw_bytes(w, key, v, strlen(v));
+}
 
-    cJSON_AddStringToObject(root, "jsonrpc", "2.0");
-    if (method != NULL)
-        cJSON_AddStringToObject(root, "method", method);
-    return root;
+/* {"jsonrpc":"2.0","method":method (when given), left open. */
+static void
+jsonrpc_w_head(struct jsonw *w, const char *method)
+{
+    jsonw_init(w);
+    jsonw_object_open(w, NULL);
+    jsonrpc_w_str(w, "jsonrpc", "2.0");
+    jsonrpc_w_str(w, "method", method);
+}
+
+/* Close the message; its text (caller frees) and length. */
+static char *
+jsonrpc_w_done(struct jsonw *w, size_t *len_out)
+{
+    jsonw_object_close(w);
+    return jsonw_take(w, len_out);
 }
 
 char *
 jsonrpc_build_initialize(int64_t id, const char *protocol_version,
     const char *client_name, const char *client_version, size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("initialize");
-    cJSON *params, *info;
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
-    params = cJSON_AddObjectToObject(root, "params");
-    cJSON_AddStringToObject(params, "protocolVersion", protocol_version);
+    jsonrpc_w_head(&w, "initialize");
+    jsonw_int(&w, "id", id);
+    jsonw_object_open(&w, "params");
+    jsonrpc_w_str(&w, "protocolVersion", protocol_version);
     /* No client capabilities: a monitor takes no sampling, elicitation or
      * roots requests from the servers it watches. */
-    cJSON_AddObjectToObject(params, "capabilities");
-    info = cJSON_AddObjectToObject(params, "clientInfo");
-    cJSON_AddStringToObject(info, "name", client_name);
-    cJSON_AddStringToObject(info, "version", client_version);
-    return jsonrpc_print(root, len_out);
+    jsonw_object_open(&w, "capabilities");
+    jsonw_object_close(&w);
+    jsonw_object_open(&w, "clientInfo");
+    jsonrpc_w_str(&w, "name", client_name);
+    jsonrpc_w_str(&w, "version", client_version);
+    jsonw_object_close(&w);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_request(int64_t id, const char *method, const char *cursor,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head(method);
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
+    jsonrpc_w_head(&w, method);
+    jsonw_int(&w, "id", id);
     if (cursor != NULL) {
-        cJSON *params = cJSON_AddObjectToObject(root, "params");
-
-        cJSON_AddStringToObject(params, "cursor", cursor);
+        jsonw_object_open(&w, "params");
+        jsonrpc_w_str(&w, "cursor", cursor);
+        jsonw_object_close(&w);
     }
-    return jsonrpc_print(root, len_out);
+    return jsonrpc_w_done(&w, len_out);
+}
+
+char *
+jsonrpc_build_ping(int64_t id, const char *method, size_t *len_out)
+{
+    struct jsonw w;
+
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonrpc_w_str(&w, "jsonrpc", "2.0");
+    jsonw_int(&w, "id", id);
+    jsonrpc_w_str(&w, "method", method);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_notification(const char *method, size_t *len_out)
 {
-    return jsonrpc_print(jsonrpc_head(method), len_out);
+    struct jsonw w;
+
+    jsonrpc_w_head(&w, method);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("notifications/cancelled");
-    cJSON *params = cJSON_AddObjectToObject(root, "params");
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(params, "requestId", (double)request_id);
-    if (reason != NULL)
-        cJSON_AddStringToObject(params, "reason", reason);
-    return jsonrpc_print(root, len_out);
+    jsonrpc_w_head(&w, "notifications/cancelled");
+    jsonw_object_open(&w, "params");
+    jsonw_int(&w, "requestId", request_id);
+    jsonrpc_w_str(&w, "reason", reason);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
+}
+
+/* The 2026-07-28 per-request fields, params' "_meta". */
+static void
+jsonrpc_w_meta(struct jsonw *w, const char *protocol_version,
+    const char *client_name, const char *client_version)
+{
+    jsonw_object_open(w, "_meta");
+    jsonrpc_w_str(w, "io.modelcontextprotocol/protocolVersion",
+        protocol_version);
+    /* No optional capabilities: a monitor takes no requests. */
+    jsonw_object_open(w, "io.modelcontextprotocol/clientCapabilities");
+    jsonw_object_close(w);
+    jsonw_object_open(w, "io.modelcontextprotocol/clientInfo");
+    jsonrpc_w_str(w, "name", client_name);
+    jsonrpc_w_str(w, "version", client_version);
+    jsonw_object_close(w);
+    jsonw_object_close(w);
 }
 
 const char *
@@ -483,27 +539,20 @@ jsonrpc_build_modern(int64_t id, const char *method,
     const char *client_version, const char *cursor, bool listen_tools,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head(method);
-    cJSON *params, *meta, *info;
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
-    params = cJSON_AddObjectToObject(root, "params");
-    if (cursor != NULL)
-        cJSON_AddStringToObject(params, "cursor", cursor);
+    jsonrpc_w_head(&w, method);
+    jsonw_int(&w, "id", id);
+    jsonw_object_open(&w, "params");
+    jsonrpc_w_str(&w, "cursor", cursor);
     if (listen_tools) {
-        cJSON *n = cJSON_AddObjectToObject(params, "notifications");
-
-        cJSON_AddTrueToObject(n, "toolsListChanged");
+        jsonw_object_open(&w, "notifications");
+        jsonw_bool(&w, "toolsListChanged", true);
+        jsonw_object_close(&w);
     }
-    meta = cJSON_AddObjectToObject(params, "_meta");
-    cJSON_AddStringToObject(meta, "io.modelcontextprotocol/protocolVersion",
-        protocol_version);
-    /* No optional capabilities: a monitor takes no requests. */
-    cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
-    info = cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientInfo");
-    cJSON_AddStringToObject(info, "name", client_name);
-    cJSON_AddStringToObject(info, "version", client_version);
-    return jsonrpc_print(root, len_out);
+    jsonrpc_w_meta(&w, protocol_version, client_name, client_version);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
@@ -511,9 +560,11 @@ jsonrpc_build_tool_call(int64_t id, const char *name,
     const char *arguments_json, const char *modern_version,
     const char *client_name, const char *client_version, size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("tools/call");
+    cJSON *root = cJSON_CreateObject();
     cJSON *params, *args;
 
+    cJSON_AddStringToObject(root, "jsonrpc", "2.0");
+    cJSON_AddStringToObject(root, "method", "tools/call");
     cJSON_AddNumberToObject(root, "id", (double)id);
     params = cJSON_AddObjectToObject(root, "params");
     cJSON_AddStringToObject(params, "name", name);

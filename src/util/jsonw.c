@@ -150,9 +150,10 @@ jsonw_escape(struct jsonw *w, unsigned char c)
     jsonw_put(w, e, 2);
 }
 
-/* A quoted string: runs that need nothing are copied whole. */
+/* A quoted string: runs that need nothing are copied whole; raw8: bytes
+ * from 0x80 up need nothing either. */
 static void
-jsonw_quoted(struct jsonw *w, const char *str, size_t n)
+jsonw_quoted(struct jsonw *w, const char *str, size_t n, bool raw8)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t               i = 0, run = 0;
@@ -163,7 +164,7 @@ jsonw_quoted(struct jsonw *w, const char *str, size_t n)
         unsigned char k = jsonw_class(s[i]);
         size_t        len;
 
-        if (k == 0) {
+        if (k == 0 || (k == 2 && raw8)) {
             i++;
             continue;
         }
@@ -197,7 +198,7 @@ jsonw_sep(struct jsonw *w, const char *key)
             jsonw_putc(w, ',');
     }
     if (key != NULL) {
-        jsonw_quoted(w, key, strlen(key));
+        jsonw_quoted(w, key, strlen(key), false);
         jsonw_putc(w, ':');
     }
 }
@@ -249,7 +250,14 @@ void
 jsonw_string_n(struct jsonw *w, const char *key, const char *s, size_t n)
 {
     jsonw_sep(w, key);
-    jsonw_quoted(w, s, n);
+    jsonw_quoted(w, s, n, false);
+}
+
+void
+jsonw_bytes(struct jsonw *w, const char *key, const char *s, size_t n)
+{
+    jsonw_sep(w, key);
+    jsonw_quoted(w, s, n, true);
 }
 
 void

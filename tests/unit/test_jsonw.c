@@ -98,6 +98,25 @@ test_escapes(void **state)
     cJSON_Delete(c);
 }
 
+/* jsonw_bytes: cJSON's escapes, every byte from 0x80 up as it came (a
+ * cursor goes back to its server unchanged), as cJSON prints them. */
+static void
+test_bytes(void **state)
+{
+    const char   in[] = "c\xff\xc0\xaf\"\n\x01\xe2\x82\xac";
+    struct jsonw w;
+    cJSON       *c = cJSON_CreateString(in);
+    char        *want = cJSON_PrintUnformatted(c);
+
+    (void)state;
+    jsonw_init(&w);
+    jsonw_bytes(&w, NULL, in, strlen(in));
+    assert_string_equal(w.buf, want);
+    jsonw_done(&w);
+    free(want);
+    cJSON_Delete(c);
+}
+
 /* Valid UTF-8 is copied; each byte of an invalid sequence is U+FFFD. */
 static void
 test_utf8(void **state)
@@ -210,6 +229,7 @@ main(void)
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_reuse),
     };
