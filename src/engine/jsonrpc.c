@@ -4,8 +4,8 @@
  * integers, so a response only matches when its id is that integer (a
  * string "5" is another id than 5).
  *
- * The light path: a plain success with an integer id (a ping's answer,
- * most answers) is recognised by a scan of its bytes (jsonrpc_scan.c)
+ * The light path: a short plain success with an integer id (a ping's
+ * answer) is recognised by a scan of its bytes (jsonrpc_scan.c)
  * and kept as those bytes; its kind, id, the members it lacks ("error",
  * "method") and result.resultType are read without a tree, and the cJSON
  * tree is built from the bytes only when an accessor asks for more (an

@@ -156,10 +156,23 @@ static void
 jsonw_quoted(struct jsonw *w, const char *str, size_t n, bool raw8)
 {
     const unsigned char *s = (const unsigned char *)str;
-    size_t               i = 0, run = 0;
+    size_t               i = 0, run;
 
+    /* Most strings (keys, names, states) need nothing: one tight pass,
+     * one copy. */
+    while (i < n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' &&
+        (s[i] < 0x80 || raw8))
+        i++;
     jsonw_reserve(w, n + 2);
     w->buf[w->len++] = '"';
+    memcpy(w->buf + w->len, str, i);
+    w->len += i;
+    if (i == n) {
+        w->buf[w->len++] = '"';
+        w->buf[w->len] = '\0';
+        return;
+    }
+    run = i;
     while (i < n) {
         unsigned char k = jsonw_class(s[i]);
         size_t        len;
