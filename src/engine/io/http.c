@@ -472,10 +472,15 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
 static void
 http_add_header(struct http_xfer *x, const char *name, const char *value)
 {
-    size_t nl = strlen(name), vl = strlen(value);
+    size_t nl, vl;
     char   buf[512];
-    char  *line = nl + vl + 3 <= sizeof(buf) ? buf : xmalloc(nl + vl + 3);
+    char  *line;
 
+    if (value == NULL)
+        value = "";     /* never sent as "(null)", never a crash */
+    nl = strlen(name);
+    vl = strlen(value);
+    line = nl + vl + 3 <= sizeof(buf) ? buf : xmalloc(nl + vl + 3);
     memcpy(line, name, nl);
     line[nl] = ':';
     line[nl + 1] = ' ';
