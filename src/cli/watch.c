@@ -11,12 +11,14 @@
 #include "cli/cli.h"
 #include "export/jsonl.h"
 #include "export/recording.h"
+#include "util/jsonw.h"
 
 struct watch {
     struct cli_fleet cf;
     ev_signal        sigint, sigterm, sighup;
     bool             write_failed;
     struct recording *rec;          /* --record, or NULL */
+    struct jsonw     line;      /* one buffer for every line */
 };
 
 static void
@@ -62,16 +64,14 @@ static void
 watch_event_cb(void *arg, const struct event *e)
 {
     struct watch *w = arg;
-    char         *text = jsonl_event_line(e);
 
-    if (text == NULL)
+    if (!jsonl_event_write(&w->line, e))
         return;
-    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
+    if (jsonl_write_text(stdout, &w->line) != 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
         ev_break(fleet_loop(w->cf.fleet), EVBREAK_ONE);
     }
-    free(text);
 }
 
 /* cli_preamble's parsed: --record's file opens before the config loads. */
@@ -148,6 +148,7 @@ cli_watch(int argc, char **argv)
     if (w.rec != NULL)
         recording_exit(w.rec, asked, unended);
     fleet_stop(w.cf.fleet);
+    jsonw_done(&w.line);
     if (fleet_exit(w.cf.fleet))
         config_free(w.cf.cfg);
     /* After the fleet: it publishes to the recording until freed. */

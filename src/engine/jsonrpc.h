@@ -94,14 +94,18 @@ bool jsonrpc_get_number(const struct jsonrpc_msg *m, const char *path,
 
 /*
  * Builders. Each returns a compact JSON text, caller frees; *len_out
- * (may be NULL) gets its length. Strings are escaped; params_json, when
- * given, must be a JSON object text built by a builder here.
+ * (may be NULL) gets its length. Written directly (util/jsonw.h), in the
+ * bytes cJSON printed: strings escaped as cJSON escapes them, bytes from
+ * 0x80 up sent as they came (a cursor goes back as the server gave it).
  */
 char *jsonrpc_build_initialize(int64_t id, const char *protocol_version,
     const char *client_name, const char *client_version, size_t *len_out);
 /* A request with optional {"cursor": cursor}. */
 char *jsonrpc_build_request(int64_t id, const char *method,
     const char *cursor, size_t *len_out);
+/* The liveness request, {"jsonrpc":"2.0","id":id,"method":method} (the
+ * id before the method: the bytes it has always had). */
+char *jsonrpc_build_ping(int64_t id, const char *method, size_t *len_out);
 char *jsonrpc_build_notification(const char *method, size_t *len_out);
 char *jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     size_t *len_out);

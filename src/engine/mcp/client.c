@@ -584,10 +584,8 @@ client_ping(struct client *c, bool scheduled)
         /* ping, or tools/list where the server said it has no ping. */
         rq = client_req_new(c, CLIENT_OP_PING, id, c->ping_unsupported ?
             "tools/list" : "ping");
-        /* The most frequent message: printed from a template. */
-        body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
-            "\"%s\"}", (long long)id, rq->method);
-        len = strlen(body);
+        /* The most frequent message: written with no printf. */
+        body = jsonrpc_build_ping(id, rq->method, &len);
     }
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
         (scheduled ? TRANSPORT_IDLE_AFTER : 0u), client_timeout_ms(c),
