@@ -48,6 +48,9 @@ static const struct main_entry main_table[] = {
       cli_logout, true },
     { "serve", NULL, "[SOURCES] [--listen HOST:PORT]",
       "monitor with no UI, serve Prometheus /metrics", cli_serve, true },
+    { "tap", NULL, "[--name NAME] [--socket PATH] -- CMD [ARG]...",
+      "stand in for a stdio server: relay, observe, publish", cli_tap,
+      false },
     /* The top-level options, found the same way. */
     { "--help", "-h", NULL, NULL, main_help, false },
     { "help", NULL, NULL, NULL, main_help, false },

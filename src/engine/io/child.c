@@ -125,21 +125,23 @@ child_free_strv(char **v)
     free(v);
 }
 
-/* ev_io: stdin writable, flush the queue. */
+/* ev_io: stdin writable, flush the queue (one compaction a wake-up, so
+ * a large queue written in pipe-sized pieces is not moved each time). */
 static void
 child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct child *c = w->data;
+    size_t        off = 0;
     ssize_t       n;
 
     (void)loop;
     (void)revents;
-    while (c->wlen > 0) {
-        n = write(c->in_fd, c->wbuf, c->wlen);
+    while (off < c->wlen) {
+        n = write(c->in_fd, c->wbuf + off, c->wlen - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            break;
         if (n <= 0) {
             /* EPIPE: the child closed its stdin. */
             c->wlen = 0;
@@ -147,9 +149,14 @@ child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
             c->in_closed = true;
             return;
         }
-        memmove(c->wbuf, c->wbuf + n, c->wlen - (size_t)n);
-        c->wlen -= (size_t)n;
+        off += (size_t)n;
     }
+    if (off > 0) {
+        memmove(c->wbuf, c->wbuf + off, c->wlen - off);
+        c->wlen -= off;
+    }
+    if (c->wlen > 0)
+        return;
     ev_io_stop(c->loop, &c->in_w);
     if (c->close_after_flush) {
         child_close_fd(c, &c->in_w, &c->in_fd);
@@ -229,6 +236,10 @@ child_out_cb(struct ev_loop *loop, ev_io *w, int revents)
             c->cb->on_closed(c->arg);
         return;
     }
+    if (c->cb->on_data != NULL) {
+        c->cb->on_data(c->arg, buf, (size_t)n);
+        return;
+    }
     for (ssize_t i = 0, start = 0; i <= n; i++) {
         if (i == n) {
             child_line_append(c, buf + start, (size_t)(i - start));
@@ -266,6 +277,10 @@ child_err_read(struct child *c)
         child_stderr_flush(c);
         child_close_fd(c, &c->err_w, &c->err_fd);
         return 0;
+    }
+    if (c->cb->on_stderr_data != NULL) {
+        c->cb->on_stderr_data(c->arg, buf, (size_t)n);
+        return n;
     }
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
@@ -654,27 +669,54 @@ out_pipes:
     return NULL;
 }
 
-int
-child_send(struct child *c, const char *msg, size_t len)
+/* Queue len bytes of buf, and a newline when nl. */
+static int
+child_queue(struct child *c, const char *buf, size_t len, bool nl)
 {
+    size_t need = c->wlen + len + (nl ? 1 : 0);
+
     if (c->in_closed || c->close_after_flush || c->exited) {
         errno = EPIPE;
         return -1;
     }
-    if (c->wlen + len + 1 > c->wcap) {
+    if (need > c->wcap) {
         size_t want = c->wcap ? c->wcap : 4096;
 
-        while (want < c->wlen + len + 1)
+        while (want < need)
             want *= 2;
         c->wbuf = xrealloc(c->wbuf, want);
         c->wcap = want;
     }
-    memcpy(c->wbuf + c->wlen, msg, len);
-    c->wbuf[c->wlen + len] = '\n';
-    c->wlen += len + 1;
+    memcpy(c->wbuf + c->wlen, buf, len);
+    if (nl)
+        c->wbuf[c->wlen + len] = '\n';
+    c->wlen = need;
     if (!ev_is_active(&c->in_w))
         ev_io_start(c->loop, &c->in_w);
     return 0;
+}
+
+int
+child_send(struct child *c, const char *msg, size_t len)
+{
+    return child_queue(c, msg, len, true);
+}
+
+int
+child_write(struct child *c, const char *buf, size_t len)
+{
+    return child_queue(c, buf, len, false);
+}
+
+void
+child_read_pause(struct child *c, bool paused)
+{
+    if (c->out_fd < 0)
+        return;
+    if (paused)
+        ev_io_stop(c->loop, &c->out_w);
+    else if (!ev_is_active(&c->out_w))
+        ev_io_start(c->loop, &c->out_w);
 }
 
 void
