@@ -51,6 +51,8 @@ static const struct main_entry main_table[] = {
     { "tap", NULL, "[--name NAME] [--socket PATH] -- CMD [ARG]...",
       "stand in for a stdio server: relay, observe, publish", cli_tap,
       false },
+    { "cancel", NULL, "[SOURCES] --server NAME --request ID [--reason T]",
+      "cancel an agent's request through its tap", cli_cancel, false },
     /* The top-level options, found the same way. */
     { "--help", "-h", NULL, NULL, main_help, false },
     { "help", NULL, NULL, NULL, main_help, false },

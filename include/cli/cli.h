@@ -21,6 +21,7 @@ int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_tap(int argc, char **argv);
+int cli_cancel(int argc, char **argv);
 
 /*
  * What a command that loads a fleet tells cli_preamble: its name (for

@@ -122,6 +122,10 @@ struct config_server {
                                            mcptop's env */
     size_t                nenv;
     char                 *cwd;
+    /* a tap (issue 31): the socket of an `mcptop tap` that stands in for
+     * this server; the server is shown from its observations and never
+     * dialed. NULL: none. transport is CONFIG_STDIO for it. */
+    char                 *tap;
     /* mcptop's keys (fleet-wide under "mcptop", per server at top level) */
     long                  ping_interval_ms;   /* ping_interval_s * 1000 */
     long                  timeout_ms;

@@ -99,3 +99,141 @@ cli_tap(int argc, char **argv)
     o.argc = (size_t)(argc - split - 1);
     return tap_run(&o);
 }
+
+/* --- mcptop cancel -------------------------------------------------------- */
+
+static void
+cli_cancel_usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: mcptop cancel " APP_USAGE "\n"
+        "                     --server NAME --request ID [--reason TEXT]\n"
+        "                     [--timeout MS] [--json]\n"
+        "       mcptop cancel --socket PATH --request ID [--reason TEXT]\n"
+        "\n"
+        "Cancel one request an agent has in flight, through the tap that\n"
+        "stands in for its server (a config entry {\"tap\": PATH}): the tap\n"
+        "sends notifications/cancelled (requestId, reason) to the server and\n"
+        "answers the agent itself with JSON-RPC error -32800 \"request\n"
+        "cancelled by the operator\" (the reason in data); a late answer of\n"
+        "the server's is dropped. ID is the request's id as check --json's\n"
+        "in_flight shows it (7, or a string id).\n"
+        "\n"
+        "  --server NAME    the tap's server in the config\n"
+        "  --socket PATH    the tap's socket itself, instead\n"
+        "  --request ID     the agent's request id\n"
+        "  --reason TEXT    said to the server and the agent\n"
+        "  --timeout MS     how long to wait for the tap (5000)\n"
+        "  --json           print the tap's answer as JSON\n"
+        "\n");
+    app_usage_options(out);
+    fprintf(out,
+        "\nExit status: 0 cancelled, 1 not (no tap, no such request in\n"
+        "flight), 2 usage or config error.\n");
+}
+
+int
+cli_cancel(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        APP_LONGOPTS,
+        { "server", required_argument, NULL, 'S' },
+        { "socket", required_argument, NULL, 'P' },
+        { "request", required_argument, NULL, 'R' },
+        { "reason", required_argument, NULL, 'W' },
+        { "timeout", required_argument, NULL, 'T' },
+        { "json", no_argument, NULL, 'J' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct app_common common = { 0 };
+    const char       *server = NULL, *sock = NULL, *id = NULL;
+    const char       *reason = NULL;
+    long              timeout = 5000;
+    bool              json = false;
+    struct config    *cfg = NULL;
+    char             *path = NULL, *answer = NULL, *cause = NULL;
+    int               ch, rc, n;
+
+    n = app_split_command(&common, argc, argv);
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(n, argv, ":" APP_SHORTOPTS "h", longopts,
+        NULL)) != -1) {
+        switch (ch) {
+        case 'S':
+            server = optarg;
+            break;
+        case 'P':
+            sock = optarg;
+            break;
+        case 'R':
+            id = optarg;
+            break;
+        case 'W':
+            reason = optarg;
+            break;
+        case 'T':
+            timeout = cli_parse_ms(optarg);
+            if (timeout <= 0)
+                return app_usage_error("cancel", "--timeout needs a "
+                    "positive number of milliseconds");
+            break;
+        case 'J':
+            json = true;
+            break;
+        case 'h':
+            cli_cancel_usage(stdout);
+            return 0;
+        default:
+            if (app_option(&common, ch, optarg) == 0)
+                return app_option_error("cancel", ch, argv, longopts);
+            break;
+        }
+    }
+    if (common.bad_option)
+        return EXIT_USAGE;
+    if ((rc = app_args(&common, "cancel", n, argv, optind)) != 0)
+        return rc;
+    if (id == NULL || id[0] == '\0')
+        return app_usage_error("cancel", "--request ID is needed");
+    if ((server == NULL) == (sock == NULL))
+        return app_usage_error("cancel", "give --server NAME (a tap entry "
+            "of the config) or --socket PATH");
+    if (sock != NULL) {
+        path = strdup(sock);
+    } else {
+        if ((rc = app_load_config(&common, &cfg)) != 0)
+            return rc;
+        for (size_t i = 0; i < cfg->nservers && path == NULL; i++) {
+            if (strcmp(cfg->servers[i].name, server) != 0)
+                continue;
+            if (cfg->servers[i].tap == NULL) {
+                config_free(cfg);
+                return app_usage_error("cancel", "server '%.60s' is not a "
+                    "tap entry ({\"tap\": PATH}): only a tap can cancel an "
+                    "agent's request", server);
+            }
+            path = strdup(cfg->servers[i].tap);
+        }
+        config_free(cfg);
+        if (path == NULL)
+            return app_usage_error("cancel", "no server '%.60s' in the "
+                "config", server);
+    }
+    rc = tap_cancel(path, id, reason, timeout, &answer, &cause);
+    if (json && answer != NULL)
+        printf("%s\n", answer);
+    if (rc == 0) {
+        if (!json)
+            printf("cancelled request %s on %s\n", id, server != NULL ?
+                server : path);
+    } else {
+        fprintf(stderr, "mcptop cancel: %s\n", cause != NULL ? cause :
+            "not cancelled");
+    }
+    free(answer);
+    free(cause);
+    free(path);
+    return rc == 0 ? 0 : EXIT_NOT_OK;
+}

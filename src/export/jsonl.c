@@ -223,6 +223,76 @@ jsonl_last_success(const struct server *s)
     return 0;
 }
 
+/* One request of a tap's ledger: check --json's in_flight element and
+ * the body of watch's request lines. age_ms from now (epoch ms). */
+static cJSON *
+jsonl_request(const struct server_request *r, int64_t now)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *id = cJSON_Parse(r->id);
+
+    cJSON_AddItemToObject(o, "id", id != NULL ? id :
+        cJSON_CreateString(r->id));
+    cJSON_AddStringToObject(o, "direction", r->direction);
+    cJSON_AddStringToObject(o, "method", r->method);
+    if (r->tool[0] != '\0')
+        cJSON_AddStringToObject(o, "tool", r->tool);
+    else
+        cJSON_AddNullToObject(o, "tool");
+    cJSON_AddNumberToObject(o, "started_at", (double)r->started_at);
+    cJSON_AddNumberToObject(o, "age_ms", (double)(now > r->started_at ?
+        now - r->started_at : 0));
+    if (r->has_progress) {
+        cJSON *p = cJSON_AddObjectToObject(o, "progress");
+
+        cJSON_AddNumberToObject(p, "progress", r->progress);
+        if (r->has_total)
+            cJSON_AddNumberToObject(p, "total", r->total);
+        else
+            cJSON_AddNullToObject(p, "total");
+        if (r->message[0] != '\0')
+            cJSON_AddStringToObject(p, "message", r->message);
+        else
+            cJSON_AddNullToObject(p, "message");
+    } else {
+        cJSON_AddNullToObject(o, "progress");
+    }
+    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    return o;
+}
+
+/* A tap's server: its socket, the ledger (oldest first) and when the
+ * tap last saw an exchange of the agent's (not the monitor's own link,
+ * op "tap"). */
+static void
+jsonl_tap(cJSON *o, const struct server *s)
+{
+    cJSON  *arr = cJSON_AddArrayToObject(o, "in_flight");
+    int64_t now = clock_wall_ms(), last = 0;
+    char   *path = str_sanitized(server_decl(s)->tap);
+
+    cJSON_AddStringToObject(o, "tap", path);
+    free(path);
+    for (size_t i = 0; i < server_in_flight(s); i++)
+        cJSON_AddItemToArray(arr, jsonl_request(server_request(s, i), now));
+    for (size_t i = server_history_len(s); i > 0 && last == 0; i--) {
+        const struct server_exchange *x = server_history(s, i - 1);
+
+        if (x != NULL && strcmp(x->op, "tap") != 0)
+            last = x->ts;
+    }
+    if (last > 0) {
+        cJSON_AddNumberToObject(o, "last_exchange_at", (double)last);
+        cJSON_AddNumberToObject(o, "last_exchange_age_ms",
+            (double)(now - last));
+    } else {
+        cJSON_AddNullToObject(o, "last_exchange_at");
+        cJSON_AddNullToObject(o, "last_exchange_age_ms");
+    }
+    if (server_pid(s) > 0)
+        cJSON_AddNumberToObject(o, "pid", (double)server_pid(s));
+}
+
 /* "tags", as the config gives them (a broken entry's too). */
 static void
 jsonl_tags(cJSON *o, const struct server *s)
@@ -256,8 +326,15 @@ jsonl_server(const struct server *s)
     cJSON_AddStringToObject(o, "transport", server_transport_name(s));
     cJSON_AddStringToObject(o, "target", target);
     free(target);
-    if (server_decl(s)->source != NULL)
+    if (server_is_tap(s)) {
+        /* Observed through a tap: the config's client, if any, apart. */
+        cJSON_AddStringToObject(o, "source", "tap");
+        if (server_decl(s)->source != NULL)
+            cJSON_AddStringToObject(o, "config_source",
+                server_decl(s)->source);
+    } else if (server_decl(s)->source != NULL) {
         cJSON_AddStringToObject(o, "source", server_decl(s)->source);
+    }
     jsonl_tags(o, s);
     if (!health_monitored(h.state))
         cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
@@ -277,7 +354,9 @@ jsonl_server(const struct server *s)
         cJSON_AddNumberToObject(o, "next_attempt_at",
             (double)server_next_attempt_ms(s));
     jsonl_session(o, s);
-    if (server_decl(s)->transport == CONFIG_STDIO)
+    if (server_is_tap(s))
+        jsonl_tap(o, s);
+    else if (server_decl(s)->transport == CONFIG_STDIO)
         jsonl_process(o, s);
     if (tools >= 0)
         cJSON_AddNumberToObject(o, "tools", (double)tools);
@@ -378,6 +457,8 @@ jsonl_exchange(cJSON *o, const struct event *e, const char *name)
 
     cJSON_AddStringToObject(o, "event", "exchange");
     cJSON_AddStringToObject(o, "server", name);
+    if (server_is_tap(e->server))
+        cJSON_AddStringToObject(o, "source", "tap");
     cJSON_AddStringToObject(o, "op", e->op);
     if (e->completed) {
         cJSON_AddStringToObject(o, "outcome", "completed");
@@ -467,6 +548,28 @@ jsonl_event_line(const struct event *e)
         cJSON_AddStringToObject(o, "server", name);
         cJSON_AddNumberToObject(o, "tools", (double)e->tools);
         break;
+    case EVENT_REQUEST: {
+        cJSON *r = jsonl_request(e->request, e->ts);
+        cJSON *it;
+
+        cJSON_AddStringToObject(o, "event", "request");
+        cJSON_AddStringToObject(o, "server", name);
+        cJSON_AddStringToObject(o, "source", "tap");
+        cJSON_AddStringToObject(o, "phase", server_request_phase_name(
+            (enum server_request_phase)e->request_phase));
+        cJSON_ArrayForEach(it, r) {
+            cJSON_AddItemReferenceToObject(o, it->string, it);
+        }
+        if (e->request->outcome[0] != '\0')
+            cJSON_AddStringToObject(o, e->request_phase ==
+                SERVER_REQUEST_END ? "outcome" : "detail",
+                e->request->outcome);
+        free(name);
+        text = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        cJSON_Delete(r);
+        return text;
+    }
     case EVENT_HEALTH:
         cJSON_AddStringToObject(o, "event", "health");
         cJSON_AddStringToObject(o, "server", name);

@@ -729,6 +729,7 @@ config_server_same(const struct config_server *a,
         !config_strv_same(a->args, a->nargs, b->args, b->nargs) ||
         !config_kvs_same(a->env, a->nenv, b->env, b->nenv) ||
         !config_str_same(a->cwd, b->cwd) ||
+        !config_str_same(a->tap, b->tap) ||
         a->ping_interval_ms != b->ping_interval_ms ||
         a->timeout_ms != b->timeout_ms ||
         a->open_deadline_ms != b->open_deadline_ms ||

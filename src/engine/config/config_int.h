@@ -43,6 +43,7 @@ enum config_key {
     CONFIG_KEY_NOTE,            /* another client's behaviour: a note */
     CONFIG_KEY_OAUTH,           /* mcptop's "oauth" (config_oauth.c) */
     CONFIG_KEY_PROBE,           /* mcptop's "probe_tool" (config_probe.c) */
+    CONFIG_KEY_TAP,             /* mcptop's "tap": a tap's socket */
 };
 
 /* Why another client's "oauth" (or way to authorize) is not applied. */

@@ -463,6 +463,7 @@ config_server_done(struct config_server *s)
     config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
     config_kvs_free(s->env, s->nenv);
     free(s->cwd);
+    free(s->tap);
     config_strings_free(s->tags, s->ntags);
     free(s->source);
     free(s->origin);
@@ -483,6 +484,7 @@ config_server_transport(struct config_server *s, const cJSON *entry,
     char                        norm[32];
     const struct config_keydef *k;
     const cJSON                *type = NULL, *url = NULL, *cmd = NULL;
+    const cJSON                *tap = NULL;
     const cJSON                *url2 = NULL, *cmd2 = NULL;
     const cJSON                *e;
     int                         t;
@@ -499,6 +501,8 @@ config_server_transport(struct config_server *s, const cJSON *entry,
                 url = e;
             else if (url2 == NULL && strcmp(url->string, e->string) != 0)
                 url2 = e;
+        } else if (k->kind == CONFIG_KEY_TAP) {
+            tap = e;
         } else if (k->kind == CONFIG_KEY_COMMAND) {
             if (cmd == NULL)
                 cmd = e;
@@ -507,6 +511,17 @@ config_server_transport(struct config_server *s, const cJSON *entry,
         }
     }
     s->transport = (cmd != NULL && url == NULL) ? CONFIG_STDIO : CONFIG_HTTP;
+    if (tap != NULL) {
+        /* Read from a tap: neither dialed nor spawned. */
+        s->transport = CONFIG_STDIO;
+        if (url != NULL || cmd != NULL || type != NULL) {
+            *why = str_printf("has both \"tap\" and \"%s\" (a tap entry "
+                "is read from the tap's socket only)", url != NULL ?
+                url->string : cmd != NULL ? cmd->string : type->string);
+            return -1;
+        }
+        return 0;
+    }
     if (type != NULL) {
         if (!cJSON_IsString(type)) {
             *why = str_printf("\"%s\" is %s, expected a string",
@@ -675,6 +690,13 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
         return config_request(ctx, s, v, why);
     case CONFIG_KEY_COMMAND:
         return config_command(ctx, s, v, why);
+    case CONFIG_KEY_TAP:
+        if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+            *why = str_printf("\"tap\" must be a socket's path");
+            return -1;
+        }
+        s->tap = config_expand(v->valuestring, why);
+        return s->tap != NULL ? 0 : -1;
     case CONFIG_KEY_ARGS:
         if (s->args_shown != NULL) {
             *why = str_printf("arguments given both in \"command\" and in "

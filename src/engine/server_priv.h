@@ -1,0 +1,87 @@
+/*
+ * The server's own parts (engine-private): struct server and what its
+ * files share. server.c holds the state, the schedule and the retry
+ * policy; server_get.c the public getters; server_tap.c a server read
+ * from a tap (issue 31). The lifecycle (mcp/) never includes this: it
+ * reports through struct client_host.
+ */
+#ifndef MCPTOP_ENGINE_SERVER_PRIV_H
+#define MCPTOP_ENGINE_SERVER_PRIV_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/server.h"
+#include "record.h"
+
+struct client;
+struct endings;
+struct ending_run;
+struct tap_source;
+
+struct server {
+    const struct server_env    *env;
+    const struct config_server *decl;
+    enum server_state           state;
+    char                       *target;
+    char                       *log_name;   /* sanitized name */
+    size_t                      index;      /* in the fleet */
+    void                       *data;       /* the owner's */
+
+    struct client              *client;
+    struct record               rec;
+    struct endings             *endings;    /* on the first ending */
+    struct ending_run          *ending;     /* the session's, if any */
+    bool                        ending_redial;
+    bool                        in_end;     /* server_end runs */
+    enum server_state           paused_from;
+    bool                        orphan_ended; /* since the last dial began:
+                                               a session it was issued went
+                                               to a half-open ending */
+    bool                        end_settled;/* ...and its ending settled */
+
+    unsigned                    busy;       /* unsettled endings and
+                                               abandoned dials */
+    unsigned                    failed_dials;   /* in a row, for backoff */
+    ev_tstamp                   not_before; /* a wait the server asked for
+                                               (loop time), 0 none */
+    unsigned long               dials;
+    ev_timer                    tick;       /* next ping or next dial */
+    ev_tstamp                   tick_due;   /* when tick fires (loop time) */
+    bool                        dial_due;   /* ...and it will dial */
+    struct health               health;     /* the last one published */
+    bool                        health_set; /* ...once there is one */
+    int64_t                     health_since;   /* epoch ms */
+    bool                        stopped_disabled; /* closed while disabled */
+    struct tap_source          *tap;        /* decl->tap: read from a tap,
+                                               never dialed (server_tap.c) */
+    bool                        tap_settled;/* its first link is known */
+};
+
+/* Publish e (its server and stamp set here). */
+void server_emit(struct server *s, struct event *e);
+/* Health now, minted from the record and the operator's state. */
+struct health server_health_now(const struct server *s);
+/* Publish health when it changed (the first one too). */
+void server_health_update(struct server *s);
+void server_set_state(struct server *s, enum server_state st);
+/* One exchange ended with its one outcome (f NULL: completed): into the
+ * record (stamped now), out as events. op is a static string. */
+void server_exchange(struct server *s, const char *op,
+    const struct failure *f, double ms);
+/* The same, stamped at (epoch ms): a tap's observation. */
+void server_exchange_at(struct server *s, const char *op,
+    const struct failure *f, double ms, int64_t at);
+/* Seconds left of a wait the server asked for, 0 when none. */
+double server_wait_left(const struct server *s);
+
+/* server_tap.c */
+/* The tap source of a server declared {"tap": PATH}. */
+void server_tap_new(struct server *s);
+/* Connect to the tap (READY once linked, BACKOFF while not). */
+void server_tap_start(struct server *s);
+void server_tap_stop(struct server *s);
+void server_tap_free(struct server *s);
+
+#endif
