@@ -65,14 +65,21 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | login | logout | serve | tap | cancel)
+                cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
     case $prev in
-        -c | --config | --log | --bearer-token-file | --basic-auth-file)
+        -c | --config | --log | --bearer-token-file | --basic-auth-file | \
+            --socket)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        --taps)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             return
             ;;
         --from)
@@ -90,7 +97,7 @@ _mcptop()
             fi
             ;;
         -s | --server)
-            if [[ $cmd == end ]]; then
+            if [[ $cmd == end || $cmd == cancel ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -98,12 +105,13 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags)
+            --listen | -l | --label-from-tags | --name | --request | --reason)
             return
             ;;
     esac
 
-    local opts sources='-c --config --from -v --verbose --log --shard -h --help'
+    local opts sources='-c --config --from -v --verbose --log --shard --taps -h
+                        --help'
     case $cmd in
         check)
             opts="$sources --json --timeout --pings --stats"
@@ -122,6 +130,13 @@ _mcptop()
         login | logout)
             opts='-c --config --wait --log -h --help'
             ;;
+        tap)
+            opts='--name --socket --teardown --no-socket -h --help'
+            ;;
+        cancel)
+            opts="$sources --server --socket --request --reason --timeout
+                  --json"
+            ;;
         tui)
             opts="$sources --theme --no-mouse --list-themes"
             ;;
@@ -132,7 +147,8 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve' \
+        COMPREPLY=($(compgen -W 'tui check watch end login logout serve tap
+            cancel' \
             -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve tap cancel
 end
 
 function __mcptop_themes
@@ -61,13 +61,16 @@ complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, rep
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
+complete -c mcptop -n __mcptop_no_command -a tap -d 'Stand in for a stdio server: relay, observe, publish'
+complete -c mcptop -n __mcptop_no_command -a cancel -d "Cancel an agent's request through its tap"
 
 # Every command
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l taps -x -a '(__fish_complete_directories)' -d 'Every tap socket in DIR'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
@@ -98,3 +101,17 @@ complete -c mcptop -n '__mcptop_using serve' -s l -l listen -x -d 'Where to list
 complete -c mcptop -n '__mcptop_using serve' -l label-from-tags -x -d 'Labels from tags (KEY,...)'
 complete -c mcptop -n '__mcptop_using serve' -l bearer-token-file -r -F -d 'Require this bearer token'
 complete -c mcptop -n '__mcptop_using serve' -l basic-auth-file -r -F -d 'Require this USER:PASSWORD'
+
+# tap -- CMD
+complete -c mcptop -n '__mcptop_using tap' -l name -x -d "The server's name"
+complete -c mcptop -n '__mcptop_using tap' -l socket -r -F -d 'Where to publish'
+complete -c mcptop -n '__mcptop_using tap' -l teardown -x -d "The shutdown sequence's deadline (ms)"
+complete -c mcptop -n '__mcptop_using tap' -l no-socket -d 'Relay and read only'
+
+# cancel
+complete -c mcptop -n '__mcptop_using cancel' -l server -x -a '(__mcptop_servers)' -d "The tap's server"
+complete -c mcptop -n '__mcptop_using cancel' -l socket -r -F -d "The tap's socket"
+complete -c mcptop -n '__mcptop_using cancel' -l request -x -d "The agent's request id"
+complete -c mcptop -n '__mcptop_using cancel' -l reason -x -d 'Said to the server and the agent'
+complete -c mcptop -n '__mcptop_using cancel' -l timeout -x -d 'How long to wait for the tap (ms)'
+complete -c mcptop -n '__mcptop_using cancel' -l json -d "Print the tap's answer as JSON"

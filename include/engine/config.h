@@ -239,6 +239,14 @@ char *config_input_env(const char *id);
 bool config_server_same(const struct config_server *a,
     const struct config_server *b);
 
+/*
+ * A fleet of the taps whose sockets are in dir (`--taps DIR`): each
+ * socket named tap-NAME.sock (as `mcptop tap` makes them) is a server
+ * NAME read from it ({"tap": PATH}); other entries are skipped. An empty
+ * directory is an empty fleet. NULL with *cause when dir cannot be read.
+ */
+struct config *config_for_taps(const char *dir, char **cause);
+
 /* config_free(NULL) does nothing. */
 void config_free(struct config *cfg);
 

@@ -29,6 +29,7 @@
 #define APP_OPT_LOG   0x100
 #define APP_OPT_FROM  0x101
 #define APP_OPT_SHARD 0x102
+#define APP_OPT_TAPS  0x103
 
 /* The short options every command takes (append the command's own). */
 #define APP_SHORTOPTS "c:v"
@@ -39,7 +40,8 @@
     { "from", required_argument, NULL, APP_OPT_FROM }, \
     { "verbose", no_argument, NULL, 'v' }, \
     { "log", required_argument, NULL, APP_OPT_LOG }, \
-    { "shard", required_argument, NULL, APP_OPT_SHARD }
+    { "shard", required_argument, NULL, APP_OPT_SHARD }, \
+    { "taps", required_argument, NULL, APP_OPT_TAPS }
 
 /* The sources in a usage line: "mcptop check " APP_USAGE " [--json]". */
 #define APP_USAGE "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE]\n" \
@@ -57,6 +59,7 @@ struct app_common {
     const char           *config_paths[APP_MAX_CONFIGS];    /* -c */
     size_t                nconfig;
     const char           *from;         /* --from CLIENT */
+    const char           *taps;         /* --taps DIR: every tap there */
     const char           *url;          /* bare URL argument */
     char                **command;      /* after "--": a stdio server */
     size_t                ncommand;

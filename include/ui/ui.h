@@ -49,6 +49,8 @@
                    "server dials again, a disabled one is enabled")  \
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
+    X(CANCEL_REQUEST, "a tap: cancel the oldest request in flight (y "\
+                   "cancels, n offers the next)")                   \
     X(ENDINGS,     "show / hide the endings pane")                  \
     X(THEME,       "cycle the colour theme")                        \
     X(HELP,        "this help")                                     \
@@ -83,6 +85,7 @@ enum ui_prompt {
     UI_PROMPT_FILTER,
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
+    UI_PROMPT_CANCEL_REQUEST,   /* a tap's request: y cancels it */
 };
 
 /* The glyphs in use: UTF-8 or plain ASCII, picked from the locale. */
@@ -137,6 +140,8 @@ struct ui {
     enum ui_prompt       prompt;
     char                 input[128];
     size_t               confirm_server;
+    size_t               cancel_index;  /* the request offered, oldest 0 */
+    char                 cancel_id[132];
     char                 message[256];
     enum ui_role         message_role;
     ev_tstamp            message_until; /* 0: until the next key */

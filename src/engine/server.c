@@ -719,7 +719,7 @@ server_make_target(const struct config_server *decl)
     char  *t, *p;
 
     if (decl->tap != NULL)
-        return str_printf("tap %s", decl->tap);
+        return xstrdup(decl->tap);
     if (decl->transport == CONFIG_HTTP)
         return xstrdup(decl->url_shown != NULL ? decl->url_shown : "");
     for (size_t i = 0; i < decl->nargs; i++)

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -309,9 +310,12 @@ def tap_config(name, sock):
 @mcptest.case(rep)
 def in_flight_cancel(c):
     ev = mcptest.everything_stdio_argv()
-    sock = tmp("cancel.sock")
+    taps = mcptest.tmpdir() / "taps"
+    taps.mkdir(exist_ok=True)
+    sock = str(taps / "tap-ev.sock")
     out = tmp("long.json")
     cfg = tap_config("ev", sock)
+    port = mcptest.free_port()
     client = mcptest.spawn([NODE, str(CLIENT_MJS), "long", out, "--",
                             mcptest.MCPTOP_BIN, "tap", "--name", "ev", "--socket", sock, "--"] + ev,
                            env=mcptest.mcptop_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -323,6 +327,14 @@ def in_flight_cancel(c):
             break
     c.require(b"STARTED" in line, "the long call reports progress")
     r = Reader(sock)
+    watch = mcptest.Watch(["watch", "--taps", str(taps)])
+    serve = mcptest.spawn([mcptest.MCPTOP_BIN, "serve", "--taps", str(taps), "--listen",
+                           "%s:%d" % (mcptest.LOOPBACK, port)], env=mcptest.mcptop_env(),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = watch.wait_for(lambda e: e.get("event") == "request" and
+                             e.get("phase") == "start", time.monotonic() + 20)
+    c.eq(mcptest.dig(started, "method"), "tools/call", "watch --taps: the request in flight")
+    c.eq(mcptest.dig(started, "server"), "ev", "watch --taps: the server named from the socket")
     got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30)
     c.no_crash(got, "check")
     doc = got.json() or {}
@@ -341,6 +353,20 @@ def in_flight_cancel(c):
             mcptest.dig(req, "progress", "total") == 60, "in flight: progress %r" % req.get("progress"))
     c.check(isinstance(mcptest.dig(s, "last_exchange_age_ms"), (int, float)),
             "the age of the last real exchange")
+    metrics = ""
+    deadline = time.monotonic() + 20
+    while "mcp_tap_in_flight_requests" not in metrics and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen("http://%s:%d/metrics" % (mcptest.LOOPBACK, port),
+                                        timeout=5) as resp:
+                metrics = resp.read().decode()
+        except OSError:
+            time.sleep(0.2)
+    c.check('mcp_tap_in_flight_requests{server="ev"} 1' in metrics,
+            "/metrics: the in-flight count")
+    c.check('mcp_tap_oldest_in_flight_seconds{server="ev"} ' in metrics,
+            "/metrics: the oldest's age")
+    mcptest.terminate(serve)
     t0 = time.monotonic()
     got = mcptest.run_mcptop(["cancel", "-c", cfg, "--server", "ev", "--request",
                               json.dumps(req["id"]), "--reason", "stuck"], timeout=20)
@@ -359,6 +385,10 @@ def in_flight_cancel(c):
     c.eq(mcptest.dig(res, "error", "data", "reason"), "stuck", "the reason in data")
     end = r.wait_for(lambda o: o.get("event") == "request_end", 10)
     c.eq(mcptest.dig(end, "outcome"), "cancelled_by_operator", "the ledger's end")
+    wend = watch.wait_for(lambda e: e.get("event") == "request" and e.get("phase") == "end",
+                          time.monotonic() + 10)
+    c.eq(mcptest.dig(wend, "outcome"), "cancelled_by_operator", "watch: the request's end")
+    watch.close()
     again = mcptest.run_mcptop(["cancel", "--socket", sock, "--request", "12345"], timeout=20)
     c.is_in(again.rc, (1,), "cancelling what is not in flight: %s" % again.describe())
     r.close()
