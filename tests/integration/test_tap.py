@@ -293,7 +293,12 @@ def sdk_identical(c):
     with open(tapped) as f:
         b = json.load(f)
     c.check(a["tools"] > 0 and a["tools"] == b["tools"], "tools/list: %r, %r" % (a["tools"], b["tools"]))
-    c.check(len(b["progress"]) >= 3 and b["progress"] == a["progress"],
+    # The SDK drops a progress notice that arrives in the same read as the
+    # answer (its handler is gone by then): how many reach onprogress
+    # depends on how the bytes were cut, not on the bytes; every notice
+    # is in the messages compared below.
+    n = min(len(a["progress"]), len(b["progress"]))
+    c.check(n >= 3 and b["progress"][:n] == a["progress"][:n],
             "progress notices through the tap: %r, directly %r" % (b["progress"], a["progress"]))
     c.eq(b["echo"], a["echo"], "the echo result")
     c.eq(b["long"], a["long"], "the long-running tool's result")

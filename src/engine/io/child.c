@@ -125,17 +125,15 @@ child_free_strv(char **v)
     free(v);
 }
 
-/* ev_io: stdin writable, flush the queue (one compaction a wake-up, so
- * a large queue written in pipe-sized pieces is not moved each time). */
+/* Write what is queued for stdin, as much as the pipe takes (one
+ * compaction a call, so a large queue written in pipe-sized pieces is
+ * not moved each time). */
 static void
-child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
+child_flush(struct child *c)
 {
-    struct child *c = w->data;
-    size_t        off = 0;
-    ssize_t       n;
+    size_t  off = 0;
+    ssize_t n;
 
-    (void)loop;
-    (void)revents;
     while (off < c->wlen) {
         n = write(c->in_fd, c->wbuf + off, c->wlen - off);
         if (n < 0 && errno == EINTR)
@@ -162,6 +160,15 @@ child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
         child_close_fd(c, &c->in_w, &c->in_fd);
         c->in_closed = true;
     }
+}
+
+/* ev_io: stdin writable. */
+static void
+child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    child_flush(w->data);
 }
 
 static void
@@ -705,7 +712,15 @@ child_send(struct child *c, const char *msg, size_t len)
 int
 child_write(struct child *c, const char *buf, size_t len)
 {
-    return child_queue(c, buf, len, false);
+    bool was_empty = c->wlen == 0;
+
+    if (child_queue(c, buf, len, false) != 0)
+        return -1;
+    /* Relayed bytes go at once when nothing waits before them (no loop
+     * turn per message); the pipe is non-blocking and no callback runs. */
+    if (was_empty)
+        child_flush(c);
+    return 0;
 }
 
 void
