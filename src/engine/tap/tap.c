@@ -414,10 +414,13 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
 
     if (id != NULL)
         cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, true));
-    if (r == NULL || t->child == NULL || t->exited) {
+    if (r == NULL || t->child == NULL || t->exited ||
+        strcmp(r->method, "initialize") == 0) {
         cJSON_AddBoolToObject(o, "ok", false);
         cJSON_AddStringToObject(o, "detail", r == NULL ?
             "no request of the agent's with that id is in flight" :
+            strcmp(r->method, "initialize") == 0 ? "initialize is never "
+            "cancelled (MCP basic/utilities/cancellation)" :
             "the server is gone");
         goto out;
     }
