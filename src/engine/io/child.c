@@ -48,7 +48,8 @@ struct child {
     size_t                        max_bytes;
     /* stdin queue */
     char                         *wbuf;
-    size_t                        wlen, wcap;
+    size_t                        woff, wlen, wcap;   /* queued:
+                                                       wbuf[woff..wlen) */
     bool                          close_after_flush;
     bool                          in_closed;
     /* stdout line */
@@ -125,36 +126,32 @@ child_free_strv(char **v)
     free(v);
 }
 
-/* Write what is queued for stdin, as much as the pipe takes (one
- * compaction a call, so a large queue written in pipe-sized pieces is
- * not moved each time). */
+/* Write what is queued for stdin, as much as the pipe takes. The queue
+ * is consumed from its front (woff): a large queue written in pipe-sized
+ * pieces is never moved for each piece. */
 static void
 child_flush(struct child *c)
 {
-    size_t  off = 0;
     ssize_t n;
 
-    while (off < c->wlen) {
-        n = write(c->in_fd, c->wbuf + off, c->wlen - off);
+    while (c->woff < c->wlen) {
+        n = write(c->in_fd, c->wbuf + c->woff, c->wlen - c->woff);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
         if (n <= 0) {
             /* EPIPE: the child closed its stdin. */
-            c->wlen = 0;
+            c->woff = c->wlen = 0;
             child_close_fd(c, &c->in_w, &c->in_fd);
             c->in_closed = true;
             return;
         }
-        off += (size_t)n;
+        c->woff += (size_t)n;
     }
-    if (off > 0) {
-        memmove(c->wbuf, c->wbuf + off, c->wlen - off);
-        c->wlen -= off;
-    }
-    if (c->wlen > 0)
+    if (c->woff < c->wlen)
         return;
+    c->woff = c->wlen = 0;
     ev_io_stop(c->loop, &c->in_w);
     if (c->close_after_flush) {
         child_close_fd(c, &c->in_w, &c->in_fd);
@@ -680,12 +677,19 @@ out_pipes:
 static int
 child_queue(struct child *c, const char *buf, size_t len, bool nl)
 {
-    size_t need = c->wlen + len + (nl ? 1 : 0);
+    size_t need;
 
     if (c->in_closed || c->close_after_flush || c->exited) {
         errno = EPIPE;
         return -1;
     }
+    if (c->woff > 0 && c->wlen + len + 1 > c->wcap) {
+        /* Room at the front: move what waits there, once. */
+        memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
+        c->wlen -= c->woff;
+        c->woff = 0;
+    }
+    need = c->wlen + len + (nl ? 1 : 0);
     if (need > c->wcap) {
         size_t want = c->wcap ? c->wcap : 4096;
 
@@ -712,7 +716,7 @@ child_send(struct child *c, const char *msg, size_t len)
 int
 child_write(struct child *c, const char *buf, size_t len)
 {
-    bool was_empty = c->wlen == 0;
+    bool was_empty = c->wlen == c->woff;
 
     if (child_queue(c, buf, len, false) != 0)
         return -1;
@@ -778,7 +782,7 @@ child_stdout_closed(const struct child *c)
 size_t
 child_pending_bytes(const struct child *c)
 {
-    return c->wlen;
+    return c->wlen - c->woff;
 }
 
 void

@@ -40,7 +40,7 @@ struct tap_out {
     int    fd;
     ev_io  w;
     char  *buf;
-    size_t len, cap;
+    size_t off, len, cap;       /* queued: buf[off..len) */
     int    saved_flags;         /* -1: flags not changed */
     bool   small_writes;        /* blocking fd: PIPE_BUF at a time */
     bool   failed;              /* the reader went away */

@@ -474,6 +474,38 @@ tap_ledger_notice(struct tap_ledger *l, enum tap_side side,
     }
 }
 
+/* True when a line may matter to the ledger: it names an id, or is a
+ * progress or cancel notice, or holds an escape (a key "id" may be
+ * written "\u0069d"). A plain notification (a log message, a list change)
+ * is then passed on without being parsed. One memchr walk over the quotes
+ * and one over the backslashes: most of a busy server's bytes are read at
+ * memchr's speed rather than cJSON's (or memmem's). */
+static bool
+tap_ledger_relevant(const char *line, size_t len)
+{
+    const char *end = line + len, *p;
+
+    for (p = memchr(line, '"', len); p != NULL;
+        p = memchr(p + 1, '"', (size_t)(end - p - 1))) {
+        size_t left = (size_t)(end - p);
+
+        if (left >= 4 && memcmp(p, "\"id\"", 4) == 0)
+            return true;
+        if (left >= 24 && memcmp(p + 1, "notifications/", 14) == 0 &&
+            (memcmp(p + 15, "progress\"", 9) == 0 ||
+            (left >= 26 && memcmp(p + 15, "cancelled\"", 10) == 0)))
+            return true;
+        if (left <= 1)
+            break;
+    }
+    for (p = memchr(line, '\\', len); p != NULL && p + 1 < end;
+        p = memchr(p + 1, '\\', (size_t)(end - p - 1))) {
+        if (p[1] == 'u')
+            return true;
+    }
+    return false;
+}
+
 bool
 tap_ledger_line(struct tap_ledger *l, enum tap_side side, const char *line,
     size_t len, double now, int64_t wall)
@@ -483,6 +515,19 @@ tap_ledger_line(struct tap_ledger *l, enum tap_side side, const char *line,
     bool         pass = true;
 
     l->stats.lines[side]++;
+    {
+        size_t i = 0;
+
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i == len || line[i] != '{') {
+            /* No message (a log line, a batch): passed on. */
+            l->stats.unparsed[side]++;
+            return true;
+        }
+    }
+    if (!tap_ledger_relevant(line, len))
+        return true;
     m = cJSON_ParseWithLength(line, len);
     v = cJSON_GetObjectItemCaseSensitive(m, "jsonrpc");
     if (!cJSON_IsObject(m) || !cJSON_IsString(v) ||

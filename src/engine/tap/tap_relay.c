@@ -62,22 +62,22 @@ tap_out_done(struct tap *t, struct tap_out *o)
         fcntl(o->fd, F_SETFL, o->saved_flags);
     free(o->buf);
     o->buf = NULL;
-    o->len = o->cap = 0;
+    o->off = o->len = o->cap = 0;
 }
 
-/* Write what is queued on o, as much as the descriptor takes now. */
+/* Write what is queued on o, as much as the descriptor takes now; the
+ * queue is consumed from its front, never moved for each piece. */
 static void
 tap_out_write(struct tap *t, struct tap_out *o)
 {
-    size_t  off = 0;
     ssize_t n;
 
-    while (off < o->len && !o->failed) {
-        size_t want = o->len - off;
+    while (o->off < o->len && !o->failed) {
+        size_t want = o->len - o->off;
 
         if (o->small_writes && want > PIPE_BUF)
             want = PIPE_BUF;
-        n = write(o->fd, o->buf + off, want);
+        n = write(o->fd, o->buf + o->off, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -85,17 +85,15 @@ tap_out_write(struct tap *t, struct tap_out *o)
         if (n <= 0) {
             /* The agent stopped reading for good (EPIPE). */
             o->failed = true;
-            off = o->len;
+            o->off = o->len;
             break;
         }
-        off += (size_t)n;
+        o->off += (size_t)n;
         if (o->small_writes)
             break;              /* poll again before the next piece */
     }
-    if (off > 0) {
-        memmove(o->buf, o->buf + off, o->len - off);
-        o->len -= off;
-    }
+    if (o->off == o->len)
+        o->off = o->len = 0;
     if (o->len > 0 && !ev_is_active(&o->w))
         ev_io_start(t->loop, &o->w);
     else if (o->len == 0)
@@ -107,6 +105,11 @@ tap_out_queue(struct tap *t, struct tap_out *o, const char *p, size_t n)
 {
     if (o->failed || n == 0)
         return;
+    if (o->off > 0 && o->len + n > o->cap) {
+        memmove(o->buf, o->buf + o->off, o->len - o->off);
+        o->len -= o->off;
+        o->off = 0;
+    }
     if (o->len + n > o->cap) {
         size_t want = o->cap ? o->cap : 65536;
 
@@ -430,7 +433,7 @@ tap_flow_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 
     (void)revents;
     if (t->child != NULL && !t->exited)
-        child_read_pause(t->child, t->out.len > TAP_HIGH_WATER);
+        child_read_pause(t->child, t->out.len - t->out.off > TAP_HIGH_WATER);
     if (t->child != NULL && !t->in_eof) {
         bool full = child_pending_bytes(t->child) > TAP_HIGH_WATER;
 
