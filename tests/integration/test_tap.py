@@ -23,6 +23,8 @@ stdio server, and the monitor reading it.
   stuck_reader      a socket reader that never reads does not delay the
                     agent: every answer comes, its lines are dropped and
                     counted, and a gap line tells it once it reads
+  agent_config_entry  an agent's entry that starts `mcptop tap` is read
+                    from that tap's default socket, never started again
 
 Everything local; every wait is bounded.
 
@@ -478,6 +480,25 @@ def stuck_reader(c):
     stuck.close()
     late.close()
     c.eq(a.close(), 0, "the tap exits 0 when the agent closes its stdin")
+
+
+@mcptest.case(rep)
+def agent_config_entry(c):
+    # An agent's own entry that starts mcptop tap is read from that tap,
+    # not started a second time.
+    runtime = mcptest.tmpdir() / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    marker = tmp("started-twice")
+    cfg = mcptest.write_config({"gh": {"command": "mcptop", "args": [
+        "tap", "--name", "github", "--", "touch", marker]}})
+    got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30,
+                             env={"XDG_RUNTIME_DIR": str(runtime)})
+    s = mcptest.dig(got.json() or {}, "servers", 0)
+    c.eq(mcptest.dig(s, "transport"), "tap", "the entry is a tap's server")
+    c.eq(mcptest.dig(s, "tap"), str(runtime / "mcptop" / "tap-github.sock"),
+         "read at the socket the tap publishes at")
+    c.eq(mcptest.dig(s, "health"), "down", "no tap running: down")
+    c.check(not os.path.exists(marker), "the agent's server was not started by the monitor")
 
 
 rep.finish()

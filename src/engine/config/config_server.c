@@ -23,6 +23,7 @@
 
 #include "config/envfile.h"
 #include "engine/url.h"
+#include "tap/tap_publish.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -842,6 +843,58 @@ config_server_broken(struct config_server *s, const cJSON *entry, char *why)
 }
 
 /*
+ * An agent's entry that starts `mcptop tap [--name N] [--socket P] -- CMD`
+ * is that tap's server: read from the tap's socket (the path the tap
+ * publishes at), never started a second time (the second tap could not
+ * publish, and the agent's server would run twice).
+ */
+static void
+config_entry_tap_command(struct config_ctx *ctx, struct config_server *s)
+{
+    const char *base, *name = NULL, *sock = NULL, *cmd = NULL;
+    char        shown[CONFIG_SHOWN_SIZE];
+
+    if (s->transport != CONFIG_STDIO || s->tap != NULL || s->command == NULL ||
+        s->nargs < 1 || strcmp(s->args[0], "tap") != 0)
+        return;
+    base = strrchr(s->command, '/');
+    base = base != NULL ? base + 1 : s->command;
+    if (strcmp(base, "mcptop") != 0)
+        return;
+    for (size_t i = 1; i < s->nargs; i++) {
+        const char *a = s->args[i];
+
+        if (strcmp(a, "--") == 0) {
+            cmd = i + 1 < s->nargs ? s->args[i + 1] : NULL;
+            break;
+        }
+        if (strcmp(a, "--no-socket") == 0)
+            return;             /* it publishes nothing: started as is */
+        if ((strcmp(a, "--name") == 0 || strcmp(a, "--socket") == 0) &&
+            i + 1 < s->nargs) {
+            if (a[2] == 'n')
+                name = s->args[i + 1];
+            else
+                sock = s->args[i + 1];
+            i++;
+        } else if (strncmp(a, "--name=", 7) == 0) {
+            name = a + 7;
+        } else if (strncmp(a, "--socket=", 9) == 0) {
+            sock = a + 9;
+        }
+    }
+    if (cmd == NULL)
+        return;
+    if (name == NULL) {
+        name = strrchr(cmd, '/');
+        name = name != NULL ? name + 1 : cmd;
+    }
+    s->tap = sock != NULL ? xstrdup(sock) : tap_publish_path_of(name);
+    config_note(ctx, s->name, "starts mcptop tap: read from its socket %s, "
+        "not started again", config_shown(shown, s->tap));
+}
+
+/*
  * Fill s from one entry of a server map (the servers before it in the
  * config are loaded). Problems go to s->invalid or the warnings.
  */
@@ -905,4 +958,5 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
     }
     if (st.env_keys != NULL)
         config_entry_env_keys(ctx, s, st.env_keys);
+    config_entry_tap_command(ctx, s);
 }

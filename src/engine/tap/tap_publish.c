@@ -78,30 +78,35 @@ tap_publish_dir_ok(const char *dir, char **cause)
     return 0;
 }
 
-char *
-tap_publish_default_dir(char **cause)
+/* The directory default sockets go in (not made). Caller frees. */
+static char *
+tap_publish_dir_of(void)
 {
     const char    *xdg = getenv("XDG_RUNTIME_DIR");
     struct stat    st;
-    char          *dir;
+    struct passwd *pw;
+    char           user[64];
 
     if (xdg != NULL && xdg[0] == '/' && stat(xdg, &st) == 0 &&
-        S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
-        dir = str_printf("%s/mcptop", xdg);
-    } else {
-        struct passwd *pw = getpwuid(getuid());
-        char           user[64];
-
-        if (pw != NULL && pw->pw_name != NULL)
-            snprintf(user, sizeof(user), "%s", pw->pw_name);
-        else
-            snprintf(user, sizeof(user), "%lu", (unsigned long)getuid());
-        for (char *c = user; *c != '\0'; c++) {
-            if (*c == '/')
-                *c = '_';
-        }
-        dir = str_printf("/tmp/mcptop-%s", user);
+        S_ISDIR(st.st_mode) && st.st_uid == getuid())
+        return str_printf("%s/mcptop", xdg);
+    pw = getpwuid(getuid());
+    if (pw != NULL && pw->pw_name != NULL)
+        snprintf(user, sizeof(user), "%s", pw->pw_name);
+    else
+        snprintf(user, sizeof(user), "%lu", (unsigned long)getuid());
+    for (char *c = user; *c != '\0'; c++) {
+        if (*c == '/')
+            *c = '_';
     }
+    return str_printf("/tmp/mcptop-%s", user);
+}
+
+char *
+tap_publish_default_dir(char **cause)
+{
+    char *dir = tap_publish_dir_of();
+
     if (tap_publish_dir_ok(dir, cause) != 0) {
         free(dir);
         return NULL;
@@ -109,16 +114,14 @@ tap_publish_default_dir(char **cause)
     return dir;
 }
 
-char *
-tap_publish_default_path(const char *name, char **cause)
+/* dir/tap-NAME.sock, NAME's odd bytes as '_'. Takes dir. */
+static char *
+tap_publish_join(char *dir, const char *name)
 {
-    char *dir = tap_publish_default_dir(cause);
-    char  safe[80];
-    char *path;
+    char   safe[80];
+    char  *path;
     size_t i;
 
-    if (dir == NULL)
-        return NULL;
     for (i = 0; name[i] != '\0' && i + 1 < sizeof(safe); i++) {
         unsigned char c = (unsigned char)name[i];
 
@@ -130,6 +133,20 @@ tap_publish_default_path(const char *name, char **cause)
     path = str_printf("%s/tap-%s.sock", dir, safe[0] != '\0' ? safe : "_");
     free(dir);
     return path;
+}
+
+char *
+tap_publish_path_of(const char *name)
+{
+    return tap_publish_join(tap_publish_dir_of(), name);
+}
+
+char *
+tap_publish_default_path(const char *name, char **cause)
+{
+    char *dir = tap_publish_default_dir(cause);
+
+    return dir != NULL ? tap_publish_join(dir, name) : NULL;
 }
 
 /* --- readers ------------------------------------------------------------ */

@@ -35,6 +35,10 @@ struct tap_publish_host {
  * digits, '.', '-' and '_' become '_'. Caller frees; NULL with *cause.
  */
 char *tap_publish_default_path(const char *name, char **cause);
+/* The same path, computed only (the directory is neither made nor
+ * checked): where a tap named name publishes, for a config that names an
+ * `mcptop tap` command. Caller frees. Never NULL. */
+char *tap_publish_path_of(const char *name);
 /* The directory tap_publish_default_path uses (made as it says). */
 char *tap_publish_default_dir(char **cause);
 
