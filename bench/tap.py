@@ -3,7 +3,8 @@
 MB forwarded, against a direct pipe. No timing is asserted anywhere; the
 numbers go in bench/RESULTS.md by hand (see the tap section there).
 
-  latency   an agent (this script) sends a JSON-RPC request and waits for
+  latency   (and the tap's CPU per message, start-up included, from wait4)
+            an agent (this script) sends a JSON-RPC request and waits for
             its answer, N times, to a server that answers at once (sed -u
             turns each request line into a result line with its id): round
             trips directly, then through the tap with a socket reader
@@ -102,8 +103,8 @@ def latency(mcptop, n, sock):
     t = round_trips(tap, n)
     stop.set()
     th.join(5)
-    finish(tap)
-    return d, t, got.get("bytes", 0)
+    cpu = finish(tap)
+    return d, t, got.get("bytes", 0), cpu
 
 
 def bulk(argv, mb):
@@ -144,7 +145,7 @@ def main():
     sock = "/tmp/mcptop-bench-tap-%d.sock" % os.getpid()
     rows = []
     for run in range(a.runs):
-        d, t, evbytes = latency(a.mcptop, a.n, sock)
+        d, t, evbytes, lat_cpu = latency(a.mcptop, a.n, sock)
         cat_cpu, cat_wall, cat_out, sent = bulk(["cat"], a.mb)
         tap_cpu, tap_wall, tap_out, _ = bulk([a.mcptop, "tap", "--name", "bulk", "--socket",
                                               sock, "--", "cat"], a.mb)
@@ -155,6 +156,7 @@ def main():
             "added_median_us": statistics.median(t) - statistics.median(d),
             "added_p99_us": quantile(t, 0.99) - quantile(d, 0.99),
             "events_bytes_read": evbytes,
+            "tap_cpu_us_per_message": lat_cpu * 1e6 / (2 * a.n),
             "mb_each_way": sent / 1048576.0,
             "cat_cpu_ms_per_mb": cat_cpu * 1000 / (sent / 1048576.0),
             "tap_cpu_ms_per_mb_forwarded": tap_cpu * 1000 / (2 * sent / 1048576.0),
