@@ -23,6 +23,8 @@ stdio server, and the monitor reading it.
   stuck_reader      a socket reader that never reads does not delay the
                     agent: every answer comes, its lines are dropped and
                     counted, and a gap line tells it once it reads
+  tui_ledger_and_cancel  the TUI on a tap: the row, the header's in-flight
+                    count, the ledger in the detail pane, C y cancelling
   agent_config_entry  an agent's entry that starts `mcptop tap` is read
                     from that tap's default socket, never started again
 
@@ -480,6 +482,44 @@ def stuck_reader(c):
     stuck.close()
     late.close()
     c.eq(a.close(), 0, "the tap exits 0 when the agent closes its stdin")
+
+
+@mcptest.case(rep)
+def tui_ledger_and_cancel(c):
+    # The TUI on a tap: its row, the header's in-flight count, the ledger
+    # in the detail pane, and C y cancelling the agent's call.
+    if mcptest.tmux_bin() is None:
+        raise mcptest.SetupError("tmux is needed")
+    ev = mcptest.everything_stdio_argv()
+    sock = tmp("tui.sock")
+    cfg = tap_config("ev", sock)
+    a = Agent(tap_argv("ev", sock, *ev))
+    c.require(a.initialize() is not None, "initialize through the tap")
+    a.send({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+            "params": {"name": "trigger-long-running-operation",
+                       "arguments": {"duration": 60, "steps": 60},
+                       "_meta": {"progressToken": 5}}})
+    tui = mcptest.Tui(["-c", cfg], cols=140, rows=30)
+    tui.expect(c, [("the header counts the call in flight", lambda t: "in flight 1" in t),
+                   ("the row shows the tap", lambda t: "tap" in (mcptest.table_row(t, "ev") or ""))],
+               timeout=20, require=True)
+    tui.keys("Enter")
+    tui.expect(c, [("the detail pane has the ledger",
+                    lambda t: "in flight through the tap (1" in t and
+                    "tools/call trigger-long" in t and '"call-1"' in t)], timeout=10)
+    tui.keys("C")
+    tui.expect(c, [("C asks first", lambda t: "Cancel request" in t and "y: cancel" in t)],
+               timeout=5)
+    tui.keys("y")
+    ans = a.answer("call-1", 15)
+    c.eq(mcptest.dig(ans, "error", "code"), -32800, "the agent's answer after C y")
+    tui.expect(c, [("the TUI says it was cancelled", lambda t: "cancelled (the agent was answered" in t),
+                   ("nothing in flight any more", lambda t: "in flight 0" in t)], timeout=10)
+    tui.close(c)
+    # The server's tool goes on after the cancel (server-everything's does
+    # not stop), so stdin's close is followed by SIGTERM: the tap exits as
+    # its server did.
+    c.is_in(a.close(), (0, 128 + signal.SIGTERM), "the tap's exit after stdin closes")
 
 
 @mcptest.case(rep)
