@@ -65,7 +65,8 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve | tap | cancel)
+            tui | check | watch | end | audit | login | logout | serve | configs | \
+                tap | cancel)
                 cmd=${COMP_WORDS[1]} ;;
         esac
     fi
@@ -84,7 +85,8 @@ _mcptop()
             ;;
         --from)
             COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
-                zed all' -- "$cur"))
+                zed gemini codex opencode goose continue cline roo lmstudio
+                all' -- "$cur"))
             return
             ;;
         --theme)
@@ -97,7 +99,7 @@ _mcptop()
             fi
             ;;
         -s | --server)
-            if [[ $cmd == end || $cmd == cancel ]]; then
+            if [[ $cmd == end || $cmd == audit || $cmd == cancel ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -105,7 +107,8 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags | --name | --request | --reason)
+            --listen | -l | --label-from-tags | --parallel | --name | --request | \
+            --reason)
             return
             ;;
     esac
@@ -119,9 +122,15 @@ _mcptop()
         watch)
             opts=$sources
             ;;
+        configs)
+            opts="$sources --json"
+            ;;
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
+            ;;
+        audit)
+            opts="$sources -s --server --json --parallel --timeout"
             ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
@@ -147,9 +156,8 @@ _mcptop()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve tap
-            cancel' \
-            -- "$cur"))
+        COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve
+            configs tap cancel' -- "$cur"))
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
         mapfile -t fleet < <(_mcptop_fleet_args)

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve tap cancel
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs tap cancel
 end
 
 function __mcptop_themes
@@ -58,9 +58,11 @@ complete -c mcptop -n __mcptop_no_command -a tui -d 'The full-screen monitor (th
 complete -c mcptop -n __mcptop_no_command -a check -d 'Dial every server once, ping, report, exit'
 complete -c mcptop -n __mcptop_no_command -a watch -d 'Monitor with no UI: JSON Lines on stdout'
 complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, report outcomes'
+complete -c mcptop -n __mcptop_no_command -a audit -d 'Session-hygiene report per server (ends all it opens)'
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
+complete -c mcptop -n __mcptop_no_command -a configs -d 'Every server the sources give, dialing nothing'
 complete -c mcptop -n __mcptop_no_command -a tap -d 'Stand in for a stdio server: relay, observe, publish'
 complete -c mcptop -n __mcptop_no_command -a cancel -d "Cancel an agent's request through its tap"
 
@@ -68,7 +70,7 @@ complete -c mcptop -n __mcptop_no_command -a cancel -d "Cancel an agent's reques
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l shard -x -d 'Only shard K of N (K/N)'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l taps -x -a '(__fish_complete_directories)' -d 'Every tap socket in DIR'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
@@ -85,12 +87,21 @@ complete -c mcptop -n '__mcptop_using check' -l timeout -x -d 'Request timeout a
 complete -c mcptop -n '__mcptop_using check' -l pings -x -d 'Ping every server R times, in rounds'
 complete -c mcptop -n '__mcptop_using check' -l stats -d 'CPU, wall time and peak RSS per phase'
 
+# configs
+complete -c mcptop -n '__mcptop_using configs' -l json -d 'One JSON document instead of a table'
+
 # end
 complete -c mcptop -n '__mcptop_using end' -s s -l server -x -a '(__mcptop_servers)' -d 'End this server'
 complete -c mcptop -n '__mcptop_using end' -l json -d 'One JSON object per line, one per ending'
 complete -c mcptop -n '__mcptop_using end' -l teardown -x -d 'The teardown deadline (ms)'
 complete -c mcptop -n '__mcptop_using end' -l session -x -d "End another client's session ID"
 complete -c mcptop -n '__mcptop_using end' -l list-servers -d 'Print the configured server names and exit'
+
+# audit
+complete -c mcptop -n '__mcptop_using audit' -s s -l server -x -a '(__mcptop_servers)' -d 'Audit this server'
+complete -c mcptop -n '__mcptop_using audit' -l json -d 'One JSON object instead of a table'
+complete -c mcptop -n '__mcptop_using audit' -l parallel -x -d 'Audit N servers at once'
+complete -c mcptop -n '__mcptop_using audit' -l timeout -x -d "Each check's bound (ms)"
 
 # login NAME, logout NAME
 complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -a '(__mcptop_servers)' -d 'Server'

@@ -20,7 +20,7 @@ TESTS="$ROOT/tests"
 APT_PACKAGES=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libev-dev libncurses-dev libcmocka-dev
-  libssl-dev libyaml-dev
+  libssl-dev libyaml-dev libtomlplusplus-dev
   libmicrohttpd-dev prometheus
   nodejs npm python3 tmux nginx-light openssl procps
   dpkg-dev groff-base man-db zsh fish

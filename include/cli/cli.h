@@ -17,11 +17,13 @@
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
+int cli_audit(int argc, char **argv);
 int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_tap(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
+int cli_configs(int argc, char **argv);
 
 /*
  * What a command that loads a fleet tells cli_preamble: its name (for

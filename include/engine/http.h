@@ -1,7 +1,8 @@
 /*
  * One HTTP exchange of MCP's Streamable HTTP transport (MCP 2025-03-26 ..
  * 2025-11-25, basic/transports): a POST of one JSON-RPC message, the GET
- * stream, or a DELETE. The transfer reads the answer as JSON or as SSE
+ * stream, or a DELETE (and, for the session-hygiene audit's probes, a
+ * HEAD or an OPTIONS). The transfer reads the answer as JSON or as SSE
  * (parsed incrementally, each event handed up as it completes), bounds it
  * by max_bytes, and at its end fills a struct http_result with the
  * evidence the classifier reads. It knows the headers MCP names, not the
@@ -30,6 +31,8 @@ enum http_method {
     HTTP_POST,
     HTTP_GET,
     HTTP_DELETE,
+    HTTP_HEAD,              /* the audit's probes: no body is read */
+    HTTP_OPTIONS,
 };
 
 struct http_request {

@@ -52,6 +52,22 @@
 /* The most -c options one command line may give. */
 #define APP_MAX_CONFIGS 32
 
+/* What became of one file --from looked at (for `mcptop configs`). */
+enum app_file_status {
+    APP_FILE_READ,
+    APP_FILE_ABSENT,
+    APP_FILE_BROKEN,            /* unreadable or not parsable: skipped */
+};
+
+struct app_file {
+    char                 *path;
+    const char           *client;   /* static strings of the clients */
+    const char           *source;   /* table */
+    enum app_file_status  status;
+    size_t                nservers; /* as read, before merging */
+    char                 *error;    /* APP_FILE_BROKEN: why (no value) */
+};
+
 /* Where the fleet comes from and where the log goes. Strings are borrowed
  * from argv. Zero-initialise, then app_split_command, getopt_long with
  * app_option, and app_args. */
@@ -74,7 +90,17 @@ struct app_common {
     const struct config  *cfg;          /* the loaded fleet, borrowed, for
                                            app_open_log */
     bool                  bad_option;   /* app_option printed an error */
+    /* Filled by app_load_config: the files --from looked at (when
+     * keep_files is set; freed by app_files_free), and whether it read
+     * them because nothing else was given or found (bare `mcptop`). */
+    bool                  keep_files;
+    struct app_file      *files;
+    size_t                nfiles;
+    bool                  from_fallback;
 };
+
+/* Free c->files. */
+void app_files_free(struct app_common *c);
 
 /*
  * Take "-- CMD ARGS..." off the end of argv: the words after the first

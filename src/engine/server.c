@@ -106,7 +106,8 @@ struct health
 server_health_now(const struct server *s)
 {
     struct health_input in = { .liveness = &s->rec.liveness,
-        .fail_streak = s->rec.fail_streak };
+        .fail_streak = s->rec.fail_streak,
+        .disabled_reason = s->decl->disabled_why };
 
     switch (s->state) {
     case SERVER_PAUSED:
@@ -715,7 +716,9 @@ static char *
 server_make_target(const struct config_server *decl)
 {
     char **shown = decl->args_shown != NULL ? decl->args_shown : decl->args;
-    size_t n = strlen(decl->command != NULL ? decl->command : "") + 1;
+    const char *cmd = decl->command_shown != NULL ? decl->command_shown
+        : decl->command != NULL ? decl->command : "";
+    size_t n = strlen(cmd) + 1;
     char  *t, *p;
 
     if (decl->tap != NULL)
@@ -725,8 +728,7 @@ server_make_target(const struct config_server *decl)
     for (size_t i = 0; i < decl->nargs; i++)
         n += strlen(shown[i]) + 1;
     t = xcalloc(1, n + 1);
-    p = t + snprintf(t, n + 1, "%s", decl->command != NULL ?
-        decl->command : "");
+    p = t + snprintf(t, n + 1, "%s", cmd);
     for (size_t i = 0; i < decl->nargs; i++) {
         size_t len = strlen(shown[i]);
 

@@ -308,6 +308,30 @@ jsonl_tags(cJSON *o, const struct server *s)
     }
 }
 
+/* "sources": every client file that declares this same target (issue
+ * 28), when there are several. */
+static void
+jsonl_sources(cJSON *o, const struct config_server *d)
+{
+    cJSON *arr;
+
+    if (d->nsources == 0)
+        return;
+    arr = cJSON_AddArrayToObject(o, "sources");
+    for (size_t i = 0; i < d->nsources; i++) {
+        cJSON *e = cJSON_CreateObject();
+        char  *file = str_sanitized(d->sources[i].origin);
+
+        if (d->sources[i].client != NULL)
+            cJSON_AddStringToObject(e, "client", d->sources[i].client);
+        else
+            cJSON_AddNullToObject(e, "client");
+        cJSON_AddStringToObject(e, "file", file);
+        free(file);
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
 cJSON *
 jsonl_server(const struct server *s)
 {
@@ -335,6 +359,7 @@ jsonl_server(const struct server *s)
     } else if (server_decl(s)->source != NULL) {
         cJSON_AddStringToObject(o, "source", server_decl(s)->source);
     }
+    jsonl_sources(o, server_decl(s));
     jsonl_tags(o, s);
     if (!health_monitored(h.state))
         cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */

@@ -307,13 +307,63 @@ app_add(struct config **fleet, struct config *part, bool rename)
     return 0;
 }
 
+/* Note what became of file f in c->files. */
+static void
+app_file_seen(struct app_common *c, const struct clients_file *f,
+    enum app_file_status status, size_t nservers, const char *error)
+{
+    struct app_file *a;
+
+    if (!c->keep_files)
+        return;
+    c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof *c->files);
+    a = &c->files[c->nfiles++];
+    a->path = xstrdup(f->path);
+    a->client = f->client;
+    a->source = f->source;
+    a->status = status;
+    a->nservers = nservers;
+    a->error = error != NULL ? xstrdup(error) : NULL;
+}
+
+/* See app.h. */
+void
+app_files_free(struct app_common *c)
+{
+    for (size_t i = 0; i < c->nfiles; i++) {
+        free(c->files[i].path);
+        free(c->files[i].error);
+    }
+    free(c->files);
+    c->files = NULL;
+    c->nfiles = 0;
+}
+
+/* True when some file of every client exists (bare `mcptop` reads them
+ * then). */
+static bool
+app_client_file_exists(void)
+{
+    struct clients_file *f;
+    struct stat          st;
+    size_t               n, i;
+    bool                 any = false;
+
+    f = clients_files("all", &n);
+    for (i = 0; i < n && !any; i++)
+        any = stat(f[i].path, &st) == 0 && !S_ISDIR(st.st_mode);
+    clients_free(f, n);
+    return any;
+}
+
 /*
  * Read every file of --from that exists, tagging each server with its
- * source; a server name seen before is renamed NAME@SOURCE. 0, or
- * EXIT_USAGE after printing why (no file at all could be read).
+ * source; a server name seen before is renamed NAME@SOURCE, and one that
+ * dials what another already does is folded into it. 0, or EXIT_USAGE
+ * after printing why (no file at all could be read).
  */
 static int
-app_load_from(const struct app_common *c, const struct config_options *opt,
+app_load_from(struct app_common *c, const struct config_options *opt,
     struct config **fleet, struct app_lines *notes)
 {
     struct config_options  o = *opt;
@@ -327,18 +377,22 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
     o.allow_none = true;
     f = clients_files(c->from, &n);
     for (i = 0; i < n; i++) {
+        o.vars = f[i].vars;
         if (stat(f[i].path, &st) != 0 || S_ISDIR(st.st_mode)) {
             app_line(notes, "--from %s: %s is absent", c->from, f[i].path);
+            app_file_seen(c, &f[i], APP_FILE_ABSENT, 0, NULL);
             continue;
         }
         if (config_load_file_with(f[i].path, &o, &part, &cause) != 0) {
             fprintf(stderr, "mcptop: warning: --from %s: %s (skipped)\n",
                 c->from, cause);
+            app_file_seen(c, &f[i], APP_FILE_BROKEN, 0, cause);
             free(cause);
             cause = NULL;
             continue;
         }
         found++;
+        app_file_seen(c, &f[i], APP_FILE_READ, part->nservers, NULL);
         app_line(notes, "--from %s: read %s (%zu server%s, source %s)",
             c->from, f[i].path, part->nservers,
             part->nservers == 1 ? "" : "s", f[i].source);
@@ -346,6 +400,7 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
             free(part->servers[k].source);
             part->servers[k].source = xstrdup(f[i].source);
         }
+        clients_claude_switches(part);
         if (app_add(fleet, part, true) != 0) {
             rc = EXIT_USAGE;
             break;
@@ -361,6 +416,19 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
     }
     clients_free(f, n);
     return rc;
+}
+
+/* The paths of every client's files, ", "-separated, on out. */
+static void
+app_print_client_files(FILE *out)
+{
+    struct clients_file *f;
+    size_t               n, i;
+
+    f = clients_files("all", &n);
+    for (i = 0; i < n; i++)
+        fprintf(out, "%s %s", i > 0 ? "," : "", f[i].path);
+    clients_free(f, n);
 }
 
 /* Load one -c path ("-": standard input). */
@@ -463,14 +531,36 @@ app_load_config(struct app_common *c, struct config **out)
         goto out;
     if (fleet == NULL) {
         found = config_discover();
-        if (found == NULL) {
-            fprintf(stderr, "mcptop: no config given and none found "
-                "(looked in %s)\n"
-                "Try 'mcptop check http://127.0.0.1:PORT/mcp', "
-                "'mcptop check -c FILE' or 'mcptop check --from all'.\n",
+        if (found == NULL && c->from == NULL && app_client_file_exists()) {
+            /* No config of mcptop's own, but the clients' files are
+             * there: read them, and say so (the TUI's header, -v). */
+            c->from = "all";
+            c->from_fallback = true;
+            if (app_load_from(c, &opt, &fleet, &notes) != 0)
+                goto out;
+            app_line(&notes, "no config of mcptop's own (%s): read every "
+                "client's files, as --from all does",
                 config_discover_help());
+            {
+                char *o = str_printf("--from all (no config of its own): "
+                    "%s", fleet->origin);
+
+                free(fleet->origin);
+                fleet->origin = o;
+            }
+        } else if (found == NULL) {
+            fprintf(stderr, "mcptop: no config given and none found "
+                "(looked in %s, and for every client's files:",
+                config_discover_help());
+            app_print_client_files(stderr);
+            fprintf(stderr, ")\n"
+                "Try 'mcptop check http://127.0.0.1:PORT/mcp', "
+                "'mcptop check -c FILE' or 'mcptop check --from CLIENT' "
+                "(%s).\n", clients_names());
             goto out;
         }
+    }
+    if (fleet == NULL) {
         if (config_load_file_with(found, &opt, &fleet, &cause) != 0) {
             fprintf(stderr, "mcptop: %s\n", cause);
             free(cause);
@@ -490,6 +580,12 @@ app_load_config(struct app_common *c, struct config **out)
         fprintf(stderr, "mcptop: warning: %s\n", fleet->warnings[i]);
     for (i = 0; c->verbose && i < fleet->nnotes; i++)
         fprintf(stderr, "mcptop: note: %s\n", fleet->notes[i]);
+    for (i = 0; c->verbose && i < fleet->nmerged; i++) {
+        char *line = str_sanitized(fleet->merged[i]);
+
+        fprintf(stderr, "mcptop: note: merged: %s\n", line);
+        free(line);
+    }
     c->cfg = fleet;
     *out = fleet;
     fleet = NULL;
@@ -538,7 +634,8 @@ app_log_config(FILE *log, const struct config *cfg)
         if (s->transport == CONFIG_HTTP) {
             target = str_sanitized(s->url_shown != NULL ? s->url_shown : "");
         } else {
-            const char *cmd = s->command != NULL ? s->command : "";
+            const char *cmd = s->command_shown != NULL ? s->command_shown
+                : s->command != NULL ? s->command : "";
             size_t      len = strlen(cmd) + 1, at;
             char       *joined;
 
@@ -566,6 +663,10 @@ app_log_config(FILE *log, const struct config *cfg)
             s->disabled ? " (disabled)" : "");
         if (s->invalid != NULL)
             app_log(log, "config server %s: invalid: %s", name, s->invalid);
+        for (k = 0; k < s->nsources; k++)
+            app_log(log, "config server %s: source %s %s", name,
+                s->sources[k].client != NULL ? s->sources[k].client : "-",
+                s->sources[k].origin);
         free(name);
         free(target);
     }

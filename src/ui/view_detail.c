@@ -397,7 +397,8 @@ view_detail_draw(struct ui *ui, int y, int rows)
          * expanded value is a secret: show the args as written. */
         size_t len;
 
-        t = d->command != NULL ? d->command : "";
+        t = d->command_shown != NULL ? d->command_shown : d->command != NULL
+            ? d->command : "";
         str_sanitize(target, sizeof(target), t, strlen(t));
         for (size_t i = 0; i < d->nargs && d->args_shown != NULL; i++) {
             len = strlen(target);
@@ -417,6 +418,21 @@ view_detail_draw(struct ui *ui, int y, int rows)
     ui_line_add(&l, UI_ROLE_DIM, name);
     ui_line_add(&l, UI_ROLE_NORMAL, target);
     ui_out_line(&o, &l);
+    if (d != NULL && d->nsources > 0) {
+        /* One server found in several clients' files (issue 28). */
+        target[0] = '\0';
+        for (size_t i = 0; i < d->nsources; i++) {
+            size_t len = strlen(target);
+
+            snprintf(target + len, sizeof(target) - len, "%s%s (%s)",
+                i > 0 ? ", " : "", d->sources[i].client != NULL
+                ? d->sources[i].client : "-", d->sources[i].origin);
+        }
+        char shown[512];
+
+        str_sanitize(shown, sizeof(shown), target, strlen(target));
+        detail_kv(&o, &l, "sources", UI_ROLE_NORMAL, shown);
+    }
     detail_session(&o, &l, s);
     if (server_is_tap(s))
         detail_ledger(&o, &l, s);

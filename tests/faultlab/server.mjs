@@ -104,6 +104,34 @@
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
 //
+// Session habits (`mcptop audit`, issue 32), on any session endpoint:
+//   ?free=0             DELETE is answered 200 but the session lives on: a
+//                       request with its id is still served
+//   ?expired=404|400|rpc200|serve
+//                       what a request with an id the endpoint does not hold
+//                       (never issued, deleted, expired) gets: 404 -32001
+//                       (the default, the spec's), 400 -32000 id null
+//                       ("Bad Request: No valid session ID provided", as
+//                       Express servers say), 200 with a JSON-RPC error
+//                       -32600 id null, or served as if it were live
+//   ?missing=serve      a request without Mcp-Session-Id is served (400
+//                       otherwise)
+//   ?mint=1             every refused request without a session id (GET,
+//                       HEAD, OPTIONS, a malformed POST, a POST refused for
+//                       want of an id) is answered with a fresh
+//                       Mcp-Session-Id: a live session each (the Python
+//                       SDK's habit), ended by a DELETE like any other
+//   ?replicas=2&every=4 two replicas without affinity: the Nth POST carrying
+//                       a session's id lands on the replica that does not
+//                       hold it when N is a multiple of ?every= (4), and is
+//                       answered 404 although the session lives
+//                       (deterministic; a DELETE reaches the holder)
+//   ?ping=unsupported   ping answered -32601 (method not found)
+//   ?era=dual           server/discover is answered a DiscoverResult too
+//                       (a dual-era server; initialize works as ever)
+// `/_counts` adds per endpoint sessions_live (sessions the endpoint holds
+// now), deletes_kept (?free=0) and minted (?mint=1).
+//
 // Era probe endpoints (protocol revision 2026-07-28, "modern"):
 //   /probe/<case>?params
 //   The fault is armed for `server/discover` only (a POST whose body method or
@@ -453,6 +481,7 @@ function healthyAnswer(msg, p, ep) {
   case "initialize":
     return rpcResult(msg.id, initializeResult(msg, p));
   case "ping":
+    if (p.str("ping", "") === "unsupported") return rpcError(msg.id, -32601, "Method not found: ping");
     return rpcResult(msg.id, {});
   case "tools/list":
     return rpcResult(msg.id, listPage(msg, p, ep));
@@ -546,6 +575,37 @@ function issueSession(ctx, sid = newSessionId()) {
   return sid;
 }
 
+// ?mint=1: the headers of a refused answer to a request without a session
+// id: a fresh session's id (a live session, as the Python SDK keeps one per
+// rejected probe). Empty otherwise.
+function mintHeaders(ctx) {
+  const { req, p, c } = ctx;
+  if (p.str("mint", "0") !== "1" || !p.sessions || req.headers["mcp-session-id"] !== undefined) return {};
+  c.minted = (c.minted || 0) + 1;
+  return { "Mcp-Session-Id": issueSession(ctx) };
+}
+
+// A request carrying an id this endpoint does not hold (never issued,
+// deleted, expired), answered as ?expired= says. Returns true when it
+// answered (false: serve it, ?expired=serve).
+function unknownSessionAnswer(ctx) {
+  const { res, c } = ctx;
+  switch (ctx.p.str("expired", "404")) {
+  case "serve":
+    return false;
+  case "400":
+    sendJson(res, 400, rpcError(null, -32000, FORGOTTEN_MESSAGE));
+    return true;
+  case "rpc200":
+    sendJson(res, 200, rpcError(null, -32600, FORGOTTEN_MESSAGE));
+    return true;
+  default:
+    c.session_404s++;
+    sendJson(res, 404, rpcError(null, -32001, "Session not found"));
+    return true;
+  }
+}
+
 // Session checks every non-initialize POST goes through on a session endpoint.
 // Returns true when it answered (400/404).
 function sessionGate(ctx) {
@@ -553,7 +613,9 @@ function sessionGate(ctx) {
   if (!p.sessions || (msg && msg.method === "initialize")) return false;
   const sid = req.headers["mcp-session-id"];
   if (sid === undefined) {
-    sendJson(res, 400, rpcError(null, -32000, "Bad Request: Mcp-Session-Id header is required"));
+    if (p.str("missing", "400") === "serve") return false;
+    sendJson(res, 400, rpcError(null, -32000, "Bad Request: Mcp-Session-Id header is required"),
+      mintHeaders(ctx));
     return true;
   }
   if (ep.forgotten.has(sid)) {
@@ -561,12 +623,16 @@ function sessionGate(ctx) {
     return forgottenAnswer(ctx, p.str("mode", "rpc200")), true;
   }
   const s = ep.sessions.get(sid);
-  if (!s) {
+  if (!s) return unknownSessionAnswer(ctx);
+  s.requests++;
+  // ?replicas=: every Nth request of a session reaches the replica that
+  // does not hold it, which has never heard of the id.
+  if (p.num("replicas", 1) > 1 && s.requests % Math.max(2, p.num("every", 4)) === 0) {
     c.session_404s++;
+    c.replica_misses = (c.replica_misses || 0) + 1;
     sendJson(res, 404, rpcError(null, -32001, "Session not found"));
     return true;
   }
-  s.requests++;
   if (p.forgetAfter !== null && s.requests > p.forgetAfter && ep.forgottenSoFar < p.forgetTimes) {
     ep.sessions.delete(sid);
     ep.forgotten.add(sid);
@@ -837,6 +903,13 @@ function handleDelete(ctx) {
   const ok = () => {
     if (!p.sessions) return sendText(res, 405, "text/plain", "no sessions here\n", { Allow: "POST" });
     if (sid === undefined) return sendJson(res, 400, rpcError(null, -32000, "Bad Request: no Mcp-Session-Id"));
+    if (p.str("free", "1") === "0" && ep.sessions.has(sid)) {
+      // ?free=0: the DELETE is acknowledged and the session lives on.
+      c.deletes_kept = (c.deletes_kept || 0) + 1;
+      res.writeHead(200);
+      res.end();
+      return;
+    }
     if (!ep.sessions.delete(sid)) return sendJson(res, 404, rpcError(null, -32001, "Session not found"));
     c.sessions_deleted++;
     res.writeHead(200);
@@ -957,7 +1030,8 @@ function handleGet(ctx) {
   if (p.str("resume", null) !== null && ctx.req.headers["last-event-id"] !== undefined)
     return resumeGet(ctx);
   if (!p.listChanged) {
-    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE" });
+    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE",
+      ...mintHeaders(ctx) });
   }
   const sid = req.headers["mcp-session-id"];
   if (sid !== undefined && ep.forgotten.has(sid)) {
@@ -968,8 +1042,13 @@ function handleGet(ctx) {
   if (p.num("get", 0) >= 400) {
     return sendText(res, p.num("get", 0), "text/html", "No sessionId\n");
   }
+  if (p.sessions && sid !== undefined && !ep.sessions.has(sid) && p.str("expired", "404") !== "serve" &&
+      p.str("expired", "404") !== "404") {
+    return unknownSessionAnswer(ctx);
+  }
   if (p.sessions && (sid === undefined || !ep.sessions.has(sid))) {
-    return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"));
+    return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"),
+      sid === undefined ? mintHeaders(ctx) : {});
   }
   if (p.stream === "retry") return retryStream(ctx);
   if (p.stream === "sdk") return sdkStream(ctx);
@@ -1371,7 +1450,10 @@ function readBody(req, cb) {
 
 function countsJson() {
   const out = {};
-  for (const [k, v] of counts) out[k] = v;
+  for (const [k, v] of counts) {
+    const e = endpoints.get(k);
+    out[k] = { ...v, sessions_live: e ? e.sessions.size : 0 };
+  }
   return { endpoints: out, sessions_live: [...endpoints.values()].reduce((n, e) => n + e.sessions.size, 0),
     other_origin: otherOrigin, client_errors: clientErrors };
 }
@@ -1501,7 +1583,8 @@ function handle(req, res, origin = "main") {
   }
   if (req.method !== "POST") {
     c.other_http++;
-    readBody(req, () => sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "GET, POST, DELETE" }));
+    readBody(req, () => sendText(res, 405, "text/plain", "Method Not Allowed\n",
+      { Allow: "GET, POST, DELETE", ...mintHeaders(ctx) }));
     return;
   }
   c.POST++;
@@ -1511,7 +1594,7 @@ function handle(req, res, origin = "main") {
     try {
       msg = JSON.parse(body.toString("utf8"));
     } catch (e) {
-      return sendJson(res, 400, rpcError(null, -32700, "Parse error"));
+      return sendJson(res, 400, rpcError(null, -32700, "Parse error"), mintHeaders(ctx));
     }
     ctx.msg = msg;
     const method = msg && typeof msg === "object" && !Array.isArray(msg)
@@ -1549,6 +1632,10 @@ function handle(req, res, origin = "main") {
     }
 
     if (p.probe !== undefined) return probePost(ctx);
+    // ?era=dual: a 2026-07-28 discover is answered as well as initialize.
+    if (p.str("era", "") === "dual" && isDiscover(req, msg) && isRequest(msg)) {
+      return sendJson(res, 200, rpcResult(msg.id, discoverResult()));
+    }
     // The flapping endpoint resets every request during its down window.
     if (p.flap) {
       const t = (Date.now() - ep.firstSeen) % (p.flap.up + p.flap.down);

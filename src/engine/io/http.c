@@ -78,6 +78,10 @@ http_method_name(enum http_method m)
         return "GET";
     case HTTP_DELETE:
         return "DELETE";
+    case HTTP_HEAD:
+        return "HEAD";
+    case HTTP_OPTIONS:
+        return "OPTIONS";
     default:
         return "POST";
     }
@@ -557,6 +561,12 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         break;
     case HTTP_DELETE:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+        break;
+    case HTTP_HEAD:
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        break;
+    case HTTP_OPTIONS:
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "OPTIONS");
         break;
     }
     for (size_t i = 0; i < rq->nheaders; i++)

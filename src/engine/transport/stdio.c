@@ -680,6 +680,7 @@ stdio_query(const struct transport *base, enum transport_query q, void *out)
         return 0;
     case TRANSPORT_Q_WARNING:
     case TRANSPORT_Q_ACTIVITY:
+    case TRANSPORT_Q_AUTHORIZATION:
         break;
     }
     return -1;

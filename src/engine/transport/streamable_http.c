@@ -1137,6 +1137,9 @@ streamable_http_query(const struct transport *base, enum transport_query q,
     case TRANSPORT_Q_ACTIVITY:
         *(ev_tstamp *)out = t->activity;
         return 0;
+    case TRANSPORT_Q_AUTHORIZATION:
+        *(const char **)out = oauth_authorization(t->oauth);
+        return 0;
     default:
         return -1;
     }
@@ -1164,6 +1167,8 @@ static const struct transport_ops streamable_http_ops = {
     .close = streamable_http_close,
     .free = streamable_http_free,
     .query = streamable_http_query,
+    .raw = http_raw_start,
+    .raw_cancel = http_raw_cancel,
 };
 
 struct transport *
