@@ -207,6 +207,7 @@ tap_exchange(struct tap *t, const char *op, const char *id,
     else
         tap_failure_json(o, f);
     cJSON_AddNumberToObject(o, "ms", tap_ms1(ms));
+    cJSON_AddNumberToObject(o, "observed_at", (double)wall);
     if (id != NULL) {
         cJSON_AddItemToObject(o, "id", tap_id_json(id));
         cJSON_AddStringToObject(o, "direction", "to_server");

@@ -27,6 +27,8 @@
 #include "util/xmalloc.h"
 
 #define TAP_PUBLISH_CMD_MAX  (64u * 1024)
+#define TAP_PUBLISH_READER_HARD (32u * 1024 * 1024)   /* snapshots and
+                                                   answers included */
 
 struct tap_reader {
     struct tap_publish *p;
@@ -202,11 +204,15 @@ tap_reader_write(struct tap_reader *r)
     return 0;
 }
 
-/* Queue text and a newline when it fits; false when it does not. */
+/* Queue text and a newline when it fits; false when it does not. A
+ * snapshot or a command's answer is queued whatever is queued before it
+ * (force): it is one line, asked for, and a reader that lost lines asks
+ * for a snapshot to catch up, which must not be lost in turn. */
 static bool
-tap_reader_queue(struct tap_reader *r, const char *text, size_t len)
+tap_reader_queue(struct tap_reader *r, const char *text, size_t len,
+    bool force)
 {
-    if (r->olen + len + 1 > TAP_PUBLISH_READER_MAX)
+    if (!force && r->olen + len + 1 > TAP_PUBLISH_READER_MAX)
         return false;
     if (r->olen + len + 1 > r->ocap) {
         size_t want = r->ocap ? r->ocap : 4096;
@@ -234,17 +240,27 @@ tap_reader_gap(struct tap_reader *r)
     clock_format_iso(clock_wall_ms(), ts, sizeof(ts));
     n = snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"event\":\"gap\","
         "\"dropped\":%lu}", ts, r->dropped);
-    if (tap_reader_queue(r, line, (size_t)n))
+    if (tap_reader_queue(r, line, (size_t)n, false))
         r->dropped = 0;
 }
 
 /* Queue one line for r: said after a gap line when lines were lost.
  * -1 when r was closed. */
 static int
-tap_reader_line(struct tap_reader *r, const char *line, size_t len)
+tap_reader_line(struct tap_reader *r, const char *line, size_t len,
+    bool force)
 {
     tap_reader_gap(r);
-    if (r->dropped > 0 || !tap_reader_queue(r, line, len)) {
+    if (force) {
+        if (r->olen + len + 1 > TAP_PUBLISH_READER_HARD) {
+            /* It asks and does not read: it goes. */
+            tap_reader_close(r);
+            return -1;
+        }
+        tap_reader_queue(r, line, len, true);
+        return tap_reader_write(r);
+    }
+    if (r->dropped > 0 || !tap_reader_queue(r, line, len, false)) {
         r->dropped++;
         r->p->dropped++;
         return 0;
@@ -276,13 +292,8 @@ tap_reader_command(struct tap_reader *r, const char *line, size_t len)
     if (len == 0 || r->p->host->command == NULL)
         return 0;
     answer = r->p->host->command(r->p->arg, line, len);
-    if (answer != NULL) {
-        /* An answer is never dropped for a full queue: it waits its turn
-         * as the gap would. */
-        if (!tap_reader_queue(r, answer, strlen(answer)))
-            r->dropped++;
-        rc = tap_reader_write(r);
-    }
+    if (answer != NULL)
+        rc = tap_reader_line(r, answer, strlen(answer), true);
     free(answer);
     return rc;
 }
@@ -357,7 +368,7 @@ tap_publish_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
     p->nreaders++;
     snap = p->host->snapshot != NULL ? p->host->snapshot(p->arg) : NULL;
     if (snap != NULL)
-        tap_reader_line(r, snap, strlen(snap));
+        tap_reader_line(r, snap, strlen(snap), true);
     free(snap);
 }
 
@@ -439,7 +450,7 @@ tap_publish_line(struct tap_publish *p, const char *line)
 
     for (r = p->readers; r != NULL; r = next) {
         next = r->next;
-        tap_reader_line(r, line, len);
+        tap_reader_line(r, line, len, false);
     }
 }
 

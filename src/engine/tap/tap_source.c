@@ -374,7 +374,12 @@ tap_source_line(struct tap_source *ts, const char *line, size_t len)
                 ts->host->link(ts->arg, true, NULL);
         }
     } else if (strcmp(ev, "exchange") == 0) {
-        tap_source_exchange(ts, o, clock_wall_ms(), NULL);
+        double at = 0;
+
+        /* When the tap saw it (a snapshot after a gap compares these). */
+        if (!tap_source_num(o, "observed_at", &at) || at <= 0)
+            at = (double)clock_wall_ms();
+        tap_source_exchange(ts, o, (int64_t)at, NULL);
     } else if (strcmp(ev, "request") == 0 || strcmp(ev, "progress") == 0) {
         if (tap_source_request_of(cJSON_GetObjectItemCaseSensitive(o,
             "request"), &r)) {
