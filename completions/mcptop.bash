@@ -108,7 +108,7 @@ _mcptop()
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
             --listen | -l | --label-from-tags | --parallel | --name | --request | \
-            --reason)
+            --reason | --probe-interval)
             return
             ;;
     esac
@@ -140,7 +140,8 @@ _mcptop()
             opts='-c --config --wait --log -h --help'
             ;;
         tap)
-            opts='--name --socket --teardown --no-socket -h --help'
+            opts='--name --socket --teardown --probe --probe-interval --no-socket
+                  -h --help'
             ;;
         cancel)
             opts="$sources --server --socket --request --reason --timeout

@@ -117,6 +117,8 @@ complete -c mcptop -n '__mcptop_using serve' -l basic-auth-file -r -F -d 'Requir
 complete -c mcptop -n '__mcptop_using tap' -l name -x -d "The server's name"
 complete -c mcptop -n '__mcptop_using tap' -l socket -r -F -d 'Where to publish'
 complete -c mcptop -n '__mcptop_using tap' -l teardown -x -d "The shutdown sequence's deadline (ms)"
+complete -c mcptop -n '__mcptop_using tap' -l probe -d 'Ping the server when the agent is quiet'
+complete -c mcptop -n '__mcptop_using tap' -l probe-interval -x -d 'How quiet, before a ping (ms)'
 complete -c mcptop -n '__mcptop_using tap' -l no-socket -d 'Relay and read only'
 
 # cancel

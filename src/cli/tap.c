@@ -17,7 +17,8 @@ cli_tap_usage(FILE *out)
 {
     fprintf(out,
         "Usage: mcptop tap [--name NAME] [--socket PATH] [--teardown MS]\n"
-        "                  [--no-socket] -- CMD [ARG]...\n"
+        "                  [--probe [--probe-interval MS]] [--no-socket]\n"
+        "                  -- CMD [ARG]...\n"
         "\n"
         "Start the stdio MCP server CMD and stand in for it: every byte\n"
         "passes unchanged between the agent (this process's stdin and\n"
@@ -26,13 +27,18 @@ cli_tap_usage(FILE *out)
         "the requests in flight with their progress, published as JSON\n"
         "Lines on a Unix socket (mode 0600) that a config entry\n"
         "{\"tap\": PATH} reads. Nothing of the tap's own goes to the\n"
-        "server but an operator's cancel (mcptop cancel).\n"
+        "server but an operator's cancel (mcptop cancel) and, with --probe,\n"
+        "pings.\n"
         "\n"
         "  --name NAME      the server's name (default: CMD's base name)\n"
         "  --socket PATH    where to publish (default:\n"
         "                   $XDG_RUNTIME_DIR/mcptop/tap-NAME.sock, else\n"
         "                   /tmp/mcptop-USER/tap-NAME.sock)\n"
         "  --teardown MS    the shutdown sequence's deadline (3000)\n"
+        "  --probe          ping the server when the agent has been quiet for\n"
+        "                   the interval (after initialize was answered); the\n"
+        "                   answers are not passed on\n"
+        "  --probe-interval MS  that interval (15000)\n"
         "  --no-socket      relay and read only, publish nothing\n"
         "  -h, --help       this help\n"
         "\n"
@@ -48,6 +54,8 @@ cli_tap(int argc, char **argv)
         { "socket", required_argument, NULL, 's' },
         { "teardown", required_argument, NULL, 't' },
         { "no-socket", no_argument, NULL, 'N' },
+        { "probe", no_argument, NULL, 'p' },
+        { "probe-interval", required_argument, NULL, 'i' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -82,6 +90,15 @@ cli_tap(int argc, char **argv)
             break;
         case 'N':
             o.no_socket = true;
+            break;
+        case 'p':
+            o.probe = true;
+            break;
+        case 'i':
+            o.probe_interval_ms = cli_parse_ms(optarg);
+            if (o.probe_interval_ms <= 0)
+                return app_usage_error("tap", "--probe-interval needs a "
+                    "positive number of milliseconds");
             break;
         case 'h':
             cli_tap_usage(stdout);

@@ -25,6 +25,8 @@ stdio server, and the monitor reading it.
                     counted, and a gap line tells it once it reads
   tui_ledger_and_cancel  the TUI on a tap: the row, the header's in-flight
                     count, the ledger in the detail pane, C y cancelling
+  probe             --probe pings a quiet server after initialize; the
+                    pings' answers never reach the agent
   agent_config_entry  an agent's entry that starts `mcptop tap` is read
                     from that tap's default socket, never started again
 
@@ -520,6 +522,50 @@ def tui_ledger_and_cancel(c):
     # not stop), so stdin's close is followed by SIGTERM: the tap exits as
     # its server did.
     c.is_in(a.close(), (0, 128 + signal.SIGTERM), "the tap's exit after stdin closes")
+
+
+@mcptest.case(rep)
+def probe(c):
+    # --probe: pings of the tap's own while the agent is quiet, after
+    # initialize was answered; their answers never reach the agent.
+    ev = mcptest.everything_stdio_argv()
+    sock = tmp("probe.sock")
+    p = mcptest.spawn([mcptest.MCPTOP_BIN, "tap", "--probe", "--probe-interval", "300",
+                       "--socket", sock, "--"] + ev, env=mcptest.mcptop_env(),
+                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    lines = []
+
+    def read():
+        for line in p.stdout:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    p.stdin.write(rpc(INIT))
+    p.stdin.flush()
+    deadline = time.monotonic() + 20
+    while not any(b'"id":1' in l for l in lines) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.stdin.write(rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    p.stdin.flush()
+    r = Reader(sock)
+    pinged = r.wait_for(lambda o: o.get("event") == "exchange" and o.get("op") == "ping" and
+                        o.get("outcome") == "completed", 15)
+    c.check(pinged is not None, "the tap pinged the quiet server and the ping completed")
+    p.stdin.write(rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+    p.stdin.flush()
+    deadline = time.monotonic() + 15
+    while not any(b'"id":2' in l for l in lines) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    c.check(any(b'"id":2' in l for l in lines), "the agent's own request is answered")
+    c.check(not any(b"mcptop-tap-ping" in l for l in lines),
+            "no answer to the tap's pings reached the agent")
+    p.stdin.close()
+    try:
+        c.eq(p.wait(timeout=15), 0, "the tap exits 0")
+    except subprocess.TimeoutExpired:
+        mcptest.terminate(p)
+        c.fatal("the tap did not exit")
+    r.close()
 
 
 @mcptest.case(rep)

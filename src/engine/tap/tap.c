@@ -136,6 +136,8 @@ tap_request_json(const struct tap_request *r, double now, int64_t wall)
         cJSON_AddNullToObject(o, "progress");
     }
     cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    if (r->own)
+        cJSON_AddBoolToObject(o, "own", true);  /* --probe's ping */
     return o;
 }
 
@@ -234,6 +236,8 @@ tap_started_cb(void *arg, const struct tap_request *r)
     struct tap *t = arg;
     cJSON      *o = tap_event(t, "request", r->started_ms);
 
+    t->last_traffic = r->started;
+
     cJSON_AddItemToObject(o, "request", tap_request_json(r, tap_now(t),
         clock_wall_ms()));
     tap_publish_obj(t, o);
@@ -269,6 +273,12 @@ tap_ended_cb(void *arg, const struct tap_request *r, enum tap_end how,
         cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind));
     cJSON_AddNumberToObject(o, "ms", tap_ms1(ms));
     tap_publish_obj(t, o);
+    if (r->own)
+        t->probe = NULL;
+    t->last_traffic = tap_now(t);
+    if (r->dir == TAP_DIR_TO_SERVER && how == TAP_END_COMPLETED &&
+        strcmp(r->method, "initialize") == 0)
+        t->initialized = true;  /* pings may go now (MCP lifecycle) */
     if (r->dir == TAP_DIR_TO_SERVER &&
         (how == TAP_END_COMPLETED || how == TAP_END_FAILED))
         tap_exchange(t, r->method, r->id, f, ms);
@@ -415,11 +425,12 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
 
     if (id != NULL)
         cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, true));
-    if (r == NULL || t->child == NULL || t->exited ||
+    if (r == NULL || t->child == NULL || t->exited || r->own ||
         strcmp(r->method, "initialize") == 0) {
         cJSON_AddBoolToObject(o, "ok", false);
         cJSON_AddStringToObject(o, "detail", r == NULL ?
             "no request of the agent's with that id is in flight" :
+            r->own ? "that is the tap's own ping, not the agent's" :
             strcmp(r->method, "initialize") == 0 ? "initialize is never "
             "cancelled (MCP basic/utilities/cancellation)" :
             "the server is gone");
@@ -499,6 +510,48 @@ static const struct tap_publish_host tap_publish_host = {
     .snapshot = tap_snapshot_cb,
     .command = tap_command_cb,
 };
+
+/* --- --probe: pings of the tap's own when the agent is quiet ------------ */
+
+#define TAP_PROBE_TIMEOUT_S 10.0
+
+/* ev_timer: a ping when nothing crossed for the interval (and the
+ * agent's session is initialized); a ping unanswered in time fails as a
+ * timeout. */
+static void
+tap_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct tap *t = w->data;
+    double      now = tap_now(t);
+    double      iv = t->opt.probe_interval_ms / 1000.0;
+    char        id[48], *text;
+    cJSON      *o;
+
+    (void)loop;
+    (void)revents;
+    if (t->probe != NULL && now - t->probe->started > TAP_PROBE_TIMEOUT_S) {
+        struct failure_evidence evd = { .timer = FAILURE_TIMER_REQUEST };
+        struct failure          f;
+
+        failure_make(&f, &evd, FAILURE_SITE_REQUEST, "no answer to the "
+            "tap's ping within 10000 ms");
+        tap_ledger_fail(t->ledger, t->probe, &f, now);
+        return;
+    }
+    if (t->probe != NULL || !t->initialized || t->child == NULL ||
+        t->exited || t->shutdown || now - t->last_traffic < iv)
+        return;
+    snprintf(id, sizeof(id), "\"mcptop-tap-ping-%lu\"", ++t->probe_seq);
+    t->probe = tap_ledger_own(t->ledger, id, "ping", now, clock_wall_ms());
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+    cJSON_AddItemToObject(o, "id", tap_id_json(id));
+    cJSON_AddStringToObject(o, "method", "ping");
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    tap_relay_to_server(t, text);
+    free(text);
+}
 
 /* --- the end ------------------------------------------------------------- */
 
@@ -670,7 +723,19 @@ tap_run(const struct tap_options *opt)
     ev_signal_start(t.loop, &t.sigint);
     ev_signal_start(t.loop, &t.sigterm);
     ev_signal_start(t.loop, &t.sighup);
+    if (opt->probe) {
+        double iv;
+
+        if (t.opt.probe_interval_ms <= 0)
+            t.opt.probe_interval_ms = CONFIG_DEFAULT_PING_INTERVAL_MS;
+        iv = t.opt.probe_interval_ms / 1000.0;
+        ev_timer_init(&t.probe_timer, tap_probe_cb, iv / 4, iv / 4 < 1.0 ?
+            iv / 4 : 1.0);
+        t.probe_timer.data = &t;
+        ev_timer_start(t.loop, &t.probe_timer);
+    }
     ev_run(t.loop, 0);
+    ev_timer_stop(t.loop, &t.probe_timer);
     ev_timer_stop(t.loop, &t.linger);
     ev_signal_stop(t.loop, &t.sigint);
     ev_signal_stop(t.loop, &t.sigterm);

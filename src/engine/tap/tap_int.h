@@ -90,6 +90,10 @@ struct tap {
     ev_signal            sigint, sigterm, sighup;
     ev_timer             probe_timer;
     unsigned long        probe_seq;
+    struct tap_request  *probe;         /* --probe's ping in flight */
+    bool                 initialized;   /* initialize was answered */
+    double               last_traffic;  /* an exchange last began or
+                                           ended (monotonic) */
     ev_timer             linger;        /* the last lines' drain at exit */
     double               linger_until;
     bool                 done;

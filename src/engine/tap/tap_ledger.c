@@ -45,6 +45,7 @@ struct tap_ledger {
     struct tap_ledger_stats       stats;
     struct tap_cancelled          cancelled[TAP_LEDGER_CANCELLED_MAX];
     size_t                        ncancelled;
+    size_t                        nown;         /* own requests in flight */
 };
 
 const char *
@@ -236,6 +237,8 @@ tap_ledger_end(struct tap_ledger *l, struct tap_request *r, enum tap_end how,
     double ms = (now - r->started) * 1000.0;
 
     tap_ledger_unlink(l, r);
+    if (r->own)
+        l->nown--;
     if (how == TAP_END_COMPLETED)
         l->stats.completed++;
     else if (how == TAP_END_FAILED)
@@ -374,6 +377,7 @@ tap_ledger_answer(struct tap_ledger *l, enum tap_side side, const cJSON *m,
     char               *id = tap_ledger_key(cJSON_GetObjectItemCaseSensitive(
         m, "id"));
     struct tap_request *r;
+    bool                pass = true;
 
     if (id == NULL) {
         /* An error with a null id answers nothing in particular. */
@@ -393,6 +397,8 @@ tap_ledger_answer(struct tap_ledger *l, enum tap_side side, const cJSON *m,
         return true;
     }
     free(id);
+    if (r->own)
+        pass = false;           /* the tap's own: the agent never asked */
     if (cJSON_IsObject(err)) {
         struct failure_evidence evd = { .rpc_error = true };
         const cJSON            *code = cJSON_GetObjectItemCaseSensitive(err,
@@ -415,7 +421,7 @@ tap_ledger_answer(struct tap_ledger *l, enum tap_side side, const cJSON *m,
     } else {
         tap_ledger_end(l, r, TAP_END_COMPLETED, NULL, now);
     }
-    return true;
+    return pass;
 }
 
 /* A notification from side: progress or a cancel. */
@@ -621,6 +627,46 @@ tap_ledger_cancel(struct tap_ledger *l, struct tap_request *r, double now)
     c->id = xstrdup(r->id);
     c->at = now;
     tap_ledger_end(l, r, TAP_END_OPERATOR, NULL, now);
+}
+
+struct tap_request *
+tap_ledger_own(struct tap_ledger *l, const char *id, const char *method,
+    double now, int64_t wall)
+{
+    struct tap_request *r = xcalloc(1, sizeof(*r));
+
+    r->dir = TAP_DIR_TO_SERVER;
+    r->id = xstrdup(id);
+    r->method = xstrdup(method);
+    r->own = true;
+    r->started = now;
+    r->started_ms = wall;
+    r->older = l->newest;
+    if (l->newest != NULL)
+        l->newest->newer = r;
+    else
+        l->oldest = r;
+    l->newest = r;
+    l->count++;
+    l->nown++;
+    if (!tap_ledger_grow(l))
+        tap_ledger_index(l, r);
+    if (l->host->started != NULL)
+        l->host->started(l->arg, r);
+    return r;
+}
+
+void
+tap_ledger_fail(struct tap_ledger *l, struct tap_request *r,
+    const struct failure *f, double now)
+{
+    tap_ledger_end(l, r, TAP_END_FAILED, f, now);
+}
+
+bool
+tap_ledger_hold(const struct tap_ledger *l)
+{
+    return l->ncancelled > 0 || l->nown > 0;
 }
 
 size_t

@@ -59,6 +59,8 @@ struct tap_request {
     int64_t      progress_ms;   /* epoch ms of the last progress */
     uint64_t     bytes;         /* the request and what related to it */
     unsigned     progress_count;
+    bool         own;           /* the tap's own (--probe): its answer is
+                                   not passed on */
     /* the ledger's links */
     struct tap_request *older, *newer;
     struct tap_request *hnext_id, *hnext_tok;
@@ -134,6 +136,19 @@ struct tap_request *tap_ledger_find(struct tap_ledger *l, enum tap_dir dir,
  * tap_ledger_line) and counted. */
 void tap_ledger_cancel(struct tap_ledger *l, struct tap_request *r,
     double now);
+
+/* The tap's own request (--probe's ping) with id (JSON text), in
+ * flight from now: it ends as any exchange does, and its answer is not
+ * passed on (false from tap_ledger_line). Returned borrowed. */
+struct tap_request *tap_ledger_own(struct tap_ledger *l, const char *id,
+    const char *method, double now, int64_t wall);
+/* End r (in flight) as failed with f now: the tap's own timer fired. */
+void tap_ledger_fail(struct tap_ledger *l, struct tap_request *r,
+    const struct failure *f, double now);
+/* True while the server's lines must be read whole before they are
+ * passed on: an answer may have to be dropped (an operator-cancelled
+ * request's late answer, the answer to the tap's own request). */
+bool tap_ledger_hold(const struct tap_ledger *l);
 
 /* Requests in flight, and the oldest (NULL when none); newer links walk
  * from it, oldest first. */

@@ -317,7 +317,7 @@ tap_data_cb(void *arg, const char *buf, size_t n)
         size_t      seg = nl != NULL ? (size_t)(nl - buf) : n;
 
         if (!c->mid && !c->held && c->len == 0 && !c->skipping)
-            c->held = tap_ledger_cancelled_pending(t->ledger) > 0;
+            c->held = tap_ledger_hold(t->ledger);
         tap_copy_add(c, buf, seg, max);
         if (c->held && c->skipping) {
             /* Too long to hold: what was held goes, and the rest as it
