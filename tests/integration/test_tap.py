@@ -8,6 +8,8 @@ stdio server, and the monitor reading it.
                     its bytes, the server exactly the agent's, stderr
                     passes, the exit status is the server's; the socket is
                     0600 and goes away with the tap
+  cancel_at_line_boundaries  a cancel asked while the agent is mid-line
+                    reaches the server after that line, never inside it
   sdk_identical     the official SDK client with server-everything:
                     tools/list, echo, a long-running tool with progress;
                     every byte the client receives through the tap is the
@@ -277,6 +279,64 @@ def bytes_unchanged(c):
     ends = r.events("request_end")
     c.check(any(e.get("id") == 2 and e.get("kind") == "connection_closed" for e in ends),
             "the split tools/list was read as one request (closed in flight): %r" % ends)
+    r.close()
+
+
+SINK = r'''
+import os, sys
+out = open(sys.argv[1], "wb", buffering=0)
+while True:
+    b = os.read(0, 65536)
+    if not b:
+        break
+    out.write(b)
+'''
+
+
+@mcptest.case(rep)
+def cancel_at_line_boundaries(c):
+    # The tap's own messages go only between lines: a cancel asked while
+    # the agent is mid-line waits for the end of the line the agent's
+    # bytes leave open (even when a chunk ends one line and begins the
+    # next).
+    sink = tmp("sink.py")
+    with open(sink, "w") as f:
+        f.write(SINK)
+    got_path = tmp("sink-got.bin")
+    sock = tmp("boundary.sock")
+    p = mcptest.spawn(tap_argv("sink", sock, sys.executable, sink, got_path),
+                      env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
+                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    r = Reader(sock)
+    req = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}}\n'
+    parts = [req, b'{"jsonrpc":"2.0","method":"notifications/x"',
+             b'}\n{"jsonrpc":"2.0","method":"notifications/y"', b'}\n']
+    p.stdin.write(parts[0] + parts[1])
+    p.stdin.flush()
+    c.require(r.wait_for(lambda o: o.get("event") == "request" or
+                         (o.get("event") == "snapshot" and o.get("in_flight")), 10)
+              is not None, "the request is in flight")
+    got = mcptest.run_mcptop(["cancel", "--socket", sock, "--request", "5"], timeout=20)
+    c.eq(got.rc, 0, "mcptop cancel: %s" % got.describe())
+    for part in parts[2:]:
+        time.sleep(0.1)
+        p.stdin.write(part)
+        p.stdin.flush()
+    answer = p.stdout.readline()
+    c.check(b'"code":-32800' in answer and b'"id":5' in answer,
+            "the agent's answer: %r" % answer[:200])
+    p.stdin.close()
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        mcptest.terminate(p)
+    with open(got_path, "rb") as f:
+        seen = f.read().split(b"\n")
+    c.eq(seen[:3], [req[:-1], b'{"jsonrpc":"2.0","method":"notifications/x"}',
+                    b'{"jsonrpc":"2.0","method":"notifications/y"}'],
+         "the agent's lines reached the server whole")
+    c.check(len(seen) > 3 and b'"method":"notifications/cancelled"' in seen[3] and
+            b'"requestId":5' in seen[3], "then the cancel, on a line of its own: %r" % seen[3:4])
     r.close()
 
 

@@ -296,9 +296,11 @@ tap_in_cb(struct ev_loop *loop, ev_io *w, int revents)
         tap_copy_end(t, &t->from_agent, TAP_SIDE_AGENT);
         tap_copy_reset(&t->from_agent);
         start = i + 1;
-        if (t->to_server.n > 0)
-            tap_inject_server_flush(t);
     }
+    /* The whole chunk is already the server's: what the tap says goes
+     * only when it ended a line. */
+    if (!t->from_agent.mid && t->to_server.n > 0)
+        tap_inject_server_flush(t);
 }
 
 /* --- server to agent ----------------------------------------------------- */
