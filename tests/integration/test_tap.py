@@ -424,6 +424,8 @@ def in_flight_cancel(c):
             mcptest.dig(req, "progress", "total") == 60, "in flight: progress %r" % req.get("progress"))
     c.check(isinstance(mcptest.dig(s, "last_exchange_age_ms"), (int, float)),
             "the age of the last real exchange")
+    server_pid = mcptest.dig(s, "pid")
+    c.check(isinstance(server_pid, int) and server_pid > 0, "check --json: the server's pid")
     metrics = ""
     deadline = time.monotonic() + 20
     while "mcp_tap_in_flight_requests" not in metrics and time.monotonic() < deadline:
@@ -456,6 +458,17 @@ def in_flight_cancel(c):
     c.eq(mcptest.dig(res, "error", "data", "reason"), "stuck", "the reason in data")
     end = r.wait_for(lambda o: o.get("event") == "request_end", 10)
     c.eq(mcptest.dig(end, "outcome"), "cancelled_by_operator", "the ledger's end")
+    # The client closed the tap's stdin: the server is ended and reaped
+    # (its tool goes on after the cancel, so SIGTERM ends it).
+    deadline = time.monotonic() + 15
+    while isinstance(server_pid, int) and time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except OSError:
+            break
+        time.sleep(0.1)
+    c.check(isinstance(server_pid, int) and time.monotonic() < deadline,
+            "the server's process is gone after the agent left")
     wend = watch.wait_for(lambda e: e.get("event") == "request" and e.get("phase") == "end",
                           time.monotonic() + 10)
     c.eq(mcptest.dig(wend, "outcome"), "cancelled_by_operator", "watch: the request's end")
