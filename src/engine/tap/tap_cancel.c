@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tap/tap_source.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -96,13 +97,34 @@ tap_cancel_answer(int fd, int64_t deadline, char **cause)
     return NULL;
 }
 
+/* See tap_source.h. */
+char *
+tap_cancel_command(const char *id, const char *reason)
+{
+    cJSON *cmd = cJSON_CreateObject();
+    cJSON *v = cJSON_Parse(id);
+    char  *line;
+
+    cJSON_AddStringToObject(cmd, "cmd", "cancel");
+    if (v == NULL || !(cJSON_IsNumber(v) || cJSON_IsString(v))) {
+        cJSON_Delete(v);
+        v = cJSON_CreateString(id);
+    }
+    cJSON_AddItemToObject(cmd, "id", v);
+    if (reason != NULL)
+        cJSON_AddStringToObject(cmd, "reason", reason);
+    line = cJSON_PrintUnformatted(cmd);
+    cJSON_Delete(cmd);
+    return line;
+}
+
 int
 tap_cancel(const char *path, const char *id, const char *reason,
     long timeout_ms, char **answer, char **cause)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     int64_t            deadline = clock_mono_ms() + timeout_ms;
-    cJSON             *cmd, *v, *o;
+    cJSON             *o;
     char              *line, *got;
     size_t             len, off = 0;
     int                fd, rc = -1;
@@ -122,20 +144,9 @@ tap_cancel(const char *path, const char *id, const char *reason,
             close(fd);
         return -1;
     }
-    cmd = cJSON_CreateObject();
-    cJSON_AddStringToObject(cmd, "cmd", "cancel");
-    v = cJSON_Parse(id);
-    if (v == NULL || !(cJSON_IsNumber(v) || cJSON_IsString(v))) {
-        cJSON_Delete(v);
-        v = cJSON_CreateString(id);
-    }
-    cJSON_AddItemToObject(cmd, "id", v);
-    if (reason != NULL)
-        cJSON_AddStringToObject(cmd, "reason", reason);
-    line = cJSON_PrintUnformatted(cmd);
-    cJSON_Delete(cmd);
+    line = tap_cancel_command(id, reason);
     len = strlen(line);
-    line[len++] = '\n';     /* cJSON's buffer has the terminator's room */
+    line[len++] = '\n';     /* the buffer has the terminator's room */
     while (off < len) {
         ssize_t n;
 

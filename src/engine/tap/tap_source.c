@@ -679,24 +679,12 @@ tap_source_command(const struct tap_source *ts)
 int
 tap_source_cancel(struct tap_source *ts, const char *id, const char *reason)
 {
-    cJSON *o, *v;
     char  *line;
     int    rc;
 
     if (!ts->connected)
         return -1;
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "cmd", "cancel");
-    v = cJSON_Parse(id);
-    if (v == NULL || !(cJSON_IsNumber(v) || cJSON_IsString(v))) {
-        cJSON_Delete(v);
-        v = cJSON_CreateString(id);
-    }
-    cJSON_AddItemToObject(o, "id", v);
-    if (reason != NULL)
-        cJSON_AddStringToObject(o, "reason", reason);
-    line = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
+    line = tap_cancel_command(id, reason);
     rc = line != NULL ? tap_source_send(ts, line) : -1;
     free(line);
     return rc;

@@ -61,4 +61,9 @@ const char *tap_source_command(const struct tap_source *ts);
 int tap_source_cancel(struct tap_source *ts, const char *id,
     const char *reason);
 
+/* The cancel command a tap reads, {"cmd":"cancel","id":ID,"reason":TEXT}
+ * without its newline: id is the request id's JSON text (7, "x") or a bare
+ * word (a string id); reason may be NULL. Caller frees (tap_cancel.c). */
+char *tap_cancel_command(const char *id, const char *reason);
+
 #endif
