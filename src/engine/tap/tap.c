@@ -707,6 +707,23 @@ tap_run(const struct tap_options *opt)
         if (path != NULL)
             t.pub = tap_publish_new(t.loop, path, &tap_publish_host, &t,
                 &cause);
+        if (t.pub == NULL && path != NULL && opt->socket_path == NULL) {
+            /* The name is taken (another agent runs the same server):
+             * NAME-PID, so that --taps finds both. */
+            char *alt = str_printf("%s-%ld", t.name, (long)getpid());
+
+            free(path);
+            free(cause);
+            cause = NULL;
+            path = tap_publish_default_path(alt, &cause);
+            if (path != NULL)
+                t.pub = tap_publish_new(t.loop, path, &tap_publish_host, &t,
+                    &cause);
+            if (t.pub != NULL)
+                fprintf(stderr, "mcptop tap: a tap named %s runs already: "
+                    "publishing at %s\n", t.name, path);
+            free(alt);
+        }
         if (t.pub == NULL) {
             /* Observation never stops the relay. */
             fprintf(stderr, "mcptop tap: not publishing: %s\n",
