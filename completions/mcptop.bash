@@ -66,14 +66,14 @@ _mcptop()
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
             tui | check | watch | end | audit | login | logout | serve | configs | \
-                tap | cancel)
+                tap | cancel | replay | report)
                 cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
     case $prev in
         -c | --config | --log | --bearer-token-file | --basic-auth-file | \
-            --socket)
+            --socket | --record)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return
@@ -83,7 +83,9 @@ _mcptop()
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             return
             ;;
-        --from)
+        --from | --to)
+            # replay's and report's --from is a time, not a client.
+            [[ $cmd == replay || $cmd == report || $prev == --to ]] && return
             COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
                 zed gemini codex opencode goose continue cline roo lmstudio
                 all' -- "$cur"))
@@ -107,8 +109,8 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags | --parallel | --name | --request | \
-            --reason | --probe-interval)
+            --listen | -l | --label-from-tags | --parallel | --record-max | --speed | \
+            --name | --request | --reason | --probe-interval)
             return
             ;;
     esac
@@ -120,7 +122,7 @@ _mcptop()
             opts="$sources --json --timeout --pings --stats"
             ;;
         watch)
-            opts=$sources
+            opts="$sources --record --record-max"
             ;;
         configs)
             opts="$sources --json"
@@ -134,7 +136,7 @@ _mcptop()
             ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
-                  --basic-auth-file"
+                  --basic-auth-file --record --record-max"
             ;;
         login | logout)
             opts='-c --config --wait --log -h --help'
@@ -148,17 +150,29 @@ _mcptop()
                   --json"
             ;;
         tui)
-            opts="$sources --theme --no-mouse --list-themes"
+            opts="$sources --theme --no-mouse --list-themes --record
+                  --record-max"
+            ;;
+        replay)
+            opts='--speed --from --to --theme --no-mouse -h --help'
+            ;;
+        report)
+            opts='--from --to --json -h --help'
             ;;
         *)
-            opts="$sources --theme --no-mouse --list-themes -V --version"
+            opts="$sources --theme --no-mouse --list-themes --record
+                  --record-max -V --version"
             ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
         COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve
-            configs tap cancel' -- "$cur"))
+            configs tap cancel replay report' -- "$cur"))
+    elif [[ $cmd == replay || $cmd == report ]]; then
+        # The recording FILE.
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
         mapfile -t fleet < <(_mcptop_fleet_args)

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs tap cancel
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs tap cancel replay report
 end
 
 function __mcptop_themes
@@ -65,21 +65,41 @@ complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached
 complete -c mcptop -n __mcptop_no_command -a configs -d 'Every server the sources give, dialing nothing'
 complete -c mcptop -n __mcptop_no_command -a tap -d 'Stand in for a stdio server: relay, observe, publish'
 complete -c mcptop -n __mcptop_no_command -a cancel -d "Cancel an agent's request through its tap"
+complete -c mcptop -n __mcptop_no_command -a replay -d 'The TUI over a recording, no network'
+complete -c mcptop -n __mcptop_no_command -a report -d 'The incident report of a recording'
+
+# A recording: replay and report
+function __mcptop_recording_cmd
+    __mcptop_using replay; or __mcptop_using report
+end
 
 # Every command
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l shard -x -d 'Only shard K of N (K/N)'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap' -l taps -x -a '(__fish_complete_directories)' -d 'Every tap socket in DIR'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd; and not __mcptop_using tap' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap; and not __mcptop_recording_cmd' -l taps -x -a '(__fish_complete_directories)' -d 'Every tap socket in DIR'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
 # tui (and no command)
 complete -c mcptop -n __mcptop_tui -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
 complete -c mcptop -n __mcptop_tui -l list-themes -d 'Print the theme names and exit'
 complete -c mcptop -n __mcptop_tui -l no-mouse -d 'Leave the mouse to the terminal'
+
+# --record: the TUI, watch, serve
+complete -c mcptop -n '__mcptop_tui; or __mcptop_using watch; or __mcptop_using serve' -l record -r -F -d 'Record the event stream to FILE'
+complete -c mcptop -n '__mcptop_tui; or __mcptop_using watch; or __mcptop_using serve' -l record-max -x -d 'Rotate the recording at MB'
+
+# replay, report
+complete -c mcptop -n __mcptop_recording_cmd -F -d 'Recording'
+complete -c mcptop -n __mcptop_recording_cmd -l from -x -d 'Start at TIME (RFC 3339, HH:MM, +N[s|m|h])'
+complete -c mcptop -n __mcptop_recording_cmd -l to -x -d 'End at TIME'
+complete -c mcptop -n '__mcptop_using replay' -l speed -x -d 'Recorded seconds per second'
+complete -c mcptop -n '__mcptop_using replay' -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
+complete -c mcptop -n '__mcptop_using replay' -l no-mouse -d 'Leave the mouse to the terminal'
+complete -c mcptop -n '__mcptop_using report' -l json -d 'JSON instead of Markdown'
 
 # check
 complete -c mcptop -n '__mcptop_using check' -l json -d 'One JSON object instead of a table'

@@ -59,6 +59,12 @@ static const struct main_entry main_table[] = {
     { "configs", NULL, "[SOURCES] [--json]",
       "every server the sources give, dialing nothing", cli_configs,
       false },
+    { "replay", NULL, "FILE [--speed N] [--from TIME] [--to TIME]",
+      "the TUI over a recording (--record FILE), no network",
+      tui_replay_main, true },
+    { "report", NULL, "FILE [--from TIME] [--to TIME] [--json]",
+      "the incident report of a recording (--record FILE)", cli_report,
+      false },
     /* The top-level options, found the same way. */
     { "--help", "-h", NULL, NULL, main_help, false },
     { "help", NULL, NULL, NULL, main_help, false },

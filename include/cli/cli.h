@@ -23,6 +23,7 @@ int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_tap(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
+int cli_report(int argc, char **argv);
 int cli_configs(int argc, char **argv);
 
 /*
@@ -75,6 +76,19 @@ struct cli_fleet {
  */
 int cli_preamble(const struct cli_preamble *p, int argc, char **argv,
     struct cli_fleet *cf, int *rc);
+
+/*
+ * --record FILE (export/recording.h): open cf->common.record_path into
+ * *out (NULL when not given), in cli_preamble's parsed hook, so a path
+ * that cannot be written stops the command before any dial (0; -1 with
+ * *rc EXIT_USAGE after saying why). cli_record_close closes *r (NULL does
+ * nothing), saying on stderr when a write failed (then false).
+ */
+struct recording;
+int cli_record_open(struct cli_fleet *cf, const char *cmd,
+    struct recording **out, int *rc);
+bool cli_record_close(struct cli_fleet *cf, const char *cmd,
+    struct recording **r);
 
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);

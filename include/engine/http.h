@@ -97,6 +97,8 @@ struct http_result {
     const char *body;                       /* non-SSE body (bounded) */
     size_t      body_len;
     const char *error_text;                 /* libcurl's message, or NULL */
+    const char *content_encoding;           /* Content-Encoding, as sent
+                                               (sanitized, cut), or NULL */
     double      total_ms;                   /* libcurl's total time */
     long        num_connects;               /* new connections made */
     const char *last_event_id;              /* SSE: "" if none */
@@ -160,6 +162,11 @@ const char *http_method_name(enum http_method m);
 /* The linked libcurl's version and its TLS backend's (NULL when none),
  * as it reports them at run time. Static strings. */
 void http_library_versions(const char **version, const char **tls);
+
+/* The content encodings the linked libcurl decodes (it asks for them
+ * all, Accept-Encoding, and decodes what comes), as it reports them at run
+ * time: "gzip, deflate, br, zstd", or "" when none. Static string. */
+const char *http_decoded_encodings(void);
 
 /* Global init/cleanup of the HTTP library; call once from main. */
 int  http_global_init(void);

@@ -29,7 +29,9 @@
 #define APP_OPT_LOG   0x100
 #define APP_OPT_FROM  0x101
 #define APP_OPT_SHARD 0x102
-#define APP_OPT_TAPS  0x103
+#define APP_OPT_RECORD     0x103
+#define APP_OPT_RECORD_MAX 0x104
+#define APP_OPT_TAPS       0x105
 
 /* The short options every command takes (append the command's own). */
 #define APP_SHORTOPTS "c:v"
@@ -42,6 +44,13 @@
     { "log", required_argument, NULL, APP_OPT_LOG }, \
     { "shard", required_argument, NULL, APP_OPT_SHARD }, \
     { "taps", required_argument, NULL, APP_OPT_TAPS }
+
+/* --record FILE and --record-max MB, for the commands that run a fleet
+ * for a while (the TUI, watch, serve): append to their longopts. */
+#define APP_RECORD_MAX_MB_DEFAULT 100    /* RECORDING_MAX_MB_DEFAULT */
+#define APP_RECORD_LONGOPTS \
+    { "record", required_argument, NULL, APP_OPT_RECORD }, \
+    { "record-max", required_argument, NULL, APP_OPT_RECORD_MAX }
 
 /* The sources in a usage line: "mcptop check " APP_USAGE " [--json]". */
 #define APP_USAGE "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE]\n" \
@@ -83,6 +92,9 @@ struct app_common {
     const char           *log_path;     /* --log */
     bool                  verbose;      /* -v: notes to stderr */
     struct shard          shard;        /* --shard K/N; n 0: every server */
+    const char           *record_path;  /* --record FILE, or NULL */
+    long long             record_max_bytes; /* --record-max MB; 0: the
+                                           default */
     bool                  interactive;  /* TUI: ask for ${input:ID} on the
                                            terminal; give standard input
                                            back to the terminal after -c - */
@@ -128,6 +140,9 @@ int app_args(struct app_common *c, const char *cmd, int argc, char **argv,
 /* Print the help lines of the shared options. */
 void app_usage_options(FILE *out);
 
+/* Print the help lines of --record and --record-max. */
+void app_usage_record(FILE *out);
+
 /* Print where the fleet is looked for: discovery and --from's files. */
 void app_usage_sources(FILE *out);
 
@@ -147,6 +162,14 @@ int app_open_log(struct app_common *c);
 
 /* Close the log opened by app_open_log (nothing when none). */
 void app_close_log(struct app_common *c);
+
+/*
+ * mcptop's state directory: $XDG_STATE_HOME/mcptop, else
+ * $HOME/.local/state/mcptop (where the token cache lives), made (mode
+ * 0700) if missing. Caller frees. NULL with *cause (caller frees) when
+ * neither variable is set or it cannot be made.
+ */
+char *app_state_dir(char **cause);
 
 /* True when arg is an http:// or https:// URL (case-insensitive scheme). */
 bool app_is_url(const char *arg);

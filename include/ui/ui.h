@@ -12,6 +12,7 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "engine/fleet.h"
 #include "engine/health.h"
@@ -57,6 +58,14 @@
     X(QUIT,        "quit: end open sessions first (again: at once)") \
     X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \
     X(MOUSE_TOGGLE, "mouse capture on / off (off: select and copy text)") \
+    X(SNAPSHOT,    "write a Markdown snapshot (counts, incidents, every row, " \
+                   "the selected detail) to the state directory") \
+    X(COPY,        "copy the selected row (the detail, when open) to the " \
+                   "terminal's clipboard (OSC 52)")               \
+    X(REPLAY_BACK, "replay: 10 s back (space pauses, g/G start/end)") \
+    X(REPLAY_FORWARD, "replay: 10 s forward")                     \
+    X(REPLAY_SLOWER, "replay: half the speed")                     \
+    X(REPLAY_FASTER, "replay: twice the speed")                    \
     X(RESIZE,      "")
 
 enum ui_action {
@@ -111,12 +120,19 @@ struct ui_glyphs {
 };
 
 struct app_common;
+struct recording;
+struct replay;
 
 struct ui {
     struct ev_loop      *loop;
     struct fleet        *fleet;
     const struct config *cfg;
     struct app_common   *common;    /* the sources, for a reload */
+    struct recording    *rec;       /* --record, or NULL */
+    struct replay       *replay;    /* mcptop replay: the event source,
+                                       or NULL (live) */
+    ev_timer             replay_w;  /* the replay clock's tick */
+    ev_tstamp            replay_last;
     struct model         model;
     /* look */
     struct theme         theme;
@@ -192,6 +208,34 @@ void ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* tui.c: ask for a redraw (drawn by the prepare watcher, rate-limited). */
 void ui_dirty(struct ui *ui);
+/* tui.c: the time the screen shows (epoch ms): now, or the replay's
+ * clock. */
+int64_t ui_now_ms(const struct ui *ui);
+/* tui.c: a ui with its look (glyphs for the locale, --theme NAME or
+ * dark); the caller sets the rest. tui_ui_free frees what this made. */
+struct ui *tui_ui_new(const char *theme);
+void tui_ui_free(struct ui *ui);
+/*
+ * tui.c: the screen over ui->fleet (made, with ui's look set): the model,
+ * the terminal, the watchers, then the loop until q; the fleet is started
+ * (or, for a replay, the replay's clock). The caller frees the fleet, then
+ * model_done. 0, or EXIT_USAGE when the terminal cannot be used.
+ */
+int tui_run(struct ui *ui, bool no_mouse);
+/* snapshot.c: Y: write the snapshot to the state directory and say
+ * where; y: copy the selected row or detail by OSC 52. */
+void snapshot_write(struct ui *ui);
+void snapshot_copy(struct ui *ui);
+/* tui_replay.c: start / stop the replay's clock. */
+void tui_replay_start(struct ui *ui);
+void tui_replay_stop(struct ui *ui);
+/* tui_replay.c: a key the replay takes (pause, step, speed, start, end,
+ * and the commands it refuses); true when it took it. */
+bool tui_replay_key(struct ui *ui, enum ui_action a);
+/* tui_replay.c: the header's REPLAY title and the timeline bar. */
+struct ui_line;
+void tui_replay_title(struct ui *ui, struct ui_line *l);
+void tui_replay_status(struct ui *ui, struct ui_line *l);
 /* tui.c: the smallest terminal drawn in; a smaller one shows a notice and
  * takes only q. */
 #define TUI_MIN_COLS    40
@@ -213,6 +257,10 @@ bool view_table_key(struct ui *ui, enum ui_action a);
 /* A click on the column titles at x: sort by that column. true if so. */
 bool view_table_title_click(struct ui *ui, int x);
 void view_detail_draw(struct ui *ui, int y, int rows);
+/* The detail of server i as text lines, to out (a snapshot, a copy). */
+void view_detail_text(struct ui *ui, size_t i, FILE *out);
+/* The header's three lines as text, to out. */
+void view_header_text(struct ui *ui, FILE *out);
 bool view_detail_key(struct ui *ui, enum ui_action a);
 void view_endings_draw(struct ui *ui, int y, int rows);
 bool view_endings_key(struct ui *ui, enum ui_action a);
@@ -258,6 +306,8 @@ void fmt_ending(const struct ui *ui, struct ui_line *l,
 struct ui_out {
     struct ui *ui;
     int        y, rows, skip, n;
+    FILE      *sink;        /* not NULL: every line goes here as text,
+                               not to the screen (a snapshot, a copy) */
 };
 void ui_out_line(struct ui_out *o, const struct ui_line *l);
 

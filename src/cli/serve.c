@@ -36,6 +36,7 @@
 #include "cli/serve_guard.h"
 #include "export/jsonl.h"
 #include "export/metrics.h"
+#include "export/recording.h"
 #include "engine/http.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -58,6 +59,7 @@ struct serve {
                                        are the fleet's own) */
     struct ev_loop      *loop;
     struct metrics      *metrics;
+    struct recording    *rec;       /* --record, or NULL */
     struct MHD_Daemon   *mhd;
     struct serve_guard  *guard;     /* slow clients bounded */
     ev_io                mhd_io;
@@ -89,6 +91,7 @@ serve_usage(FILE *out)
         "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
         "                    [--bearer-token-file FILE] "
         "[--basic-auth-file FILE]\n"
+        "                    [--record FILE] [--record-max MB]\n"
         "                    " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI and serve its records over HTTP for\n"
@@ -119,6 +122,7 @@ serve_usage(FILE *out)
         "  -h, --help         this help\n",
         SERVE_DEFAULT_LISTEN, SERVE_ENV_TOKEN, SERVE_ENV_BASIC);
     app_usage_options(out);
+    app_usage_record(out);
     fprintf(out,
         "\n"
         "/livez and /readyz need no credentials. SIGHUP reloads the config\n"
@@ -471,6 +475,8 @@ serve_reload(struct serve *srv)
      * server still ending under it needs it, and frees the rest. */
     metrics_sync(srv->metrics, srv->cf.fleet);
     metrics_reload_result(srv->metrics, true, now);
+    if (srv->rec != NULL)
+        recording_fleet(srv->rec, srv->cf.fleet);
     fprintf(stderr, "mcptop serve: reload: %zu server%s\n",
         fleet_size(srv->cf.fleet), fleet_size(srv->cf.fleet) == 1 ? "" : "s");
 }
@@ -713,7 +719,9 @@ serve_parsed(void *arg, int *rc)
     *rc = serve_parse_listen(srv->listen_spec, &srv->ss, &srv->sslen);
     if (*rc == 0)
         *rc = serve_credentials(srv, srv->token_file, srv->basic_file);
-    return *rc != 0 ? -1 : 0;
+    if (*rc != 0)
+        return -1;
+    return cli_record_open(&srv->cf, "serve", &srv->rec, rc);
 }
 
 /* The metrics of the fleet, with mcptop's and its libraries' versions. */
@@ -744,6 +752,7 @@ cli_serve(int argc, char **argv)
 {
     static const struct option longopts[] = {
         APP_LONGOPTS,
+        APP_RECORD_LONGOPTS,
         { "listen", required_argument, NULL, 'l' },
         { "label-from-tags", required_argument, NULL, 'T' },
         { "bearer-token-file", required_argument, NULL, 'B' },
@@ -756,16 +765,18 @@ cli_serve(int argc, char **argv)
     const struct cli_preamble pre = { .cmd = "serve", .longopts = longopts,
         .shortopts = "l:h", .usage = serve_usage, .option = serve_option,
         .parsed = serve_parsed, .arg = &srv };
-    size_t                    unended;
+    size_t                    unended, asked = 0;
     int                       rc;
 
     if (cli_preamble(&pre, argc, argv, &srv.cf, &rc) != 0) {
+        recording_close(srv.rec);
         serve_done(&srv);
         return rc;
     }
     serve_metrics_new(&srv);
     rc = serve_start_http(&srv);
     if (rc != 0) {
+        recording_close(srv.rec);
         serve_done(&srv);
         return rc;
     }
@@ -779,6 +790,10 @@ cli_serve(int argc, char **argv)
     srv.sighup.data = &srv;
     ev_signal_start(srv.loop, &srv.sighup);
     fleet_subscribe(srv.cf.fleet, metrics_event_cb, srv.metrics);
+    if (srv.rec != NULL) {
+        recording_start(srv.rec, srv.loop, srv.cf.fleet);
+        fleet_subscribe(srv.cf.fleet, recording_event_cb, srv.rec);
+    }
     fleet_start(srv.cf.fleet);
     serve_mhd_run(&srv);
     ev_run(srv.loop, 0);
@@ -789,10 +804,17 @@ cli_serve(int argc, char **argv)
      * (a second signal cuts it short). /metrics still answers meanwhile;
      * /readyz says 503. */
     srv.stopping = true;
+    if (srv.rec != NULL)
+        recording_stopping(srv.rec);
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
-    unended = cli_report_unended(srv.cf.fleet, "serve", NULL);
+    unended = cli_report_unended(srv.cf.fleet, "serve", &asked);
+    if (srv.rec != NULL)
+        recording_exit(srv.rec, asked, unended);
     fleet_stop(srv.cf.fleet);
     serve_done(&srv);
+    /* After the fleet: it publishes to the recording until freed. */
+    if (!cli_record_close(&srv.cf, "serve", &srv.rec) && unended == 0)
+        unended = 1;
     return unended > 0 ? EXIT_NOT_OK : 0;
 }

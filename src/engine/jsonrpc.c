@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/str.h"
 #include "util/xmalloc.h"
 
 struct jsonrpc_msg {
@@ -100,6 +101,71 @@ jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
     if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
         return false;
     return d == floor(d) && (int64_t)d == id;
+}
+
+bool
+jsonrpc_id_int(const struct jsonrpc_msg *m, int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    double       d;
+
+    if (!cJSON_IsNumber(v))
+        return false;
+    d = v->valuedouble;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) ||
+        d != floor(d))
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+size_t
+jsonrpc_id_describe(const struct jsonrpc_msg *m, char *buf, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    char         clean[40];
+    int          k;
+
+    if (n == 0)
+        return 0;
+    if (v == NULL)
+        k = snprintf(buf, n, "(none)");
+    else if (cJSON_IsNull(v))
+        k = snprintf(buf, n, "null");
+    else if (cJSON_IsString(v)) {
+        size_t len = strlen(v->valuestring);
+
+        /* At most 32 bytes of it, sanitized. */
+        str_sanitize(clean, sizeof(clean), v->valuestring,
+            len > 32 ? 32 : len);
+        k = snprintf(buf, n, "\"%s%s\" (string)", clean,
+            len > 32 ? "..." : "");
+    } else if (cJSON_IsNumber(v))
+        k = snprintf(buf, n, "%.17g (number)", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        k = snprintf(buf, n, "%s (boolean)", cJSON_IsTrue(v) ? "true" :
+            "false");
+    else
+        k = snprintf(buf, n, "(%s)", cJSON_IsArray(v) ? "an array" :
+            "an object");
+    if (k < 0)
+        k = 0;
+    return (size_t)k < n ? (size_t)k : n - 1;
+}
+
+size_t
+jsonrpc_stray_words(const char *described, int64_t ours, char *buf,
+    size_t n)
+{
+    int k;
+
+    if (n == 0)
+        return 0;
+    k = snprintf(buf, n, "answer id %s matches no request; ours was %lld "
+        "(number)", described, (long long)ours);
+    if (k < 0)
+        k = 0;
+    return (size_t)k < n ? (size_t)k : n - 1;
 }
 
 bool

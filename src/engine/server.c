@@ -582,6 +582,8 @@ static const struct client_host server_client_host = {
 const struct ending *
 server_end(struct server *s, bool redial)
 {
+    if (s->replay != NULL)
+        return NULL;
     struct ending_run *run;
 
     if (s->ending != NULL && !ending_run_settled(s->ending))
@@ -645,12 +647,16 @@ server_test_repeat_delete(struct server *s)
 size_t
 server_ending_count(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_ending_count(s);
     return endings_count(s->endings);
 }
 
 const struct ending *
 server_ending(const struct server *s, size_t i)
 {
+    if (s->replay != NULL)
+        return server_replay_ending(s, i);
     return endings_get(s->endings, i);
 }
 
@@ -785,7 +791,7 @@ server_start(struct server *s)
 bool
 server_enable(struct server *s)
 {
-    if (s->state != SERVER_DISABLED)
+    if (s->state != SERVER_DISABLED || s->replay != NULL)
         return false;
     server_set_state(s, SERVER_IDLE);
     server_log(s, "enabled for this run");
@@ -796,7 +802,8 @@ server_enable(struct server *s)
 void
 server_pause(struct server *s)
 {
-    if (s->state != SERVER_READY && s->state != SERVER_BACKOFF)
+    if ((s->state != SERVER_READY && s->state != SERVER_BACKOFF) ||
+        s->replay != NULL)
         return;
     s->paused_from = s->state;
     ev_timer_stop(s->env->loop, &s->tick);
@@ -809,7 +816,7 @@ server_pause(struct server *s)
 void
 server_resume(struct server *s)
 {
-    if (s->state != SERVER_PAUSED)
+    if (s->state != SERVER_PAUSED || s->replay != NULL)
         return;
     server_log(s, "monitoring resumed");
     if (s->tap != NULL) {
@@ -856,7 +863,7 @@ server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
         s->state == SERVER_DIALING || s->state == SERVER_ENDING ||
-        s->state == SERVER_DISABLED)
+        s->state == SERVER_DISABLED || s->replay != NULL)
         return;
     if (s->tap != NULL) {
         server_tap_stop(s);
@@ -879,7 +886,7 @@ static bool
 server_ping_if_ready(struct server *s, bool scheduled)
 {
     if (s->state != SERVER_READY || server_wait_left(s) > 0 ||
-        s->tap != NULL)
+        s->tap != NULL || s->replay != NULL)
         return false;
     return client_ping(s->client, scheduled);
 }
@@ -910,6 +917,7 @@ server_free(struct server *s)
     server_tap_free(s);
     client_free(s->client);
     endings_free(s->endings);
+    server_replay_free(s);
     record_done(&s->rec);
     free(s->target);
     free(s->log_name);

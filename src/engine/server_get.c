@@ -63,6 +63,8 @@ server_state(const struct server *s)
 enum server_era
 server_era(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_era(s);
     return client_era(s->client);
 }
 
@@ -92,12 +94,17 @@ server_session(const struct server *s, struct server_session_info *out)
     memset(out, 0, sizeof(*out));
     /* A tap's server has no session of mcptop's own. */
     out->open = s->state == SERVER_READY && s->tap == NULL;
-    client_session(s->client, out);
+    if (s->replay != NULL)
+        server_replay_session(s, out);
+    else
+        client_session(s->client, out);
 }
 
 long
 server_tools(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_tools(s);
     return client_tools(s->client);
 }
 
@@ -110,13 +117,15 @@ server_tool_name(const struct server *s, long i)
 double
 server_rtt_ms(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_rtt_ms(s);
     return client_rtt_ms(s->client);
 }
 
 bool
 server_ok(const struct server *s)
 {
-    return server_health_now(s).state == HEALTH_OK;
+    return server_health(s, NULL).state == HEALTH_OK;
 }
 
 const char *
@@ -130,6 +139,8 @@ server_liveness_method(const struct server *s)
 struct health
 server_health(const struct server *s, int64_t *since)
 {
+    if (s->replay != NULL)
+        return server_replay_health(s, since);
     if (since != NULL)
         *since = s->health_set ? s->health_since : 0;
     return server_health_now(s);

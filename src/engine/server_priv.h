@@ -1,9 +1,10 @@
 /*
- * The server's own parts (engine-private): struct server and what its
- * files share. server.c holds the state, the schedule and the retry
- * policy; server_get.c the public getters; server_tap.c a server read
- * from a tap (issue 31). The lifecycle (mcp/) never includes this: it
- * reports through struct client_host.
+ * The server's state, for the files that are parts of it (engine-private:
+ * server.c holds the state, the schedule and the retry policy;
+ * server_get.c the public getters; server_replay.c a replayed server;
+ * server_tap.c a server read from a tap (issue 31); never the
+ * lifecycle under mcp/, which reports through struct client_host).
+ * See server.c for the invariants.
  */
 #ifndef MCPTOP_ENGINE_SERVER_PRIV_H
 #define MCPTOP_ENGINE_SERVER_PRIV_H
@@ -19,6 +20,7 @@ struct client;
 struct endings;
 struct ending_run;
 struct tap_source;
+struct server_replay;
 
 struct server {
     const struct server_env    *env;
@@ -54,6 +56,9 @@ struct server {
     bool                        health_set; /* ...once there is one */
     int64_t                     health_since;   /* epoch ms */
     bool                        stopped_disabled; /* closed while disabled */
+    struct server_replay       *replay;     /* a replayed server: fed by
+                                               server_replay, never dialed
+                                               (server_replay.c) */
     struct tap_source          *tap;        /* decl->tap: read from a tap,
                                                never dialed (server_tap.c) */
     bool                        tap_settled;/* its first link is known */
@@ -83,5 +88,17 @@ void server_tap_new(struct server *s);
 void server_tap_start(struct server *s);
 void server_tap_stop(struct server *s);
 void server_tap_free(struct server *s);
+
+
+/* server_replay.c: a replayed server's facts, for server.c's getters. */
+struct health server_replay_health(const struct server *s, int64_t *since);
+long server_replay_tools(const struct server *s);
+double server_replay_rtt_ms(const struct server *s);
+enum server_era server_replay_era(const struct server *s);
+void server_replay_session(const struct server *s,
+    struct server_session_info *out);
+size_t server_replay_ending_count(const struct server *s);
+const struct ending *server_replay_ending(const struct server *s, size_t i);
+void server_replay_free(struct server *s);
 
 #endif

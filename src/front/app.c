@@ -109,6 +109,24 @@ app_option(struct app_common *c, int ch, const char *arg)
     case APP_OPT_LOG:
         c->log_path = arg;
         return 1;
+    case APP_OPT_RECORD:
+        c->record_path = arg;
+        return 1;
+    case APP_OPT_RECORD_MAX: {
+        char  *end = NULL;
+        double mb = strtod(arg, &end);
+
+        if (end == arg || *end != '\0' || !(mb > 0) || mb > 1e6) {
+            fprintf(stderr, "mcptop: --record-max takes a size in MB "
+                "(more than 0), not '%s'\n", arg);
+            c->bad_option = true;
+            return -1;
+        }
+        c->record_max_bytes = (long long)(mb * 1024 * 1024);
+        if (c->record_max_bytes < 4096)
+            c->record_max_bytes = 4096;
+        return 1;
+    }
     case APP_OPT_SHARD: {
         char *cause = NULL;
 
@@ -176,6 +194,56 @@ app_usage_options(FILE *out)
         "of N\n"
         "                     (FNV-1a 64 of the name, mod N, is K-1)\n",
         clients_names());
+}
+
+/* See app.h. */
+void
+app_usage_record(FILE *out)
+{
+    fprintf(out,
+        "      --record FILE  record the event stream to FILE (JSON Lines, "
+        "redacted),\n"
+        "                     for 'mcptop replay' and 'mcptop report'\n"
+        "      --record-max MB  rotate FILE at MB (default %d), keeping "
+        "one FILE.1\n", APP_RECORD_MAX_MB_DEFAULT);
+}
+
+/* See app.h. */
+char *
+app_state_dir(char **cause)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char       *dir, *parent;
+
+    /* The token cache's rule (oauth_store_open). */
+    if (state != NULL && state[0] == '/') {
+        parent = xstrdup(state);
+        dir = str_printf("%s/mcptop", state);
+    } else if (home != NULL && home[0] != '\0') {
+        parent = str_printf("%s/.local/state", home);
+        dir = str_printf("%s/.local/state/mcptop", home);
+    } else {
+        *cause = xstrdup("no state directory: neither XDG_STATE_HOME nor "
+            "HOME is set");
+        return NULL;
+    }
+    if (mkdir(parent, 0700) != 0 && errno != EEXIST) {
+        /* $HOME/.local may be missing too. */
+        char *local = str_printf("%s/.local", home != NULL ? home : "");
+
+        if (state == NULL || state[0] != '/')
+            mkdir(local, 0700);
+        free(local);
+        mkdir(parent, 0700);
+    }
+    free(parent);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        *cause = str_printf("cannot make %s: %s", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
 }
 
 /* See app.h. */

@@ -397,6 +397,12 @@ tui_key_command(struct ui *ui, enum ui_action a)
     case UI_ACT_THEME:
         tui_key_theme_next(ui);
         break;
+    case UI_ACT_SNAPSHOT:
+        snapshot_write(ui);
+        break;
+    case UI_ACT_COPY:
+        snapshot_copy(ui);
+        break;
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());
         if (screen_mouse_enabled())
@@ -496,6 +502,9 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     ui->message[0] = '\0';
+    if (ui->replay != NULL && ui->mode != UI_MODE_HELP &&
+        tui_replay_key(ui, a))
+        return;
     if (a == UI_ACT_MOUSE) {
         tui_key_mouse(ui, click);
         return;

@@ -24,7 +24,10 @@ frame_title(struct ui *ui, struct ui_line *l)
     fmt_clock(now, sizeof(now), m->now_ms, false);
     ui_line_reset(l, UI_ROLE_NORMAL);
     ui_line_add(l, UI_ROLE_HEADER, "mcptop");
-    ui_line_addf(l, UI_ROLE_DIM, " %s", now);
+    if (ui->replay != NULL)
+        tui_replay_title(ui, l);
+    else
+        ui_line_addf(l, UI_ROLE_DIM, " %s", now);
     ui_line_addf(l, UI_ROLE_NORMAL, " %s %zu servers", ui->g.sep, m->n);
     /* Which rows are on screen: "rows 1-27 of 200". */
     if (ui->table_rows > 0 && m->nvis > 0) {
@@ -272,6 +275,20 @@ view_header_draw(struct ui *ui, int y, int rows)
     }
 }
 
+/* See ui.h. */
+void
+view_header_text(struct ui *ui, FILE *out)
+{
+    struct ui_line l;
+
+    frame_title(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_counts(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_incidents(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+}
+
 /* The keys that apply in the current mode. */
 static void
 frame_keys(struct ui *ui, struct ui_line *l)
@@ -343,6 +360,8 @@ view_status_draw(struct ui *ui, int y)
             ui->model.nmarked);
     } else if (ui->message[0] != '\0') {
         ui_line_add(&l, ui->message_role, ui->message);
+    } else if (ui->replay != NULL && ui->mode != UI_MODE_HELP) {
+        tui_replay_status(ui, &l);
     } else {
         frame_keys(ui, &l);
     }

@@ -45,6 +45,20 @@
 //               redirects every request to the unslashed path, GET and
 //               DELETE included. /redirect/X and /redirect/X/ share counts.
 //   bigsession  initialize answered with a ?kb= (100) KB Mcp-Session-Id
+//   words       the server's own words (issue 26.4): status ?code= (404),
+//               Content-Type ?type= ("text/html; charset=utf-8", Express's
+//               label for a plain sentence; none: no header), body ?text=
+//               ("Session not found") ?repeat= (1) times
+//   encoded     the healthy answer compressed unasked (issue 26.7):
+//               Content-Encoding ?enc= gzip (default), deflate, br, or any
+//               other name (the body then sent as is); ?sse=1 compresses
+//               the SSE answer
+//   stringid    the healthy answer with its id written back as a string
+//               ("3" for 3, issue 26.8), as JSON, or with ?sse=1 as an
+//               event on the POST's stream, which then closes; ?via=get:
+//               the POST's SSE stream stays open and silent and the answer
+//               goes down the endpoint's GET stream (the endpoint offers
+//               tools.listChanged so that a client opens one)
 //   busy503 and ratelimit429 take ?s=: digits are sent verbatim (a huge value
 //   stays huge); ?date=1 sends an HTTP date at least s seconds ahead.
 //
@@ -55,6 +69,10 @@
 // Endpoint behaviours (no site):
 //   /healthy            correct; ?tools=N (3) ?page=N (all on one page)
 //                       ?sse=1 answers every request as an SSE stream
+//                       ?sse=1&trail=1: each such answer is followed, in the
+//                       same write, by a notifications/message, then the
+//                       stream ends (an SDK server relaying a child's log
+//                       line after the response: supergateway --stateful)
 //   /nosession          correct, but never issues an Mcp-Session-Id
 //   /lateinit?ms=N      initialize answered after N ms (2500), with a session id
 //                       made (and counted) when the request arrived
@@ -68,14 +86,15 @@
 //   /flap?up_ms=U&down_ms=D
 //                       healthy for U ms (1200), then resets every request for
 //                       D ms (1200), and so on, from the endpoint's first request
-//   /legacysse?endpoint=same|other&v=V
+//   /legacysse?endpoint=same|other&v=V&stringid=SITE
 //                       the 2024-11-05 HTTP+SSE transport: every POST to it
 //                       405; GET opens the stream whose `endpoint` event names
 //                       where to POST: same (default) a relative URL here,
 //                       other an absolute URL on the --other-port (another
 //                       origin; a client that follows it is counted there).
 //                       Answers come down the stream; initialize answers ?v=
-//                       (default: the offered version echoed)
+//                       (default: the offered version echoed); ?stringid=
+//                       dial|ping: that answer's id written as a string
 //   /retry0?retry=R&id=short|long|utf8|none
 //                       offers tools.listChanged; the GET stream opens, says
 //                       `retry: R` (0) and one event id (a 1000-byte one, a
@@ -223,6 +242,7 @@ import http from "node:http";
 import https from "node:https";
 import fs from "node:fs";
 import crypto from "node:crypto";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const SUPPORTED_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -420,10 +440,11 @@ function sseEvent(obj, id) {
   return (id !== undefined ? `id: ${id}\n` : "") + `event: message\ndata: ${JSON.stringify(obj)}\n\n`;
 }
 
-function sendSse(res, obj, headers = {}) {
+function sendSse(res, obj, headers = {}, trail = false) {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", ...headers });
   res.write(`id: 0\ndata: \n\n`); // a priming event, as 2025-11-25 servers send
-  res.end(sseEvent(obj, 1));
+  res.end(sseEvent(obj, 1) + (trail ? sseEvent({ jsonrpc: "2.0", method: "notifications/message",
+    params: { level: "info", data: "after the answer" } }, 2) : ""));
 }
 
 function rpcResult(id, result) {
@@ -536,8 +557,37 @@ function isRequest(msg) {
 }
 
 function answer(ctx, obj, headers = {}) {
-  if (ctx.p.sse) sendSse(ctx.res, obj, headers);
+  if (ctx.encode) sendEncoded(ctx, obj, headers);
+  else if (ctx.p.sse) sendSse(ctx.res, obj, headers, ctx.p.trail);
   else sendJson(ctx.res, 200, obj, headers);
+}
+
+// The `encoded` fault: obj as JSON (or, with ?sse=1, as the SSE answer),
+// compressed with ?enc= whatever the client asked for. A name zlib does
+// not have is sent as is, under that name.
+function sendEncoded(ctx, obj, headers = {}) {
+  const enc = ctx.p.str("enc", "gzip");
+  const plain = Buffer.from(ctx.p.sse ? "id: 0\ndata: \n\n" + sseEvent(obj, 1) : JSON.stringify(obj));
+  const z = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[enc];
+  const body = z ? z(plain) : plain;
+  ctx.res.writeHead(200, { "Content-Type": ctx.p.sse ? "text/event-stream" : "application/json",
+    "Content-Encoding": enc, "Content-Length": body.length, ...headers });
+  ctx.res.end(body);
+}
+
+// The `stringid` fault with ?via=get: the POST's stream opens and stays
+// silent; the answer goes down the endpoint's GET stream once one is open
+// (looked for every 50 ms, for at most 3 s).
+function answerOnGetStream(ctx, obj) {
+  ctx.res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  ctx.res.flushHeaders();
+  let tries = 0;
+  const t = every(50, () => {
+    if (ctx.res.destroyed || ++tries > 60) return stopTimer(t);
+    if (ctx.ep.streams.size === 0) return;
+    stopTimer(t);
+    for (const r of ctx.ep.streams) r.write(sseEvent(obj));
+  });
 }
 
 // Serve one POST correctly (after any session/expiry checks).
@@ -857,6 +907,26 @@ const MESSAGE_FAULTS = {
     ctx.p.str("s", null) !== null ? { "Retry-After": retryAfterValue(ctx.p) } : {}),
   gateway504: (ctx) => sendText(ctx.res, 504, "text/html", HTML_504),
   redirect: (ctx) => redirectAnswer(ctx),
+  // issue 26
+  words: (ctx) => {
+    const type = ctx.p.str("type", "text/html; charset=utf-8");
+    const text = ctx.p.str("text", "Session not found").repeat(Math.max(1, Math.min(1000, ctx.p.num("repeat", 1))));
+    ctx.res.writeHead(ctx.p.num("code", 404), { "Content-Length": Buffer.byteLength(text),
+      ...(type === "none" ? {} : { "Content-Type": type }) });
+    ctx.res.end(text);
+  },
+  encoded: (ctx) => {
+    ctx.encode = true;
+    healthyPost(ctx);
+  },
+  stringid: (ctx) => {
+    const good = healthyAnswer(ctx.msg, ctx.p, ctx.ep);
+    const headers = {};
+    if (ctx.msg.method === "initialize" && ctx.p.sessions) headers["Mcp-Session-Id"] = issueSession(ctx);
+    const out = { ...good, id: String(ctx.msg.id) };
+    if (ctx.p.str("via", null) === "get") return answerOnGetStream(ctx, out);
+    answer(ctx, out, headers);
+  },
   bigsession: (ctx) => {
     if (ctx.msg.method !== "initialize") return healthyPost(ctx);
     const kb = Math.max(1, Math.min(4096, ctx.p.num("kb", 100)));
@@ -1144,6 +1214,11 @@ function sseMessage(req, res, url) {
     // ?v= a fixed protocolVersion (a real 2024-11-05 server says 2024-11-05);
     // by default the offered one is echoed, as the SDK's SSE servers do.
     if (msg.method === "initialize" && p.str("v", null) !== null) out.result.protocolVersion = p.str("v", null);
+    // ?stringid=SITE: that answer's id comes back as a string (issue 26.8)
+    if (p.str("stringid", null) !== null && faultArmed(p.str("stringid", null), msg)) {
+      c.faults++;
+      out = { ...out, id: String(msg.id) };
+    }
     if (!sctx.res.destroyed) sctx.res.write(sseEvent(out));
   });
 }
@@ -1336,6 +1411,7 @@ function params(url) {
     tools: Number(q.get("tools") || 3),
     page: Number(q.get("page") || 0),
     sse: q.get("sse") === "1",
+    trail: q.get("trail") === "1",
     sessions: q.get("nosession") !== "1",
     listChanged: false,
     stream: null,
@@ -1420,6 +1496,14 @@ function params(url) {
     break;
   case "maintenance":
     p.site = "any";
+    break;
+  case "stringid":
+    // via=get: the answer goes down the GET stream, which a client opens
+    // only for a server that offers tools.listChanged
+    if (q.get("via") === "get") {
+      p.listChanged = true;
+      p.stream = "plain";
+    }
     break;
   case "redirect": {
     // /redirect/<site> and /redirect/<site>/ (the mount point) are one endpoint

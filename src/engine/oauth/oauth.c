@@ -703,6 +703,36 @@ oauth_on_challenge(struct oauth *o, long status,
     return started;
 }
 
+void
+oauth_gave_up(struct oauth *o, long status, const char *www_authenticate,
+    int rounds)
+{
+    struct oauth_challenge c;
+    char                   clean[96] = "";
+
+    if (o == NULL)
+        return;
+    oauth_challenge_parse(www_authenticate, &c);
+    if (c.scope != NULL)
+        str_sanitize(clean, sizeof(clean), c.scope, strlen(c.scope));
+    if (status == 403 && oauth_challenge_insufficient_scope(&c))
+        snprintf(o->detail, sizeof(o->detail), "authorization: the step-up "
+            "gave up after %d rounds: insufficient_scope%s%s%s again, %s",
+            rounds, clean[0] ? " for \"" : "", clean, clean[0] ? "\"" : "",
+            o->have_tok && c.scope != NULL && o->tok.scope != NULL &&
+            oauth_scope_covers(o->tok.scope, c.scope) ? "which the token was "
+            "granted: the server refuses it still" : "which the "
+            "authorization server did not grant");
+    else if (status == 401)
+        snprintf(o->detail, sizeof(o->detail), "authorization: gave up "
+            "after %d rounds: the server refused the new token too", rounds);
+    else
+        o->detail[0] = '\0';
+    if (o->detail[0] != '\0')
+        oauth_log(o, "%s", o->detail);
+    oauth_challenge_done(&c);
+}
+
 long
 oauth_logout(const char *server, char **cause)
 {

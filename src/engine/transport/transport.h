@@ -67,6 +67,10 @@ struct transport_req;
 #define TRANSPORT_CAP_SILENT_PROBE  0x02u /* a server may ignore a method it
                                              does not know: silence to the
                                              era probe means legacy */
+#define TRANSPORT_CAP_FRESH_PEER    0x04u /* each open starts a new peer
+                                             (a child): one that refused
+                                             initialize after the era probe
+                                             may take it fresh */
 
 /* One JSON-RPC message to send. Everything is copied. */
 struct transport_msg {
@@ -587,6 +591,10 @@ struct transport_pending *transport_queue_pop(struct transport_queue *q);
 void transport_queue_drop(struct transport_queue *q,
     bool (*match)(const struct transport_pending *p, const void *arg),
     const void *arg);
+/* The events of owner kept in the queue answer nothing now (owner NULL):
+ * it was answered or cancelled, and may be freed before they are emitted.
+ * owner NULL does nothing. */
+void transport_queue_disown(struct transport_queue *q, const void *owner);
 /* Stop the flush (the queue is emptied by pop or drop). */
 void transport_queue_stop(struct transport_queue *q);
 void transport_pending_free(struct transport_pending *p);
