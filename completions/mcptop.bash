@@ -66,16 +66,21 @@ _mcptop()
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
             tui | check | watch | end | audit | login | logout | serve | configs | \
-                replay | report)
+                tap | cancel | replay | report)
                 cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
     case $prev in
         -c | --config | --log | --bearer-token-file | --basic-auth-file | \
-            --record)
+            --socket | --record)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        --taps)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             return
             ;;
         --from | --to)
@@ -114,7 +119,7 @@ _mcptop()
             [[ -z $cmd || $cmd == tui ]] && return
             ;;
         -s | --server)
-            if [[ $cmd == end || $cmd == audit ]]; then
+            if [[ $cmd == end || $cmd == audit || $cmd == cancel ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -122,12 +127,14 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags | --parallel | --record-max | --speed)
+            --listen | -l | --label-from-tags | --parallel | --record-max | --speed | \
+            --name | --request | --reason | --probe-interval)
             return
             ;;
     esac
 
-    local opts sources='-c --config --from -v --verbose --log --shard -h --help'
+    local opts sources='-c --config --from -v --verbose --log --shard --taps -h
+                        --help'
     case $cmd in
         check)
             opts="$sources --json --timeout --pings --stats"
@@ -152,6 +159,14 @@ _mcptop()
         login | logout)
             opts='-c --config --wait --log -h --help'
             ;;
+        tap)
+            opts='--name --socket --teardown --probe --probe-interval --no-socket
+                  -h --help'
+            ;;
+        cancel)
+            opts="$sources --server --socket --request --reason --timeout
+                  --json"
+            ;;
         tui)
             opts="$sources --theme --no-mouse --list-themes --record
                   --record-max --filter --sort --group"
@@ -171,7 +186,7 @@ _mcptop()
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
         COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve
-            configs replay report' -- "$cur"))
+            configs tap cancel replay report' -- "$cur"))
     elif [[ $cmd == replay || $cmd == report ]]; then
         # The recording FILE.
         compopt -o filenames 2>/dev/null

@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs replay report
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs tap cancel replay report
 end
 
 function __mcptop_themes
@@ -63,6 +63,8 @@ complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a se
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
 complete -c mcptop -n __mcptop_no_command -a configs -d 'Every server the sources give, dialing nothing'
+complete -c mcptop -n __mcptop_no_command -a tap -d 'Stand in for a stdio server: relay, observe, publish'
+complete -c mcptop -n __mcptop_no_command -a cancel -d "Cancel an agent's request through its tap"
 complete -c mcptop -n __mcptop_no_command -a replay -d 'The TUI over a recording, no network'
 complete -c mcptop -n __mcptop_no_command -a report -d 'The incident report of a recording'
 
@@ -76,7 +78,8 @@ complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd; and not __mcptop_using tap' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_using tap; and not __mcptop_recording_cmd' -l taps -x -a '(__fish_complete_directories)' -d 'Every tap socket in DIR'
 complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
@@ -132,3 +135,19 @@ complete -c mcptop -n '__mcptop_using serve' -s l -l listen -x -d 'Where to list
 complete -c mcptop -n '__mcptop_using serve' -l label-from-tags -x -d 'Labels from tags (KEY,...)'
 complete -c mcptop -n '__mcptop_using serve' -l bearer-token-file -r -F -d 'Require this bearer token'
 complete -c mcptop -n '__mcptop_using serve' -l basic-auth-file -r -F -d 'Require this USER:PASSWORD'
+
+# tap -- CMD
+complete -c mcptop -n '__mcptop_using tap' -l name -x -d "The server's name"
+complete -c mcptop -n '__mcptop_using tap' -l socket -r -F -d 'Where to publish'
+complete -c mcptop -n '__mcptop_using tap' -l teardown -x -d "The shutdown sequence's deadline (ms)"
+complete -c mcptop -n '__mcptop_using tap' -l probe -d 'Ping the server when the agent is quiet'
+complete -c mcptop -n '__mcptop_using tap' -l probe-interval -x -d 'How quiet, before a ping (ms)'
+complete -c mcptop -n '__mcptop_using tap' -l no-socket -d 'Relay and read only'
+
+# cancel
+complete -c mcptop -n '__mcptop_using cancel' -l server -x -a '(__mcptop_servers)' -d "The tap's server"
+complete -c mcptop -n '__mcptop_using cancel' -l socket -r -F -d "The tap's socket"
+complete -c mcptop -n '__mcptop_using cancel' -l request -x -d "The agent's request id"
+complete -c mcptop -n '__mcptop_using cancel' -l reason -x -d 'Said to the server and the agent'
+complete -c mcptop -n '__mcptop_using cancel' -l timeout -x -d 'How long to wait for the tap (ms)'
+complete -c mcptop -n '__mcptop_using cancel' -l json -d "Print the tap's answer as JSON"

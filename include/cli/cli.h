@@ -21,6 +21,8 @@ int cli_audit(int argc, char **argv);
 int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_tap(int argc, char **argv);
+int cli_cancel(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_configs(int argc, char **argv);
 

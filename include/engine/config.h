@@ -124,6 +124,10 @@ struct config_server {
                                            mcptop's env */
     size_t                nenv;
     char                 *cwd;
+    /* a tap (issue 31): the socket of an `mcptop tap` that stands in for
+     * this server; the server is shown from its observations and never
+     * dialed. NULL: none. transport is CONFIG_STDIO for it. */
+    char                 *tap;
     /* mcptop's keys (fleet-wide under "mcptop", per server at top level) */
     long                  ping_interval_ms;   /* ping_interval_s * 1000 */
     long                  timeout_ms;
@@ -301,6 +305,14 @@ char *config_input_env(const char *id);
  * server running): every key that changes behaviour compares equal. */
 bool config_server_same(const struct config_server *a,
     const struct config_server *b);
+
+/*
+ * A fleet of the taps whose sockets are in dir (`--taps DIR`): each
+ * socket named tap-NAME.sock (as `mcptop tap` makes them) is a server
+ * NAME read from it ({"tap": PATH}); other entries are skipped. An empty
+ * directory is an empty fleet. NULL with *cause when dir cannot be read.
+ */
+struct config *config_for_taps(const char *dir, char **cause);
 
 /* config_free(NULL) does nothing. */
 void config_free(struct config *cfg);

@@ -15,6 +15,7 @@
 
 struct server;
 struct ending;
+struct server_request;
 
 enum event_type {
     EVENT_EXCHANGE,         /* an exchange ended with one outcome */
@@ -24,6 +25,8 @@ enum event_type {
     EVENT_ENDING,           /* an ending's outcome is known */
     EVENT_SETTLED,          /* an ending's work has settled */
     EVENT_HEALTH,           /* a server's health changed (and its first) */
+    EVENT_REQUEST,          /* a tap's ledger: a request started,
+                               progressed, ended; a cancel's answer */
 };
 
 struct event {
@@ -45,6 +48,9 @@ struct event {
      * first), and since when the server had the old one (epoch ms) */
     const struct health *health;        /* borrowed */
     enum health_state    health_was;
+    /* EVENT_REQUEST (server.h: enum server_request_phase) */
+    int                  request_phase;
+    const struct server_request *request;   /* borrowed */
 };
 
 /* A subscriber. The event and what it points to are valid during the call

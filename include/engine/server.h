@@ -93,6 +93,41 @@ struct server_exchange {
 
 #define SERVER_HISTORY 100
 
+/*
+ * A request in flight that a tap saw (issue 31): a server declared
+ * {"tap": PATH} has the tap's ledger. Strings are sanitized; id is the
+ * id's JSON text (7, "a-1").
+ */
+struct server_request {
+    char        id[132];
+    char        direction[12];      /* "to_server" (the agent's) or
+                                       "to_agent" (the server's) */
+    char        method[68];
+    char        tool[68];           /* tools/call's tool; "" none */
+    int64_t     started_at;         /* epoch ms */
+    bool        has_progress;
+    double      progress;
+    bool        has_total;
+    double      total;
+    char        message[204];       /* the last progress message; "" */
+    uint64_t    bytes;
+    /* on an end: how ("completed", "failed", "cancelled",
+     * "cancelled_by_operator", "tap_lost"); on a cancel's answer: the
+     * tap's detail */
+    char        outcome[96];
+};
+
+enum server_request_phase {
+    SERVER_REQUEST_START,
+    SERVER_REQUEST_PROGRESS,
+    SERVER_REQUEST_END,
+    SERVER_REQUEST_CANCEL_OK,       /* the tap cancelled it */
+    SERVER_REQUEST_CANCEL_FAILED,   /* it could not (outcome says why) */
+};
+
+/* "start" / "progress" / "end" / "cancel_ok" / "cancel_failed". */
+const char *server_request_phase_name(enum server_request_phase p);
+
 /* New server for decl (borrowed: must outlive the server), number index in
  * its fleet. Never NULL. */
 struct server *server_new(const struct server_env *env,
@@ -244,6 +279,21 @@ int64_t server_next_attempt_ms(const struct server *s);
  * until the next event), safe to show. Returns how many. */
 size_t server_warnings(const struct server *s, const char **out,
     size_t max);
+/* A tap's server (decl->tap): shown from the tap's observations. */
+bool server_is_tap(const struct server *s);
+/* Its ledger, oldest first (0 for a server that is no tap). Borrowed
+ * until the next event on s. */
+size_t server_in_flight(const struct server *s);
+const struct server_request *server_request(const struct server *s,
+    size_t i);
+/* Ask the tap to cancel the agent's request id (its JSON text), with
+ * reason (may be NULL): notifications/cancelled to the server, error
+ * -32800 to the agent. The answer comes as an EVENT_REQUEST
+ * (SERVER_REQUEST_CANCEL_OK / _FAILED). false when s is no tap or is
+ * not connected to it. */
+bool server_cancel_request(struct server *s, const char *id,
+    const char *reason);
+
 /* Counters for display. */
 unsigned long server_session_expiries(const struct server *s);
 unsigned long server_dials(const struct server *s);

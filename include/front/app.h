@@ -31,6 +31,7 @@
 #define APP_OPT_SHARD 0x102
 #define APP_OPT_RECORD     0x103
 #define APP_OPT_RECORD_MAX 0x104
+#define APP_OPT_TAPS       0x105
 
 /* The short options every command takes (append the command's own). */
 #define APP_SHORTOPTS "c:v"
@@ -41,7 +42,8 @@
     { "from", required_argument, NULL, APP_OPT_FROM }, \
     { "verbose", no_argument, NULL, 'v' }, \
     { "log", required_argument, NULL, APP_OPT_LOG }, \
-    { "shard", required_argument, NULL, APP_OPT_SHARD }
+    { "shard", required_argument, NULL, APP_OPT_SHARD }, \
+    { "taps", required_argument, NULL, APP_OPT_TAPS }
 
 /* --record FILE and --record-max MB, for the commands that run a fleet
  * for a while (the TUI, watch, serve): append to their longopts. */
@@ -82,6 +84,7 @@ struct app_common {
     const char           *config_paths[APP_MAX_CONFIGS];    /* -c */
     size_t                nconfig;
     const char           *from;         /* --from CLIENT */
+    const char           *taps;         /* --taps DIR: every tap there */
     const char           *url;          /* bare URL argument */
     char                **command;      /* after "--": a stdio server */
     size_t                ncommand;

@@ -93,6 +93,10 @@ struct model_counts {
     struct model_http http[MODEL_HTTP_SLOTS];   /* http_status split */
     size_t nhttp;
     size_t tools_changed;           /* servers whose tools changed */
+    size_t taps;                    /* servers read from a tap */
+    size_t in_flight;               /* their requests in flight */
+    int64_t oldest_at;              /* when the oldest began (epoch ms),
+                                       0 none */
 };
 
 /* A filter term: [!][field:]value. */

@@ -51,6 +51,8 @@
                    "server dials again, a disabled one is enabled")  \
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
+    X(CANCEL_REQUEST, "a tap: cancel the oldest request in flight (y "\
+                   "cancels, n offers the next)")                   \
     X(ENDINGS,     "show / hide the endings pane")                  \
     X(PALETTE,     "the command palette: sort COL[,desc], filter EXPR, "\
                    "group WORD, log, help (Tab completes)")          \
@@ -101,6 +103,7 @@ enum ui_prompt {
     UI_PROMPT_COMMAND,          /* the palette's line (:) */
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
+    UI_PROMPT_CANCEL_REQUEST,   /* a tap's request: y cancels it */
 };
 
 /* The glyphs in use: UTF-8 or plain ASCII, picked from the locale. */
@@ -167,6 +170,8 @@ struct ui {
     char                 input[128];
     char                 palette[160];  /* the palette's line (:) */
     size_t               confirm_server;
+    size_t               cancel_index;  /* the request offered, oldest 0 */
+    char                 cancel_id[132];
     char                 message[256];
     enum ui_role         message_role;
     ev_tstamp            message_until; /* 0: until the next key */

@@ -66,6 +66,9 @@ void jsonw_int(struct jsonw *w, const char *key, int64_t v);
 /* The value tenths / 10 with one decimal ("12.3"), or none when it is
  * whole ("12"): what cJSON prints for a double cut to one decimal. */
 void jsonw_tenths(struct jsonw *w, const char *key, int64_t tenths);
+/* A double as cJSON prints one (%1.15g, or %1.17g when 15 digits do
+ * not read back); NaN and infinities write null. */
+void jsonw_double(struct jsonw *w, const char *key, double v);
 void jsonw_bool(struct jsonw *w, const char *key, bool v);
 void jsonw_null(struct jsonw *w, const char *key);
 /* Raw bytes, as they are (a newline between lines of JSON Lines). Not a

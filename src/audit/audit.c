@@ -576,6 +576,9 @@ audit_new(struct fleet *f, size_t i, const struct audit_options *opt,
         a->skipped = "invalid";
     else if (d->disabled)
         a->skipped = "disabled";
+    else if (d->tap != NULL)
+        a->skipped = "tap";     /* an agent's server, read from its tap:
+                                   not the monitor's to dial */
     return a;
 }
 

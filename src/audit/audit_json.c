@@ -30,7 +30,8 @@ audit_json(const struct audit *a)
         cJSON_AddStringToObject(o, "skipped", a->skipped);
         /* A disabled server counts neither way; one that cannot be
          * dialed is not clean. */
-        if (strcmp(a->skipped, "disabled") == 0)
+        if (strcmp(a->skipped, "disabled") == 0 ||
+            strcmp(a->skipped, "tap") == 0)
             cJSON_AddNullToObject(o, "clean");
         else
             cJSON_AddFalseToObject(o, "clean");

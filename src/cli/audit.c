@@ -374,7 +374,8 @@ audit_cli_verdict(const struct audit_cli *r, size_t *clean, size_t *skipped)
         const struct audit *a = r->audits[k];
         const char         *why = audit_skipped(a);
 
-        if (why != NULL && strcmp(why, "disabled") == 0) {
+        if (why != NULL && (strcmp(why, "disabled") == 0 ||
+            strcmp(why, "tap") == 0)) {
             (*skipped)++;       /* counts neither way */
             continue;
         }

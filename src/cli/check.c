@@ -191,7 +191,16 @@ check_event_cb(void *arg, const struct event *e)
 {
     struct check *c = arg;
 
-    if (e->type == EVENT_STATE &&
+    if (e->type == EVENT_STATE && server_is_tap(e->server) &&
+        server_dial_settled(e->server)) {
+        /* A tap's server is read, not dialed: its link is its dial. */
+        struct check_rtts *r = server_data(e->server);
+
+        if (r != NULL && !r->dialed) {
+            r->dialed = true;
+            c->dials_pending--;
+        }
+    } else if (e->type == EVENT_STATE &&
         server_state(e->server) == SERVER_DISABLED) {
         /* Disabled in the config: no dial comes, nothing to wait for. */
         struct check_rtts *r = server_data(e->server);

@@ -58,6 +58,8 @@ configs_target(const struct config_server *s)
 
     if (s->transport == CONFIG_HTTP)
         return str_sanitized(s->url_shown != NULL ? s->url_shown : "");
+    if (s->tap != NULL && s->command == NULL)
+        return str_sanitized(s->tap);       /* {"tap": PATH} */
     cmd = s->command_shown != NULL ? s->command_shown : s->command != NULL
         ? s->command : "";
     n = strlen(cmd) + 1;
@@ -97,8 +99,8 @@ configs_state(const struct config_server *s, const char **why)
 static const char *
 configs_transport(const struct config_server *s)
 {
-    return s->transport == CONFIG_STDIO ? "stdio" : s->http_sse ? "sse"
-        : "http";
+    return s->tap != NULL ? "tap" : s->transport == CONFIG_STDIO ? "stdio" :
+        s->http_sse ? "sse" : "http";
 }
 
 static const char *const configs_file_status[] = {

@@ -44,7 +44,6 @@
 static void server_dial(struct server *s);
 static void server_log(struct server *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static double server_wait_left(const struct server *s);
 
 static const char *const server_state_names[SERVER__COUNT] = {
     [SERVER_IDLE] = "idle",
@@ -103,7 +102,7 @@ server_emit(struct server *s, struct event *e)
 }
 
 /* What health is minted from, for s now. */
-static struct health
+struct health
 server_health_now(const struct server *s)
 {
     struct health_input in = { .liveness = &s->rec.liveness,
@@ -137,7 +136,7 @@ server_health_now(const struct server *s)
 }
 
 /* Publish s's health when it changed (EVENT_HEALTH, the first too). */
-static void
+void
 server_health_update(struct server *s)
 {
     struct health h = server_health_now(s);
@@ -152,7 +151,7 @@ server_health_update(struct server *s)
     server_emit(s, &e);
 }
 
-static void
+void
 server_set_state(struct server *s, enum server_state st)
 {
     struct event e = { .type = EVENT_STATE };
@@ -181,14 +180,21 @@ server_log(struct server *s, const char *fmt, ...)
 
 /* One exchange ended with its one outcome (f NULL: completed): into the
  * record, out as events. op is a static string. */
-static void
+void
 server_exchange(struct server *s, const char *op, const struct failure *f,
     double ms)
+{
+    server_exchange_at(s, op, f, ms, clock_wall_ms());
+}
+
+void
+server_exchange_at(struct server *s, const char *op, const struct failure *f,
+    double ms, int64_t at)
 {
     struct event e = { .type = EVENT_EXCHANGE };
     bool         changed;
 
-    changed = record_exchange(&s->rec, op, f, ms, clock_wall_ms());
+    changed = record_exchange(&s->rec, op, f, ms, at);
     if (f != NULL)
         server_log(s, "%s failed: %s delivered=%s status=%ld site=%s "
             "%.1f ms: %s", op, failure_kind_name(f->kind),
@@ -197,6 +203,7 @@ server_exchange(struct server *s, const char *op, const struct failure *f,
     else
         server_log(s, "%s completed in %.1f ms", op, ms);
     e.op = op;
+    e.ts = at;
     e.completed = f == NULL;
     e.failure = f;
     e.ms = ms;
@@ -292,7 +299,7 @@ server_retry_after_cb(void *arg, long seconds)
 }
 
 /* Seconds left of that wait, 0 when none. */
-static double
+double
 server_wait_left(const struct server *s)
 {
     double left = s->not_before - ev_now(s->env->loop);
@@ -583,7 +590,7 @@ server_end(struct server *s, bool redial)
         return ending_run_view(s->ending);
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
         s->state == SERVER_STOPPED || s->state == SERVER_IDLE ||
-        s->state == SERVER_DISABLED)
+        s->state == SERVER_DISABLED || s->tap != NULL)
         return NULL;
     run = endings_start(server_endings(s), client_transport(s->client),
         s->decl->teardown_ms, false);
@@ -664,6 +671,11 @@ server_ending_busy(const struct server *s)
 static void
 server_dial(struct server *s)
 {
+    if (s->tap != NULL) {
+        /* A tap's server is read, never dialed: (re)connect to it. */
+        server_tap_start(s);
+        return;
+    }
     if (s->state == SERVER_DIALING || s->state == SERVER_STOPPED ||
         s->state == SERVER_ENDING || s->state == SERVER_PAUSED ||
         s->state == SERVER_DISABLED)
@@ -715,6 +727,8 @@ server_make_target(const struct config_server *decl)
     size_t n = strlen(cmd) + 1;
     char  *t, *p;
 
+    if (decl->tap != NULL)
+        return xstrdup(decl->tap);
     if (decl->transport == CONFIG_HTTP)
         return xstrdup(decl->url_shown != NULL ? decl->url_shown : "");
     for (size_t i = 0; i < decl->nargs; i++)
@@ -747,6 +761,8 @@ server_new(const struct server_env *env, const struct config_server *decl,
     record_init(&s->rec);
     s->client = client_new(&server_client_host, s, env, decl, index,
         s->log_name);
+    if (decl->tap != NULL)
+        server_tap_new(s);
     ev_timer_init(&s->tick, server_tick_cb, 0., 0.);
     s->tick.data = s;
     return s;
@@ -791,6 +807,7 @@ server_pause(struct server *s)
         return;
     s->paused_from = s->state;
     ev_timer_stop(s->env->loop, &s->tick);
+    server_tap_stop(s);
     s->dial_due = false;
     server_log(s, "monitoring paused");
     server_set_state(s, SERVER_PAUSED);
@@ -802,6 +819,11 @@ server_resume(struct server *s)
     if (s->state != SERVER_PAUSED || s->replay != NULL)
         return;
     server_log(s, "monitoring resumed");
+    if (s->tap != NULL) {
+        server_set_state(s, SERVER_BACKOFF);
+        server_tap_start(s);
+        return;
+    }
     if (s->paused_from == SERVER_READY && client_has_session(s->client)) {
         server_set_state(s, SERVER_READY);
         server_ping_soon(s);
@@ -843,6 +865,11 @@ server_redial(struct server *s)
         s->state == SERVER_DIALING || s->state == SERVER_ENDING ||
         s->state == SERVER_DISABLED || s->replay != NULL)
         return;
+    if (s->tap != NULL) {
+        server_tap_stop(s);
+        server_tap_start(s);
+        return;
+    }
     if (client_has_session(s->client)) {
         /* The old session gets the ending procedure first (shown in the
          * endings); the fresh dial follows once it settles. */
@@ -859,7 +886,7 @@ static bool
 server_ping_if_ready(struct server *s, bool scheduled)
 {
     if (s->state != SERVER_READY || server_wait_left(s) > 0 ||
-        s->replay != NULL)
+        s->tap != NULL || s->replay != NULL)
         return false;
     return client_ping(s->client, scheduled);
 }
@@ -873,6 +900,7 @@ server_ping_now(struct server *s)
 void
 server_stop(struct server *s)
 {
+    server_tap_stop(s);
     client_stop(s->client);
     endings_stop(s->endings);
     ev_timer_stop(s->env->loop, &s->tick);
@@ -886,6 +914,7 @@ server_free(struct server *s)
     if (s == NULL)
         return;
     server_stop(s);
+    server_tap_free(s);
     client_free(s->client);
     endings_free(s->endings);
     server_replay_free(s);
@@ -895,270 +924,3 @@ server_free(struct server *s)
     free(s);
 }
 
-void
-server_set_data(struct server *s, void *data)
-{
-    s->data = data;
-}
-
-void *
-server_data(const struct server *s)
-{
-    return s->data;
-}
-
-const char *
-server_name(const struct server *s)
-{
-    return s->decl->name;
-}
-
-const struct config_server *
-server_decl(const struct server *s)
-{
-    return s->decl;
-}
-
-const char *
-server_transport_name(const struct server *s)
-{
-    return transport_name(client_transport(s->client));
-}
-
-const char *
-server_target(const struct server *s)
-{
-    return s->target;
-}
-
-enum server_state
-server_state(const struct server *s)
-{
-    return s->state;
-}
-
-enum server_era
-server_era(const struct server *s)
-{
-    if (s->replay != NULL)
-        return server_replay_era(s);
-    return client_era(s->client);
-}
-
-bool
-server_has_session(const struct server *s)
-{
-    return client_has_session(s->client);
-}
-
-const struct liveness *
-server_liveness(const struct server *s)
-{
-    return &s->rec.liveness;
-}
-
-const struct failure *
-server_last_failure(const struct server *s, const char **op)
-{
-    if (op != NULL)
-        *op = s->rec.has_failure ? s->rec.last_failure_op : NULL;
-    return s->rec.has_failure ? &s->rec.last_failure : NULL;
-}
-
-void
-server_session(const struct server *s, struct server_session_info *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->open = s->state == SERVER_READY;
-    if (s->replay != NULL)
-        server_replay_session(s, out);
-    else
-        client_session(s->client, out);
-}
-
-long
-server_tools(const struct server *s)
-{
-    if (s->replay != NULL)
-        return server_replay_tools(s);
-    return client_tools(s->client);
-}
-
-const char *
-server_tool_name(const struct server *s, long i)
-{
-    return client_tool_name(s->client, i);
-}
-
-double
-server_rtt_ms(const struct server *s)
-{
-    if (s->replay != NULL)
-        return server_replay_rtt_ms(s);
-    return client_rtt_ms(s->client);
-}
-
-bool
-server_ok(const struct server *s)
-{
-    return server_health(s, NULL).state == HEALTH_OK;
-}
-
-const char *
-server_liveness_method(const struct server *s)
-{
-    return client_liveness_method(s->client);
-}
-
-struct health
-server_health(const struct server *s, int64_t *since)
-{
-    if (s->replay != NULL)
-        return server_replay_health(s, since);
-    if (since != NULL)
-        *since = s->health_set ? s->health_since : 0;
-    return server_health_now(s);
-}
-
-bool
-server_probe_now(struct server *s)
-{
-    return s->state == SERVER_READY && client_probe_now(s->client);
-}
-
-double
-server_probe_ms(const struct server *s)
-{
-    return client_probe_ms(s->client);
-}
-
-unsigned long
-server_probe_notices(const struct server *s)
-{
-    return client_probe_notices(s->client);
-}
-
-bool
-server_dial_settled(const struct server *s)
-{
-    return client_dialed_once(s->client) || s->state == SERVER_INVALID ||
-        s->state == SERVER_UNSUPPORTED || s->state == SERVER_DISABLED;
-}
-
-unsigned long
-server_pings_done(const struct server *s)
-{
-    return client_pings_done(s->client);
-}
-
-const struct server_exchange *
-server_history(const struct server *s, size_t i)
-{
-    return record_history(&s->rec, i);
-}
-
-size_t
-server_history_len(const struct server *s)
-{
-    return s->rec.hist_len;
-}
-
-unsigned long
-server_streak(const struct server *s)
-{
-    return s->rec.streak;
-}
-
-unsigned long
-server_fail_streak(const struct server *s)
-{
-    return s->rec.fail_streak;
-}
-
-unsigned long
-server_session_expiries(const struct server *s)
-{
-    return client_expiries(s->client);
-}
-
-unsigned long
-server_dials(const struct server *s)
-{
-    return s->dials;
-}
-
-int64_t
-server_next_attempt_ms(const struct server *s)
-{
-    double left = server_wait_left(s);
-
-    if (s->dial_due && ev_is_active(&s->tick))
-        left = fmax(left, s->tick_due - ev_now(s->env->loop));
-    else if (left <= 0)
-        return -1;
-    return clock_wall_ms() + (int64_t)(left > 0 ? left * 1000.0 : 0);
-}
-
-size_t
-server_warnings(const struct server *s, const char **out, size_t max)
-{
-    const struct transport *t = client_transport(s->client);
-    size_t                  n = 0;
-    const char             *w;
-
-    if (n < max && (w = transport_warning(t)) != NULL)
-        out[n++] = w;
-    if (n < max && (w = client_warning(s->client)) != NULL)
-        out[n++] = w;
-    if (n < max && (w = client_list_note(s->client)) != NULL)
-        out[n++] = w;
-    return n;
-}
-
-size_t
-server_capabilities(const struct server *s, const char **names, size_t max)
-{
-    return client_capabilities(s->client, names, max);
-}
-
-/* --- stdio facts, through the transport --------------------------------- */
-
-long
-server_pid(const struct server *s)
-{
-    const struct transport *t = client_transport(s->client);
-
-    return transport_pid(t);
-}
-
-const char *
-server_stderr_line(const struct server *s, size_t i)
-{
-    const struct transport *t = client_transport(s->client);
-
-    return transport_stderr_line(t, i);
-}
-
-size_t
-server_stderr_count(const struct server *s)
-{
-    const struct transport *t = client_transport(s->client);
-
-    return transport_stderr_count(t);
-}
-
-bool
-server_exit_status(const struct server *s, int *code, int *sig)
-{
-    const struct transport *t = client_transport(s->client);
-
-    return transport_exit_status(t, code, sig);
-}
-
-unsigned long
-server_stray_lines(const struct server *s)
-{
-    const struct transport *t = client_transport(s->client);
-
-    return transport_stray_lines(t);
-}

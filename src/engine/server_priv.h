@@ -1,12 +1,17 @@
 /*
  * The server's state, for the files that are parts of it (engine-private:
- * server.c and server_replay.c; never the lifecycle under mcp/, which
- * reports through struct client_host). See server.c for the invariants.
+ * server.c holds the state, the schedule and the retry policy;
+ * server_get.c the public getters; server_replay.c a replayed server;
+ * server_tap.c a server read from a tap (issue 31); never the
+ * lifecycle under mcp/, which reports through struct client_host).
+ * See server.c for the invariants.
  */
 #ifndef MCPTOP_ENGINE_SERVER_PRIV_H
 #define MCPTOP_ENGINE_SERVER_PRIV_H
 
 #include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "engine/server.h"
 #include "record.h"
@@ -14,6 +19,7 @@
 struct client;
 struct endings;
 struct ending_run;
+struct tap_source;
 struct server_replay;
 
 struct server {
@@ -53,10 +59,36 @@ struct server {
     struct server_replay       *replay;     /* a replayed server: fed by
                                                server_replay, never dialed
                                                (server_replay.c) */
+    struct tap_source          *tap;        /* decl->tap: read from a tap,
+                                               never dialed (server_tap.c) */
+    bool                        tap_settled;/* its first link is known */
 };
 
-/* Publish e as s's (stamped now when e->ts is 0). */
+/* Publish e (its server and stamp set here). */
 void server_emit(struct server *s, struct event *e);
+/* Health now, minted from the record and the operator's state. */
+struct health server_health_now(const struct server *s);
+/* Publish health when it changed (the first one too). */
+void server_health_update(struct server *s);
+void server_set_state(struct server *s, enum server_state st);
+/* One exchange ended with its one outcome (f NULL: completed): into the
+ * record (stamped now), out as events. op is a static string. */
+void server_exchange(struct server *s, const char *op,
+    const struct failure *f, double ms);
+/* The same, stamped at (epoch ms): a tap's observation. */
+void server_exchange_at(struct server *s, const char *op,
+    const struct failure *f, double ms, int64_t at);
+/* Seconds left of a wait the server asked for, 0 when none. */
+double server_wait_left(const struct server *s);
+
+/* server_tap.c */
+/* The tap source of a server declared {"tap": PATH}. */
+void server_tap_new(struct server *s);
+/* Connect to the tap (READY once linked, BACKOFF while not). */
+void server_tap_start(struct server *s);
+void server_tap_stop(struct server *s);
+void server_tap_free(struct server *s);
+
 
 /* server_replay.c: a replayed server's facts, for server.c's getters. */
 struct health server_replay_health(const struct server *s, int64_t *since);

@@ -10,6 +10,7 @@
 #include "export/jsonl.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +225,86 @@ jsonl_last_success(const struct server *s)
     return 0;
 }
 
+static void jsonl_sanitized(struct jsonw *w, const char *key,
+    const char *text);
+
+/* One request of a tap's ledger: check --json's in_flight element and
+ * the members of watch's request lines. age_ms from now (epoch ms). */
+static void
+jsonl_request_members(struct jsonw *w, const struct server_request *r,
+    int64_t now)
+{
+    cJSON *id = cJSON_Parse(r->id);
+
+    /* The id as the agent wrote it: a number or a string. */
+    if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
+        fabs(id->valuedouble) < 9007199254740992.0)
+        jsonw_int(w, "id", (int64_t)id->valuedouble);
+    else if (cJSON_IsNumber(id))
+        jsonw_double(w, "id", id->valuedouble);
+    else
+        jsonl_sanitized(w, "id", cJSON_IsString(id) ? id->valuestring :
+            r->id);
+    cJSON_Delete(id);
+    jsonl_str(w, "direction", r->direction);
+    jsonl_sanitized(w, "method", r->method);
+    if (r->tool[0] != '\0')
+        jsonl_sanitized(w, "tool", r->tool);
+    else
+        jsonw_null(w, "tool");
+    jsonw_int(w, "started_at", r->started_at);
+    jsonw_int(w, "age_ms", now > r->started_at ? now - r->started_at : 0);
+    if (r->has_progress) {
+        jsonw_object_open(w, "progress");
+        jsonw_double(w, "progress", r->progress);
+        if (r->has_total)
+            jsonw_double(w, "total", r->total);
+        else
+            jsonw_null(w, "total");
+        if (r->message[0] != '\0')
+            jsonl_sanitized(w, "message", r->message);
+        else
+            jsonw_null(w, "message");
+        jsonw_object_close(w);
+    } else {
+        jsonw_null(w, "progress");
+    }
+    jsonw_int(w, "bytes", (int64_t)r->bytes);
+}
+
+/* A tap's server: its socket, the ledger (oldest first) and when the
+ * tap last saw an exchange of the agent's (not the monitor's own link,
+ * op "tap"). */
+static void
+jsonl_tap(struct jsonw *w, const struct server *s)
+{
+    int64_t now = clock_wall_ms(), last = 0;
+
+    jsonw_array_open(w, "in_flight");
+    for (size_t i = 0; i < server_in_flight(s); i++) {
+        jsonw_object_open(w, NULL);
+        jsonl_request_members(w, server_request(s, i), now);
+        jsonw_object_close(w);
+    }
+    jsonw_array_close(w);
+    jsonl_sanitized(w, "tap", server_decl(s)->tap);
+    for (size_t i = server_history_len(s); i > 0 && last == 0; i--) {
+        const struct server_exchange *x = server_history(s, i - 1);
+
+        if (x != NULL && strcmp(x->op, "tap") != 0)
+            last = x->ts;
+    }
+    if (last > 0) {
+        jsonw_int(w, "last_exchange_at", last);
+        jsonw_int(w, "last_exchange_age_ms", now - last);
+    } else {
+        jsonw_null(w, "last_exchange_at");
+        jsonw_null(w, "last_exchange_age_ms");
+    }
+    if (server_pid(s) > 0)
+        jsonw_int(w, "pid", (int64_t)server_pid(s));
+}
+
 /* "tags", as the config gives them (a broken entry's too). */
 static void
 jsonl_tags(struct jsonw *w, const struct server *s)
@@ -280,8 +361,14 @@ jsonl_server_members(struct jsonw *w, const struct server *s)
     /* The URL redacted (server_target gives the decl's url_shown), and
      * sanitized all the same: args may hold any bytes. */
     jsonl_sanitized(w, "target", server_target(s));
-    if (server_decl(s)->source != NULL)
+    if (server_is_tap(s)) {
+        /* Observed through a tap: the config's client, if any, apart. */
+        jsonw_string(w, "source", "tap");
+        if (server_decl(s)->source != NULL)
+            jsonl_str(w, "config_source", server_decl(s)->source);
+    } else if (server_decl(s)->source != NULL) {
         jsonl_str(w, "source", server_decl(s)->source);
+    }
     jsonl_sources(w, server_decl(s));
     jsonl_tags(w, s);
     if (!health_monitored(h.state))
@@ -298,7 +385,9 @@ jsonl_server_members(struct jsonw *w, const struct server *s)
     if (server_next_attempt_ms(s) >= 0)
         jsonw_int(w, "next_attempt_at", server_next_attempt_ms(s));
     jsonl_session(w, s);
-    if (server_decl(s)->transport == CONFIG_STDIO)
+    if (server_is_tap(s))
+        jsonl_tap(w, s);
+    else if (server_decl(s)->transport == CONFIG_STDIO)
         jsonl_process(w, s);
     if (tools >= 0)
         jsonw_int(w, "tools", tools);
@@ -466,7 +555,9 @@ jsonl_exchange(struct jsonw *w, const struct event *e)
 
     jsonw_string(w, "event", "exchange");
     jsonl_sanitized(w, "server", server_name(e->server));
-    jsonl_str(w, "op", e->op);
+    if (server_is_tap(e->server))
+        jsonw_string(w, "source", "tap");
+    jsonl_sanitized(w, "op", e->op);
     if (e->completed) {
         jsonw_string(w, "outcome", "completed");
     } else {
@@ -535,6 +626,17 @@ jsonl_event_write(struct jsonw *w, const struct event *e)
         jsonw_string(w, "event", "tools_changed");
         jsonl_sanitized(w, "server", server_name(e->server));
         jsonw_int(w, "tools", e->tools);
+        break;
+    case EVENT_REQUEST:
+        jsonw_string(w, "event", "request");
+        jsonl_sanitized(w, "server", server_name(e->server));
+        jsonw_string(w, "source", "tap");
+        jsonl_str(w, "phase", server_request_phase_name(
+            (enum server_request_phase)e->request_phase));
+        jsonl_request_members(w, e->request, e->ts);
+        if (e->request->outcome[0] != '\0')
+            jsonl_sanitized(w, e->request_phase == SERVER_REQUEST_END ?
+                "outcome" : "detail", e->request->outcome);
         break;
     case EVENT_HEALTH:
         jsonw_string(w, "event", "health");

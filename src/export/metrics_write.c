@@ -19,6 +19,7 @@
 #include "engine/health.h"
 #include "engine/liveness.h"
 #include "engine/server.h"
+#include "util/clock.h"
 #include "util/str.h"
 
 #include "metrics_int.h"
@@ -278,6 +279,46 @@ metrics_write_health(struct metrics *m, struct metrics_buf *b,
     }
 }
 
+/* A tap's server (issue 31): the agent's requests in flight now, and how
+ * long the oldest has waited (0 when none). Only tap entries have them. */
+static void
+metrics_write_tap(struct metrics *m, struct metrics_buf *b,
+    enum metrics_format fmt)
+{
+    int64_t now = clock_wall_ms();
+
+    metrics_write_head(b, fmt, "mcp_tap_in_flight_requests",
+        METRICS_TYPE_GAUGE, "Requests in flight through the server's tap "
+        "(both directions).");
+    for (size_t i = 0; i < m->norder; i++) {
+        const struct server *s = m->order[i]->server;
+
+        if (!server_is_tap(s))
+            continue;
+        metrics_write_open(b, "mcp_tap_in_flight_requests", m->order[i], "");
+        metrics_buf_u64(b, (uint64_t)server_in_flight(s));
+        metrics_buf_add(b, "\n", 1);
+    }
+    metrics_write_head(b, fmt, "mcp_tap_oldest_in_flight_seconds",
+        METRICS_TYPE_GAUGE, "How long the oldest request in flight through "
+        "the server's tap has waited; 0 when none.");
+    for (size_t i = 0; i < m->norder; i++) {
+        const struct server         *s = m->order[i]->server;
+        const struct server_request *r;
+        double                       age = 0;
+
+        if (!server_is_tap(s))
+            continue;
+        r = server_request(s, 0);
+        if (r != NULL && now > r->started_at)
+            age = (double)(now - r->started_at) / 1000.0;
+        metrics_write_open(b, "mcp_tap_oldest_in_flight_seconds",
+            m->order[i], "");
+        metrics_buf_seconds(b, age);
+        metrics_buf_add(b, "\n", 1);
+    }
+}
+
 static void
 metrics_write_counts(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
@@ -293,6 +334,7 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
         metrics_buf_u64(b, (uint64_t)n);
         metrics_buf_add(b, "\n", 1);
     }
+    metrics_write_tap(m, b, fmt);
     metrics_write_head(b, fmt, "mcp_tools_changes_total", METRICS_TYPE_COUNTER,
         "Listings that found a different tool set than the one before.");
     for (size_t i = 0; i < m->norder; i++) {

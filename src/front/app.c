@@ -100,6 +100,9 @@ app_option(struct app_common *c, int ch, const char *arg)
         }
         c->from = arg;
         return 1;
+    case APP_OPT_TAPS:
+        c->taps = arg;
+        return 1;
     case 'v':
         c->verbose = true;
         return 1;
@@ -183,6 +186,9 @@ app_usage_options(FILE *out)
         "line\n"
         "  -v, --verbose      list the config keys read but not applied, "
         "and more\n"
+        "      --taps DIR     every tap socket in DIR (tap-NAME.sock): its "
+        "server,\n"
+        "                     read from the tap (see mcptop tap)\n"
         "      --log FILE     append a debug log of every exchange\n"
         "      --shard K/N    only the servers whose name hashes to shard K "
         "of N\n"
@@ -578,6 +584,16 @@ app_load_config(struct app_common *c, struct config **out)
     }
     if (c->from != NULL && app_load_from(c, &opt, &fleet, &notes) != 0)
         goto out;
+    if (c->taps != NULL) {
+        part = config_for_taps(c->taps, &cause);
+        if (part == NULL) {
+            fprintf(stderr, "mcptop: --taps %s\n", cause);
+            free(cause);
+            goto out;
+        }
+        if (app_add(&fleet, part, false) != 0)
+            goto out;
+    }
     if (c->has_command && app_add(&fleet, config_for_command(c->command,
         c->ncommand), false) != 0)
         goto out;

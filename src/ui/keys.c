@@ -52,6 +52,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'X',       "X",      UI_ACT_END_MARKED },
     { 'r',       "r",      UI_ACT_REDIAL },
     { 'p',       "p",      UI_ACT_PING },
+    { 'C',       "C",      UI_ACT_CANCEL_REQUEST },
     { 'P',       "P",      UI_ACT_PAUSE },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 'l',       "l",      UI_ACT_EVENTLOG },

@@ -793,6 +793,14 @@ model_count(struct model *m, size_t i, const struct server *s)
         c->ending++;
     if (m->srv[i].tool_changes > 0)
         c->tools_changed++;
+    if (server_is_tap(s)) {
+        const struct server_request *r = server_request(s, 0);
+
+        c->taps++;
+        c->in_flight += server_in_flight(s);
+        if (r != NULL && (c->oldest_at == 0 || r->started_at < c->oldest_at))
+            c->oldest_at = r->started_at;
+    }
     f = model_current_failure(s);
     if (f == NULL)
         return;

@@ -428,6 +428,20 @@ tui_event_cb(void *arg, const struct event *e)
         view_log_grew(ui, eventlog_get(&ui->eventlog, 0));
     ui->model_stale = true;
     ui->dirty_engine = true;
+    if (e->type == EVENT_REQUEST &&
+        (e->request_phase == SERVER_REQUEST_CANCEL_OK ||
+        e->request_phase == SERVER_REQUEST_CANCEL_FAILED)) {
+        /* The tap's answer to a cancel asked here. */
+        char name[96];
+
+        fmt_name(name, sizeof(name), e->server);
+        if (e->request_phase == SERVER_REQUEST_CANCEL_OK)
+            ui_message(ui, UI_ROLE_NORMAL, "%s: request %s cancelled (the "
+                "agent was answered -32800)", name, e->request->id);
+        else
+            ui_message(ui, UI_ROLE_WARNING, "%s: not cancelled: %s", name,
+                e->request->outcome);
+    }
 }
 
 /* q: end every session (fleet_end_all), then leave when every ending has
@@ -590,7 +604,8 @@ tui_reload(struct ui *ui)
     /* The x question named a row by its number, which changes: it is
      * withdrawn. Kept servers keep their rows' data, marks and the
      * selection; the sort and the filter stay (model_refleet). */
-    if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED)
+    if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED ||
+        ui->prompt == UI_PROMPT_CANCEL_REQUEST)
         ui->prompt = UI_PROMPT_NONE;
     nold = fleet_size(ui->fleet);
     old = xcalloc(nold + 1, sizeof(*old));

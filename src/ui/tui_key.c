@@ -238,6 +238,65 @@ tui_key_why_not(struct ui *ui, const struct server *s, bool redial)
     return false;
 }
 
+
+/* C: offer request i (oldest first) of the selected tap for a cancel, or
+ * say why there is none. */
+static void
+tui_key_cancel_offer(struct ui *ui, size_t sel, size_t i)
+{
+    const struct server         *s = fleet_server(ui->fleet, sel);
+    const struct server_request *r = server_request(s, i);
+    char                         name[96];
+
+    fmt_name(name, sizeof(name), s);
+    ui->prompt = UI_PROMPT_NONE;
+    if (!server_is_tap(s)) {
+        ui_message(ui, UI_ROLE_WARNING, "%s is not read from a tap: only an "
+            "agent's request through mcptop tap can be cancelled", name);
+        return;
+    }
+    if (r == NULL) {
+        ui_message(ui, UI_ROLE_DIM, i == 0 ? "%s: nothing in flight" :
+            "%s: no more requests in flight; nothing cancelled", name);
+        return;
+    }
+    if (strcmp(r->direction, "to_server") != 0) {
+        /* Only the agent's own requests are the tap's to answer. */
+        tui_key_cancel_offer(ui, sel, i + 1);
+        return;
+    }
+    ui->confirm_server = sel;
+    ui->cancel_index = i;
+    snprintf(ui->cancel_id, sizeof(ui->cancel_id), "%s", r->id);
+    ui->prompt = UI_PROMPT_CANCEL_REQUEST;
+}
+
+/* The answer to the cancel question. */
+static void
+tui_key_cancel_answer(struct ui *ui, int ch)
+{
+    struct server *s = fleet_server(ui->fleet, ui->confirm_server);
+    char           name[96];
+
+    ui->prompt = UI_PROMPT_NONE;
+    fmt_name(name, sizeof(name), s);
+    if (ch == 'n' || ch == 'N') {
+        tui_key_cancel_offer(ui, ui->confirm_server, ui->cancel_index + 1);
+        return;
+    }
+    if (ch != 'y' && ch != 'Y') {
+        ui_message(ui, UI_ROLE_DIM, "not cancelled");
+        return;
+    }
+    if (!server_cancel_request(s, ui->cancel_id, "cancelled by the operator "
+        "in mcptop's TUI"))
+        ui_message(ui, UI_ROLE_WARNING, "%s: the tap is not connected; "
+            "nothing cancelled", name);
+    else
+        ui_message(ui, UI_ROLE_NORMAL, "%s: asked the tap to cancel request "
+            "%s", name, ui->cancel_id);
+}
+
 static void
 tui_key_command(struct ui *ui, enum ui_action a)
 {
@@ -277,6 +336,11 @@ tui_key_command(struct ui *ui, enum ui_action a)
             break;
         ui->confirm_server = m->sel;
         ui->prompt = UI_PROMPT_END_ONE;
+        break;
+    case UI_ACT_CANCEL_REQUEST:
+        if (m->nvis == 0)
+            break;
+        tui_key_cancel_offer(ui, m->sel, 0);
         break;
     case UI_ACT_END_MARKED:
         if (m->nmarked == 0)
@@ -476,6 +540,10 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
     }
     if (ui->prompt == UI_PROMPT_COMMAND) {
         tui_key_palette(ui, ch);
+        return;
+    }
+    if (ui->prompt == UI_PROMPT_CANCEL_REQUEST) {
+        tui_key_cancel_answer(ui, ch);
         return;
     }
     if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED) {

@@ -9,6 +9,7 @@
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
+#include "util/clock.h"
 #include "util/str.h"
 
 /* "label      value" */
@@ -286,6 +287,50 @@ detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
     }
 }
 
+/* A tap's ledger (issue 31): the agent's requests in flight (and the
+ * server's to the agent), oldest first, with their age and progress. */
+static void
+detail_ledger(struct ui_out *o, struct ui_line *l, const struct server *s)
+{
+    size_t  n = server_in_flight(s);
+    int64_t now = clock_wall_ms();
+    char    buf[320], age[24];
+
+    snprintf(buf, sizeof(buf), "in flight through the tap (%zu, oldest "
+        "first%s)", n, n > 0 ? "; C cancels one" : "");
+    detail_title(o, l, buf);
+    for (size_t i = 0; i < n; i++) {
+        const struct server_request *r = server_request(s, i);
+        int64_t                      waited;
+
+        if (r == NULL)
+            break;
+        waited = now - r->started_at;
+        ui_line_reset(l, UI_ROLE_NORMAL);
+        ui_line_add(l, UI_ROLE_NORMAL, "  ");
+        ui_line_cell(l, UI_ROLE_NORMAL, r->id, 10, false, o->ui->utf8);
+        ui_line_add(l, UI_ROLE_NORMAL, " ");
+        ui_line_cell(l, UI_ROLE_DIM, r->direction, 9, false, o->ui->utf8);
+        snprintf(buf, sizeof(buf), " %s%s%s", r->method, r->tool[0] ? " " :
+            "", r->tool);
+        ui_line_cell(l, UI_ROLE_NORMAL, buf, 40, false, o->ui->utf8);
+        fmt_age(age, sizeof(age), waited);
+        ui_line_addf(l, waited > 60000 ? UI_ROLE_WARNING : UI_ROLE_NORMAL,
+            " %6s", age);
+        if (r->has_progress && r->has_total)
+            snprintf(buf, sizeof(buf), "  %g/%g", r->progress, r->total);
+        else if (r->has_progress)
+            snprintf(buf, sizeof(buf), "  %g", r->progress);
+        else
+            snprintf(buf, sizeof(buf), "  no progress");
+        ui_line_add(l, r->has_progress ? UI_ROLE_NORMAL : UI_ROLE_DIM, buf);
+        if (r->message[0] != '\0')
+            ui_line_addf(l, UI_ROLE_DIM, " %s", r->message);
+        ui_line_addf(l, UI_ROLE_DIM, "  %llu B", (unsigned long long)r->bytes);
+        ui_out_line(o, l);
+    }
+}
+
 static void
 detail_tail(struct ui_out *o, struct ui_line *l, const struct server *s)
 {
@@ -327,7 +372,7 @@ detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
     const struct config_server *d;
 
     d = server_decl(s);
-    if (d != NULL && d->transport == CONFIG_STDIO) {
+    if (d != NULL && d->transport == CONFIG_STDIO && d->tap == NULL) {
         /* server_target joins the args after ${VAR} expansion, and an
          * expanded value is a secret: show the args as written. */
         size_t len;
@@ -369,6 +414,8 @@ detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
         detail_kv(o, l, "sources", UI_ROLE_NORMAL, shown);
     }
     detail_session(o, l, s);
+    if (server_is_tap(s))
+        detail_ledger(o, l, s);
     detail_lists(o, l, s);
     detail_history(o, l, s);
     detail_tail(o, l, s);

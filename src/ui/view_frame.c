@@ -89,6 +89,17 @@ frame_counts_style(struct ui *ui, struct ui_line *l, int style)
     }
     ui_line_addf(l, c->ending > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM,
         style == 0 ? "endings under way %zu" : "ending %zu", c->ending);
+    if (c->taps > 0) {
+        /* The agents' own requests, through their taps. */
+        char age[24] = "";
+
+        if (c->in_flight > 0 && c->oldest_at > 0)
+            fmt_age(age, sizeof(age), ui->model.now_ms - c->oldest_at);
+        ui_line_addf(l, c->in_flight > 0 && ui->model.now_ms - c->oldest_at >
+            60000 ? UI_ROLE_WARNING : UI_ROLE_DIM, style == 0 ?
+            "  in flight %zu%s%s" : " flight %zu%s%s", c->in_flight,
+            age[0] != '\0' ? (style == 0 ? " oldest " : " ") : "", age);
+    }
 }
 
 /* The counts in the widest style that fits (glyphs only below 80
@@ -347,6 +358,20 @@ view_status_draw(struct ui *ui, int y)
             ui->confirm_server));
         ui_line_addf(&l, UI_ROLE_WARNING, "End the session of %s? y: end and "
             "reconnect  s: end and stop  n: no", name);
+    } else if (ui->prompt == UI_PROMPT_CANCEL_REQUEST) {
+        const struct server         *s = fleet_server(ui->fleet,
+            ui->confirm_server);
+        const struct server_request *r = server_request(s,
+            ui->cancel_index);
+        char                         age[24] = "?";
+
+        fmt_name(name, sizeof(name), s);
+        if (r != NULL)
+            fmt_age(age, sizeof(age), ui->model.now_ms - r->started_at);
+        ui_line_addf(&l, UI_ROLE_WARNING, "Cancel request %s of %s (%s%s%s, "
+            "%s old)? y: cancel  n: the next one  Esc: no", ui->cancel_id,
+            name, r != NULL ? r->method : "?", r != NULL && r->tool[0] ?
+            " " : "", r != NULL ? r->tool : "", age);
     } else if (ui->prompt == UI_PROMPT_END_MARKED) {
         ui_line_addf(&l, UI_ROLE_WARNING, "End the sessions of %zu marked "
             "servers? y: end and reconnect  s: end and stop  n: no",

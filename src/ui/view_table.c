@@ -243,6 +243,22 @@ table_session(const struct ui *ui, struct ui_line *l,
         table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_DIM, buf);
         return;
     }
+    if (server_is_tap(s)) {
+        /* A tap's row: what the agent has in flight, and the oldest's
+         * age (a wait past a minute in the warning role). */
+        const struct server_request *r = server_request(s, 0);
+        char                         age[24] = "";
+        int64_t                      waited = r != NULL ?
+            clock_wall_ms() - r->started_at : 0;
+
+        if (r != NULL)
+            fmt_age(age, sizeof(age), waited);
+        snprintf(buf, sizeof(buf), "%s %zu%s%s", ui->utf8 ? "\xe2\x87\x84" :
+            "tap", server_in_flight(s), r != NULL ? " " : "", age);
+        table_cell(ui, l, lay, TABLE_COL_SESSION, r == NULL ? UI_ROLE_DIM :
+            waited > 60000 ? UI_ROLE_WARNING : UI_ROLE_NORMAL, buf);
+        return;
+    }
     server_session(s, &si);
     role = si.open ? UI_ROLE_NORMAL : UI_ROLE_DIM;
     if (si.open && si.id_prefix[0] != '\0') {

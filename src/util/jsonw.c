@@ -6,6 +6,8 @@
  */
 #include "util/jsonw.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,6 +336,24 @@ jsonw_tenths(struct jsonw *w, const char *key, int64_t tenths)
         *--p = '-';
     jsonw_sep(w, key);
     jsonw_put(w, p, (size_t)(stop - p));
+}
+
+void
+jsonw_double(struct jsonw *w, const char *key, double v)
+{
+    char buf[32];
+    int  n;
+
+    if (!isfinite(v)) {
+        jsonw_null(w, key);
+        return;
+    }
+    /* cJSON's spelling: 15 digits when they read back the same, else 17. */
+    n = snprintf(buf, sizeof(buf), "%1.15g", v);
+    if (strtod(buf, NULL) != v)
+        n = snprintf(buf, sizeof(buf), "%1.17g", v);
+    jsonw_sep(w, key);
+    jsonw_put(w, buf, (size_t)n);
 }
 
 void

@@ -27,7 +27,7 @@ rep = mcptest.Reporter("shell completions: bash, zsh, fish")
 COMPLETIONS = mcptest.REPO_DIR / "completions"
 ZSH_DRIVER = Path(__file__).resolve().parent / "zsh_complete.zsh"
 COMMANDS = ["tui", "check", "watch", "end", "audit", "login", "logout", "serve", "configs",
-            "replay", "report"]
+            "tap", "cancel", "replay", "report"]
 SERVERS = ["alpha", "beta-two", "with space"]
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-zA-Z])(?![\w-])")
 

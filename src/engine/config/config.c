@@ -29,6 +29,7 @@
 #include "config/config_int.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -494,6 +495,50 @@ config_for_url(const char *url)
 
 /* See config.h. */
 struct config *
+config_for_taps(const char *dir, char **cause)
+{
+    DIR           *d = opendir(dir);
+    struct dirent *e;
+    struct config *cfg;
+    size_t         cap = 0;
+
+    if (d == NULL) {
+        *cause = str_printf("%s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    cfg = xcalloc(1, sizeof *cfg);
+    cfg->origin = str_printf("--taps %s", dir);
+    while ((e = readdir(d)) != NULL) {
+        size_t                len = strlen(e->d_name);
+        struct config_server *s;
+        struct stat           st;
+        char                 *path;
+
+        if (len <= 9 || strncmp(e->d_name, "tap-", 4) != 0 ||
+            strcmp(e->d_name + len - 5, ".sock") != 0)
+            continue;
+        path = str_printf("%s/%s", dir, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (cfg->nservers == cap) {
+            cap = cap ? cap * 2 : 8;
+            cfg->servers = xrealloc(cfg->servers, cap * sizeof *cfg->servers);
+        }
+        s = &cfg->servers[cfg->nservers++];
+        memset(s, 0, sizeof *s);
+        config_server_defaults(s);
+        s->transport = CONFIG_STDIO;
+        s->origin = xstrdup(cfg->origin);
+        s->name = str_ndup(e->d_name + 4, len - 9);
+        s->tap = path;
+    }
+    closedir(d);
+    return cfg;
+}
+
+struct config *
 config_for_command(char *const *argv, size_t argc)
 {
     struct config        *cfg;
@@ -882,6 +927,7 @@ config_server_same(const struct config_server *a,
         !config_strv_same(a->args, a->nargs, b->args, b->nargs) ||
         !config_kvs_same(a->env, a->nenv, b->env, b->nenv) ||
         !config_str_same(a->cwd, b->cwd) ||
+        !config_str_same(a->tap, b->tap) ||
         a->ping_interval_ms != b->ping_interval_ms ||
         a->timeout_ms != b->timeout_ms ||
         a->open_deadline_ms != b->open_deadline_ms ||

@@ -100,6 +100,7 @@ static const struct config_keydef config_keys[] = {
     { "trust", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
     { "oauth", CONFIG_KEY_OAUTH, CONFIG_HTTP, NULL },
     { "probe_tool", CONFIG_KEY_PROBE, -1, NULL },
+    { "tap", CONFIG_KEY_TAP, -1, NULL },
     { "authProviderType", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_OAUTH },
     { "dev", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_DEV },
 };

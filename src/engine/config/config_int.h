@@ -43,6 +43,7 @@ enum config_key {
     CONFIG_KEY_NOTE,            /* another client's behaviour: a note */
     CONFIG_KEY_OAUTH,           /* mcptop's "oauth" (config_oauth.c) */
     CONFIG_KEY_PROBE,           /* mcptop's "probe_tool" (config_probe.c) */
+    CONFIG_KEY_TAP,             /* mcptop's "tap": a tap's socket */
     CONFIG_KEY_ENV_AUTH,        /* Codex: bearer_token_env_var,
                                    env_http_headers (config_codex.c) */
     CONFIG_KEY_ENV_VARS,        /* Codex: env_vars */

@@ -23,6 +23,7 @@
 
 #include "config/envfile.h"
 #include "engine/url.h"
+#include "tap/tap_publish.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -481,6 +482,7 @@ config_server_done(struct config_server *s)
     config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
     config_kvs_free(s->env, s->nenv);
     free(s->cwd);
+    free(s->tap);
     config_strings_free(s->tags, s->ntags);
     free(s->source);
     free(s->origin);
@@ -509,6 +511,7 @@ config_server_transport(struct config_server *s, const cJSON *entry,
     char                        norm[32];
     const struct config_keydef *k;
     const cJSON                *type = NULL, *url = NULL, *cmd = NULL;
+    const cJSON                *tap = NULL;
     const cJSON                *url2 = NULL, *cmd2 = NULL;
     const cJSON                *e;
     int                         t;
@@ -525,6 +528,8 @@ config_server_transport(struct config_server *s, const cJSON *entry,
                 url = e;
             else if (url2 == NULL && strcmp(url->string, e->string) != 0)
                 url2 = e;
+        } else if (k->kind == CONFIG_KEY_TAP) {
+            tap = e;
         } else if (k->kind == CONFIG_KEY_COMMAND) {
             if (cmd == NULL)
                 cmd = e;
@@ -533,6 +538,17 @@ config_server_transport(struct config_server *s, const cJSON *entry,
         }
     }
     s->transport = (cmd != NULL && url == NULL) ? CONFIG_STDIO : CONFIG_HTTP;
+    if (tap != NULL) {
+        /* Read from a tap: neither dialed nor spawned. */
+        s->transport = CONFIG_STDIO;
+        if (url != NULL || cmd != NULL || type != NULL) {
+            *why = str_printf("has both \"tap\" and \"%s\" (a tap entry "
+                "is read from the tap's socket only)", url != NULL ?
+                url->string : cmd != NULL ? cmd->string : type->string);
+            return -1;
+        }
+        return 0;
+    }
     if (type != NULL) {
         if (!cJSON_IsString(type)) {
             *why = str_printf("\"%s\" is %s, expected a string",
@@ -702,6 +718,13 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
         return config_request(ctx, s, v, why);
     case CONFIG_KEY_COMMAND:
         return config_command(ctx, s, v, why);
+    case CONFIG_KEY_TAP:
+        if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+            *why = str_printf("\"tap\" must be a socket's path");
+            return -1;
+        }
+        s->tap = config_expand(v->valuestring, why);
+        return s->tap != NULL ? 0 : -1;
     case CONFIG_KEY_ARGS:
         if (s->args_shown != NULL) {
             *why = str_printf("arguments given both in \"command\" and in "
@@ -860,6 +883,58 @@ config_server_broken(struct config_server *s, const cJSON *entry, char *why)
 }
 
 /*
+ * An agent's entry that starts `mcptop tap [--name N] [--socket P] -- CMD`
+ * is that tap's server: read from the tap's socket (the path the tap
+ * publishes at), never started a second time (the second tap could not
+ * publish, and the agent's server would run twice).
+ */
+static void
+config_entry_tap_command(struct config_ctx *ctx, struct config_server *s)
+{
+    const char *base, *name = NULL, *sock = NULL, *cmd = NULL;
+    char        shown[CONFIG_SHOWN_SIZE];
+
+    if (s->transport != CONFIG_STDIO || s->tap != NULL || s->command == NULL ||
+        s->nargs < 1 || strcmp(s->args[0], "tap") != 0)
+        return;
+    base = strrchr(s->command, '/');
+    base = base != NULL ? base + 1 : s->command;
+    if (strcmp(base, "mcptop") != 0)
+        return;
+    for (size_t i = 1; i < s->nargs; i++) {
+        const char *a = s->args[i];
+
+        if (strcmp(a, "--") == 0) {
+            cmd = i + 1 < s->nargs ? s->args[i + 1] : NULL;
+            break;
+        }
+        if (strcmp(a, "--no-socket") == 0)
+            return;             /* it publishes nothing: started as is */
+        if ((strcmp(a, "--name") == 0 || strcmp(a, "--socket") == 0) &&
+            i + 1 < s->nargs) {
+            if (a[2] == 'n')
+                name = s->args[i + 1];
+            else
+                sock = s->args[i + 1];
+            i++;
+        } else if (strncmp(a, "--name=", 7) == 0) {
+            name = a + 7;
+        } else if (strncmp(a, "--socket=", 9) == 0) {
+            sock = a + 9;
+        }
+    }
+    if (cmd == NULL)
+        return;
+    if (name == NULL) {
+        name = strrchr(cmd, '/');
+        name = name != NULL ? name + 1 : cmd;
+    }
+    s->tap = sock != NULL ? xstrdup(sock) : tap_publish_path_of(name);
+    config_note(ctx, s->name, "starts mcptop tap: read from its socket %s, "
+        "not started again", config_shown(shown, s->tap));
+}
+
+/*
  * Fill s from one entry of a server map (the servers before it in the
  * config are loaded). Problems go to s->invalid or the warnings.
  */
@@ -932,4 +1007,5 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
     }
     if (st.env_keys != NULL)
         config_entry_env_keys(ctx, s, st.env_keys);
+    config_entry_tap_command(ctx, s);
 }

@@ -48,7 +48,8 @@ struct child {
     size_t                        max_bytes;
     /* stdin queue */
     char                         *wbuf;
-    size_t                        wlen, wcap;
+    size_t                        woff, wlen, wcap;   /* queued:
+                                                       wbuf[woff..wlen) */
     bool                          close_after_flush;
     bool                          in_closed;
     /* stdout line */
@@ -125,36 +126,46 @@ child_free_strv(char **v)
     free(v);
 }
 
-/* ev_io: stdin writable, flush the queue. */
+/* Write what is queued for stdin, as much as the pipe takes. The queue
+ * is consumed from its front (woff): a large queue written in pipe-sized
+ * pieces is never moved for each piece. */
 static void
-child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
+child_flush(struct child *c)
 {
-    struct child *c = w->data;
-    ssize_t       n;
+    ssize_t n;
 
-    (void)loop;
-    (void)revents;
-    while (c->wlen > 0) {
-        n = write(c->in_fd, c->wbuf, c->wlen);
+    while (c->woff < c->wlen) {
+        n = write(c->in_fd, c->wbuf + c->woff, c->wlen - c->woff);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+            break;
         if (n <= 0) {
             /* EPIPE: the child closed its stdin. */
-            c->wlen = 0;
+            c->woff = c->wlen = 0;
             child_close_fd(c, &c->in_w, &c->in_fd);
             c->in_closed = true;
             return;
         }
-        memmove(c->wbuf, c->wbuf + n, c->wlen - (size_t)n);
-        c->wlen -= (size_t)n;
+        c->woff += (size_t)n;
     }
+    if (c->woff < c->wlen)
+        return;
+    c->woff = c->wlen = 0;
     ev_io_stop(c->loop, &c->in_w);
     if (c->close_after_flush) {
         child_close_fd(c, &c->in_w, &c->in_fd);
         c->in_closed = true;
     }
+}
+
+/* ev_io: stdin writable. */
+static void
+child_in_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    child_flush(w->data);
 }
 
 static void
@@ -229,6 +240,10 @@ child_out_cb(struct ev_loop *loop, ev_io *w, int revents)
             c->cb->on_closed(c->arg);
         return;
     }
+    if (c->cb->on_data != NULL) {
+        c->cb->on_data(c->arg, buf, (size_t)n);
+        return;
+    }
     for (ssize_t i = 0, start = 0; i <= n; i++) {
         if (i == n) {
             child_line_append(c, buf + start, (size_t)(i - start));
@@ -266,6 +281,10 @@ child_err_read(struct child *c)
         child_stderr_flush(c);
         child_close_fd(c, &c->err_w, &c->err_fd);
         return 0;
+    }
+    if (c->cb->on_stderr_data != NULL) {
+        c->cb->on_stderr_data(c->arg, buf, (size_t)n);
+        return n;
     }
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
@@ -656,27 +675,69 @@ out_pipes:
     return NULL;
 }
 
-int
-child_send(struct child *c, const char *msg, size_t len)
+/* Queue len bytes of buf, and a newline when nl. */
+static int
+child_queue(struct child *c, const char *buf, size_t len, bool nl)
 {
+    size_t need;
+
     if (c->in_closed || c->close_after_flush || c->exited) {
         errno = EPIPE;
         return -1;
     }
-    if (c->wlen + len + 1 > c->wcap) {
+    if (c->woff > 0 && c->wlen + len + 1 > c->wcap) {
+        /* Room at the front: move what waits there, once. */
+        memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
+        c->wlen -= c->woff;
+        c->woff = 0;
+    }
+    need = c->wlen + len + (nl ? 1 : 0);
+    if (need > c->wcap) {
         size_t want = c->wcap ? c->wcap : 4096;
 
-        while (want < c->wlen + len + 1)
+        while (want < need)
             want *= 2;
         c->wbuf = xrealloc(c->wbuf, want);
         c->wcap = want;
     }
-    memcpy(c->wbuf + c->wlen, msg, len);
-    c->wbuf[c->wlen + len] = '\n';
-    c->wlen += len + 1;
+    memcpy(c->wbuf + c->wlen, buf, len);
+    if (nl)
+        c->wbuf[c->wlen + len] = '\n';
+    c->wlen = need;
     if (!ev_is_active(&c->in_w))
         ev_io_start(c->loop, &c->in_w);
     return 0;
+}
+
+int
+child_send(struct child *c, const char *msg, size_t len)
+{
+    return child_queue(c, msg, len, true);
+}
+
+int
+child_write(struct child *c, const char *buf, size_t len)
+{
+    bool was_empty = c->wlen == c->woff;
+
+    if (child_queue(c, buf, len, false) != 0)
+        return -1;
+    /* Relayed bytes go at once when nothing waits before them (no loop
+     * turn per message); the pipe is non-blocking and no callback runs. */
+    if (was_empty)
+        child_flush(c);
+    return 0;
+}
+
+void
+child_read_pause(struct child *c, bool paused)
+{
+    if (c->out_fd < 0)
+        return;
+    if (paused)
+        ev_io_stop(c->loop, &c->out_w);
+    else if (!ev_is_active(&c->out_w))
+        ev_io_start(c->loop, &c->out_w);
 }
 
 void
@@ -723,7 +784,7 @@ child_stdout_closed(const struct child *c)
 size_t
 child_pending_bytes(const struct child *c)
 {
-    return c->wlen;
+    return c->wlen - c->woff;
 }
 
 void

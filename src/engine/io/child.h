@@ -28,6 +28,11 @@ struct child_callbacks {
     void (*on_closed)(void *arg);
     /* The child was reaped; status as from waitpid. */
     void (*on_exit)(void *arg, int status);
+    /* Raw mode (the tap): when set, every byte read from stdout goes here
+     * as it was read, and on_line / on_too_long are not called. */
+    void (*on_data)(void *arg, const char *buf, size_t len);
+    /* Raw mode for stderr: bytes as read; on_stderr is not called. */
+    void (*on_stderr_data)(void *arg, const char *buf, size_t len);
 };
 
 /*
@@ -44,6 +49,13 @@ struct child *child_spawn(struct ev_loop *loop,
 /* Queue msg plus a newline for stdin. -1 (errno EPIPE) when stdin is
  * closed or the child is gone; nothing is queued then. */
 int child_send(struct child *c, const char *msg, size_t len);
+/* Queue len bytes for stdin as they are (no newline added: the tap
+ * forwards another process's bytes unchanged). -1 (errno EPIPE) as
+ * child_send. */
+int child_write(struct child *c, const char *buf, size_t len);
+/* Stop (true) or start again (false) reading the child's stdout: flow
+ * control when what it wrote cannot be passed on yet. */
+void child_read_pause(struct child *c, bool paused);
 /* Close stdin (after flushing what is queued): the first step of the MCP
  * shutdown sequence. */
 void child_close_stdin(struct child *c);
