@@ -272,15 +272,15 @@ def prometheus_scrapes_two_shards(c):
         # The state the fleet implies, through the query API.
         def settled():
             return (prom.scalar("sum(mcp_up)") == 4.0 and
-                    prom.scalar('count(mcp_liveness{state="unreachable"} == 1)') == 1.0 and
-                    prom.scalar('count(mcp_liveness{state="unknown"} == 1)') == 1.0 and
-                    prom.scalar('count(mcp_liveness{state="absent"} == 1)') == 1.0 and
-                    prom.scalar('sum(mcp_client_session_duration_seconds_count{server="expire"})') is not None)
+                    prom.scalar('count(mcp_health{state="down"})') == 1.0 and
+                    prom.scalar('count(mcp_health{state="unknown"})') == 1.0 and
+                    prom.scalar('count(mcp_health{state="invalid"})') == 1.0 and
+                    prom.scalar('sum(mcp_client_session_duration_seconds_count{transport="http"})') is not None)
         ok = prom.wait("fleet settled", settled)
-        c.check(ok, "sum(mcp_up) = 4 and one each of unreachable/unknown/absent, and the expired "
-                "session measured; up: %s; liveness: %s"
+        c.check(ok, "sum(mcp_up) = 4 and one each of down/unknown/invalid, and the expired "
+                "session measured (fleet-wide); up: %s; health: %s"
                 % (by_label(prom.query("mcp_up"), "server"),
-                   prom.query("mcp_liveness == 1")))
+                   prom.query("mcp_health")))
         up = by_label(prom.query("mcp_up"), "server")
         for n in ("healthy-a", "healthy-b", "rpc-ping", "expire"):
             c.eq(up.get(n), 1.0, "mcp_up{server=%s}" % n)
@@ -316,12 +316,28 @@ def prometheus_scrapes_two_shards(c):
              "servers with failures")
         c.eq(prom.scalar('count(mcp_failures_total{kind="connect_refused"})'), 1.0,
              "one connect_refused series in the fleet")
-        # error_type per the conventions: the JSON-RPC code, the kind below it.
+        # The liveness histogram's error_type per the conventions: the
+        # JSON-RPC code, the kind below it; the dial is fleet-wide.
         et = prom.query("sum by (server, mcp_method_name, error_type) (mcp_client_operation_duration_seconds_count)")
         keys = {(dict(k)["server"], dict(k)["mcp_method_name"], dict(k).get("error_type", "")) for k in et}
         c.check(("rpc-ping", "ping", "-32603") in keys, "rpc-ping's pings have error_type -32603: %s" % sorted(keys))
-        c.check(("refused", "dial", "connect_refused") in keys, "refused's dials have error_type connect_refused")
         c.check(("healthy-a", "ping", "") in keys, "healthy-a's pings have no error_type")
+        c.check(not any(m == "dial" for _, m, _ in keys), "no per-server dial series: %s" % sorted(keys))
+        c.check((prom.scalar('sum(mcp_dial_duration_seconds_count{transport="http",era="legacy"})') or 0) >= 4,
+                "the fleet-wide dial histogram counts the completed dials")
+        # The failure each server is in now, 1 only while failing.
+        cur = {dict(k)["server"]: (dict(k)["kind"], dict(k)["delivered"], dict(k).get("reason", ""))
+               for k in prom.query("mcp_last_failure_info == 1")}
+        c.eq(cur.get("refused"), ("connect_refused", "no", ""), "refused's current failure: %s" % cur)
+        c.eq(cur.get("auth"), ("http_status", "unknown", "auth"), "auth's current failure")
+        c.eq(cur.get("broken"), ("invalid_config", "no", ""), "broken's current failure")
+        c.check("healthy-a" not in cur and "healthy-b" not in cur, "no current failure on healthy servers")
+        rtt = by_label(prom.query("mcp_last_rtt_seconds"), "server")
+        c.check(0 < rtt.get("healthy-a", 0) < 2, "healthy-a's last round trip: %s" % rtt)
+        c.check("refused" not in rtt, "no round trip for a failing server")
+        last_ok = by_label(prom.query("time() - mcp_last_success_timestamp_seconds"), "server")
+        c.check(-5 < last_ok.get("healthy-a", -99) < 30, "healthy-a succeeded lately: %s" % last_ok)
+        c.check("refused" not in last_ok, "refused never succeeded")
         # Tags as labels; info; tools.
         c.eq(prom.scalar('count(mcp_up{team="core"})'), 1.0, "the team tag became a label on healthy-a")
         c.eq(by_label(prom.query("mcp_tools"), "server").get("healthy-b"), 5.0, "mcp_tools of healthy-b")
@@ -329,12 +345,12 @@ def prometheus_scrapes_two_shards(c):
         c.check(any(dict(k).get("era") == "legacy" and dict(k).get("server_name") == "faultlab"
                     and dict(k).get("protocol_version") for k in info),
                 "mcp_server_info of healthy-a: %s" % info)
-        # Buckets are the conventions' (Prometheus keeps le as written).
+        # The liveness buckets, 1 ms to 10 s (Prometheus keeps le as written).
         les = {dict(k)["le"] for k in prom.query(
             'mcp_client_operation_duration_seconds_bucket{server="healthy-a",mcp_method_name="ping"}')}
-        c.eq(len(les), 15, "15 buckets: %s" % sorted(les))
-        c.check({"0.01", "300.0", "+Inf"} <= les or {"0.01", "300", "+Inf"} <= les,
-                "buckets from 0.01 to 300 s: %s" % sorted(les))
+        c.eq(len(les), 8, "8 buckets: %s" % sorted(les))
+        c.check({"0.001", "10.0", "+Inf"} <= les or {"0.001", "10", "+Inf"} <= les,
+                "buckets from 0.001 to 10 s: %s" % sorted(les))
         # Scrapes clean, rules healthy, dashboard queries valid.
         for t in prom.api("targets")["data"]["activeTargets"]:
             c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
@@ -364,6 +380,28 @@ def prometheus_scrapes_two_shards(c):
         lab.stop()
 
 
+# What a healthy server has in a scrape (README, "mcptop serve"; the
+# METRICS_SERIES_HEALTHY of include/export/metrics.h): issue 29's bound.
+HEALTHY_SERIES = 18
+# Series that only a failure brings: a failed liveness exchange's own
+# histogram series (error_type), the counters and the current failure.
+_FAILURE_ONLY = re.compile(r'error_type="|^mcp_failures_total|^mcp_last_failure_info|^mcp_endings_total')
+
+
+def count_series(c, text, names):
+    """Every sample of each server in names: exactly HEALTHY_SERIES that
+    a healthy server always has, and at most 20 in all while nothing failed."""
+    for n in names:
+        lines = [ln for ln in text.splitlines()
+                 if ln and not ln.startswith("#") and ('{server="%s"' % n) in ln]
+        core = [ln for ln in lines if not _FAILURE_ONLY.search(ln)]
+        c.attach("series of %s: %d (%d without failures)" % (n, len(lines), len(core)))
+        if not c.eq(len(core), HEALTHY_SERIES, "series of the healthy server %s" % n):
+            c.attach("\n".join(lines))
+        if len(lines) == len(core):
+            c.check(len(lines) <= 20, "at most 20 series for %s: %d" % (n, len(lines)))
+
+
 @mcptest.case(rep)
 def promtool_accepts_exposition_and_rules(c):
     if not (os.path.isfile(PROMTOOL) and os.access(PROMTOOL, os.X_OK)):
@@ -377,9 +415,16 @@ def promtool_accepts_exposition_and_rules(c):
     s = Serve(["-c", cfg])
     try:
         c.require(s.wait_ready(), "readyz 200 once every first dial settled:\n%s" % s.stderr())
+        deadline = time.monotonic() + 20
         text = s.metrics()
-        for fam in ("mcp_up", "mcp_liveness", "mcp_probe_success", "mcp_health", "mcp_failures_total",
-                     "mcp_client_operation_duration_seconds",
+        while time.monotonic() < deadline and not all(
+                'mcp_client_operation_duration_seconds_count{server="%s"' % n in text for n in ("healthy-a", "healthy-b")):
+            time.sleep(0.2)
+            text = s.metrics()
+        count_series(c, text, ("healthy-a", "healthy-b"))
+        for fam in ("mcp_up", "mcp_last_rtt_seconds", "mcp_last_success_timestamp_seconds", "mcp_last_failure_info",
+                    "mcp_probe_success", "mcp_health", "mcp_failures_total",
+                    "mcp_client_operation_duration_seconds", "mcp_dial_duration_seconds",
                     "mcp_server_info", "mcptop_build_info", "process_cpu_seconds_total"):
             c.check("# TYPE %s " % fam in text, "family %s in the exposition" % fam)
         r = mcptest.run([PROMTOOL, "check", "metrics"], input=text.encode(), timeout=30)
