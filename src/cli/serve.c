@@ -7,8 +7,10 @@
  * the engine between two events (a consistent snapshot with no lock).
  * Nothing here blocks: a large answer is written as the socket takes it.
  *
- *   /metrics  Prometheus text 0.0.4, or OpenMetrics 1.0.0 when Accept asks
- *   /fleet    the JSON of `check --json`, live
+ *   /metrics  Prometheus text 0.0.4, or OpenMetrics 1.0.0 when Accept asks;
+ *             gzip (zlib level 1) when Accept-Encoding asks, as Prometheus
+ *             does on every scrape
+ *   /fleet    the JSON of `check --json`, live (gzip likewise)
  *   /livez    200 while the loop runs
  *   /readyz   200 once every server's first dial settled; 503 before, and
  *             while shutting down
@@ -21,16 +23,19 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli/cli.h"
 #include "cli/serve_guard.h"
@@ -242,6 +247,85 @@ serve_authorized(struct serve *srv, struct MHD_Connection *conn)
 
 /* ------------------------------------------------------------ answers */
 
+/*
+ * Does an Accept-Encoding header take gzip? Yes when it names gzip (or
+ * x-gzip) with a q above 0, or names neither but "*" with a q above 0
+ * (RFC 9110 section 12.5.3). NULL: no.
+ */
+static bool
+serve_accepts_gzip(const char *ae)
+{
+    double gzip_q = -1, star_q = -1;
+
+    for (const char *p = ae; p != NULL && *p != '\0';) {
+        size_t      n, tlen;
+        const char *semi, *q;
+        double      v = 1.0;
+
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        n = strcspn(p, ",");
+        semi = memchr(p, ';', n);
+        tlen = (semi != NULL ? (size_t)(semi - p) : n);
+        while (tlen > 0 && (p[tlen - 1] == ' ' || p[tlen - 1] == '\t'))
+            tlen--;
+        if (semi != NULL) {
+            q = semi + 1;
+            while (q < p + n && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q + 2 <= p + n && (q[0] == 'q' || q[0] == 'Q') &&
+                q[1] == '=')
+                v = strtod(q + 2, NULL);
+        }
+        if ((tlen == 4 && strncasecmp(p, "gzip", 4) == 0) ||
+            (tlen == 6 && strncasecmp(p, "x-gzip", 6) == 0))
+            gzip_q = v > gzip_q ? v : gzip_q;
+        else if (tlen == 1 && p[0] == '*')
+            star_q = v;
+        p += n;
+    }
+    return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
+}
+
+/*
+ * len bytes at body as one gzip member (zlib level 1: a scrape of 10,000
+ * servers shrinks about tenfold for a few tens of ms). Returns a malloc'd
+ * buffer of *outlen bytes, or NULL when zlib fails (body is untouched).
+ */
+static char *
+serve_gzip(const char *body, size_t len, size_t *outlen)
+{
+    z_stream z;
+    size_t   cap = len / 8 + 4096, out = 0;
+    char    *buf;
+    int      rc;
+
+    memset(&z, 0, sizeof(z));
+    if (len > UINT_MAX || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8,
+        Z_DEFAULT_STRATEGY) != Z_OK)
+        return NULL;
+    buf = xmalloc(cap);
+    z.next_in = (Bytef *)(uintptr_t)body;
+    z.avail_in = (uInt)len;
+    do {
+        if (out == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        z.next_out = (Bytef *)buf + out;
+        z.avail_out = (uInt)(cap - out > UINT_MAX ? UINT_MAX : cap - out);
+        rc = deflate(&z, Z_FINISH);
+        out = (size_t)((char *)z.next_out - buf);
+    } while (rc == Z_OK || rc == Z_BUF_ERROR);
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(buf);
+        return NULL;
+    }
+    *outlen = out;
+    return buf;
+}
+
 /* Queue a response of len bytes at body (malloc'd: MHD frees it). */
 static enum MHD_Result
 serve_reply(struct MHD_Connection *conn, unsigned status, char *body,
@@ -305,6 +389,41 @@ serve_unauthorized(struct serve *srv, struct MHD_Connection *conn)
     return ret;
 }
 
+/* A 200 of body (malloc'd, taken), gzipped when the request takes gzip;
+ * either way it says the answer varies with Accept-Encoding. */
+static enum MHD_Result
+serve_reply_coded(struct MHD_Connection *conn, char *body, size_t len,
+    const char *type)
+{
+    struct MHD_Response *r;
+    enum MHD_Result      ret;
+    char                *gz = NULL;
+    size_t               gzlen = 0;
+
+    if (serve_accepts_gzip(MHD_lookup_connection_value(conn,
+        MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)))
+        gz = serve_gzip(body, len, &gzlen);
+    if (gz != NULL) {
+        free(body);
+        body = gz;
+        len = gzlen;
+    }
+    r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (r == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+        MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (gz != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result
 serve_metrics(struct serve *srv, struct MHD_Connection *conn)
 {
@@ -313,8 +432,7 @@ serve_metrics(struct serve *srv, struct MHD_Connection *conn)
     size_t              len = 0;
     char               *body = metrics_render(srv->metrics, fmt, &len);
 
-    return serve_reply(conn, MHD_HTTP_OK, body, len,
-        metrics_content_type(fmt));
+    return serve_reply_coded(conn, body, len, metrics_content_type(fmt));
 }
 
 static enum MHD_Result
@@ -329,7 +447,7 @@ serve_fleet(struct serve *srv, struct MHD_Connection *conn)
         return MHD_NO;
     len = strlen(text);
     /* cJSON allocates with malloc (no hooks set): free() releases it. */
-    return serve_reply(conn, MHD_HTTP_OK, text, len, "application/json");
+    return serve_reply_coded(conn, text, len, "application/json");
 }
 
 static enum MHD_Result

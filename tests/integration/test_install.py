@@ -256,7 +256,7 @@ def e_deb_package(c):
     depends = deb_field(deb, "Depends")
     c.attach("Depends: %s" % depends)
     dep_names = {re.split(r"[\s(]", d.strip())[0] for alt in depends.split(",") for d in alt.split("|")}
-    for want in ("libc6", "libcurl4", "libev4", "libcjson1", "libncursesw6"):
+    for want in ("libc6", "libcurl4", "libev4", "libcjson1", "libncursesw6", "zlib1g"):
         c.check(want in dep_names, "Depends has %s: %s" % (want, depends))
     # Every shared library the binary links directly (ELF NEEDED) comes from
     # a package in Depends.

@@ -17,6 +17,7 @@ Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_serve.py
 """
 
 import base64
+import gzip
 import json
 import os
 import re
@@ -422,14 +423,23 @@ def promtool_accepts_exposition_and_rules(c):
             time.sleep(0.2)
             text = s.metrics()
         count_series(c, text, ("healthy-a", "healthy-b"))
+        # What Prometheus gets: OpenMetrics, gzipped (it sends both headers).
+        status, h, body = s.get("/metrics", {"Accept-Encoding": "gzip",
+                                             "Accept": "application/openmetrics-text;version=1.0.0"})
+        c.eq((status, h.get("content-encoding")), (200, "gzip"), "/metrics gzipped for Prometheus")
+        om = gzip.decompress(body).decode()
+        c.check(om.endswith("# EOF\n") and "# TYPE mcp_health gauge" in om, "the gzipped OpenMetrics exposition")
         for fam in ("mcp_up", "mcp_last_rtt_seconds", "mcp_last_success_timestamp_seconds", "mcp_last_failure_info",
                     "mcp_probe_success", "mcp_health", "mcp_failures_total",
                     "mcp_client_operation_duration_seconds", "mcp_dial_duration_seconds",
                     "mcp_server_info", "mcptop_build_info", "process_cpu_seconds_total"):
             c.check("# TYPE %s " % fam in text, "family %s in the exposition" % fam)
-        r = mcptest.run([PROMTOOL, "check", "metrics"], input=text.encode(), timeout=30)
-        c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
-                "promtool check metrics accepts the exposition:\n%s" % r.describe())
+        status, h, body = s.get("/metrics", {"Accept-Encoding": "gzip"})
+        c.eq(h.get("content-encoding"), "gzip", "text gzipped")
+        for what, t in (("plain", text.encode()), ("gunzipped", gzip.decompress(body))):
+            r = mcptest.run([PROMTOOL, "check", "metrics"], input=t, timeout=30)
+            c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
+                    "promtool check metrics accepts the %s exposition:\n%s" % (what, r.describe()))
     finally:
         s.signal(signal.SIGTERM)
         c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
@@ -464,6 +474,19 @@ def endpoints_and_bearer_token(c):
         c.eq(h.get("content-type"), "application/openmetrics-text; version=1.0.0; charset=utf-8",
              "OpenMetrics when asked")
         c.check(body.endswith(b"# EOF\n"), "OpenMetrics ends with # EOF")
+        # gzip when asked (Prometheus asks on every scrape), plain otherwise.
+        status, h, body = s.get("/metrics", {"Authorization": "Bearer " + token, "Accept-Encoding": "gzip"})
+        c.eq((status, h.get("content-encoding")), (200, "gzip"), "gzip when Accept-Encoding asks")
+        c.check("accept-encoding" in h.get("vary", "").lower(), "Vary: Accept-Encoding: %s" % h)
+        c.check(body[:2] == b"\x1f\x8b" and b'mcp_up{server="one"} 1' in gzip.decompress(body),
+                "the answer is a gzip member of the exposition")
+        for ae in ("gzip;q=0, identity", "identity", "br"):
+            status, h, body = s.get("/metrics", {"Authorization": "Bearer " + token, "Accept-Encoding": ae})
+            c.check(status == 200 and "content-encoding" not in h and b'mcp_up{server="one"} 1' in body,
+                    "plain for Accept-Encoding %r: %s" % (ae, h))
+        status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token, "Accept-Encoding": "x-gzip, *;q=0"})
+        c.check(h.get("content-encoding") == "gzip" and json.loads(gzip.decompress(body))["servers"],
+                "/fleet gzipped too: %s" % h)
         # /fleet: the check --json document, live.
         c.eq(s.get("/fleet")[0], 401, "/fleet needs the token too")
         status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token})
