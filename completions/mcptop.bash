@@ -117,7 +117,7 @@ _mcptop()
             ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
-                  --basic-auth-file"
+                  --basic-auth-file --probe-urls"
             ;;
         login | logout)
             opts='-c --config --wait --log -h --help'

@@ -113,6 +113,16 @@ void metrics_reload_result(struct metrics *m, bool ok, int64_t ts);
 char *metrics_render(struct metrics *m, enum metrics_format fmt,
     size_t *len);
 
+/*
+ * The failure s is in now: its last failure while its last exchange
+ * failed (or, before any exchange, while its declaration cannot be
+ * dialed or its liveness is not reachable), and it is monitored. NULL
+ * when it is not failing. Borrowed, as server_last_failure's. The TUI's
+ * model_current_failure reads the same.
+ */
+struct server;
+const struct failure *metrics_current_failure(const struct server *s);
+
 /* Servers of the synced fleet whose first dial has not settled (0 when
  * the fleet is ready to be read). */
 size_t metrics_pending_dials(const struct metrics *m);

@@ -11,6 +11,8 @@
  *             gzip (zlib level 1) when Accept-Encoding asks, as Prometheus
  *             does on every scrape
  *   /fleet    the JSON of `check --json`, live (gzip likewise)
+ *   /probe    ?target=NAME: one check of that server now, in
+ *             blackbox_exporter's names (serve_probe.c)
  *   /livez    200 while the loop runs
  *   /readyz   200 once every server's first dial settled; 503 before, and
  *             while shutting down
@@ -38,6 +40,7 @@
 #include <zlib.h>
 
 #include "cli/cli.h"
+#include "cli/serve.h"
 #include "cli/serve_guard.h"
 #include "export/jsonl.h"
 #include "export/metrics.h"
@@ -57,6 +60,9 @@
 #define SERVE_MAX_TAG_LABELS   16
 #define SERVE_ENV_TOKEN        "MCPTOP_SERVE_BEARER_TOKEN"
 #define SERVE_ENV_BASIC        "MCPTOP_SERVE_BASIC_AUTH"
+/* At exit, how long the probes' endings may take at most (each is
+ * bounded by the scrape's timeout already). */
+#define SERVE_PROBES_WAIT_MS   5000
 
 struct serve {
     struct cli_fleet     cf;        /* cf.cfg: the first config (reloads
@@ -65,6 +71,7 @@ struct serve {
     struct metrics      *metrics;
     struct MHD_Daemon   *mhd;
     struct serve_guard  *guard;     /* slow clients bounded */
+    struct serve_probes *probes;    /* /probe */
     ev_io                mhd_io;
     ev_timer             mhd_timer;
     ev_signal            sigint, sigterm, sighup;
@@ -79,6 +86,7 @@ struct serve {
     socklen_t            sslen;
     const char          *token_file;        /* --bearer-token-file */
     const char          *basic_file;        /* --basic-auth-file */
+    bool                 probe_urls;        /* --probe-urls */
     const char          *tag_labels[SERVE_MAX_TAG_LABELS];
     size_t               ntag_labels;
     /* Strings the metrics borrow. */
@@ -94,6 +102,7 @@ serve_usage(FILE *out)
         "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
         "                    [--bearer-token-file FILE] "
         "[--basic-auth-file FILE]\n"
+        "                    [--probe-urls]\n"
         "                    " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI and serve its records over HTTP for\n"
@@ -101,6 +110,10 @@ serve_usage(FILE *out)
         "  /metrics  Prometheus text format 0.0.4 (OpenMetrics 1.0.0 when\n"
         "            the Accept header asks for it)\n"
         "  /fleet    the JSON report of 'mcptop check', live\n"
+        "  /probe?target=NAME\n"
+        "            one check of that server now (a dial, its deep check,\n"
+        "            a ping, its session ended), blackbox_exporter style:\n"
+        "            probe_success, probe_duration_seconds\n"
         "  /livez    200 while mcptop runs\n"
         "  /readyz   200 once every server's first dial settled, else 503\n"
         "\n"
@@ -121,12 +134,16 @@ serve_usage(FILE *out)
         "                     require basic auth, the file's first line "
         "being\n"
         "                     USER:PASSWORD (or $%s)\n"
+        "      --probe-urls   let /probe?target= also be an http(s) URL that\n"
+        "                     is not in the config (off: only configured\n"
+        "                     servers are probed)\n"
         "  -h, --help         this help\n",
         SERVE_DEFAULT_LISTEN, SERVE_ENV_TOKEN, SERVE_ENV_BASIC);
     app_usage_options(out);
     fprintf(out,
         "\n"
-        "/livez and /readyz need no credentials. SIGHUP reloads the config\n"
+        "/livez and /readyz need no credentials; /probe needs them as\n"
+        "/metrics does. SIGHUP reloads the config\n"
         "(servers added, removed, changed; the others keep running);\n"
         "SIGINT or SIGTERM ends every session (DELETE) before exit, bounded\n"
         "by the teardown deadline plus 1 s; a second signal quits.\n"
@@ -326,8 +343,8 @@ serve_gzip(const char *body, size_t len, size_t *outlen)
     return buf;
 }
 
-/* Queue a response of len bytes at body (malloc'd: MHD frees it). */
-static enum MHD_Result
+/* See serve.h. */
+enum MHD_Result
 serve_reply(struct MHD_Connection *conn, unsigned status, char *body,
     size_t len, const char *type)
 {
@@ -495,16 +512,31 @@ serve_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         return serve_text(conn, MHD_HTTP_OK, "ok\n");
     if (strcmp(url, "/readyz") == 0)
         return serve_ready(srv, conn);
-    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0) {
+    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0 ||
+        strcmp(url, "/probe") == 0) {
         if (!serve_authorized(srv, conn))
             return serve_unauthorized(srv, conn);
+        if (url[1] == 'p')
+            return serve_probe_request(srv->probes, srv->cf.fleet, conn);
         return url[1] == 'm' ? serve_metrics(srv, conn) :
             serve_fleet(srv, conn);
     }
     if (strcmp(url, "/") == 0)
         return serve_text(conn, MHD_HTTP_OK, "mcptop %s: /metrics /fleet "
-            "/livez /readyz\n", MCPTOP_VERSION);
+            "/probe?target=NAME /livez /readyz\n", MCPTOP_VERSION);
     return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the guard's, and a probe's connection
+ * that went away. */
+static void
+serve_completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+    struct serve *srv = cls;
+
+    serve_guard_completed(srv->guard, conn, req_cls, toe);
+    serve_probes_completed(srv->probes, conn);
 }
 
 /* MHD's own messages (bind errors, protocol errors), on stderr. */
@@ -550,6 +582,17 @@ serve_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     serve_mhd_run(w->data);
+}
+
+/* serve_probes_options.kick: run MHD on the next loop turn. */
+static void
+serve_mhd_kick(void *arg)
+{
+    struct serve *srv = arg;
+
+    ev_timer_stop(srv->loop, &srv->mhd_timer);
+    ev_timer_set(&srv->mhd_timer, 0., 0.);
+    ev_timer_start(srv->loop, &srv->mhd_timer);
 }
 
 static void
@@ -728,7 +771,8 @@ static int
 serve_start_http(struct serve *srv)
 {
     const union MHD_DaemonInfo *info;
-    unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+        MHD_ALLOW_SUSPEND_RESUME;
     char                      where[INET6_ADDRSTRLEN + 16];
     char                      host[INET6_ADDRSTRLEN];
 
@@ -742,7 +786,7 @@ serve_start_http(struct serve *srv)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, SERVE_PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_TIMEOUT_S,
         MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, srv->guard,
-        MHD_OPTION_NOTIFY_COMPLETED, serve_guard_completed, srv->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, serve_completed_cb, srv,
         MHD_OPTION_END);
     if (srv->mhd == NULL) {
         fprintf(stderr, "mcptop serve: cannot listen on %s\n", srv->listen_spec);
@@ -775,6 +819,9 @@ serve_start_http(struct serve *srv)
 static void
 serve_done(struct serve *srv)
 {
+    /* Before the daemon stops: it stops only with no connection left
+     * suspended. */
+    serve_probes_free(srv->probes);
     if (srv->mhd != NULL) {
         ev_io_stop(srv->loop, &srv->mhd_io);
         ev_timer_stop(srv->loop, &srv->mhd_timer);
@@ -817,6 +864,9 @@ serve_option(void *arg, int ch, char *value, int *rc)
     case 'A':
         srv->basic_file = value;
         break;
+    case 'U':
+        srv->probe_urls = true;
+        break;
     }
     return 0;
 }
@@ -857,6 +907,47 @@ serve_metrics_new(struct serve *srv)
     metrics_sync(srv->metrics, srv->cf.fleet);
 }
 
+/* ev_prepare: stop the loop once no probe holds a fleet. */
+static void
+serve_wait_probes_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct serve *srv = w->data;
+
+    (void)revents;
+    if (serve_probes_busy(srv->probes) == 0)
+        ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+serve_wait_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* At exit, after serve_probes_stop: run the loop until every probe's
+ * ending settled (each is bounded by its own teardown), at most bound_ms;
+ * a second signal cuts it short. */
+static void
+serve_wait_probes(struct serve *srv, long bound_ms)
+{
+    ev_prepare prep;
+    ev_timer   bound;
+
+    if (serve_probes_busy(srv->probes) == 0)
+        return;
+    ev_prepare_init(&prep, serve_wait_probes_cb);
+    prep.data = srv;
+    ev_prepare_start(srv->loop, &prep);
+    ev_timer_init(&bound, serve_wait_bound_cb, (double)bound_ms / 1000.0,
+        0.);
+    ev_timer_start(srv->loop, &bound);
+    ev_run(srv->loop, 0);
+    ev_prepare_stop(srv->loop, &prep);
+    ev_timer_stop(srv->loop, &bound);
+}
+
 int
 cli_serve(int argc, char **argv)
 {
@@ -866,6 +957,7 @@ cli_serve(int argc, char **argv)
         { "label-from-tags", required_argument, NULL, 'T' },
         { "bearer-token-file", required_argument, NULL, 'B' },
         { "basic-auth-file", required_argument, NULL, 'A' },
+        { "probe-urls", no_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -882,6 +974,13 @@ cli_serve(int argc, char **argv)
         return rc;
     }
     serve_metrics_new(&srv);
+    {
+        struct serve_probes_options po = { .loop = srv.loop,
+            .urls = srv.probe_urls, .log = srv.cf.common.log,
+            .kick = serve_mhd_kick, .kick_arg = &srv };
+
+        srv.probes = serve_probes_new(&po);
+    }
     rc = serve_start_http(&srv);
     if (rc != 0) {
         serve_done(&srv);
@@ -907,8 +1006,10 @@ cli_serve(int argc, char **argv)
      * (a second signal cuts it short). /metrics still answers meanwhile;
      * /readyz says 503. */
     srv.stopping = true;
+    serve_probes_stop(srv.probes);
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
+    serve_wait_probes(&srv, SERVE_PROBES_WAIT_MS);
     unended = cli_report_unended(srv.cf.fleet, "serve", NULL);
     fleet_stop(srv.cf.fleet);
     serve_done(&srv);

@@ -21,6 +21,7 @@
 #include "engine/failure.h"
 #include "engine/fleet.h"
 #include "engine/health.h"
+#include "engine/liveness.h"
 #include "engine/server.h"
 #include "engine/shard.h"
 #include "util/clock.h"
@@ -626,6 +627,25 @@ metrics_event_cb(void *arg, const struct event *e)
     default:
         break;
     }
+}
+
+const struct failure *
+metrics_current_failure(const struct server *s)
+{
+    const struct failure         *f = server_last_failure(s, NULL);
+    const struct liveness        *l = server_liveness(s);
+    size_t                        len = server_history_len(s);
+    const struct server_exchange *x;
+
+    if (f == NULL || !health_monitored(server_health(s, NULL).state))
+        return NULL;
+    if (len > 0) {
+        x = server_history(s, len - 1);
+        return x != NULL && !x->completed ? f : NULL;
+    }
+    if (f->kind == FAILURE_INVALID_CONFIG)
+        return f;
+    return l->present && l->state != LIVENESS_REACHABLE ? f : NULL;
 }
 
 size_t

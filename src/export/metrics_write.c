@@ -165,31 +165,6 @@ metrics_write_hist(struct metrics_buf *b, enum metrics_format fmt,
 }
 
 /*
- * The failure a server is in now: its last failure while its last
- * exchange failed (or, before any exchange, while its declaration cannot
- * be dialed or its liveness is not reachable), and it is monitored. NULL
- * when it is not failing. The TUI's model_current_failure reads the same.
- */
-static const struct failure *
-metrics_write_current_failure(const struct server *s, enum health_state h)
-{
-    const struct failure         *f = server_last_failure(s, NULL);
-    const struct liveness        *l = server_liveness(s);
-    size_t                        len = server_history_len(s);
-    const struct server_exchange *x;
-
-    if (f == NULL || !health_monitored(h))
-        return NULL;
-    if (len > 0) {
-        x = server_history(s, len - 1);
-        return x != NULL && !x->completed ? f : NULL;
-    }
-    if (f->kind == FAILURE_INVALID_CONFIG)
-        return f;
-    return l->present && l->state != LIVENESS_REACHABLE ? f : NULL;
-}
-
-/*
  * Liveness and what the last exchanges said: mcp_up (an exchange
  * completes: a degraded server is up), the last round trip and success,
  * the failure it is in now (a 1-valued info, only while failing), and
@@ -218,7 +193,7 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
         double                       rtt = server_rtt_ms(r->server);
 
         if (rtt < 0 || !health_monitored(h) ||
-            metrics_write_current_failure(r->server, h) != NULL)
+            metrics_current_failure(r->server) != NULL)
             continue;
         metrics_write_open(b, "mcp_last_rtt_seconds", r, "");
         metrics_buf_seconds(b, rtt / 1000.0);
@@ -243,8 +218,8 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
         "not failing.");
     for (size_t i = 0; i < m->norder; i++) {
         const struct metrics_server *r = m->order[i];
-        const struct failure        *f = metrics_write_current_failure(
-            r->server, metrics_health_state(r));
+        const struct failure        *f = metrics_current_failure(
+            r->server);
         char                         extra[128];
 
         if (f == NULL || (unsigned)f->kind >= FAILURE__COUNT ||

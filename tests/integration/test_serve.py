@@ -489,6 +489,7 @@ def endpoints_and_bearer_token(c):
                 "/fleet gzipped too: %s" % h)
         # /fleet: the check --json document, live.
         c.eq(s.get("/fleet")[0], 401, "/fleet needs the token too")
+        c.eq(s.get("/probe?target=one")[0], 401, "/probe needs the token too")
         status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token})
         c.eq(status, 200, "/fleet")
         c.eq(h.get("content-type"), "application/json", "/fleet content type")
@@ -552,6 +553,136 @@ def endpoints_and_bearer_token(c):
     after = lab.endpoint_counts("/healthy").get("sessions_deleted", 0)
     c.eq(after - before, 1, "serve ended its session with DELETE on SIGTERM")
     lab.stop()
+
+
+def samples(text):
+    """{(name, frozenset(labels)): value} of a text exposition."""
+    out = {}
+    for ln in text.splitlines():
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', ln)
+        if m:
+            labels = frozenset(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def probe_value(smp, name, **labels):
+    return smp.get((name, frozenset(labels.items())))
+
+
+@mcptest.case(rep)
+def probe_one_server_now(c):
+    """/probe?target=NAME: one check of that server now, answered in
+    blackbox_exporter's names, its session ended before the answer; unknown
+    targets are 400s; at most 16 probes at once while /metrics goes on."""
+    import threading
+    lab = faultlab.FaultLab().start()
+    refused = "http://%s:%d/mcp" % (LOOPBACK, mcptest.free_port())
+    cfg = mcptest.write_config({
+        "probed": {"url": lab.url("/healthy?probe=1")},
+        "refused": {"url": refused},
+        "rpc": {"url": lab.url("/rpcerror/ping")},
+        "hang": {"url": lab.url("/hang/any")},
+        "off": {"url": lab.url("/healthy?off=1"), "disabled": True},
+    }, mcptop=FAST)
+    s = Serve(["-c", cfg])
+    threads = []
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        before = lab.endpoint_counts("/healthy?probe=1")
+        status, h, body = s.get("/probe?target=probed")
+        after = lab.endpoint_counts("/healthy?probe=1")
+        c.eq(status, 200, "/probe of a healthy server")
+        c.eq(h.get("content-type"), "text/plain; version=0.0.4; charset=utf-8", "/probe content type")
+        smp = samples(body.decode())
+        c.eq(probe_value(smp, "probe_success"), 1.0, "probe_success of the healthy server:\n%s" % body.decode())
+        c.check(0 < (probe_value(smp, "probe_duration_seconds") or 0) < 10, "probe_duration_seconds")
+        c.eq(probe_value(smp, "mcp_probe_tools"), 3.0, "mcp_probe_tools")
+        c.eq(probe_value(smp, "mcp_probe_protocol_info", version="2025-11-25", era="legacy"), 1.0,
+             "mcp_probe_protocol_info")
+        c.eq(probe_value(smp, "mcp_probe_ending_info", outcome="terminated"), 1.0, "the probe's ending")
+        c.check(not any(n == "mcp_probe_failure_info" for n, _ in smp), "no failure on success")
+        # Its own session, ended (DELETE) before the answer came.
+        c.eq(after.get("sessions_issued", 0) - before.get("sessions_issued", 0), 1, "the probe dialed its own session")
+        c.eq(after.get("sessions_deleted", 0) - before.get("sessions_deleted", 0), 1,
+             "the probe's session was ended before the answer")
+        if os.path.isfile(PROMTOOL):
+            r = mcptest.run([PROMTOOL, "check", "metrics"], input=body, timeout=30)
+            c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
+                    "promtool check metrics accepts /probe's answer:\n%s" % r.describe())
+        for name, kind, delivered in (("refused", "connect_refused", "no"), ("rpc", "protocol", "yes")):
+            status, _, body = s.get("/probe?target=" + name)
+            smp = samples(body.decode())
+            c.eq((status, probe_value(smp, "probe_success")), (200, 0.0), "probe_success of %s" % name)
+            c.eq(probe_value(smp, "mcp_probe_failure_info", kind=kind, delivered=delivered, reason=""), 1.0,
+                 "mcp_probe_failure_info of %s:\n%s" % (name, body.decode()))
+        # Never a 200 for what cannot be probed: a 400 with one line.
+        for q, want in (("nope", "unknown target \"nope\": not a configured server"),
+                        ("", "target parameter is missing"),
+                        ("off", "disabled in the config"),
+                        (urllib.parse.quote(lab.url("/healthy"), safe=""), "ad-hoc URLs need --probe-urls")):
+            status, _, body = s.get("/probe?target=" + q if q else "/probe")
+            text = body.decode()
+            c.check(status == 400 and want in text and text.count("\n") == 1,
+                    "/probe?target=%s: 400 with one line (%r): %d %r" % (q, want, status, text))
+        # At most 16 at once; the loop goes on meanwhile (a probe waits on
+        # the loop, it does not block it).
+        results = []
+        base = lab.endpoint_counts("/hang/any").get("POST", 0)
+
+        def hang_probe():
+            results.append(s.get("/probe?target=hang", {"X-Prometheus-Scrape-Timeout-Seconds": "4"}, timeout=20))
+
+        threads = [threading.Thread(target=hang_probe, daemon=True) for _ in range(16)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline and lab.endpoint_counts("/hang/any").get("POST", 0) < base + 16:
+            time.sleep(0.05)
+        if lab.endpoint_counts("/hang/any").get("POST", 0) >= base + 16:
+            status, _, body = s.get("/probe?target=probed")
+            c.check(status == 503 and b"in flight" in body, "a 17th probe is a 503: %d %r" % (status, body))
+            c.eq(s.get("/metrics", timeout=10)[0], 200, "/metrics answers while 16 probes wait")
+        else:
+            c.attach("the 16 probes did not all reach the lab within 3 s: the 503 was not tried")
+        for t in threads:
+            t.join(timeout=20)
+        c.eq(len(results), 16, "every hanging probe answered")
+        for status, _, body in results:
+            smp = samples(body.decode())
+            if not c.check(status == 200 and probe_value(smp, "probe_success") == 0.0 and
+                           probe_value(smp, "mcp_probe_failure_info", kind="timeout", delivered="no", reason="") == 1.0,
+                           "a hanging server's probe is a timeout by the scrape's deadline: %d %r" % (status, body)):
+                break
+        # A client that goes away while its probe runs: the answer is
+        # dropped, and the next probe gets its own.
+        import socket
+        k = socket.create_connection((LOOPBACK, s.port), timeout=5)
+        k.sendall(b"GET /probe?target=hang HTTP/1.1\r\nHost: x\r\nX-Prometheus-Scrape-Timeout-Seconds: 1.5\r\n\r\n")
+        time.sleep(0.2)
+        k.close()
+        time.sleep(1.5)
+        status, _, body = s.get("/probe?target=probed")
+        c.check(status == 200 and probe_value(samples(body.decode()), "probe_success") == 1.0,
+                "a probe after a client left mid-probe: %d %r" % (status, body))
+        # --probe-urls: an ad-hoc http(s) URL is probed too; nothing else.
+        s2 = Serve(["-c", mcptest.write_config({"x": {"url": "notaurl"}}), "--probe-urls"])
+        try:
+            status, _, body = s2.get("/probe?target=" + urllib.parse.quote(lab.url("/healthy?adhoc=1"), safe=""))
+            c.check(status == 200 and probe_value(samples(body.decode()), "probe_success") == 1.0,
+                    "--probe-urls probes an ad-hoc URL: %d %r" % (status, body))
+            c.eq(lab.endpoint_counts("/healthy?adhoc=1").get("sessions_deleted", 0), 1, "... and ends its session")
+            status, _, body = s2.get("/probe?target=" + urllib.parse.quote("file:///etc/passwd", safe=""))
+            c.check(status == 400 and b"http:// or https://" in body, "only http(s): %d %r" % (status, body))
+        finally:
+            s2.close()
+    finally:
+        for t in threads:
+            t.join(timeout=20)
+        s.signal(signal.SIGTERM)
+        c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
+        s.close()
+        lab.stop()
 
 
 @mcptest.case(rep)
