@@ -24,6 +24,12 @@
 enum MHD_Result serve_reply(struct MHD_Connection *conn, unsigned status,
     char *body, size_t len, const char *type);
 
+/* A 200 of body (malloc'd, taken) as type, gzipped (zlib level 1) when
+ * the request's Accept-Encoding takes gzip; either way with Vary:
+ * Accept-Encoding. */
+enum MHD_Result serve_reply_coded(struct MHD_Connection *conn, char *body,
+    size_t len, const char *type);
+
 /* ------------------------------------------------------------ /probe */
 
 /* Probes in flight at once (their endings included); one more is a 503. */
@@ -72,5 +78,16 @@ void serve_probes_completed(struct serve_probes *p,
 void serve_probes_stop(struct serve_probes *p);
 /* Probes that still hold a fleet (checking, ending or settling). */
 size_t serve_probes_busy(const struct serve_probes *p);
+
+/* ------------------------------------------------------------ /sd */
+
+/*
+ * GET /sd (credentials already checked): Prometheus HTTP service
+ * discovery, a JSON array with one target group per server of f that is
+ * not disabled: {"targets": [NAME], "labels": {"server": NAME, tag
+ * labels, "__meta_mcptop_tags", "__meta_mcptop_transport",
+ * "__meta_mcptop_address" (the request's Host)}}.
+ */
+enum MHD_Result serve_sd(const struct fleet *f, struct MHD_Connection *conn);
 
 #endif

@@ -13,6 +13,8 @@
  *   /fleet    the JSON of `check --json`, live (gzip likewise)
  *   /probe    ?target=NAME: one check of that server now, in
  *             blackbox_exporter's names (serve_probe.c)
+ *   /sd       the servers as Prometheus HTTP service discovery, to drive
+ *             /probe (serve_sd.c)
  *   /livez    200 while the loop runs
  *   /readyz   200 once every server's first dial settled; 503 before, and
  *             while shutting down
@@ -114,6 +116,9 @@ serve_usage(FILE *out)
         "            one check of that server now (a dial, its deep check,\n"
         "            a ping, its session ended), blackbox_exporter style:\n"
         "            probe_success, probe_duration_seconds\n"
+        "  /sd       the servers as Prometheus HTTP service discovery (a\n"
+        "            target group per server, its tags as labels), to\n"
+        "            drive /probe\n"
         "  /livez    200 while mcptop runs\n"
         "  /readyz   200 once every server's first dial settled, else 503\n"
         "\n"
@@ -142,8 +147,8 @@ serve_usage(FILE *out)
     app_usage_options(out);
     fprintf(out,
         "\n"
-        "/livez and /readyz need no credentials; /probe needs them as\n"
-        "/metrics does. SIGHUP reloads the config\n"
+        "/livez and /readyz need no credentials; /probe and /sd need them\n"
+        "as /metrics does. SIGHUP reloads the config\n"
         "(servers added, removed, changed; the others keep running);\n"
         "SIGINT or SIGTERM ends every session (DELETE) before exit, bounded\n"
         "by the teardown deadline plus 1 s; a second signal quits.\n"
@@ -406,9 +411,8 @@ serve_unauthorized(struct serve *srv, struct MHD_Connection *conn)
     return ret;
 }
 
-/* A 200 of body (malloc'd, taken), gzipped when the request takes gzip;
- * either way it says the answer varies with Accept-Encoding. */
-static enum MHD_Result
+/* See serve.h. */
+enum MHD_Result
 serve_reply_coded(struct MHD_Connection *conn, char *body, size_t len,
     const char *type)
 {
@@ -513,17 +517,19 @@ serve_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
     if (strcmp(url, "/readyz") == 0)
         return serve_ready(srv, conn);
     if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0 ||
-        strcmp(url, "/probe") == 0) {
+        strcmp(url, "/probe") == 0 || strcmp(url, "/sd") == 0) {
         if (!serve_authorized(srv, conn))
             return serve_unauthorized(srv, conn);
         if (url[1] == 'p')
             return serve_probe_request(srv->probes, srv->cf.fleet, conn);
+        if (url[1] == 's')
+            return serve_sd(srv->cf.fleet, conn);
         return url[1] == 'm' ? serve_metrics(srv, conn) :
             serve_fleet(srv, conn);
     }
     if (strcmp(url, "/") == 0)
         return serve_text(conn, MHD_HTTP_OK, "mcptop %s: /metrics /fleet "
-            "/probe?target=NAME /livez /readyz\n", MCPTOP_VERSION);
+            "/probe?target=NAME /sd /livez /readyz\n", MCPTOP_VERSION);
     return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
 }
 

@@ -140,7 +140,7 @@ class Serve:
 class Prometheus:
     """Debian's prometheus on 127.0.0.1, scraping targets every second."""
 
-    def __init__(self, targets, rules=None):
+    def __init__(self, targets, rules=None, probe_sd=None):
         if not (os.path.isfile(PROMETHEUS) and os.access(PROMETHEUS, os.X_OK)):
             raise SetupError("prometheus is not installed: run scripts/install-deps.sh")
         self.port = mcptest.free_port()
@@ -152,6 +152,17 @@ class Prometheus:
         cfg += ["scrape_configs:", "  - job_name: mcptop", "    scrape_interval: 1s",
                 "    scrape_timeout: 900ms", "    static_configs:",
                 "      - targets: %s" % json.dumps(targets)]
+        if probe_sd:
+            # The README's /probe job: targets from each exporter's /sd,
+            # the name relabelled into ?target=, the exporter's address
+            # from __meta_mcptop_address.
+            cfg += ["  - job_name: mcptop-probe", "    metrics_path: /probe", "    scrape_interval: 2s",
+                    "    scrape_timeout: 1900ms", "    http_sd_configs:"]
+            cfg += ["      - url: %s\n        refresh_interval: 1s" % json.dumps(u) for u in probe_sd]
+            cfg += ["    relabel_configs:",
+                    "      - source_labels: [__address__]", "        target_label: __param_target",
+                    "      - source_labels: [__param_target]", "        target_label: instance",
+                    "      - source_labels: [__meta_mcptop_address]", "        target_label: __address__"]
         (self.dir / "prometheus.yml").write_text("\n".join(cfg) + "\n")
         self.log = self.dir / "prometheus.log"
         with open(self.log, "wb") as log:
@@ -254,7 +265,8 @@ def prometheus_scrapes_two_shards(c):
     lab = faultlab.FaultLab().start()
     servers, cfg = lab_fleet(lab)
     shards = [Serve(["-c", cfg, "--shard", "%d/2" % k, "--label-from-tags", "team"]) for k in (1, 2)]
-    prom = Prometheus([s.target for s in shards], rules=ALERTS)
+    prom = Prometheus([s.target for s in shards], rules=ALERTS,
+                      probe_sd=["http://%s/sd" % s.target for s in shards])
     try:
         # Both targets up, scraped clean (Prometheus asks for OpenMetrics).
         c.require(prom.wait("targets up", lambda: prom.scalar('sum(up{job="mcptop"})') == 2),
@@ -352,6 +364,25 @@ def prometheus_scrapes_two_shards(c):
         c.eq(len(les), 8, "8 buckets: %s" % sorted(les))
         c.check({"0.001", "10.0", "+Inf"} <= les or {"0.001", "10", "+Inf"} <= les,
                 "buckets from 0.001 to 10 s: %s" % sorted(les))
+        # /probe driven from /sd by relabelling: every server is a target
+        # of the probe job, probed through the exporter that lists it, and
+        # probe_success says which are ok (rpc-ping answers, degraded).
+        want_probe = {"healthy-a": 1.0, "healthy-b": 1.0, "rpc-ping": 0.0, "auth": 0.0, "refused": 0.0,
+                      "broken": 0.0}
+
+        def probes_now():
+            return by_label(prom.query('probe_success{job="mcptop-probe"}'), "instance")
+        c.check(prom.wait("probes", lambda: all(probes_now().get(n) == w for n, w in want_probe.items())),
+                "probe_success by /sd target: %s; targets: %s" % (
+                    probes_now(), [(t["labels"], t.get("lastError")) for t in prom.api("targets")["data"]["activeTargets"]
+                                   if t["labels"].get("job") == "mcptop-probe"]))
+        c.eq(sorted(by_label(prom.query('up{job="mcptop-probe"}'), "instance")), sorted(servers),
+             "one probe target per server, from both shards' /sd")
+        c.eq(by_label(prom.query('probe_success{job="mcptop-probe",team="core"}'), "server"), {"healthy-a": 1.0},
+             "a tag became a label of the probe's series, with server")
+        fi = {dict(k)["instance"]: dict(k)["kind"] for k in prom.query('mcp_probe_failure_info{job="mcptop-probe"}')}
+        c.eq((fi.get("refused"), fi.get("auth"), fi.get("broken")), ("connect_refused", "http_status", "invalid_config"),
+             "mcp_probe_failure_info of the failing targets: %s" % fi)
         # Scrapes clean, rules healthy, dashboard queries valid.
         for t in prom.api("targets")["data"]["activeTargets"]:
             c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
@@ -490,6 +521,7 @@ def endpoints_and_bearer_token(c):
         # /fleet: the check --json document, live.
         c.eq(s.get("/fleet")[0], 401, "/fleet needs the token too")
         c.eq(s.get("/probe?target=one")[0], 401, "/probe needs the token too")
+        c.eq(s.get("/sd")[0], 401, "/sd needs the token too")
         status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token})
         c.eq(status, 200, "/fleet")
         c.eq(h.get("content-type"), "application/json", "/fleet content type")
@@ -579,7 +611,7 @@ def probe_one_server_now(c):
     lab = faultlab.FaultLab().start()
     refused = "http://%s:%d/mcp" % (LOOPBACK, mcptest.free_port())
     cfg = mcptest.write_config({
-        "probed": {"url": lab.url("/healthy?probe=1")},
+        "probed": {"url": lab.url("/healthy?probe=1"), "tags": ["team=core", "prod", "9bad=x"]},
         "refused": {"url": refused},
         "rpc": {"url": lab.url("/rpcerror/ping")},
         "hang": {"url": lab.url("/hang/any")},
@@ -616,6 +648,24 @@ def probe_one_server_now(c):
             c.eq((status, probe_value(smp, "probe_success")), (200, 0.0), "probe_success of %s" % name)
             c.eq(probe_value(smp, "mcp_probe_failure_info", kind=kind, delivered=delivered, reason=""), 1.0,
                  "mcp_probe_failure_info of %s:\n%s" % (name, body.decode()))
+        # /sd: one target group per server not disabled, its name the
+        # target, where to probe it from the Host it was asked at.
+        status, h, body = s.get("/sd")
+        c.eq((status, h.get("content-type")), (200, "application/json"), "/sd")
+        groups = json.loads(body)
+        c.eq(sorted(g["targets"][0] for g in groups), ["hang", "probed", "refused", "rpc"],
+             "/sd lists the servers, not the disabled one")
+        probed = [g["labels"] for g in groups if g["targets"] == ["probed"]]
+        c.check(probed and probed[0].get("team") == "core" and "9bad" not in probed[0] and
+                probed[0].get("__meta_mcptop_tags") == ",team=core,prod,9bad=x,",
+                "a KEY=VALUE tag is a label, every tag in __meta_mcptop_tags: %s" % probed)
+        c.check(all(len(g["targets"]) == 1 and g["labels"]["server"] == g["targets"][0] and
+                    g["labels"]["__meta_mcptop_address"] == s.target and
+                    g["labels"]["__meta_mcptop_transport"] == "http" for g in groups),
+                "each group: its name, server, transport, the exporter's address: %s" % groups)
+        status, h, body = s.get("/sd", {"Accept-Encoding": "gzip"})
+        c.check(h.get("content-encoding") == "gzip" and json.loads(gzip.decompress(body)) == groups,
+                "/sd gzipped when asked")
         # Never a 200 for what cannot be probed: a 400 with one line.
         for q, want in (("nope", "unknown target \"nope\": not a configured server"),
                         ("", "target parameter is missing"),
