@@ -37,6 +37,7 @@
 
 struct fleet;
 struct metrics;
+struct oauth_store;
 
 enum metrics_format {
     METRICS_TEXT,           /* text/plain; version=0.0.4 */
@@ -82,6 +83,10 @@ struct metrics_options {
     const char *const  *tag_labels;
     size_t              ntag_labels;
     bool                process;        /* the usual process_* metrics */
+    /* The token cache, for mcp_oauth_token_expiry_timestamp_seconds (its
+     * entries' expiry by server name and resource); NULL: none. Borrowed:
+     * its owner reloads it before a scrape. */
+    const struct oauth_store *tokens;
 };
 
 /* New, empty metrics. opt is copied (its strings are borrowed). Never

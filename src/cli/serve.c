@@ -47,6 +47,7 @@
 #include "export/jsonl.h"
 #include "export/metrics.h"
 #include "engine/http.h"
+#include "engine/oauth_store.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -74,6 +75,8 @@ struct serve {
     struct MHD_Daemon   *mhd;
     struct serve_guard  *guard;     /* slow clients bounded */
     struct serve_probes *probes;    /* /probe */
+    struct oauth_store  *tokens;    /* the token cache, read for the
+                                       tokens' expiry (or NULL) */
     ev_io                mhd_io;
     ev_timer             mhd_timer;
     ev_signal            sigint, sigterm, sighup;
@@ -451,8 +454,12 @@ serve_metrics(struct serve *srv, struct MHD_Connection *conn)
     enum metrics_format fmt = metrics_negotiate(MHD_lookup_connection_value(
         conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
     size_t              len = 0;
-    char               *body = metrics_render(srv->metrics, fmt, &len);
+    char               *body, *cause = NULL;
 
+    /* Read again only when the file changed (one stat otherwise). */
+    if (srv->tokens != NULL && oauth_store_reload(srv->tokens, &cause) != 0)
+        free(cause);
+    body = metrics_render(srv->metrics, fmt, &len);
     return serve_reply_coded(conn, body, len, metrics_content_type(fmt));
 }
 
@@ -835,6 +842,7 @@ serve_done(struct serve *srv)
     }
     serve_guard_free(srv->guard);
     metrics_free(srv->metrics);
+    oauth_store_free(srv->tokens);
     if (fleet_exit(srv->cf.fleet))
         config_free(srv->cf.cfg);
     if (srv->token != NULL)
@@ -896,6 +904,7 @@ serve_metrics_new(struct serve *srv)
 {
     struct metrics_options mopt = { 0 };
     const char            *tls = NULL;
+    char                  *cause = NULL;
 
     if (srv->cf.common.shard.n != 0)
         snprintf(srv->shard_text, sizeof(srv->shard_text), "%u/%u",
@@ -909,6 +918,9 @@ serve_metrics_new(struct serve *srv)
     mopt.tag_labels = srv->tag_labels;
     mopt.ntag_labels = srv->ntag_labels;
     mopt.process = true;
+    srv->tokens = oauth_store_open(NULL, &cause);
+    free(cause);
+    mopt.tokens = srv->tokens;
     srv->metrics = metrics_new(&mopt);
     metrics_sync(srv->metrics, srv->cf.fleet);
 }

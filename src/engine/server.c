@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/curlev.h"
 #include "mcp/client.h"
 #include "transport/ending_run.h"
 #include "record.h"
@@ -1010,6 +1011,12 @@ double
 server_rtt_ms(const struct server *s)
 {
     return client_rtt_ms(s->client);
+}
+
+int64_t
+server_tls_not_after(const struct server *s)
+{
+    return curlev_cert_not_after(s->env->curl, s->index);
 }
 
 bool

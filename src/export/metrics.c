@@ -22,6 +22,7 @@
 #include "engine/fleet.h"
 #include "engine/health.h"
 #include "engine/liveness.h"
+#include "engine/oauth_url.h"
 #include "engine/server.h"
 #include "engine/shard.h"
 #include "util/clock.h"
@@ -92,7 +93,7 @@ static const char *const metrics_reserved_labels[] = {
     "outcome", "mcp_method_name", "error_type", "transport", "era",
     "protocol_version", "server_name", "server_version", "version",
     "libcurl", "libmicrohttpd", "shard", "job", "instance",
-    "liveness_method",
+    "liveness_method", "refreshable",
 };
 
 
@@ -204,6 +205,7 @@ metrics_record_free(struct metrics_server *r)
     free(r->fails);
     free(r->info_key);
     free(r->info_labels);
+    free(r->resource);
     free(r);
 }
 
@@ -329,6 +331,10 @@ metrics_sync(struct metrics *m, const struct fleet *f)
         }
         r->claimed = true;
         r->server = s;
+        free(r->resource);
+        r->resource = server_decl(s)->transport == CONFIG_HTTP &&
+            server_decl(s)->url != NULL && server_decl(s)->invalid == NULL ?
+            oauth_url_resource(server_decl(s)->url) : NULL;
         metrics_record_labels(m, r, s, seen, cap);
         order[i] = r;
         for (h = metrics_ptr_hash(s) & (cap - 1); table[h] != NULL;

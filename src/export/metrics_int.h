@@ -83,6 +83,8 @@ struct metrics_server {
     int64_t                session_start;   /* epoch ms; -1: none open */
     int64_t                last_success;    /* epoch ms of the last
                                                completed exchange; 0 */
+    char                  *resource;    /* http(s): the OAuth resource (the
+                                           token cache's key); else NULL */
     char                  *info_key;    /* mcp_server_info's values, raw */
     char                  *info_labels; /* ... and as labels, escaped */
     size_t                 info_len;

@@ -18,6 +18,7 @@
 #include "engine/fleet.h"
 #include "engine/health.h"
 #include "engine/liveness.h"
+#include "engine/oauth_store.h"
 #include "engine/server.h"
 #include "util/str.h"
 
@@ -350,6 +351,56 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
     }
 }
 
+/*
+ * What will stop working on a date: the certificate an https server
+ * presented (from libcurl's certificate info, on each new connection) and
+ * a cached OAuth token (the token cache's expires_at), with whether mcptop
+ * can get another without a person: a refresh token, or the client
+ * credentials grant.
+ */
+static void
+metrics_write_expiry(struct metrics *m, struct metrics_buf *b,
+    enum metrics_format fmt)
+{
+    metrics_write_head(b, fmt, "mcp_tls_cert_not_after_timestamp_seconds",
+        METRICS_TYPE_GAUGE, "When the certificate the https server "
+        "presented on its last new connection expires (notAfter), epoch "
+        "seconds.");
+    for (size_t i = 0; i < m->norder; i++) {
+        int64_t t = server_tls_not_after(m->order[i]->server);
+
+        if (t <= 0)
+            continue;
+        metrics_write_open(b, "mcp_tls_cert_not_after_timestamp_seconds",
+            m->order[i], "");
+        metrics_buf_u64(b, (uint64_t)t);
+        metrics_buf_add(b, "\n", 1);
+    }
+    metrics_write_head(b, fmt, "mcp_oauth_token_expiry_timestamp_seconds",
+        METRICS_TYPE_GAUGE, "When the server's cached OAuth access token "
+        "expires, epoch seconds; refreshable is false when no new one can "
+        "come without a person (no refresh token, not client_credentials).");
+    for (size_t i = 0; m->opt.tokens != NULL && i < m->norder; i++) {
+        const struct metrics_server *r = m->order[i];
+        const struct config_server  *d = server_decl(r->server);
+        const struct oauth_token    *t;
+        bool                         fresh;
+
+        if (r->resource == NULL)
+            continue;
+        t = oauth_store_find(m->opt.tokens, r->name, r->resource);
+        if (t == NULL || t->expires_at <= 0)
+            continue;
+        fresh = (t->refresh_token != NULL && t->token_endpoint != NULL) ||
+            (d->oauth != NULL &&
+            d->oauth->grant == CONFIG_OAUTH_CLIENT_CREDENTIALS);
+        metrics_write_open(b, "mcp_oauth_token_expiry_timestamp_seconds", r,
+            fresh ? ",refreshable=\"true\"" : ",refreshable=\"false\"");
+        metrics_buf_u64(b, (uint64_t)t->expires_at);
+        metrics_buf_add(b, "\n", 1);
+    }
+}
+
 static void
 metrics_write_info(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
@@ -567,6 +618,7 @@ metrics_write(struct metrics *m, struct metrics_buf *b,
     metrics_write_liveness(m, b, fmt);
     metrics_write_health(m, b, fmt);
     metrics_write_counts(m, b, fmt);
+    metrics_write_expiry(m, b, fmt);
     metrics_write_info(m, b, fmt);
     metrics_write_histograms(m, b, fmt);
     metrics_write_self(m, b, fmt);

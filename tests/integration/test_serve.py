@@ -387,7 +387,7 @@ def prometheus_scrapes_two_shards(c):
         for t in prom.api("targets")["data"]["activeTargets"]:
             c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
         rules = [r for g in prom.api("rules")["data"]["groups"] for r in g["rules"]]
-        c.eq(len(rules), 9, "alert rules loaded")
+        c.eq(len(rules), 11, "alert rules loaded")
         c.check(prom.wait("rules evaluated", lambda: all(
             r.get("health") == "ok" for g in prom.api("rules")["data"]["groups"] for r in g["rules"])),
             "every rule evaluates: %s" % [(r["name"], r.get("health"), r.get("lastError"))
@@ -731,6 +731,65 @@ def probe_one_server_now(c):
             t.join(timeout=20)
         s.signal(signal.SIGTERM)
         c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
+        s.close()
+        lab.stop()
+
+
+@mcptest.case(rep)
+def certificate_and_token_expiry(c):
+    """The https server's certificate expiry (libcurl's certificate info)
+    and a cached token's, with whether it can be refreshed; a healthy https
+    server with a token has 20 series, at the bound."""
+    cert = faultlab.make_cert(days=2)
+    lab = faultlab.FaultLab(tls=cert).start()
+    state = mcptest.tmpdir() / "serve-state"
+    (state / "mcptop").mkdir(parents=True)
+    secure_url, plain_url = lab.tls_url("/healthy?tls=1"), lab.url("/healthy?tok=1")
+    expires = int(time.time()) + 1800
+    tokens = {"version": 1, "tokens": [
+        {"server": "secure", "resource": secure_url, "access_token": "at-1", "token_type": "Bearer",
+         "expires_at": expires, "obtained_at": expires - 3600},
+        {"server": "plain", "resource": plain_url, "access_token": "at-2", "token_type": "Bearer",
+         "expires_at": expires + 60, "obtained_at": expires - 3600, "refresh_token": "rt-2",
+         "token_endpoint": "http://127.0.0.1:9/token", "client_id": "c"}]}
+    tfile = state / "mcptop" / "tokens.json"
+    tfile.write_text(json.dumps(tokens))
+    os.chmod(tfile, 0o600)
+    os.chmod(state / "mcptop", 0o700)
+    cfg = mcptest.write_config({"secure": {"url": secure_url, "ca_file": cert.cert},
+                                "plain": {"url": plain_url}}, mcptop=FAST)
+    s = Serve(["-c", cfg], env={"XDG_STATE_HOME": str(state)})
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        deadline = time.monotonic() + 20
+        text = s.metrics()
+        while time.monotonic() < deadline and 'mcp_client_operation_duration_seconds_count{server="secure"' not in text:
+            time.sleep(0.2)
+            text = s.metrics()
+        smp = samples(text)
+        r = mcptest.run(["openssl", "x509", "-enddate", "-noout", "-in", cert.cert], timeout=10)
+        m = re.search(r"notAfter=(.*)", r.stdout)
+        want = int(time.mktime(time.strptime(m.group(1).strip(), "%b %d %H:%M:%S %Y GMT")) - time.timezone) if m else None
+        c.eq(probe_value(smp, "mcp_tls_cert_not_after_timestamp_seconds", server="secure"), float(want or -1),
+             "the certificate's notAfter (%s)" % (m.group(1) if m else r.describe()))
+        c.check(("mcp_tls_cert_not_after_timestamp_seconds", frozenset({("server", "plain")})) not in smp,
+                "no certificate for an http server")
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="secure", refreshable="false"),
+             float(expires), "a token with no refresh token: refreshable false")
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="plain", refreshable="true"),
+             float(expires + 60), "a token with a refresh token: refreshable true")
+        lines = [ln for ln in text.splitlines() if ln.startswith(("mcp_", "probe_")) and '{server="secure"' in ln]
+        if not _FAILURE_ONLY.search("\n".join(lines)):
+            c.eq(len(lines), HEALTHY_SERIES + 2, "a healthy https server with a token: 20 series:\n%s" % "\n".join(lines))
+        # A token file that changes is read again at the next scrape.
+        tokens["tokens"][0]["expires_at"] = expires + 7
+        tfile.write_text(json.dumps(tokens))
+        os.utime(tfile, (time.time() + 2, time.time() + 2))
+        smp = samples(s.metrics())
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="secure", refreshable="false"),
+             float(expires + 7), "the token file read again when it changed")
+        c.check("at-1" not in text and "rt-2" not in text and "at-1" not in s.stderr(), "no token in the exposition")
+    finally:
         s.close()
         lab.stop()
 
