@@ -587,6 +587,28 @@ def endpoints_and_bearer_token(c):
     lab.stop()
 
 
+# A stdio MCP server in a few lines of Python: initialize, the
+# initialized notice, tools/list (one tool), ping; it exits when stdin
+# closes (the stdio ending's first step).
+STDIO_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    r = {}
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "py", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    elif m["method"] == "server/discover":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
 def samples(text):
     """{(name, frozenset(labels)): value} of a text exposition."""
     out = {}
@@ -616,6 +638,7 @@ def probe_one_server_now(c):
         "rpc": {"url": lab.url("/rpcerror/ping")},
         "hang": {"url": lab.url("/hang/any")},
         "off": {"url": lab.url("/healthy?off=1"), "disabled": True},
+        "stdio": {"command": sys.executable, "args": ["-c", STDIO_SERVER]},
     }, mcptop=FAST)
     s = Serve(["-c", cfg])
     threads = []
@@ -648,12 +671,23 @@ def probe_one_server_now(c):
             c.eq((status, probe_value(smp, "probe_success")), (200, 0.0), "probe_success of %s" % name)
             c.eq(probe_value(smp, "mcp_probe_failure_info", kind=kind, delivered=delivered, reason=""), 1.0,
                  "mcp_probe_failure_info of %s:\n%s" % (name, body.decode()))
+        # A stdio server's probe is a child of its own, ended (and reaped)
+        # before the answer; the monitored child goes on.
+        pid = [x.get("pid") for x in json.loads(s.get("/fleet")[2])["servers"] if x["name"] == "stdio"]
+        status, _, body = s.get("/probe?target=stdio")
+        smp = samples(body.decode())
+        c.check(status == 200 and probe_value(smp, "probe_success") == 1.0 and
+                probe_value(smp, "mcp_probe_ending_info", outcome="exited") == 1.0,
+                "a stdio server's probe: its own child, exited: %d %r" % (status, body))
+        c.eq([x.get("pid") for x in json.loads(s.get("/fleet")[2])["servers"] if x["name"] == "stdio"], pid,
+             "the monitored stdio child is the same after the probe")
+        c.check(pid and pid[0] and os.path.exists("/proc/%d" % pid[0]), "... and still runs: %s" % pid)
         # /sd: one target group per server not disabled, its name the
         # target, where to probe it from the Host it was asked at.
         status, h, body = s.get("/sd")
         c.eq((status, h.get("content-type")), (200, "application/json"), "/sd")
         groups = json.loads(body)
-        c.eq(sorted(g["targets"][0] for g in groups), ["hang", "probed", "refused", "rpc"],
+        c.eq(sorted(g["targets"][0] for g in groups), ["hang", "probed", "refused", "rpc", "stdio"],
              "/sd lists the servers, not the disabled one")
         probed = [g["labels"] for g in groups if g["targets"] == ["probed"]]
         c.check(probed and probed[0].get("team") == "core" and "9bad" not in probed[0] and
@@ -661,7 +695,8 @@ def probe_one_server_now(c):
                 "a KEY=VALUE tag is a label, every tag in __meta_mcptop_tags: %s" % probed)
         c.check(all(len(g["targets"]) == 1 and g["labels"]["server"] == g["targets"][0] and
                     g["labels"]["__meta_mcptop_address"] == s.target and
-                    g["labels"]["__meta_mcptop_transport"] == "http" for g in groups),
+                    g["labels"]["__meta_mcptop_transport"] == ("stdio" if g["targets"] == ["stdio"] else "http")
+                    for g in groups),
                 "each group: its name, server, transport, the exporter's address: %s" % groups)
         status, h, body = s.get("/sd", {"Accept-Encoding": "gzip"})
         c.check(h.get("content-encoding") == "gzip" and json.loads(gzip.decompress(body)) == groups,
