@@ -18,6 +18,13 @@ Sections (all by default; --only picks some):
   rss    RSS per open session at --rss-n servers: mcptop watch on the SSE
          fleet (GET streams open) and on the JSON fleet (no streams),
          against watch with one server; the floor's dial-phase peak.
+  instructions (only when named: bench/run --instructions) the check cells
+         (--sizes 100,1000, distinct ports, both fleets) under callgrind,
+         mcptop and the floor one after the other, --instr-runs each:
+         whole-process instructions and their split by phase; then --runs
+         alternating pairs without callgrind for the CPU ratio beside them.
+         Labels issue30-before|after|interim-NAME write
+         results/issue30-LABEL.jsonl (issue 30's section of RESULTS.md).
 
 Raw records go to bench/results/<label>.jsonl for --label before|after
 (merged: a section run again replaces that section's records), else to
@@ -46,7 +53,12 @@ MODULES = os.path.join(REPO, "tests", "node_modules")
 SDK_DIR = os.path.join(MODULES, "@modelcontextprotocol", "sdk")
 RESULTS = os.path.join(BENCH, "results")
 SECTIONS = ["check", "idle", "tui", "rss"]
+# Selectable with --only (bench/run --instructions), never a default: the
+# check cells under callgrind (issue 30).
+EXTRA_SECTIONS = ["instructions"]
 LABELS = ["before", "after"]
+# Issue 30's labels: results/issue30-LABEL.jsonl, a section of their own.
+I30 = "issue30-"
 # Fleet kinds. sse-keep: the SDK fleet with a keep-alive timeout past the
 # ping interval, so that idle connections stay in the client's pool.
 FLEET_SCRIPT = {"json": "fleetserver.mjs", "sse": "sdkfleet.mjs",
@@ -391,6 +403,292 @@ def section_check(a, emit):
                                    else ""))
                 finally:
                     fleet.stop()
+
+
+# ---------------------------------------------------------------- instructions
+
+# Callgrind splits a run into parts at every getrusage call, which both
+# clients make exactly at their phase marks (check.c check_mark, floor.c
+# floor_mark): part 1 is start-up (libraries, config, the fleet's
+# structures), then the dial, the pings, [mcptop: building the report],
+# the endings, and the last part the report's printing and exit.
+INSTR_PARTS = ("startup", "dial", "pings", "endings", "report_exit")
+
+
+def callgrind_parts(prefix):
+    """{part: instructions} from the files of one run made with
+    --callgrind-out-file=PREFIX --dump-before=getrusage (PREFIX.1, .2, ...
+    in order; PREFIX itself is what was left at exit)."""
+    def total(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    return int(line.split()[1])
+        raise RuntimeError(f"{path}: no totals line")
+    numbered = []
+    d, base = os.path.split(prefix)
+    for fn in os.listdir(d):
+        m = re.fullmatch(re.escape(base) + r"\.(\d+)", fn)
+        if m:
+            numbered.append((int(m.group(1)), os.path.join(d, fn)))
+    parts = [total(p) for _, p in sorted(numbered)] + [total(prefix)]
+    if len(parts) < 5:
+        raise RuntimeError(f"{prefix}: {len(parts)} parts, not the phases "
+                           "(startup, dial, pings, ..., endings, exit)")
+    return {"startup": parts[0], "dial": parts[1], "pings": parts[2],
+            "endings": parts[-2],
+            "report_exit": sum(parts[3:-2]) + parts[-1],
+            "total": sum(parts), "nparts": len(parts)}
+
+
+def run_callgrind(name, a, fleet, cfg, rep):
+    """One run of a client under callgrind: whole-process instructions
+    (Ir) and their split by phase."""
+    prefix = os.path.join(a.workdir, f"cg-{a.label}-{fleet.kind}-{fleet.n}-"
+                          f"{name}-{rep}.out")
+    d, base = os.path.split(prefix)
+    for fn in os.listdir(d):
+        if fn == base or fn.startswith(base + "."):
+            os.unlink(os.path.join(d, fn))
+    cmd = [a.valgrind, "--tool=callgrind", f"--callgrind-out-file={prefix}",
+           "--dump-before=getrusage"] + client_cmd(name, a, fleet, cfg)
+    la = loadavg()
+    before = fleet.stats()
+    m, out, err = run_measured(cmd, a.instr_timeout, a.workdir)
+    after = fleet.stats()
+    r = {"type": "instructions", "tool": "callgrind", "client": name,
+         "fleet": fleet.kind, "ports": fleet.ports, "n": fleet.n,
+         "pings": a.pings, "rep": rep, "loadavg": la, "rc": m["rc"],
+         "wall_s": m["wall_s"],
+         "server_connections": after["connections"] - before["connections"],
+         "callgrind_out": prefix}
+    try:
+        r.update(callgrind_parts(prefix))
+        d = json.loads(out.strip().splitlines()[-1])
+    except Exception as e:
+        r["error"] = f"{e} (rc {m['rc']}): {out[-300:]} {err[-300:]}"
+        return r
+    if name == "mcptop":
+        r["open"] = sum(1 for s in d["servers"] if s["ok"])
+    else:
+        r["open"] = d["summary"]["sessions_open"]
+    r["pings_completed"] = (d["summary"].get("pings") or {}).get("count", 0)
+    if r["open"] != fleet.n or r["pings_completed"] != fleet.n * a.pings:
+        r["error"] = (f"open {r['open']}/{fleet.n}, pings "
+                      f"{r['pings_completed']}/{fleet.n * a.pings}")
+    return r
+
+
+def section_instructions(a, emit):
+    """The check cells under callgrind (mcptop and the floor on the same
+    fleet, one after the other, alternating which goes first), then
+    --runs alternating pairs without it for the CPU ratio."""
+    clients = ["mcptop", "floor"]
+    if shutil.which(a.valgrind) is None:
+        raise RuntimeError("instructions: valgrind is not installed "
+                           "(apt-get install valgrind)")
+    for kind in a.fleets:
+        for ports in a.ports:
+            for n in a.sizes:
+                fleet = Fleet(a, kind, ports, n)
+                try:
+                    cfg = fleet.write_config(os.path.join(
+                        a.workdir, f"instr-{kind}-{ports}-{n}.json"))
+                    run_measured([a.floor] + fleet.floor_args() +
+                                 ["--pings", "1"], a.run_timeout, a.workdir)
+                    for k in range(a.instr_runs):
+                        order = clients if k % 2 == 0 else clients[::-1]
+                        for c in order:
+                            r = run_callgrind(c, a, fleet, cfg, k + 1)
+                            emit(r)
+                            log(f"instructions {kind}/{ports}/{n} #{k + 1} "
+                                f"{c}: {r.get('total', 0) / 1e6:.1f} M Ir, "
+                                f"{r['wall_s']:.1f} s"
+                                + (f", ERROR {r['error']}" if 'error' in r
+                                   else ""))
+                    for k in range(a.runs):
+                        order = clients if k % 2 == 0 else clients[::-1]
+                        for pos, c in enumerate(order):
+                            r = run_client(c, a, fleet, cfg)
+                            r["type"] = "instructions_cpu"
+                            r["pair"], r["order"] = k + 1, pos
+                            emit(r)
+                            log(f"instructions {kind}/{ports}/{n} CPU pair "
+                                f"#{k + 1} {c}: {r['cpu_s'] * 1000:.0f} ms"
+                                + (f", ERROR {r['error']}" if 'error' in r
+                                   else ""))
+                finally:
+                    fleet.stop()
+
+
+def instr_cells(recs):
+    """{(fleet, ports, n): {"ir": {client: [records]}, "cpu": {client:
+    [records]}}}"""
+    out = {}
+    for r in recs:
+        t = r.get("type")
+        if t not in ("instructions", "instructions_cpu") or "error" in r:
+            continue
+        c = out.setdefault((r["fleet"], r["ports"], r["n"]),
+                           {"ir": {}, "cpu": {}})
+        c["ir" if t == "instructions" else "cpu"].setdefault(
+            r["client"], []).append(r)
+    return out
+
+
+def instr_summary(cell):
+    """Medians and ratios of one cell: instructions whole and per phase,
+    the CPU ratio of the pairs."""
+    s = {}
+    m, f = cell["ir"].get("mcptop", []), cell["ir"].get("floor", [])
+    for part in ("total",) + INSTR_PARTS:
+        mm, ff = med([r[part] for r in m]), med([r[part] for r in f])
+        s[part] = (mm, ff, mm / ff if mm and ff else None)
+    s["ir_spread"] = max([spread([r["total"] for r in m]) or 1.0,
+                          spread([r["total"] for r in f]) or 1.0])
+    s["ir_runs"] = min(len(m), len(f))
+    cm, cf = cell["cpu"].get("mcptop", []), cell["cpu"].get("floor", [])
+    fm = {r["pair"]: r for r in cf}
+    s["pair_ratios"] = [r["cpu_s"] / fm[r["pair"]]["cpu_s"] for r in cm
+                        if r["pair"] in fm and fm[r["pair"]]["cpu_s"] > 0]
+    s["cpu_ms"] = (med([r["cpu_s"] * 1000 for r in cm]),
+                   med([r["cpu_s"] * 1000 for r in cf]))
+    s["loadavg"] = [float(r["loadavg"].split()[0]) for r in cm + cf]
+    return s
+
+
+def instr_rows(recs):
+    """(row label, value text, holds?, target) for the issue 30 table."""
+    rows = []
+    cs = instr_cells(recs)
+    for key in sorted(cs, key=lambda k: (k[0], k[1], k[2])):
+        s = instr_summary(cs[key])
+        t = s["total"]
+        if t[2] is not None:
+            rows.append((f"instructions, check --pings 5, mcptop / floor: "
+                         f"{key[0]}, {PORTS_NAME[key[1]]}, {key[2]:,}",
+                         f"{x(t[2])} ({t[0] / 1e6:,.0f} / {t[1] / 1e6:,.0f}"
+                         " M)", t[2] <= 1.10, "≤ 1.10×"))
+        if s["pair_ratios"]:
+            rows.append((f"CPU (loaded machine), check --pings 5, paired "
+                         f"median: {key[0]}, {PORTS_NAME[key[1]]}, "
+                         f"{key[2]:,}",
+                         f"{x(med(s['pair_ratios']))} [{x(min(s['pair_ratios']))}"
+                         f"–{x(max(s['pair_ratios']))}] (load "
+                         f"{min(s['loadavg']):.1f}–{max(s['loadavg']):.1f})",
+                         med(s["pair_ratios"]) <= 1.10, "≤ 1.10×"))
+    return rows
+
+
+def write_instr_section(w, label, recs):
+    cs = instr_cells(recs)
+    if not cs:
+        return
+    machines = [r for r in recs if r.get("type") == "machine" and
+                "instructions" in r["sections"]]
+    name = label[len(I30):] if label.startswith(I30) else label
+    w(f"### {name.capitalize()}: instructions per cell\n")
+    for mi in machines:
+        w(f"Run on {mi['date']}, mcptop {mi['mcptop_commit']}, took "
+          f"{fmt(mi.get('total_s', 0) / 60, 1)} min; load average "
+          f"{mi['loadavg_at_start']} at its start, "
+          f"{mi.get('loadavg_at_end', '?')} at its end.")
+    a = machines[-1]["args"] if machines else {"pings": 5}
+    w("")
+    w(f"`check -c FLEET --json --pings {a['pings']} --stats --timeout "
+      "60000` and the floor on the same fleet, one after the other, under "
+      "`valgrind --tool=callgrind --dump-before=getrusage` (both clients "
+      "call getrusage exactly at their phase marks, so the parts are the "
+      "phases). Instructions (Ir) in millions, median of the runs; "
+      "per server = whole / N in thousands. Instruction counts do not move "
+      "with the machine's load (runs of one binary agree within the "
+      "spread shown); CPU ratios do: they come from alternating pairs on "
+      "a machine shared with other sessions (load average shown).\n")
+    w("| fleet | N | Ir mcptop / floor (M) | **ratio** | per server (k) | "
+      "start-up | dial | pings (per ping, k) | endings | report + exit | "
+      "Ir spread | CPU paired median [min–max] | load |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+      "--- | --- |")
+    pings = a["pings"]
+    for key in sorted(cs, key=lambda k: (k[0], k[1], k[2])):
+        s = instr_summary(cs[key])
+        n = key[2]
+
+        def ph(p):
+            mm, ff, rr = s[p]
+            if mm is None or ff is None:
+                return "—"
+            return f"{mm / 1e6:,.1f} / {ff / 1e6:,.1f} ({x(rr)})"
+        pm, pf, pr = s["pings"]
+        pingc = (f"{pm / 1e6:,.1f} / {pf / 1e6:,.1f} ({x(pr)}; "
+                 f"{pm / (n * pings) / 1e3:,.1f} / "
+                 f"{pf / (n * pings) / 1e3:,.1f})" if pm and pf else "—")
+        tm, tf, tr = s["total"]
+        pr_ = s["pair_ratios"]
+        cpu = (f"{x(med(pr_))} [{x(min(pr_))}–{x(max(pr_))}] ({len(pr_)} "
+               f"pairs; {fmt(s['cpu_ms'][0])} / {fmt(s['cpu_ms'][1])} ms)"
+               if pr_ else "—")
+        load = (f"{min(s['loadavg']):.1f}–{max(s['loadavg']):.1f}"
+                if s["loadavg"] else "—")
+        w(f"| {key[0]}{'' if key[1] == 'distinct' else ', one port'} | "
+          f"{n:,} | {tm / 1e6:,.1f} / {tf / 1e6:,.1f} | **{x(tr)}** | "
+          f"{tm / n / 1e3:,.0f} / {tf / n / 1e3:,.0f} | {ph('startup')} | "
+          f"{ph('dial')} | {pingc} | {ph('endings')} | "
+          f"{ph('report_exit')} | {x(s['ir_spread'], 3)} "
+          f"({s['ir_runs']} runs) | {cpu} | {load} |")
+    w("")
+
+
+def write_i30_report(w):
+    """Issue 30's section: a summary column per label, then the tables."""
+    labels = i30_labels()
+    data = {lb: load_raw(os.path.join(RESULTS, f"{lb}.jsonl"))
+            for lb in labels}
+    labels = [lb for lb in labels if data[lb]]
+    if not labels:
+        return
+    w("## Issue 30: instructions against the floor, before and after\n")
+    sums = {lb: {r[0]: r for r in instr_rows(data[lb])} for lb in labels}
+    keys = []
+    for lb in labels:
+        for k in sums[lb]:
+            if k not in keys:
+                keys.append(k)
+
+    def commit(lb):
+        cs = []
+        for r in data[lb]:
+            if r.get("type") == "machine":
+                c = r["mcptop_commit"].split()[0]
+                if c not in cs:
+                    cs.append(c)
+        return f" ({', '.join(cs)})" if cs else ""
+    w("| measure | target | " + " | ".join(
+        lb[len(I30):] + commit(lb) for lb in labels) + " |")
+    w("| --- | --- |" + " --- |" * len(labels))
+    for k in keys:
+        tgt = next(sums[lb][k][3] for lb in labels if k in sums[lb])
+        row = []
+        for lb in labels:
+            r = sums[lb].get(k)
+            row.append("—" if r is None else
+                       r[1] + (" ✓" if r[2] else " ✗"))
+        w(f"| {k} | {tgt} | " + " | ".join(row) + " |")
+    w("")
+    for lb in labels:
+        write_instr_section(w, lb, data[lb])
+    analysis = os.path.join(BENCH, "ANALYSIS-30.md")
+    if os.path.exists(analysis):
+        with open(analysis) as f:
+            w(f.read())
+
+
+def i30_labels():
+    """issue30-before, any issue30-interim-* (sorted), issue30-after."""
+    interim = sorted(f[:-len(".jsonl")] for f in os.listdir(RESULTS)
+                     if f.startswith(I30 + "interim-") and
+                     f.endswith(".jsonl")) if os.path.isdir(RESULTS) else []
+    return [I30 + "before"] + interim + [I30 + "after"]
 
 
 # ---------------------------------------------------------------- idle
@@ -984,7 +1282,8 @@ def summary_rows(recs):
 
 
 def report_labels():
-    """before, any interim-* (sorted), after: the columns of RESULTS.md."""
+    """before, any interim-* (sorted), after: the columns of issue 19's
+    part of RESULTS.md."""
     interim = sorted(f[:-len(".jsonl")] for f in os.listdir(RESULTS)
                      if f.startswith("interim-") and f.endswith(".jsonl")) \
         if os.path.isdir(RESULTS) else []
@@ -992,7 +1291,8 @@ def report_labels():
 
 
 def is_results_label(label):
-    return label in LABELS or re.fullmatch(r"interim-[\w.-]+", label)
+    return label in LABELS or re.fullmatch(
+        r"(issue30-)?interim-[\w.-]+|issue30-(before|after)", label)
 
 
 def write_report(a):
@@ -1007,7 +1307,11 @@ def write_report(a):
       "How to run: bench/README.md. Hand-written analysis: "
       "bench/ANALYSIS.md, appended below. The results of issue 7 "
       "(per-phase, JSON fleet, the SDK client, up to 10,000 servers) are "
-      "kept in `bench/results/issue7.md`.\n")
+      "kept in `bench/results/issue7.md`. Issue 30's instruction counts "
+      "(`bench/run --instructions`) come first, from "
+      "`bench/results/issue30-*.jsonl`, with their own analysis "
+      "(bench/ANALYSIS-30.md).\n")
+    write_i30_report(w)
     w("## Issue 19: before and after\n")
     sums = {lb: {r[0]: r for r in summary_rows(data[lb])} for lb in labels}
     keys = []
@@ -1076,13 +1380,14 @@ def write_scratch_report(a, path, recs):
     L = []
     w = L.append
     w(f"# mcptop bench: {a.label}\n")
-    rows = summary_rows(recs)
+    rows = summary_rows(recs) + instr_rows(recs)
     if rows:
         w("| measure | target | value |\n| --- | --- | --- |")
         for r in rows:
             w(f"| {r[0]} | {r[3]} | {r[1]} |")
         w("")
     write_label_section(w, a.label, recs)
+    write_instr_section(w, a.label, recs)
     with open(path, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
 
@@ -1124,15 +1429,18 @@ def main():
                     "LABEL.jsonl and rebuild RESULTS.md; anything else "
                     "writes WORKDIR/LABEL.{jsonl,md} only")
     ap.add_argument("--only", default=",".join(SECTIONS),
-                    help="sections: " + ",".join(SECTIONS))
-    ap.add_argument("--sizes", default="100,300,1000")
+                    help="sections: " + ",".join(SECTIONS + EXTRA_SECTIONS)
+                    + " (instructions only when named)")
+    ap.add_argument("--sizes", default=None,
+                    help="check: 100,300,1000; instructions: 100,1000")
     ap.add_argument("--fleets", default="json,sse",
                     help="fleets of check and rss: json, sse")
     ap.add_argument("--idle-fleets", default="json,sse,sse-keep",
                     help="fleets of idle (sse-keep: the SSE fleet keeping "
                     "idle connections 120 s)")
     ap.add_argument("--tui-fleets", default="json,sse")
-    ap.add_argument("--ports", default="distinct,one")
+    ap.add_argument("--ports", default=None,
+                    help="check: distinct,one; instructions: distinct")
     ap.add_argument("--clients", default="mcptop,floor",
                     help="mcptop,floor[,floor-old][,sdk] (floor-old: the "
                     "floor before issue 19; sdk: bench/sdkclient.mjs)")
@@ -1144,6 +1452,12 @@ def main():
                     "--dns-cache-timeout -1' (the floor before issue 19)")
     ap.add_argument("--run-timeout", type=int, default=300,
                     help="seconds before a client run is killed")
+    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--instr-runs", type=int, default=2,
+                    help="instructions: callgrind runs of each client per "
+                    "cell (alternating which goes first)")
+    ap.add_argument("--instr-timeout", type=int, default=1800,
+                    help="seconds before a run under callgrind is killed")
     ap.add_argument("--idle-n", type=int, default=1000)
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--idle-windows", type=int, default=3)
@@ -1174,7 +1488,14 @@ def main():
         ap.error("--mcptop, --floor and --workdir are required")
     if a.smoke:
         a.sizes, a.runs, a.only, a.pings = "10", 1, "check", 2
+        a.ports = a.ports or "distinct,one"
         a.label = "smoke"
+    sections = [v for v in a.only.split(",") if v]
+    only_instr = sections == ["instructions"]
+    if a.sizes is None:
+        a.sizes = "100,1000" if only_instr else "100,300,1000"
+    if a.ports is None:
+        a.ports = "distinct" if only_instr else "distinct,one"
     a.sizes = [int(v) for v in a.sizes.split(",") if v]
     a.fleets = [v for v in a.fleets.split(",") if v]
     a.idle_fleets = [v for v in a.idle_fleets.split(",") if v]
@@ -1182,9 +1503,8 @@ def main():
     a.ports = [v for v in a.ports.split(",") if v]
     a.clients = [v for v in a.clients.split(",") if v]
     a.floor_extra = a.floor_args.split()
-    sections = [v for v in a.only.split(",") if v]
     for v in sections:
-        if v not in SECTIONS:
+        if v not in SECTIONS + EXTRA_SECTIONS:
             ap.error(f"unknown section {v}")
     if not set(a.fleets + a.idle_fleets + a.tui_fleets) <= set(FLEET_SCRIPT) \
             or \
@@ -1246,7 +1566,8 @@ def main():
         os.unlink(rawpath + ".partial")
     for sec in sections:
         {"check": section_check, "idle": section_idle,
-         "tui": section_tui, "rss": section_rss}[sec](a, emit)
+         "tui": section_tui, "rss": section_rss,
+         "instructions": section_instructions}[sec](a, emit)
     # Only a finished run replaces the records (a failed one leaves its
     # records in RAW.partial).
     info["total_s"] = time.monotonic() - t0

@@ -5,7 +5,7 @@
 #   bin/mcptop
 #   share/mcptop/themes/*.json              (found by the binary relative
 #                                            to itself: MCPTOP_THEMES_REL)
-#   share/man/man1/mcptop.1
+#   share/man/man1/mcptop.1.gz
 #   share/bash-completion/completions/mcptop
 #   share/zsh/site-functions/_mcptop
 #   share/fish/vendor_completions.d/mcptop.fish
@@ -23,7 +23,14 @@ install(TARGETS mcptop RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/themes/
         DESTINATION ${MCPTOP_THEMES_INSTALL_DIR}
         FILES_MATCHING PATTERN "*.json")
-install(FILES ${PROJECT_BINARY_DIR}/mcptop.1
+# Installed gzipped, as Debian's policy and man-db expect (-n: no name or
+# time stamp, so the package is reproducible).
+find_program(MCPTOP_GZIP gzip REQUIRED)
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/mcptop.1.gz
+  COMMAND ${MCPTOP_GZIP} -9 -n -k -f ${PROJECT_BINARY_DIR}/mcptop.1
+  DEPENDS ${PROJECT_BINARY_DIR}/mcptop.1 VERBATIM)
+add_custom_target(mcptop_man ALL DEPENDS ${PROJECT_BINARY_DIR}/mcptop.1.gz)
+install(FILES ${PROJECT_BINARY_DIR}/mcptop.1.gz
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/completions/mcptop.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions

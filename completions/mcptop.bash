@@ -65,19 +65,25 @@ _mcptop()
     cmd=
     if ((COMP_CWORD > 1)); then
         case ${COMP_WORDS[1]} in
-            tui | check | watch | end | login | logout | serve) cmd=${COMP_WORDS[1]} ;;
+            tui | check | watch | end | audit | login | logout | serve | configs | \
+                replay | report)
+                cmd=${COMP_WORDS[1]} ;;
         esac
     fi
 
     case $prev in
-        -c | --config | --log | --bearer-token-file | --basic-auth-file)
+        -c | --config | --log | --bearer-token-file | --basic-auth-file | \
+            --record)
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return
             ;;
-        --from)
+        --from | --to)
+            # replay's and report's --from is a time, not a client.
+            [[ $cmd == replay || $cmd == report || $prev == --to ]] && return
             COMPREPLY=($(compgen -W 'claude claude-code cursor vscode windsurf
-                zed all' -- "$cur"))
+                zed gemini codex opencode goose continue cline roo lmstudio
+                all' -- "$cur"))
             return
             ;;
         --theme)
@@ -89,8 +95,26 @@ _mcptop()
                 return
             fi
             ;;
+        --sort)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'name transport health liveness age
+                    streak session protocol tools rtt failure delivered http
+                    history' -- "$cur"))
+                return
+            fi
+            ;;
+        --group)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                COMPREPLY=($(compgen -W 'cause tag host transport none' \
+                    -- "$cur"))
+                return
+            fi
+            ;;
+        --filter)
+            [[ -z $cmd || $cmd == tui ]] && return
+            ;;
         -s | --server)
-            if [[ $cmd == end ]]; then
+            if [[ $cmd == end || $cmd == audit ]]; then
                 mapfile -t fleet < <(_mcptop_fleet_args)
                 _mcptop_add_lines < <("$bin" end "${fleet[@]}" \
                     --list-servers 2>/dev/null)
@@ -98,7 +122,7 @@ _mcptop()
             fi
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
-            --listen | -l | --label-from-tags)
+            --listen | -l | --label-from-tags | --parallel | --record-max | --speed)
             return
             ;;
     esac
@@ -109,31 +133,49 @@ _mcptop()
             opts="$sources --json --timeout --pings --stats"
             ;;
         watch)
-            opts=$sources
+            opts="$sources --record --record-max"
+            ;;
+        configs)
+            opts="$sources --json"
             ;;
         end)
             opts="$sources -s --server --json --teardown --session
                   --list-servers"
             ;;
+        audit)
+            opts="$sources -s --server --json --parallel --timeout"
+            ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
-                  --basic-auth-file --probe-urls"
+                  --basic-auth-file --probe-urls --record --record-max"
             ;;
         login | logout)
             opts='-c --config --wait --log -h --help'
             ;;
         tui)
-            opts="$sources --theme --no-mouse --list-themes"
+            opts="$sources --theme --no-mouse --list-themes --record
+                  --record-max --filter --sort --group"
+            ;;
+        replay)
+            opts='--speed --from --to --theme --no-mouse -h --help'
+            ;;
+        report)
+            opts='--from --to --json -h --help'
             ;;
         *)
-            opts="$sources --theme --no-mouse --list-themes -V --version"
+            opts="$sources --theme --no-mouse --list-themes --record
+                  --record-max --filter --sort --group -V --version"
             ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -z $cmd ]] && ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'tui check watch end login logout serve' \
-            -- "$cur"))
+        COMPREPLY=($(compgen -W 'tui check watch end audit login logout serve
+            configs replay report' -- "$cur"))
+    elif [[ $cmd == replay || $cmd == report ]]; then
+        # The recording FILE.
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     elif [[ $cmd == login || $cmd == logout ]]; then
         # login NAME: the configured server names.
         mapfile -t fleet < <(_mcptop_fleet_args)

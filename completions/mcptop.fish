@@ -18,7 +18,7 @@ end
 # The TUI: no command word, or `tui`.
 function __mcptop_tui
     set -l tokens (commandline -opc)
-    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end login logout serve
+    test (count $tokens) -eq 1; or not contains -- $tokens[2] check watch end audit login logout serve configs replay report
 end
 
 function __mcptop_themes
@@ -58,23 +58,48 @@ complete -c mcptop -n __mcptop_no_command -a tui -d 'The full-screen monitor (th
 complete -c mcptop -n __mcptop_no_command -a check -d 'Dial every server once, ping, report, exit'
 complete -c mcptop -n __mcptop_no_command -a watch -d 'Monitor with no UI: JSON Lines on stdout'
 complete -c mcptop -n __mcptop_no_command -a end -d 'Dial, end each session, report outcomes'
+complete -c mcptop -n __mcptop_no_command -a audit -d 'Session-hygiene report per server (ends all it opens)'
 complete -c mcptop -n __mcptop_no_command -a login -d 'Authorize mcptop for a server (OAuth)'
 complete -c mcptop -n __mcptop_no_command -a serve -d 'Monitor with no UI, serve Prometheus /metrics'
 complete -c mcptop -n __mcptop_no_command -a logout -d "Forget a server's cached tokens"
+complete -c mcptop -n __mcptop_no_command -a configs -d 'Every server the sources give, dialing nothing'
+complete -c mcptop -n __mcptop_no_command -a replay -d 'The TUI over a recording, no network'
+complete -c mcptop -n __mcptop_no_command -a report -d 'The incident report of a recording'
+
+# A recording: replay and report
+function __mcptop_recording_cmd
+    __mcptop_using replay; or __mcptop_using report
+end
 
 # Every command
 complete -c mcptop -s c -l config -r -F -d 'The fleet config'
 complete -c mcptop -l log -r -F -d 'Append a debug log of every exchange'
 complete -c mcptop -s h -l help -d 'Print the help and exit'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l from -x -a 'claude claude-code cursor vscode windsurf zed all' -d "An MCP client's configs"
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -l shard -x -d 'Only shard K of N (K/N)'
-complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout' -s v -l verbose -d 'List config keys read but not applied'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l from -x -a 'claude claude-code cursor vscode windsurf zed gemini codex opencode goose continue cline roo lmstudio all' -d "An MCP client's configs"
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -l shard -x -d 'Only shard K of N (K/N)'
+complete -c mcptop -n 'not __mcptop_using login; and not __mcptop_using logout; and not __mcptop_recording_cmd' -s v -l verbose -d 'List config keys read but not applied'
 complete -c mcptop -n __mcptop_no_command -s V -l version -d 'Print the versions and exit'
 
 # tui (and no command)
 complete -c mcptop -n __mcptop_tui -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
 complete -c mcptop -n __mcptop_tui -l list-themes -d 'Print the theme names and exit'
 complete -c mcptop -n __mcptop_tui -l no-mouse -d 'Leave the mouse to the terminal'
+complete -c mcptop -n __mcptop_tui -l group -x -a 'cause tag host transport none' -d 'Start with the rows grouped'
+complete -c mcptop -n __mcptop_tui -l filter -x -d 'Start with this filter'
+complete -c mcptop -n __mcptop_tui -l sort -x -a 'name transport health liveness age streak session protocol tools rtt failure delivered http history' -d 'Start sorted by this column'
+
+# --record: the TUI, watch, serve
+complete -c mcptop -n '__mcptop_tui; or __mcptop_using watch; or __mcptop_using serve' -l record -r -F -d 'Record the event stream to FILE'
+complete -c mcptop -n '__mcptop_tui; or __mcptop_using watch; or __mcptop_using serve' -l record-max -x -d 'Rotate the recording at MB'
+
+# replay, report
+complete -c mcptop -n __mcptop_recording_cmd -F -d 'Recording'
+complete -c mcptop -n __mcptop_recording_cmd -l from -x -d 'Start at TIME (RFC 3339, HH:MM, +N[s|m|h])'
+complete -c mcptop -n __mcptop_recording_cmd -l to -x -d 'End at TIME'
+complete -c mcptop -n '__mcptop_using replay' -l speed -x -d 'Recorded seconds per second'
+complete -c mcptop -n '__mcptop_using replay' -l theme -r -F -a '(__mcptop_themes)' -d 'Colour theme'
+complete -c mcptop -n '__mcptop_using replay' -l no-mouse -d 'Leave the mouse to the terminal'
+complete -c mcptop -n '__mcptop_using report' -l json -d 'JSON instead of Markdown'
 
 # check
 complete -c mcptop -n '__mcptop_using check' -l json -d 'One JSON object instead of a table'
@@ -82,12 +107,21 @@ complete -c mcptop -n '__mcptop_using check' -l timeout -x -d 'Request timeout a
 complete -c mcptop -n '__mcptop_using check' -l pings -x -d 'Ping every server R times, in rounds'
 complete -c mcptop -n '__mcptop_using check' -l stats -d 'CPU, wall time and peak RSS per phase'
 
+# configs
+complete -c mcptop -n '__mcptop_using configs' -l json -d 'One JSON document instead of a table'
+
 # end
 complete -c mcptop -n '__mcptop_using end' -s s -l server -x -a '(__mcptop_servers)' -d 'End this server'
 complete -c mcptop -n '__mcptop_using end' -l json -d 'One JSON object per line, one per ending'
 complete -c mcptop -n '__mcptop_using end' -l teardown -x -d 'The teardown deadline (ms)'
 complete -c mcptop -n '__mcptop_using end' -l session -x -d "End another client's session ID"
 complete -c mcptop -n '__mcptop_using end' -l list-servers -d 'Print the configured server names and exit'
+
+# audit
+complete -c mcptop -n '__mcptop_using audit' -s s -l server -x -a '(__mcptop_servers)' -d 'Audit this server'
+complete -c mcptop -n '__mcptop_using audit' -l json -d 'One JSON object instead of a table'
+complete -c mcptop -n '__mcptop_using audit' -l parallel -x -d 'Audit N servers at once'
+complete -c mcptop -n '__mcptop_using audit' -l timeout -x -d "Each check's bound (ms)"
 
 # login NAME, logout NAME
 complete -c mcptop -n '__mcptop_using login; or __mcptop_using logout' -a '(__mcptop_servers)' -d 'Server'

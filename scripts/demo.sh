@@ -32,8 +32,37 @@ done
 if [ "$deps" -eq 1 ]; then
   scripts/install-deps.sh
 fi
+# The build says how far it is (a first build takes a minute or so): one
+# line redrawn on a terminal, a line per tenth otherwise; the whole output
+# is kept in build/demo-build.log and shown when the build fails.
+demo_progress() {
+  local line pct last=-10 tty=0
+  [ -t 1 ] && tty=1
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>build/demo-build.log
+    [[ $line =~ ^\[\ *([0-9]+)%\] ]] || continue
+    pct=${BASH_REMATCH[1]}
+    if [ "$tty" -eq 1 ]; then
+      printf '\r    %3d%% %-60.60s' "$pct" "${line#*] }"
+    elif [ $((pct / 10)) -ne $((last / 10)) ]; then
+      printf '    %3d%%\n' "$pct"
+    fi
+    last=$pct
+  done
+  [ "$tty" -eq 1 ] && printf '\r    done%-64s\n' ""
+  return 0
+}
+
+echo "==> configuring build/ (cmake)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo --log-level=WARNING >/dev/null
-cmake --build build --parallel "$(nproc 2>/dev/null || echo 2)" --target mcptop >/dev/null
+echo "==> building mcptop into build/ (a minute or so the first time)"
+: >build/demo-build.log
+if ! cmake --build build --parallel "$(nproc 2>/dev/null || echo 2)" \
+    --target mcptop 2>&1 | demo_progress; then
+  echo "demo.sh: the build failed; its last lines (build/demo-build.log):" >&2
+  tail -n 30 build/demo-build.log >&2
+  exit 1
+fi
 
 work=$(mktemp -d /tmp/mcptop-demo.XXXXXX)
 pids=()

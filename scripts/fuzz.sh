@@ -39,7 +39,7 @@ command -v clang >/dev/null 2>&1 \
   || { echo "fuzz.sh: clang is not installed (scripts/install-deps.sh)" >&2; exit 2; }
 
 echo "==> fuzz.sh: configuring $build_dir (clang, libFuzzer + ASan + UBSan)"
-CC=clang cmake -S "$ROOT" -B "$build_dir" \
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$build_dir" \
   -DMCPTOP_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo --log-level=WARNING >/dev/null
 echo "==> building"

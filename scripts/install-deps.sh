@@ -20,7 +20,7 @@ TESTS="$ROOT/tests"
 APT_PACKAGES=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libcjson-dev libev-dev libncurses-dev libcmocka-dev
-  libssl-dev libyaml-dev
+  libssl-dev libyaml-dev libtomlplusplus-dev
   libmicrohttpd-dev zlib1g-dev prometheus
   nodejs npm python3 tmux nginx-light openssl procps
   dpkg-dev groff-base man-db zsh fish
@@ -108,7 +108,9 @@ up_to_date=0
 if [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$want_stamp" ] \
    && [ -f "$TESTS/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] \
    && [ -f "$TESTS/node_modules/@modelcontextprotocol/server-memory/package.json" ] \
-   && [ -f "$TESTS/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+   && [ -f "$TESTS/node_modules/@modelcontextprotocol/sdk/package.json" ] \
+   && [ -f "$TESTS/node_modules/supergateway/package.json" ] \
+   && [ -f "$TESTS/node_modules/mcp-framework/package.json" ]; then
   up_to_date=1
 fi
 

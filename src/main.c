@@ -33,7 +33,8 @@ static int main_help(int argc, char **argv);
 static int main_version(int argc, char **argv);
 
 static const struct main_entry main_table[] = {
-    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse]",
+    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse] "
+      "[--filter EXPR] [--sort COL[,desc]] [--group G]",
       "the full-screen monitor (the default)", tui_main, true },
     { "check", NULL, "[SOURCES] [--json] [--timeout MS] [--pings R] "
       "[--stats]", "dial every server once, ping, report, exit", cli_check,
@@ -42,12 +43,24 @@ static const struct main_entry main_table[] = {
       cli_watch, true },
     { "end", NULL, "[SOURCES] [--server NAME]... [--json] [--teardown MS]",
       "dial, end each session, report outcomes", cli_end, true },
+    { "audit", NULL, "[SOURCES] [--server NAME]... [--json] [--parallel N]",
+      "session-hygiene report per server (ends all it opens)", cli_audit,
+      true },
     { "login", NULL, "NAME [-c FILE] [--wait MS]",
       "authorize mcptop for server NAME (OAuth)", cli_login, true },
     { "logout", NULL, "NAME [-c FILE]", "forget NAME's cached tokens",
       cli_logout, true },
     { "serve", NULL, "[SOURCES] [--listen HOST:PORT]",
       "monitor with no UI, serve Prometheus /metrics", cli_serve, true },
+    { "configs", NULL, "[SOURCES] [--json]",
+      "every server the sources give, dialing nothing", cli_configs,
+      false },
+    { "replay", NULL, "FILE [--speed N] [--from TIME] [--to TIME]",
+      "the TUI over a recording (--record FILE), no network",
+      tui_replay_main, true },
+    { "report", NULL, "FILE [--from TIME] [--to TIME] [--json]",
+      "the incident report of a recording (--record FILE)", cli_report,
+      false },
     /* The top-level options, found the same way. */
     { "--help", "-h", NULL, NULL, main_help, false },
     { "help", NULL, NULL, NULL, main_help, false },

@@ -17,9 +17,12 @@
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
+int cli_audit(int argc, char **argv);
 int cli_login(int argc, char **argv);
 int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_report(int argc, char **argv);
+int cli_configs(int argc, char **argv);
 
 /*
  * What a command that loads a fleet tells cli_preamble: its name (for
@@ -71,6 +74,19 @@ struct cli_fleet {
  */
 int cli_preamble(const struct cli_preamble *p, int argc, char **argv,
     struct cli_fleet *cf, int *rc);
+
+/*
+ * --record FILE (export/recording.h): open cf->common.record_path into
+ * *out (NULL when not given), in cli_preamble's parsed hook, so a path
+ * that cannot be written stops the command before any dial (0; -1 with
+ * *rc EXIT_USAGE after saying why). cli_record_close closes *r (NULL does
+ * nothing), saying on stderr when a write failed (then false).
+ */
+struct recording;
+int cli_record_open(struct cli_fleet *cf, const char *cmd,
+    struct recording **out, int *rc);
+bool cli_record_close(struct cli_fleet *cf, const char *cmd,
+    struct recording **r);
 
 /* Parse a positive integer of milliseconds; -1 when invalid. */
 long cli_parse_ms(const char *s);

@@ -113,7 +113,9 @@ struct config_server {
     struct config_oauth  *oauth;        /* NULL: no "oauth" key (oauth) */
     struct config_probe  *probe;        /* NULL: no "probe_tool" */
     /* stdio */
-    char                 *command;
+    char                 *command;      /* expanded */
+    char                 *command_shown;    /* as written (NULL: same as
+                                               command): for display */
     char                **args;         /* expanded */
     char                **args_shown;   /* as written: for display */
     size_t                nargs;
@@ -141,6 +143,28 @@ struct config_server {
     char                 *origin;
     /* Non-NULL: why this declaration cannot be dialed (invalid_config). */
     char                 *invalid;
+    /* Why its client does not run it (with disabled), or NULL: "\"enabled\":
+     * false", "not approved in ~/.claude.json", ... */
+    char                 *disabled_why;
+    /* The variables expanded in it, names only ("GITHUB_TOKEN",
+     * "input:api-key", "file:~/token"): never their values. */
+    char                **vars;
+    size_t                nvars;
+    /* Keys of the entry read and not applied (another client's
+     * behaviour): names only. */
+    char                **unapplied;
+    size_t                nunapplied;
+    /* Every file that declares this same target, the first being the
+     * one it is named after (see config_merge); 0 when not merged. */
+    struct config_source *sources;
+    size_t                nsources;
+};
+
+/* An entry of a file that is not a server mcptop can run, and why. */
+struct config_skip {
+    char *name;
+    char *origin;
+    char *why;
 };
 
 struct config {
@@ -154,6 +178,13 @@ struct config {
      * kind naming its servers, for --verbose and the log. */
     char                **notes;
     size_t                nnotes;
+    /* Entries skipped (a Goose built-in, a Zed extension's server). */
+    struct config_skip   *skipped;
+    size_t                nskipped;
+    /* Servers merged into another with the same target (config_merge):
+     * "NAME (FILE) is SERVER", for --verbose and `configs`. */
+    char                **merged;
+    size_t                nmerged;
 };
 
 /*
@@ -165,13 +196,45 @@ struct config {
 typedef const char *(*config_input_fn)(void *arg, const char *id,
     const char *description, bool password);
 
-/* How a config is read. All zero: inputs from the environment only, and a
- * file with no server map is an error. */
+/*
+ * The variable syntax of the client whose file is read: each client
+ * expands its own, in the fields it expands (url, command, args, env,
+ * headers, cwd). A reference that client would expand and mcptop cannot
+ * (an unset variable, a VS Code command variable, a missing file) makes
+ * the entry invalid, naming the variable and the file: never a literal
+ * sent to a server.
+ */
+enum config_vars {
+    CONFIG_VARS_AUTO,       /* from the file's name and shape, else
+                               CONFIG_VARS_DEFAULT */
+    CONFIG_VARS_DEFAULT,    /* ${VAR}, ${VAR:-default}, ${env:VAR} (Claude
+                               Code, Cursor, Windsurf, Roo Code, LM
+                               Studio), and VS Code's ${input:ID} and
+                               predefined variables; "$$" is a '$' */
+    CONFIG_VARS_GEMINI,     /* $VAR and ${VAR} (Gemini CLI) */
+    CONFIG_VARS_OPENCODE,   /* {env:VAR} and {file:PATH} (opencode) */
+    CONFIG_VARS_CONTINUE,   /* ${{ secrets.NAME }} (Continue): NAME from
+                               the environment */
+    CONFIG_VARS_NONE,       /* none: strings as written (Claude Desktop,
+                               Codex, Goose, Zed, Cline) */
+};
+
+/* A client's file a server was found in (see config_server.sources). */
+struct config_source {
+    char *client;           /* "cursor", "vscode:project", ...; NULL for
+                               -c */
+    char *origin;           /* the file */
+};
+
+/* How a config is read. All zero: inputs from the environment only, the
+ * variable syntax from the file's name, and a file with no server map is
+ * an error. */
 struct config_options {
     config_input_fn input;
     void           *input_arg;
     bool            allow_none;     /* no server map: an empty fleet and a
                                        note, not an error (--from) */
+    enum config_vars vars;          /* whose variable syntax */
 };
 
 /*
@@ -223,9 +286,13 @@ struct config *config_for_command(char *const *argv, size_t argc);
 
 /*
  * Move every server, warning and note of from into into, and free from.
- * A name into already has is an error naming both files, unless rename is
- * set and the newcomer has a source: then it becomes "NAME@SOURCE". 0, or
- * -1 with *cause (caller frees; from is left as it was).
+ * With rename set (--from), a newcomer with a source that dials the same
+ * target as one of into's (the same URL, or the same command, arguments,
+ * env and cwd) is that server: it is folded into it (sources lists both
+ * files, into->merged says so) whatever its name. A name into already has
+ * is an error naming both files, unless rename is set and the newcomer
+ * has a source: then it becomes "NAME@SOURCE". 0, or -1 with *cause
+ * (caller frees; from may have lost its folded servers).
  */
 int config_merge(struct config *into, struct config *from, bool rename,
     char **cause);

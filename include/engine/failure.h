@@ -144,6 +144,8 @@ struct failure_evidence {
                                        an event id: it had the request */
     /* JSON-RPC */
     bool        body_unparsable;    /* 2xx JSON body that is not JSON */
+    bool        bad_encoding;       /* an answer in a Content-Encoding the
+                                       HTTP library could not decode */
     bool        no_matching_response; /* parsed, but no response with our id */
     bool        rpc_error;          /* an `error` member answering our id */
     bool        rpc_error_id_null;  /* an `error` member with null/no id */

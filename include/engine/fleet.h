@@ -12,7 +12,9 @@
 #include <stdio.h>
 
 #include "engine/config.h"
+#include "engine/ending.h"
 #include "engine/event.h"
+#include "engine/http.h"
 #include "engine/server.h"
 
 struct fleet;
@@ -94,5 +96,120 @@ size_t fleet_size(const struct fleet *f);
 struct server *fleet_server(const struct fleet *f, size_t i);
 const struct config *fleet_config(const struct fleet *f);
 struct ev_loop *fleet_loop(const struct fleet *f);
+
+/*
+ * Raw exchanges (fleet_raw.c; `mcptop audit`): a channel is a fresh
+ * transport for one server's declaration, outside its lifecycle and its
+ * record, on which the caller makes one exchange at a time, shaped as it
+ * wants: for Streamable HTTP any method, with a session the channel was
+ * issued, with none, or with a well-formed id the server never issued,
+ * or a body sent as it is; for stdio and 2024-11-05 HTTP+SSE, JSON-RPC
+ * requests on the transport's own session (the child, the stream).
+ *
+ * The channel keeps every session it was issued: an Mcp-Session-Id on
+ * any answer (a refused request's too), the child it spawned, the stream
+ * it opened. Their ids never leave it; the caller names them by number.
+ * Each is ended by the ending procedure (DESIGN.md section 5) when the
+ * caller asks, and the channel counts how many it opened and ended.
+ * A result comes from the loop, never from inside fleet_raw_send; an
+ * ending's outcome known at once (nothing to send, a DELETE that could
+ * not start) is reported from inside fleet_raw_end.
+ */
+struct fleet_raw;
+
+/* A request's session: a number >= 0 (one the channel was issued), or: */
+#define FLEET_RAW_NO_SESSION (-1)   /* no Mcp-Session-Id */
+#define FLEET_RAW_FORGED     (-2)   /* a well-formed id never issued (the
+                                       shape of one that was) */
+
+struct fleet_raw_request {
+    enum http_method method;    /* POST; GET, HEAD, OPTIONS: HTTP only */
+    /* POST: a JSON-RPC message of this method is built ("initialize",
+     * "ping", "tools/list", "server/discover" in the 2026-07-28 form,
+     * "notifications/initialized"); NULL: `body` as it is. */
+    const char *rpc;
+    const char *body;
+    /* initialize: the revision offered; otherwise the
+     * MCP-Protocol-Version header sent (NULL: none). */
+    const char *version;
+    int         session;        /* HTTP: see above; stdio, sse: ignored */
+    long        timeout_ms;     /* the exchange's bound */
+};
+
+/* What one exchange met. Borrowed during the callback. */
+struct fleet_raw_result {
+    bool           answered;    /* a status came, or a JSON-RPC answer */
+    struct failure failure;     /* !answered: why (site request) */
+    long           status;      /* HTTP status; 0 none */
+    bool           event_stream;/* answered as text/event-stream */
+    int            issued;      /* the session this answer issued (an id
+                                   the channel had not seen), or -1 */
+    bool           rpc_result;  /* a JSON-RPC result answering it */
+    bool           rpc_error;   /* a JSON-RPC error answering it, or one
+                                   with a null id */
+    bool           rpc_null_id; /* ...whose id is null */
+    long           rpc_code;
+    char           version[32]; /* result.protocolVersion, sanitized */
+    bool           lists_modern;/* result.supportedVersions holds
+                                   2026-07-28 (a DiscoverResult) */
+    char           message[128];/* the error's message, sanitized */
+    double         ms;
+};
+
+/* What a channel tells its owner; arg is the one given to open. */
+struct fleet_raw_host {
+    /* The exchange in flight ended. */
+    void (*result)(void *arg, struct fleet_raw *ch,
+        const struct fleet_raw_result *r);
+    /* Session `session` has its ending's outcome (e is borrowed). */
+    void (*ending)(void *arg, struct fleet_raw *ch, int session,
+        const struct ending *e);
+    /* One of its endings settled (see fleet_raw_busy). */
+    void (*settled)(void *arg, struct fleet_raw *ch);
+};
+
+/* A channel on server i of f (a stdio server's child is spawned at the
+ * first exchange; sse true: the 2024-11-05 HTTP+SSE transport whatever
+ * the declaration says). host and arg outlive it. NULL when server i
+ * cannot be dialed (invalid, disabled). */
+struct fleet_raw *fleet_raw_open(struct fleet *f, size_t i, bool sse,
+    const struct fleet_raw_host *host, void *arg);
+/* Stop everything (an exchange in flight is aborted, endings are
+ * forgotten, a child is killed and reaped), wipe the ids, free. Never
+ * from inside one of ch's callbacks. NULL does nothing. */
+void fleet_raw_free(struct fleet_raw *ch);
+/* "http", "sse" or "stdio". */
+const char *fleet_raw_transport(const struct fleet_raw *ch);
+/* True when the channel takes raw HTTP shapes (methods, bodies, session
+ * ids): Streamable HTTP. */
+bool fleet_raw_has_raw(const struct fleet_raw *ch);
+/* Start one exchange; its result comes through host->result. 0, or -1
+ * with *cause (caller frees) when it cannot be made: one is in flight,
+ * or the shape is not this transport's. */
+int fleet_raw_send(struct fleet_raw *ch, const struct fleet_raw_request *rq,
+    char **cause);
+/* Abort the exchange in flight: no result comes. */
+void fleet_raw_cancel(struct fleet_raw *ch);
+/* End session k by the ending procedure (the DELETE with its id; the
+ * stdio shutdown sequence; the stream closed), bounded by the server's
+ * teardown deadline. -1 when there is no such session or its ending
+ * already started. */
+int fleet_raw_end(struct fleet_raw *ch, int k);
+/* End every session whose ending has not started; returns how many. */
+size_t fleet_raw_end_all(struct fleet_raw *ch);
+/* The session a request with it was served after its ending said it
+ * ended (a server that does not free it): it is not counted as ended. */
+void fleet_raw_served_after(struct fleet_raw *ch, int k);
+/* Sessions issued; of those, how many ended (terminated, already_gone, a
+ * 400 refusal, exited, signalled, killed, stream_closed, or gone before
+ * its ending) and were not served after it; and of those, how many by a
+ * DELETE answered 2xx (terminated): a server that does not free sessions
+ * keeps those. */
+void fleet_raw_counts(const struct fleet_raw *ch, unsigned *opened,
+    unsigned *ended, unsigned *terminated);
+/* How many sessions were issued (numbers 0 .. n-1). */
+int fleet_raw_sessions(const struct fleet_raw *ch);
+/* True while an exchange or an ending has not settled. */
+bool fleet_raw_busy(const struct fleet_raw *ch);
 
 #endif

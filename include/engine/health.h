@@ -51,9 +51,13 @@ struct health_input {
                                                failed */
     bool                   pagination_loop; /* the last listing repeated a
                                                cursor */
+    const char            *disabled_reason; /* why the client does not run
+                                               it (the declaration's), or
+                                               NULL */
 };
 
-/* The verdict, with why in a few words (a static string, "" for ok). */
+/* The verdict, with why in a few words (a static string, "" for ok; for
+ * disabled, the input's disabled_reason when given, borrowed). */
 struct health {
     enum health_state state;
     const char       *reason;

@@ -1,7 +1,8 @@
 /*
  * One HTTP exchange of MCP's Streamable HTTP transport (MCP 2025-03-26 ..
  * 2025-11-25, basic/transports): a POST of one JSON-RPC message, the GET
- * stream, or a DELETE. The transfer reads the answer as JSON or as SSE
+ * stream, or a DELETE (and, for the session-hygiene audit's probes, a
+ * HEAD or an OPTIONS). The transfer reads the answer as JSON or as SSE
  * (parsed incrementally, each event handed up as it completes), bounds it
  * by max_bytes, and at its end fills a struct http_result with the
  * evidence the classifier reads. It knows the headers MCP names, not the
@@ -30,6 +31,8 @@ enum http_method {
     HTTP_POST,
     HTTP_GET,
     HTTP_DELETE,
+    HTTP_HEAD,              /* the audit's probes: no body is read */
+    HTTP_OPTIONS,
 };
 
 struct http_request {
@@ -99,6 +102,8 @@ struct http_result {
     const char *body;                       /* non-SSE body (bounded) */
     size_t      body_len;
     const char *error_text;                 /* libcurl's message, or NULL */
+    const char *content_encoding;           /* Content-Encoding, as sent
+                                               (sanitized, cut), or NULL */
     double      total_ms;                   /* libcurl's total time */
     long        num_connects;               /* new connections made */
     const char *last_event_id;              /* SSE: "" if none */
@@ -162,6 +167,11 @@ const char *http_method_name(enum http_method m);
 /* The linked libcurl's version and its TLS backend's (NULL when none),
  * as it reports them at run time. Static strings. */
 void http_library_versions(const char **version, const char **tls);
+
+/* The content encodings the linked libcurl decodes (it asks for them
+ * all, Accept-Encoding, and decodes what comes), as it reports them at run
+ * time: "gzip, deflate, br, zstd", or "" when none. Static string. */
+const char *http_decoded_encodings(void);
 
 /* Global init/cleanup of the HTTP library; call once from main. */
 int  http_global_init(void);

@@ -121,6 +121,16 @@ typedef void (*oauth_resume_cb)(void *arg);
 bool oauth_on_challenge(struct oauth *o, long status,
     const char *www_authenticate, oauth_resume_cb resume, void *arg);
 
+/*
+ * A request that was held for authorization `rounds` times is refused
+ * (401 or 403) once more, and no more work is done for it: what
+ * oauth_explain says next is that the authorization gave up, and why (the
+ * step-up's scope was not granted, or was granted and still refused; a
+ * new token refused too). o may be NULL.
+ */
+void oauth_gave_up(struct oauth *o, long status,
+    const char *www_authenticate, int rounds);
+
 /* Drop every pending resume of arg (its request was abandoned). */
 void oauth_forget(struct oauth *o, void *arg);
 

@@ -252,4 +252,46 @@ size_t server_warnings(const struct server *s, const char **out,
 unsigned long server_session_expiries(const struct server *s);
 unsigned long server_dials(const struct server *s);
 
+/*
+ * --- A replayed server (`mcptop replay`) --------------------------------
+ * A server whose state comes from a recording instead of exchanges: it is
+ * never dialed or spawned, and every command on it (end, redial, pause,
+ * ping) does nothing. Each recorded fact goes through the same record
+ * (history, streaks, liveness_of) and is published as the same event as
+ * live, so the TUI reads it through the same getters.
+ */
+enum server_fact_type {
+    SERVER_FACT_EXCHANGE,   /* op, failure (NULL: completed), ms */
+    SERVER_FACT_HEALTH,     /* health, health_reason */
+    SERVER_FACT_STATE,      /* state, era, protocol_version, tools,
+                               rtt_ms */
+    SERVER_FACT_TOOLS,      /* tools */
+    SERVER_FACT_ENDING,     /* ending (its outcome) */
+    SERVER_FACT_SETTLED,    /* ending (its settlement) */
+};
+
+struct server_fact {
+    enum server_fact_type  type;
+    int64_t                at;          /* epoch ms, as recorded */
+    const char            *op;          /* must outlive the server */
+    const struct failure  *failure;     /* copied */
+    double                 ms;
+    enum health_state      health;
+    const char            *health_reason;   /* copied */
+    enum server_state      state;
+    enum server_era        era;
+    const char            *protocol_version;  /* copied */
+    long                   tools;       /* -1 unknown */
+    double                 rtt_ms;      /* -1 unknown */
+    const struct ending   *ending;      /* copied; .server is set to s */
+};
+
+/* Make s (new, never started) a replayed server. */
+void server_replay_begin(struct server *s);
+/* One recorded fact, published as its event (EVENT_LIVENESS too when the
+ * record's state changed). Nothing on a live server. */
+void server_replay(struct server *s, const struct server_fact *f);
+/* Back to no observation (the replay seeks backwards). */
+void server_replay_reset(struct server *s);
+
 #endif

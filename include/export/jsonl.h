@@ -4,12 +4,15 @@
  * the event stream like metrics_event_cb), each server's record and the
  * fleet's (the `check --json` document, also served as /fleet), and each
  * ending's (`end --json`, and the ending lines of `watch`). Server text in
- * a record is sanitized. No I/O but jsonl_write, to the stream it is
- * given.
+ * a record is sanitized. Records are written straight into a JSON writer
+ * (util/jsonw.h); the functions that return cJSON trees parse that same
+ * text. No I/O but jsonl_write and jsonl_write_text, to the stream they
+ * are given.
  */
 #ifndef MCPTOP_EXPORT_JSONL_H
 #define MCPTOP_EXPORT_JSONL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "engine/event.h"
@@ -17,6 +20,7 @@
 struct cJSON;
 struct ending;
 struct fleet;
+struct jsonw;
 struct server;
 
 /* The record of one server (an element of `check --json`'s "servers"),
@@ -28,6 +32,17 @@ struct cJSON *jsonl_server(const struct server *s);
  * frees with cJSON_Delete. */
 struct cJSON *jsonl_fleet(const struct fleet *f);
 
+/* Members a caller adds to each server's record of the fleet document
+ * (s) and to its summary (s NULL), written last in each. */
+typedef void (*jsonl_extra_fn)(struct jsonw *w, const struct server *s,
+    void *arg);
+
+/* The members "servers" and "summary" of the fleet document (what
+ * jsonl_fleet gives), written into the object w is writing; extra, when
+ * not NULL, adds members to each record and to the summary. */
+void jsonl_fleet_write(struct jsonw *w, const struct fleet *f,
+    jsonl_extra_fn extra, void *arg);
+
 /* The record of one ending (`end --json`, the ending lines of `watch`).
  * Caller frees with cJSON_Delete. */
 struct cJSON *jsonl_ending(const struct ending *e);
@@ -38,6 +53,10 @@ struct cJSON *jsonl_ending(const struct ending *e);
  * free().
  */
 char *jsonl_event_line(const struct event *e);
+
+/* The line of e (as jsonl_event_line) into w, which is reset first, so one
+ * writer serves every line. false for an event that has no line. */
+bool jsonl_event_write(struct jsonw *w, const struct event *e);
 
 /*
  * A stdio server's last stderr lines as a failure's cause: at most max
@@ -61,5 +80,9 @@ char *jsonl_exit_line(size_t asked, size_t not_ended);
 /* Write o unformatted, then a newline, to out (not flushed). -1 when the
  * write failed (errno from stdio), else 0. */
 int jsonl_write(FILE *out, const struct cJSON *o);
+
+/* Append a newline to what w holds and write it all to out (not flushed).
+ * -1 when the write failed (errno from stdio), else 0. */
+int jsonl_write_text(FILE *out, struct jsonw *w);
 
 #endif

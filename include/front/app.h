@@ -29,6 +29,8 @@
 #define APP_OPT_LOG   0x100
 #define APP_OPT_FROM  0x101
 #define APP_OPT_SHARD 0x102
+#define APP_OPT_RECORD     0x103
+#define APP_OPT_RECORD_MAX 0x104
 
 /* The short options every command takes (append the command's own). */
 #define APP_SHORTOPTS "c:v"
@@ -41,6 +43,13 @@
     { "log", required_argument, NULL, APP_OPT_LOG }, \
     { "shard", required_argument, NULL, APP_OPT_SHARD }
 
+/* --record FILE and --record-max MB, for the commands that run a fleet
+ * for a while (the TUI, watch, serve): append to their longopts. */
+#define APP_RECORD_MAX_MB_DEFAULT 100    /* RECORDING_MAX_MB_DEFAULT */
+#define APP_RECORD_LONGOPTS \
+    { "record", required_argument, NULL, APP_OPT_RECORD }, \
+    { "record-max", required_argument, NULL, APP_OPT_RECORD_MAX }
+
 /* The sources in a usage line: "mcptop check " APP_USAGE " [--json]". */
 #define APP_USAGE "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE]\n" \
     "                    [--shard K/N]"
@@ -49,6 +58,22 @@
 
 /* The most -c options one command line may give. */
 #define APP_MAX_CONFIGS 32
+
+/* What became of one file --from looked at (for `mcptop configs`). */
+enum app_file_status {
+    APP_FILE_READ,
+    APP_FILE_ABSENT,
+    APP_FILE_BROKEN,            /* unreadable or not parsable: skipped */
+};
+
+struct app_file {
+    char                 *path;
+    const char           *client;   /* static strings of the clients */
+    const char           *source;   /* table */
+    enum app_file_status  status;
+    size_t                nservers; /* as read, before merging */
+    char                 *error;    /* APP_FILE_BROKEN: why (no value) */
+};
 
 /* Where the fleet comes from and where the log goes. Strings are borrowed
  * from argv. Zero-initialise, then app_split_command, getopt_long with
@@ -64,6 +89,9 @@ struct app_common {
     const char           *log_path;     /* --log */
     bool                  verbose;      /* -v: notes to stderr */
     struct shard          shard;        /* --shard K/N; n 0: every server */
+    const char           *record_path;  /* --record FILE, or NULL */
+    long long             record_max_bytes; /* --record-max MB; 0: the
+                                           default */
     bool                  interactive;  /* TUI: ask for ${input:ID} on the
                                            terminal; give standard input
                                            back to the terminal after -c - */
@@ -71,7 +99,17 @@ struct app_common {
     const struct config  *cfg;          /* the loaded fleet, borrowed, for
                                            app_open_log */
     bool                  bad_option;   /* app_option printed an error */
+    /* Filled by app_load_config: the files --from looked at (when
+     * keep_files is set; freed by app_files_free), and whether it read
+     * them because nothing else was given or found (bare `mcptop`). */
+    bool                  keep_files;
+    struct app_file      *files;
+    size_t                nfiles;
+    bool                  from_fallback;
 };
+
+/* Free c->files. */
+void app_files_free(struct app_common *c);
 
 /*
  * Take "-- CMD ARGS..." off the end of argv: the words after the first
@@ -99,6 +137,9 @@ int app_args(struct app_common *c, const char *cmd, int argc, char **argv,
 /* Print the help lines of the shared options. */
 void app_usage_options(FILE *out);
 
+/* Print the help lines of --record and --record-max. */
+void app_usage_record(FILE *out);
+
 /* Print where the fleet is looked for: discovery and --from's files. */
 void app_usage_sources(FILE *out);
 
@@ -118,6 +159,14 @@ int app_open_log(struct app_common *c);
 
 /* Close the log opened by app_open_log (nothing when none). */
 void app_close_log(struct app_common *c);
+
+/*
+ * mcptop's state directory: $XDG_STATE_HOME/mcptop, else
+ * $HOME/.local/state/mcptop (where the token cache lives), made (mode
+ * 0700) if missing. Caller frees. NULL with *cause (caller frees) when
+ * neither variable is set or it cannot be made.
+ */
+char *app_state_dir(char **cause);
 
 /* True when arg is an http:// or https:// URL (case-insensitive scheme). */
 bool app_is_url(const char *arg);

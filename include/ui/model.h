@@ -45,7 +45,34 @@ enum model_sort {
     MODEL_SORT__COUNT
 };
 
+/* How the rows are grouped (issue 34): by the current failure (kind,
+ * HTTP status, reason), the first tag, the host (the URL's, or the stdio
+ * command's name), the transport; or not at all. */
+#define MODEL_GROUPS(X)                 \
+    X(NONE,      "none")                \
+    X(CAUSE,     "cause")               \
+    X(TAG,       "tag")                 \
+    X(HOST,      "host")                \
+    X(TRANSPORT, "transport")
+
+enum model_group {
+#define X(id, name) MODEL_GROUP_##id,
+    MODEL_GROUPS(X)
+#undef X
+    MODEL_GROUP__COUNT
+};
+
+/* One group's header row: its name, how many servers match the filter in
+ * it (shown or folded), the worst health among them. */
+struct model_group_row {
+    char              name[96];
+    size_t            count;
+    enum health_state worst;
+    bool              folded;
+};
+
 #define MODEL_NONE ((size_t)-1)
+#define MODEL_FOLDED 64
 #define MODEL_HTTP_SLOTS 8
 #define MODEL_FILTER_TERMS 16
 
@@ -97,13 +124,17 @@ struct model_server {
     size_t         nremoved;
     unsigned long  tool_changes;    /* listings with a different set */
     int64_t        tools_changed_at;    /* epoch ms of the last change */
+    int            live_seen;       /* the event log's last liveness: its
+                                       state + 1, 0 absent */
 };
 
 struct model {
     struct fleet        *fleet;     /* borrowed */
     size_t               n;         /* servers in the fleet */
-    size_t              *order;     /* visible server indexes, sorted */
-    size_t               nvis;
+    size_t              *order;     /* visible rows, sorted: a server index,
+                                       or n + g for group g's header */
+    size_t               nvis;      /* rows in order (headers too) */
+    size_t               nmatch;    /* servers the filter keeps */
     bool                *marked;    /* per server index */
     size_t               nmarked;
     size_t               sel;       /* selected server index, or NONE */
@@ -116,6 +147,11 @@ struct model {
     size_t               nterms;
     char                 filter_error[96];  /* "" when the filter parses */
     bool                 dirty;
+    enum model_group     group;
+    struct model_group_row *groups; /* ngroups of them, in row order */
+    size_t               ngroups;
+    char                 folded[MODEL_FOLDED][96];  /* names folded */
+    size_t               nfolded;
     struct model_counts  counts;
     int64_t              now_ms;    /* wall clock of the last rebuild */
     struct model_server *srv;       /* per server index */
@@ -153,6 +189,27 @@ void model_move(struct model *m, long delta);
 void model_goto(struct model *m, size_t pos);
 /* Adjust top so the selection is inside a window of `rows` rows. */
 void model_scroll(struct model *m, size_t rows);
+/* The server of the selected row, MODEL_NONE when none is selected or
+ * the selection is a group's header. */
+size_t model_sel_server(const struct model *m);
+/* Group g's header row when order entry idx is one, else NULL. */
+const struct model_group_row *model_header(const struct model *m,
+    size_t idx);
+/* Group the rows by g (and mark the model dirty); folds are forgotten
+ * when the grouping changes. */
+void model_set_group(struct model *m, enum model_group g);
+const char *model_group_name(enum model_group g);
+/* --group WORD / :group WORD: false when WORD names no grouping. */
+bool model_group_parse(const char *word, enum model_group *g);
+/* Enter on a header row: fold or unfold that group. true when the
+ * selection was a header (and the fold changed). */
+bool model_group_toggle(struct model *m);
+/* model_group.c, for model_rebuild: the nv sorted server indexes in
+ * m->order become the grouped rows (headers, then each unfolded group's
+ * servers in that order); returns the rows. */
+size_t model_group_rows(struct model *m, size_t nv);
+/* The rank of a health state for sorting: what needs a look first. */
+int model_health_rank(enum health_state h);
 /* Toggle the mark on server i. */
 void model_toggle_mark(struct model *m, size_t i);
 /*
@@ -169,6 +226,22 @@ void model_set_filter(struct model *m, const char *filter);
 void model_set_sort(struct model *m, enum model_sort s);
 
 const char *model_sort_name(enum model_sort s);
+/*
+ * --sort COL[,desc]: the column's word (model_sort_columns lists them;
+ * the filter's field names and "round-trip", "last-failure" too, any
+ * case) into *s, and *invert true after ",desc" (the column's own order
+ * reversed, as I does; ",asc" keeps it). false with the reason in err (n
+ * bytes) on an unknown column or suffix.
+ */
+bool model_sort_parse(const char *spec, enum model_sort *s, bool *invert,
+    char *err, size_t n);
+/* The column words model_sort_parse takes, space separated (static). */
+const char *model_sort_columns(void);
+/* The word of sort s for the command line ("rtt", "failure"), static. */
+const char *model_sort_word(enum model_sort s);
+/* true when filter parses (model_set_filter's language); else false with
+ * the reason in err (n bytes). */
+bool model_filter_check(const char *filter, char *err, size_t n);
 
 /*
  * The server's current failure: the failure of its last exchange (the

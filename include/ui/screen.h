@@ -36,6 +36,11 @@ void screen_end(void);
 /* Capture the mouse (clicks select, the wheel scrolls) or leave it to
  * the terminal, so text can be selected and copied. */
 void screen_mouse(bool on);
+/* Put text (len bytes) on the terminal's clipboard: OSC 52, written to the
+ * terminal after the last frame (terminals that allow it, tmux with
+ * set-clipboard on). At most SCREEN_CLIPBOARD_MAX bytes (more is cut). */
+#define SCREEN_CLIPBOARD_MAX 65536
+void screen_clipboard(const char *text, size_t len);
 bool screen_mouse_enabled(void);
 
 /* What a mouse event said: the cell of a button-1 press or click (y -1

@@ -10,5 +10,7 @@
  * on usage or config errors (printed to stderr before the screen is
  * taken). */
 int tui_main(int argc, char **argv);
+/* `mcptop replay FILE ...`: the TUI over a recording (tui_replay.c). */
+int tui_replay_main(int argc, char **argv);
 
 #endif

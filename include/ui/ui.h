@@ -12,9 +12,11 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "engine/fleet.h"
 #include "engine/health.h"
+#include "ui/eventlog.h"
 #include "ui/line.h"
 #include "ui/model.h"
 #include "ui/theme.h"
@@ -50,11 +52,25 @@
     X(PAUSE,       "pause or resume monitoring of the selected server") \
     X(PING,        "ping the selected server now")                  \
     X(ENDINGS,     "show / hide the endings pane")                  \
+    X(PALETTE,     "the command palette: sort COL[,desc], filter EXPR, "\
+                   "group WORD, log, help (Tab completes)")          \
+    X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
+                   "newest first (/ filters it)")                     \
     X(THEME,       "cycle the colour theme")                        \
+    X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
+                   "on a header folds the group)")                   \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
     X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \
     X(MOUSE_TOGGLE, "mouse capture on / off (off: select and copy text)") \
+    X(SNAPSHOT,    "write a Markdown snapshot (counts, incidents, every row, " \
+                   "the selected detail) to the state directory") \
+    X(COPY,        "copy the selected row (the detail, when open) to the " \
+                   "terminal's clipboard (OSC 52)")               \
+    X(REPLAY_BACK, "replay: 10 s back (space pauses, g/G start/end)") \
+    X(REPLAY_FORWARD, "replay: 10 s forward")                     \
+    X(REPLAY_SLOWER, "replay: half the speed")                     \
+    X(REPLAY_FASTER, "replay: twice the speed")                    \
     X(RESIZE,      "")
 
 enum ui_action {
@@ -76,11 +92,13 @@ enum ui_mode {
     UI_MODE_TABLE,
     UI_MODE_ENDINGS,
     UI_MODE_HELP,
+    UI_MODE_LOG,                /* the event log pane */
 };
 
 enum ui_prompt {
     UI_PROMPT_NONE,
     UI_PROMPT_FILTER,
+    UI_PROMPT_COMMAND,          /* the palette's line (:) */
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
 };
@@ -108,12 +126,20 @@ struct ui_glyphs {
 };
 
 struct app_common;
+struct recording;
+struct replay;
+struct tui_opts;
 
 struct ui {
     struct ev_loop      *loop;
     struct fleet        *fleet;
     const struct config *cfg;
     struct app_common   *common;    /* the sources, for a reload */
+    struct recording    *rec;       /* --record, or NULL */
+    struct replay       *replay;    /* mcptop replay: the event source,
+                                       or NULL (live) */
+    ev_timer             replay_w;  /* the replay clock's tick */
+    ev_tstamp            replay_last;
     struct model         model;
     /* look */
     struct theme         theme;
@@ -130,12 +156,16 @@ struct ui {
     bool                 detail;
     int                  detail_scroll;
     int                  endings_scroll;
+    int                  log_scroll;    /* 0: follows the newest */
+    struct eventlog      eventlog;
+    const struct tui_opts *start;   /* the TUI's own options, or NULL */
     int                  help_scroll;
     int                  table_y;       /* first table row on screen */
     int                  table_rows;    /* rows shown; 0 when hidden */
     /* prompt and messages */
     enum ui_prompt       prompt;
     char                 input[128];
+    char                 palette[160];  /* the palette's line (:) */
     size_t               confirm_server;
     char                 message[256];
     enum ui_role         message_role;
@@ -187,6 +217,34 @@ void ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* tui.c: ask for a redraw (drawn by the prepare watcher, rate-limited). */
 void ui_dirty(struct ui *ui);
+/* tui.c: the time the screen shows (epoch ms): now, or the replay's
+ * clock. */
+int64_t ui_now_ms(const struct ui *ui);
+/* tui.c: a ui with its look (glyphs for the locale, --theme NAME or
+ * dark); the caller sets the rest. tui_ui_free frees what this made. */
+struct ui *tui_ui_new(const char *theme);
+void tui_ui_free(struct ui *ui);
+/*
+ * tui.c: the screen over ui->fleet (made, with ui's look set): the model,
+ * the terminal, the watchers, then the loop until q; the fleet is started
+ * (or, for a replay, the replay's clock). The caller frees the fleet, then
+ * model_done. 0, or EXIT_USAGE when the terminal cannot be used.
+ */
+int tui_run(struct ui *ui, bool no_mouse);
+/* snapshot.c: Y: write the snapshot to the state directory and say
+ * where; y: copy the selected row or detail by OSC 52. */
+void snapshot_write(struct ui *ui);
+void snapshot_copy(struct ui *ui);
+/* tui_replay.c: start / stop the replay's clock. */
+void tui_replay_start(struct ui *ui);
+void tui_replay_stop(struct ui *ui);
+/* tui_replay.c: a key the replay takes (pause, step, speed, start, end,
+ * and the commands it refuses); true when it took it. */
+bool tui_replay_key(struct ui *ui, enum ui_action a);
+/* tui_replay.c: the header's REPLAY title and the timeline bar. */
+struct ui_line;
+void tui_replay_title(struct ui *ui, struct ui_line *l);
+void tui_replay_status(struct ui *ui, struct ui_line *l);
 /* tui.c: the smallest terminal drawn in; a smaller one shows a notice and
  * takes only q. */
 #define TUI_MIN_COLS    40
@@ -199,6 +257,14 @@ struct screen_click;
 /* tui_key.c: act on one key ch (click: where a mouse event happened). */
 void tui_key(struct ui *ui, int ch, const struct screen_click *click);
 
+/* palette.c: run one palette line (":sort rtt"); says on the status line
+ * what it did or why not. */
+void palette_run(struct ui *ui, const char *line);
+/* Tab on the palette's line buf (n bytes): complete the command, a --sort
+ * column after "sort ", a grouping after "group " (the longest common
+ * prefix; a space after a unique match). false when nothing matched. */
+bool palette_complete(char *buf, size_t n);
+
 /* Views: each draws `rows` screen rows from row y, and handles the
  * actions that concern it (true when it did). */
 void view_header_draw(struct ui *ui, int y, int rows);
@@ -208,11 +274,19 @@ bool view_table_key(struct ui *ui, enum ui_action a);
 /* A click on the column titles at x: sort by that column. true if so. */
 bool view_table_title_click(struct ui *ui, int x);
 void view_detail_draw(struct ui *ui, int y, int rows);
+/* The detail of server i as text lines, to out (a snapshot, a copy). */
+void view_detail_text(struct ui *ui, size_t i, FILE *out);
+/* The header's three lines as text, to out. */
+void view_header_text(struct ui *ui, FILE *out);
 bool view_detail_key(struct ui *ui, enum ui_action a);
 void view_endings_draw(struct ui *ui, int y, int rows);
 bool view_endings_key(struct ui *ui, enum ui_action a);
 void view_help_draw(struct ui *ui, int y, int rows);
 bool view_help_key(struct ui *ui, enum ui_action a);
+void view_log_draw(struct ui *ui, int y, int rows);
+bool view_log_key(struct ui *ui, enum ui_action a);
+/* An entry was logged: a scrolled log keeps showing the same lines. */
+void view_log_grew(struct ui *ui, const struct eventlog_entry *en);
 
 /* fmt.c: small formatters shared by the views. */
 void fmt_age(char *buf, size_t n, int64_t ms);
@@ -253,6 +327,8 @@ void fmt_ending(const struct ui *ui, struct ui_line *l,
 struct ui_out {
     struct ui *ui;
     int        y, rows, skip, n;
+    FILE      *sink;        /* not NULL: every line goes here as text,
+                               not to the screen (a snapshot, a copy) */
 };
 void ui_out_line(struct ui_out *o, const struct ui_line *l);
 

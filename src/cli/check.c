@@ -4,7 +4,6 @@
  * one observation per server, bounded by the open deadline plus the
  * request timeout.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +16,7 @@
 #include "cli/cli.h"
 #include "export/jsonl.h"
 #include "engine/http.h"
+#include "util/jsonw.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -305,80 +305,88 @@ check_ping_stats(struct check_rtts *r, double *min, double *med, double *p99)
     return true;
 }
 
-static double
-check_round1(double v)
+/* v rounded to one decimal, in tenths. */
+static int64_t
+check_tenths(double v)
 {
-    return floor(v * 10.0 + 0.5) / 10.0;
+    return (int64_t)floor(v * 10.0 + 0.5);
 }
 
 static void
-check_json_pings(cJSON *o, struct check_rtts *r, long rounds)
+check_json_pings(struct jsonw *w, struct check_rtts *r, long rounds)
 {
     double min, med, p99;
-    cJSON *po;
 
     if (!check_ping_stats(r, &min, &med, &p99)) {
-        cJSON_AddNullToObject(o, "pings");
+        jsonw_null(w, "pings");
         return;
     }
-    po = cJSON_AddObjectToObject(o, "pings");
-    cJSON_AddNumberToObject(po, "count", (double)r->n);
-    cJSON_AddNumberToObject(po, "asked", (double)rounds);
-    cJSON_AddNumberToObject(po, "min_ms", check_round1(min));
-    cJSON_AddNumberToObject(po, "median_ms", check_round1(med));
-    cJSON_AddNumberToObject(po, "p99_ms", check_round1(p99));
+    jsonw_object_open(w, "pings");
+    jsonw_int(w, "count", (int64_t)r->n);
+    jsonw_int(w, "asked", rounds);
+    jsonw_tenths(w, "min_ms", check_tenths(min));
+    jsonw_tenths(w, "median_ms", check_tenths(med));
+    jsonw_tenths(w, "p99_ms", check_tenths(p99));
+    jsonw_object_close(w);
 }
 
-/* Every server's record, before the endings change anything. */
-static cJSON *
-check_build_json(struct check *c, bool with_pings)
+/* jsonl_extra_fn: a server's pings, and every ping's in the summary. */
+static void
+check_json_extra(struct jsonw *w, const struct server *s, void *arg)
 {
-    cJSON             *root = jsonl_fleet(c->cf.fleet);
-    cJSON             *arr = cJSON_GetObjectItem(root, "servers");
-    cJSON             *o = arr != NULL ? arr->child : NULL;
+    struct check      *c = arg;
     struct check_rtts  all = { 0 };
+    size_t             n = fleet_size(c->cf.fleet);
 
-    if (!with_pings)
-        return root;
-    for (size_t i = 0; i < fleet_size(c->cf.fleet) && o != NULL; i++,
-        o = o->next) {
+    if (s != NULL) {
+        check_json_pings(w, server_data(s), c->rounds);
+        return;
+    }
+    all.ms = xmalloc((n * (size_t)c->rounds + 1) * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
         struct check_rtts *r = server_data(fleet_server(c->cf.fleet, i));
 
-        all.ms = xrealloc(all.ms, (all.n + r->n + 1) * sizeof(double));
         memcpy(all.ms + all.n, r->ms, r->n * sizeof(double));
         all.n += r->n;
-        check_json_pings(o, r, c->rounds);
     }
-    check_json_pings(cJSON_GetObjectItem(root, "summary"), &all,
-        c->rounds * (long)fleet_size(c->cf.fleet));
+    check_json_pings(w, &all, c->rounds * (long)n);
     free(all.ms);
-    return root;
+}
+
+/* Every server's record, before the endings change anything: the
+ * document is left open for the stats that come after them. */
+static void
+check_build_json(struct check *c, struct jsonw *w, bool with_pings)
+{
+    jsonw_object_open(w, NULL);
+    jsonl_fleet_write(w, c->cf.fleet, with_pings ? check_json_extra : NULL,
+        c);
 }
 
 static void
-check_json_phase(cJSON *o, const char *name, const struct check_phase *ph)
+check_json_phase(struct jsonw *w, const char *name,
+    const struct check_phase *ph)
 {
-    cJSON *p = cJSON_AddObjectToObject(o, name);
-
-    cJSON_AddNumberToObject(p, "cpu_us", floor(ph->cpu_us));
-    cJSON_AddNumberToObject(p, "wall_ms", check_round1(ph->wall_ms));
-    cJSON_AddNumberToObject(p, "max_rss_kib", (double)ph->max_rss_kib);
+    jsonw_object_open(w, name);
+    jsonw_int(w, "cpu_us", (int64_t)floor(ph->cpu_us));
+    jsonw_tenths(w, "wall_ms", check_tenths(ph->wall_ms));
+    jsonw_int(w, "max_rss_kib", ph->max_rss_kib);
+    jsonw_object_close(w);
 }
 
 static void
-check_json_stats(struct check *c, cJSON *root)
+check_json_stats(struct check *c, struct jsonw *w)
 {
-    cJSON *st = cJSON_AddObjectToObject(root, "stats");
-    cJSON *rounds;
-
-    cJSON_AddNumberToObject(st, "servers", (double)fleet_size(c->cf.fleet));
-    check_json_phase(st, "dial", &c->dial);
-    check_json_phase(st, "pings", &c->pings);
-    check_json_phase(st, "endings", &c->endings);
-    rounds = cJSON_AddArrayToObject(st, "ping_round_ms");
+    jsonw_object_open(w, "stats");
+    jsonw_int(w, "servers", (int64_t)fleet_size(c->cf.fleet));
+    check_json_phase(w, "dial", &c->dial);
+    check_json_phase(w, "pings", &c->pings);
+    check_json_phase(w, "endings", &c->endings);
+    jsonw_array_open(w, "ping_round_ms");
     for (long i = 0; i < c->round && i < c->rounds; i++)
-        cJSON_AddItemToArray(rounds,
-            cJSON_CreateNumber(check_round1(c->round_ms[i])));
+        jsonw_tenths(w, NULL, check_tenths(c->round_ms[i]));
+    jsonw_array_close(w);
+    jsonw_object_close(w);
 }
 
 static void
@@ -554,13 +562,14 @@ check_end_sessions(struct check *c)
 static int
 check_report(struct check *c)
 {
-    cJSON *doc = NULL;
-    int    werr = 0;
-    int    rc = check_verdict(c);
-    size_t unended;
+    struct jsonw doc;
+    int          werr = 0;
+    int          rc = check_verdict(c);
+    size_t       unended;
 
+    jsonw_init(&doc);
     if (c->json) {
-        doc = check_build_json(c, c->with_pings);
+        check_build_json(c, &doc, c->with_pings);
     } else {
         check_print_table(c);
         if (c->with_pings)
@@ -575,12 +584,12 @@ check_report(struct check *c)
         rc = EXIT_NOT_OK;
     if (c->json) {
         if (c->stats)
-            check_json_stats(c, doc);
+            check_json_stats(c, &doc);
         if (unended > 0)        /* only then: the document keeps its keys */
-            cJSON_AddNumberToObject(doc, "sessions_not_ended",
-                (double)unended);
-        jsonl_write(stdout, doc);
-        cJSON_Delete(doc);
+            jsonw_int(&doc, "sessions_not_ended", (int64_t)unended);
+        jsonw_object_close(&doc);
+        jsonl_write_text(stdout, &doc);
+        jsonw_done(&doc);
     } else if (c->stats) {
         check_print_stats_table(c);
     }

@@ -9,6 +9,50 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "export/recording.h"
+
+/* See cli.h. */
+int
+cli_record_open(struct cli_fleet *cf, const char *cmd,
+    struct recording **out, int *rc)
+{
+    char *cause = NULL;
+
+    *out = NULL;
+    if (cf->common.record_path == NULL)
+        return 0;
+    *out = recording_open(cf->common.record_path,
+        cf->common.record_max_bytes, &cause);
+    if (*out == NULL) {
+        fprintf(stderr, "mcptop %s: %s\n", cmd, cause);
+        free(cause);
+        *rc = EXIT_USAGE;
+        return -1;
+    }
+    return 0;
+}
+
+/* See cli.h. */
+bool
+cli_record_close(struct cli_fleet *cf, const char *cmd,
+    struct recording **r)
+{
+    bool ok = true;
+
+    if (*r != NULL && recording_error(*r) != NULL) {
+        fprintf(stderr, "mcptop %s: the recording is incomplete: %s\n", cmd,
+            recording_error(*r));
+        ok = false;
+    }
+    if (recording_close(*r) != 0 && ok) {
+        fprintf(stderr, "mcptop %s: the recording %s could not be written "
+            "completely\n", cmd, cf->common.record_path);
+        ok = false;
+    }
+    *r = NULL;
+    return ok;
+}
+
 long
 cli_parse_ms(const char *s)
 {

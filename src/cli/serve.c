@@ -47,6 +47,7 @@
 #include "cli/serve_guard.h"
 #include "export/jsonl.h"
 #include "export/metrics.h"
+#include "export/recording.h"
 #include "engine/http.h"
 #include "engine/oauth_store.h"
 #include "util/clock.h"
@@ -84,6 +85,7 @@ struct serve {
                                        are the fleet's own) */
     struct ev_loop      *loop;
     struct metrics      *metrics;
+    struct recording    *rec;       /* --record, or NULL */
     struct MHD_Daemon   *mhd;
     struct serve_guard  *guard;     /* slow clients bounded */
     struct serve_probes *probes;    /* /probe */
@@ -119,7 +121,7 @@ serve_usage(FILE *out)
         "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
         "                    [--bearer-token-file FILE] "
         "[--basic-auth-file FILE]\n"
-        "                    [--probe-urls]\n"
+        "                    [--probe-urls] [--record FILE] [--record-max MB]\n"
         "                    " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI and serve its records over HTTP for\n"
@@ -160,6 +162,7 @@ serve_usage(FILE *out)
         "  -h, --help         this help\n",
         SERVE_DEFAULT_LISTEN, SERVE_ENV_TOKEN, SERVE_ENV_BASIC);
     app_usage_options(out);
+    app_usage_record(out);
     fprintf(out,
         "\n"
         "/livez and /readyz need no credentials; /probe and /sd need them\n"
@@ -702,6 +705,8 @@ serve_reload(struct serve *srv)
      * server still ending under it needs it, and frees the rest. */
     metrics_sync(srv->metrics, srv->cf.fleet);
     metrics_reload_result(srv->metrics, true, now);
+    if (srv->rec != NULL)
+        recording_fleet(srv->rec, srv->cf.fleet);
     fprintf(stderr, "mcptop serve: reload: %zu server%s\n",
         fleet_size(srv->cf.fleet), fleet_size(srv->cf.fleet) == 1 ? "" : "s");
 }
@@ -956,7 +961,9 @@ serve_parsed(void *arg, int *rc)
     *rc = serve_parse_listen(srv->listen_spec, &srv->ss, &srv->sslen);
     if (*rc == 0)
         *rc = serve_credentials(srv, srv->token_file, srv->basic_file);
-    return *rc != 0 ? -1 : 0;
+    if (*rc != 0)
+        return -1;
+    return cli_record_open(&srv->cf, "serve", &srv->rec, rc);
 }
 
 /* The metrics of the fleet, with mcptop's and its libraries' versions. */
@@ -1032,6 +1039,7 @@ cli_serve(int argc, char **argv)
 {
     static const struct option longopts[] = {
         APP_LONGOPTS,
+        APP_RECORD_LONGOPTS,
         { "listen", required_argument, NULL, 'l' },
         { "label-from-tags", required_argument, NULL, 'T' },
         { "bearer-token-file", required_argument, NULL, 'B' },
@@ -1045,10 +1053,11 @@ cli_serve(int argc, char **argv)
     const struct cli_preamble pre = { .cmd = "serve", .longopts = longopts,
         .shortopts = "l:h", .usage = serve_usage, .option = serve_option,
         .parsed = serve_parsed, .arg = &srv };
-    size_t                    unended;
+    size_t                    unended, asked = 0;
     int                       rc;
 
     if (cli_preamble(&pre, argc, argv, &srv.cf, &rc) != 0) {
+        recording_close(srv.rec);
         serve_done(&srv);
         return rc;
     }
@@ -1062,6 +1071,7 @@ cli_serve(int argc, char **argv)
     }
     rc = serve_start_http(&srv);
     if (rc != 0) {
+        recording_close(srv.rec);
         serve_done(&srv);
         return rc;
     }
@@ -1075,6 +1085,10 @@ cli_serve(int argc, char **argv)
     srv.sighup.data = &srv;
     ev_signal_start(srv.loop, &srv.sighup);
     fleet_subscribe(srv.cf.fleet, metrics_event_cb, srv.metrics);
+    if (srv.rec != NULL) {
+        recording_start(srv.rec, srv.loop, srv.cf.fleet);
+        fleet_subscribe(srv.cf.fleet, recording_event_cb, srv.rec);
+    }
     fleet_start(srv.cf.fleet);
     serve_mhd_run(&srv);
     ev_run(srv.loop, 0);
@@ -1085,12 +1099,19 @@ cli_serve(int argc, char **argv)
      * (a second signal cuts it short). /metrics still answers meanwhile;
      * /readyz says 503. */
     srv.stopping = true;
+    if (srv.rec != NULL)
+        recording_stopping(srv.rec);
     serve_probes_stop(srv.probes);
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
     serve_wait_probes(&srv, SERVE_PROBES_WAIT_MS);
-    unended = cli_report_unended(srv.cf.fleet, "serve", NULL);
+    unended = cli_report_unended(srv.cf.fleet, "serve", &asked);
+    if (srv.rec != NULL)
+        recording_exit(srv.rec, asked, unended);
     fleet_stop(srv.cf.fleet);
     serve_done(&srv);
+    /* After the fleet: it publishes to the recording until freed. */
+    if (!cli_record_close(&srv.cf, "serve", &srv.rec) && unended == 0)
+        unended = 1;
     return unended > 0 ? EXIT_NOT_OK : 0;
 }

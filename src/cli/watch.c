@@ -10,18 +10,24 @@
 
 #include "cli/cli.h"
 #include "export/jsonl.h"
+#include "export/recording.h"
+#include "util/jsonw.h"
 
 struct watch {
     struct cli_fleet cf;
     ev_signal        sigint, sigterm, sighup;
     bool             write_failed;
+    struct recording *rec;          /* --record, or NULL */
+    struct jsonw     line;      /* one buffer for every line */
 };
 
 static void
 watch_usage(FILE *out)
 {
     fprintf(out,
-        "Usage: mcptop watch " APP_USAGE " " APP_USAGE_END "\n"
+        "Usage: mcptop watch " APP_USAGE "\n"
+        "                    [--record FILE] [--record-max MB] "
+        APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"
@@ -29,6 +35,7 @@ watch_usage(FILE *out)
         "\n"
         "  -h, --help         this help\n");
     app_usage_options(out);
+    app_usage_record(out);
     fprintf(out,
         "\n"
         "Lines:\n"
@@ -57,16 +64,23 @@ static void
 watch_event_cb(void *arg, const struct event *e)
 {
     struct watch *w = arg;
-    char         *text = jsonl_event_line(e);
 
-    if (text == NULL)
+    if (!jsonl_event_write(&w->line, e))
         return;
-    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
+    if (jsonl_write_text(stdout, &w->line) != 0 || fflush(stdout) != 0) {
         /* The reader went away: stop like a pipeline tool does. */
         w->write_failed = true;
         ev_break(fleet_loop(w->cf.fleet), EVBREAK_ONE);
     }
-    free(text);
+}
+
+/* cli_preamble's parsed: --record's file opens before the config loads. */
+static int
+watch_parsed(void *arg, int *rc)
+{
+    struct watch *w = arg;
+
+    return cli_record_open(&w->cf, "watch", &w->rec, rc);
 }
 
 static void
@@ -82,12 +96,14 @@ cli_watch(int argc, char **argv)
 {
     static const struct option longopts[] = {
         APP_LONGOPTS,
+        APP_RECORD_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const struct cli_preamble pre = { .cmd = "watch", .longopts = longopts,
-        .shortopts = "h", .usage = watch_usage };
     struct watch              w = { 0 };
+    const struct cli_preamble pre = { .cmd = "watch", .longopts = longopts,
+        .shortopts = "h", .usage = watch_usage, .parsed = watch_parsed,
+        .arg = &w };
     struct ev_loop           *loop = EV_DEFAULT;
     const char               *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
     char                     *text;
@@ -96,8 +112,10 @@ cli_watch(int argc, char **argv)
 
     if (idle != NULL)
         w.cf.opt.stream_idle_ms = cli_parse_ms(idle);
-    if (cli_preamble(&pre, argc, argv, &w.cf, &rc) != 0)
+    if (cli_preamble(&pre, argc, argv, &w.cf, &rc) != 0) {
+        recording_close(w.rec);
         return rc;
+    }
     ev_signal_init(&w.sigint, watch_signal_cb, SIGINT);
     ev_signal_start(loop, &w.sigint);
     ev_signal_init(&w.sigterm, watch_signal_cb, SIGTERM);
@@ -106,6 +124,10 @@ cli_watch(int argc, char **argv)
     ev_signal_init(&w.sighup, watch_signal_cb, SIGHUP);
     ev_signal_start(loop, &w.sighup);
     fleet_subscribe(w.cf.fleet, watch_event_cb, &w);
+    if (w.rec != NULL) {
+        recording_start(w.rec, loop, w.cf.fleet);
+        fleet_subscribe(w.cf.fleet, recording_event_cb, w.rec);
+    }
     fleet_start(w.cf.fleet);
     ev_run(loop, 0);
     ev_signal_stop(loop, &w.sigint);
@@ -113,6 +135,8 @@ cli_watch(int argc, char **argv)
     ev_signal_stop(loop, &w.sighup);
     /* Stopping ends every session first, bounded by the deadline plus a
      * grace; a second signal cuts the wait short. */
+    if (w.rec != NULL)
+        recording_stopping(w.rec);
     fleet_end_all(w.cf.fleet);
     cli_wait_endings(w.cf.fleet, fleet_teardown_ms(w.cf.fleet) + 1000);
     unended = cli_report_unended(w.cf.fleet, "watch", &asked);
@@ -121,9 +145,15 @@ cli_watch(int argc, char **argv)
             w.write_failed = true;
         free(text);
     }
+    if (w.rec != NULL)
+        recording_exit(w.rec, asked, unended);
     fleet_stop(w.cf.fleet);
+    jsonw_done(&w.line);
     if (fleet_exit(w.cf.fleet))
         config_free(w.cf.cfg);
+    /* After the fleet: it publishes to the recording until freed. */
+    if (!cli_record_close(&w.cf, "watch", &w.rec))
+        w.write_failed = true;
     app_close_log(&w.cf.common);
     return w.write_failed || unended > 0 ? EXIT_NOT_OK : 0;
 }

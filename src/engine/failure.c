@@ -222,7 +222,7 @@ static bool
 rule_not_mcp(const struct failure_evidence *evd)
 {
     if (evd->too_large || evd->sse_no_lines || evd->body_unparsable ||
-        evd->no_matching_response)
+        evd->bad_encoding || evd->no_matching_response)
         return true;
     /* 2xx to a request, with neither content type MCP allows. */
     return evd->http_status >= 200 && evd->http_status < 300 &&

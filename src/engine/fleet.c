@@ -4,6 +4,7 @@
  * how events are shown.
  */
 #include "engine/fleet.h"
+#include "fleet_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -489,6 +490,12 @@ struct ev_loop *
 fleet_loop(const struct fleet *f)
 {
     return f->loop;
+}
+
+const struct server_env *
+fleet_env(const struct fleet *f)
+{
+    return &f->env;
 }
 
 size_t

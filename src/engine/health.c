@@ -37,7 +37,8 @@ health_of(const struct health_input *in)
     case HEALTH_OPERATOR_STOPPED:
         return (struct health){ HEALTH_STOPPED, "stopped by the operator" };
     case HEALTH_OPERATOR_DISABLED:
-        return (struct health){ HEALTH_DISABLED, "disabled in the config" };
+        return (struct health){ HEALTH_DISABLED, in->disabled_reason != NULL
+            ? in->disabled_reason : "disabled in the config" };
     case HEALTH_OPERATOR_INVALID:
         return (struct health){ HEALTH_INVALID, "the entry cannot be "
             "dialed" };

@@ -1,9 +1,19 @@
 /*
  * JSON-RPC 2.0 over cJSON. What comes from a server is untrusted: every
  * accessor checks types, and nothing here prints. Ids mcptop sends are
- * integers, so a response only matches when its id is that integer.
+ * integers, so a response only matches when its id is that integer (a
+ * string "5" is another id than 5).
+ *
+ * The light path: a short plain success with an integer id (a ping's
+ * answer) is recognised by a scan of its bytes (jsonrpc_scan.c)
+ * and kept as those bytes; its kind, id, the members it lacks ("error",
+ * "method") and result.resultType are read without a tree, and the cJSON
+ * tree is built from the bytes only when an accessor asks for more (an
+ * initialize's serverInfo, a listing's tools). Whatever the scan is not
+ * sure of is parsed by cJSON at once, as before.
  */
 #include "jsonrpc.h"
+#include "jsonrpc_scan.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -13,12 +23,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/str.h"
+#include "util/jsonw.h"
 #include "util/xmalloc.h"
 
 struct jsonrpc_msg {
-    cJSON            *root;
+    cJSON            *root;     /* light: NULL until an accessor needs it */
     enum jsonrpc_kind kind;
+    bool              light;    /* a plain success, read by the scan */
+    int64_t           id;       /* light: the integer id */
+    const char       *rt;       /* light: result.resultType, or NULL */
+    size_t            len;      /* light: the bytes of the message */
+    char              text[];   /* light: them, then rt's, NUL-ended */
 };
+
+/* The tree of m, parsed from its bytes on first use (a light message):
+ * the fields only a tree serves. NULL only if cJSON cannot allocate. */
+static const cJSON *
+jsonrpc_root(const struct jsonrpc_msg *m)
+{
+    if (m->root == NULL && m->light) {
+        /* m is never const where it lives (jsonrpc_parse made it): the
+         * tree is a cache of what its bytes say. */
+        ((struct jsonrpc_msg *)m)->root = cJSON_ParseWithLength(m->text,
+            m->len);
+    }
+    return m->root;
+}
+
+/* A path a light message has nothing at: under "error" or "method",
+ * members a plain success does not have. */
+static bool
+jsonrpc_light_absent(const struct jsonrpc_msg *m, const char *path)
+{
+    size_t n = strcspn(path, ".");
+
+    return m->light && ((n == 5 && strncmp(path, "error", 5) == 0) ||
+        (n == 6 && strncmp(path, "method", 6) == 0));
+}
+
+/* A light message: the bytes kept, nothing parsed. */
+static struct jsonrpc_msg *
+jsonrpc_light(const char *text, size_t len, const struct jsonrpc_envelope *env)
+{
+    size_t              rt = env->rt_len != SIZE_MAX ? env->rt_len + 1 : 0;
+    struct jsonrpc_msg *m = xmalloc(sizeof(*m) + len + 1 + rt);
+
+    m->root = NULL;
+    m->kind = JSONRPC_RESULT;
+    m->light = true;
+    m->id = env->id;
+    m->len = len;
+    memcpy(m->text, text, len);
+    m->text[len] = '\0';
+    m->rt = NULL;
+    if (rt > 0) {
+        char *r = m->text + len + 1;
+
+        memcpy(r, text + env->rt_off, env->rt_len);
+        r[env->rt_len] = '\0';
+        m->rt = r;
+    }
+    return m;
+}
 
 static void
 jsonrpc_set_cause(char **cause, const char *what)
@@ -34,7 +101,10 @@ jsonrpc_parse(const char *text, size_t len, char **cause)
     const cJSON        *v, *id;
     struct jsonrpc_msg *m;
     enum jsonrpc_kind   kind;
+    struct jsonrpc_envelope env;
 
+    if (jsonrpc_scan_success(text, len, &env))
+        return jsonrpc_light(text, len, &env);
     root = cJSON_ParseWithLength(text, len);
     if (root == NULL) {
         jsonrpc_set_cause(cause, "not JSON");
@@ -66,6 +136,10 @@ jsonrpc_parse(const char *text, size_t len, char **cause)
     m = xmalloc(sizeof(*m));
     m->root = root;
     m->kind = kind;
+    m->light = false;
+    m->id = 0;
+    m->rt = NULL;
+    m->len = 0;
     return m;
 out_free:
     cJSON_Delete(root);
@@ -90,9 +164,12 @@ jsonrpc_kind(const struct jsonrpc_msg *m)
 bool
 jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    const cJSON *v;
     double       d;
 
+    if (m->light)
+        return m->id == id;
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     if (!cJSON_IsNumber(v))
         return false;
     d = v->valuedouble;
@@ -103,10 +180,78 @@ jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
 }
 
 bool
-jsonrpc_id_is_null(const struct jsonrpc_msg *m)
+jsonrpc_id_int(const struct jsonrpc_msg *m, int64_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    double       d;
 
+    if (!cJSON_IsNumber(v))
+        return false;
+    d = v->valuedouble;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) ||
+        d != floor(d))
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+size_t
+jsonrpc_id_describe(const struct jsonrpc_msg *m, char *buf, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    char         clean[40];
+    int          k;
+
+    if (n == 0)
+        return 0;
+    if (v == NULL)
+        k = snprintf(buf, n, "(none)");
+    else if (cJSON_IsNull(v))
+        k = snprintf(buf, n, "null");
+    else if (cJSON_IsString(v)) {
+        size_t len = strlen(v->valuestring);
+
+        /* At most 32 bytes of it, sanitized. */
+        str_sanitize(clean, sizeof(clean), v->valuestring,
+            len > 32 ? 32 : len);
+        k = snprintf(buf, n, "\"%s%s\" (string)", clean,
+            len > 32 ? "..." : "");
+    } else if (cJSON_IsNumber(v))
+        k = snprintf(buf, n, "%.17g (number)", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        k = snprintf(buf, n, "%s (boolean)", cJSON_IsTrue(v) ? "true" :
+            "false");
+    else
+        k = snprintf(buf, n, "(%s)", cJSON_IsArray(v) ? "an array" :
+            "an object");
+    if (k < 0)
+        k = 0;
+    return (size_t)k < n ? (size_t)k : n - 1;
+}
+
+size_t
+jsonrpc_stray_words(const char *described, int64_t ours, char *buf,
+    size_t n)
+{
+    int k;
+
+    if (n == 0)
+        return 0;
+    k = snprintf(buf, n, "answer id %s matches no request; ours was %lld "
+        "(number)", described, (long long)ours);
+    if (k < 0)
+        k = 0;
+    return (size_t)k < n ? (size_t)k : n - 1;
+}
+
+bool
+jsonrpc_id_is_null(const struct jsonrpc_msg *m)
+{
+    const cJSON *v;
+
+    if (m->light)
+        return false;           /* an integer */
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     return v == NULL || cJSON_IsNull(v);
 }
 
@@ -121,9 +266,12 @@ jsonrpc_method(const struct jsonrpc_msg *m)
 long
 jsonrpc_error_code(const struct jsonrpc_msg *m)
 {
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(m->root, "error");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+    const cJSON *e, *c;
 
+    if (m->light)
+        return 0;               /* no "error" */
+    e = cJSON_GetObjectItemCaseSensitive(m->root, "error");
+    c = cJSON_GetObjectItemCaseSensitive(e, "code");
     if (!cJSON_IsNumber(c))
         return 0;
     if (c->valuedouble > 2147483647.0 || c->valuedouble < -2147483648.0)
@@ -141,10 +289,13 @@ jsonrpc_error_message(const struct jsonrpc_msg *m)
 static const cJSON *
 jsonrpc_walk(const struct jsonrpc_msg *m, const char *path)
 {
-    const cJSON *cur = m->root;
+    const cJSON *cur;
     char         name[128];
     const char  *p = path;
 
+    if (jsonrpc_light_absent(m, path))
+        return NULL;
+    cur = jsonrpc_root(m);
     while (cur != NULL && *p != '\0') {
         const char *dot = strchr(p, '.');
         size_t      n = dot != NULL ? (size_t)(dot - p) : strlen(p);
@@ -164,8 +315,12 @@ jsonrpc_walk(const struct jsonrpc_msg *m, const char *path)
 const char *
 jsonrpc_get_string(const struct jsonrpc_msg *m, const char *path)
 {
-    const cJSON *v = jsonrpc_walk(m, path);
+    const cJSON *v;
 
+    /* Every result is asked this (client_judge): no tree for it. */
+    if (m->light && strcmp(path, "result.resultType") == 0)
+        return m->rt;
+    v = jsonrpc_walk(m, path);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -183,6 +338,9 @@ jsonrpc_get_bool(const struct jsonrpc_msg *m, const char *path, bool *out)
 bool
 jsonrpc_has(const struct jsonrpc_msg *m, const char *path)
 {
+    if (m->light && (strcmp(path, "result") == 0 || strcmp(path, "id") == 0
+        || strcmp(path, "jsonrpc") == 0))
+        return true;
     return jsonrpc_walk(m, path) != NULL;
 }
 
@@ -271,81 +429,144 @@ jsonrpc_print(cJSON *root, size_t *len_out)
     return text;
 }
 
-static cJSON *
-jsonrpc_head(const char *method)
+/* A string member in cJSON's bytes (a NULL one left out, as cJSON left
+ * it out): what servers have always been sent. */
+static void
+jsonrpc_w_str(struct jsonw *w, const char *key, const char *v)
 {
-    cJSON *root = cJSON_CreateObject();
+    if (v != NULL)
+        jsonw_bytes(w, key, v, strlen(v));
+}
 
-    cJSON_AddStringToObject(root, "jsonrpc", "2.0");
-    if (method != NULL)
-        cJSON_AddStringToObject(root, "method", method);
-    return root;
+/* {"jsonrpc":"2.0","method":method (when given), left open. */
+static void
+jsonrpc_w_head(struct jsonw *w, const char *method)
+{
+    jsonw_init(w);
+    jsonw_object_open(w, NULL);
+    jsonrpc_w_str(w, "jsonrpc", "2.0");
+    jsonrpc_w_str(w, "method", method);
+}
+
+/* Close the message; its text (caller frees) and length. */
+static char *
+jsonrpc_w_done(struct jsonw *w, size_t *len_out)
+{
+    jsonw_object_close(w);
+    return jsonw_take(w, len_out);
 }
 
 char *
 jsonrpc_build_initialize(int64_t id, const char *protocol_version,
     const char *client_name, const char *client_version, size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("initialize");
-    cJSON *params, *info;
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
-    params = cJSON_AddObjectToObject(root, "params");
-    cJSON_AddStringToObject(params, "protocolVersion", protocol_version);
+    jsonrpc_w_head(&w, "initialize");
+    jsonw_int(&w, "id", id);
+    jsonw_object_open(&w, "params");
+    jsonrpc_w_str(&w, "protocolVersion", protocol_version);
     /* No client capabilities: a monitor takes no sampling, elicitation or
      * roots requests from the servers it watches. */
-    cJSON_AddObjectToObject(params, "capabilities");
-    info = cJSON_AddObjectToObject(params, "clientInfo");
-    cJSON_AddStringToObject(info, "name", client_name);
-    cJSON_AddStringToObject(info, "version", client_version);
-    return jsonrpc_print(root, len_out);
+    jsonw_object_open(&w, "capabilities");
+    jsonw_object_close(&w);
+    jsonw_object_open(&w, "clientInfo");
+    jsonrpc_w_str(&w, "name", client_name);
+    jsonrpc_w_str(&w, "version", client_version);
+    jsonw_object_close(&w);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_request(int64_t id, const char *method, const char *cursor,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head(method);
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
+    jsonrpc_w_head(&w, method);
+    jsonw_int(&w, "id", id);
     if (cursor != NULL) {
-        cJSON *params = cJSON_AddObjectToObject(root, "params");
-
-        cJSON_AddStringToObject(params, "cursor", cursor);
+        jsonw_object_open(&w, "params");
+        jsonrpc_w_str(&w, "cursor", cursor);
+        jsonw_object_close(&w);
     }
-    return jsonrpc_print(root, len_out);
+    return jsonrpc_w_done(&w, len_out);
+}
+
+char *
+jsonrpc_build_ping(int64_t id, const char *method, size_t *len_out)
+{
+    struct jsonw w;
+
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonrpc_w_str(&w, "jsonrpc", "2.0");
+    jsonw_int(&w, "id", id);
+    jsonrpc_w_str(&w, "method", method);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_notification(const char *method, size_t *len_out)
 {
-    return jsonrpc_print(jsonrpc_head(method), len_out);
+    struct jsonw w;
+
+    jsonrpc_w_head(&w, method);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
 jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("notifications/cancelled");
-    cJSON *params = cJSON_AddObjectToObject(root, "params");
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(params, "requestId", (double)request_id);
-    if (reason != NULL)
-        cJSON_AddStringToObject(params, "reason", reason);
-    return jsonrpc_print(root, len_out);
+    jsonrpc_w_head(&w, "notifications/cancelled");
+    jsonw_object_open(&w, "params");
+    jsonw_int(&w, "requestId", request_id);
+    jsonrpc_w_str(&w, "reason", reason);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
+}
+
+/* The 2026-07-28 per-request fields, params' "_meta". */
+static void
+jsonrpc_w_meta(struct jsonw *w, const char *protocol_version,
+    const char *client_name, const char *client_version)
+{
+    jsonw_object_open(w, "_meta");
+    jsonrpc_w_str(w, "io.modelcontextprotocol/protocolVersion",
+        protocol_version);
+    /* No optional capabilities: a monitor takes no requests. */
+    jsonw_object_open(w, "io.modelcontextprotocol/clientCapabilities");
+    jsonw_object_close(w);
+    jsonw_object_open(w, "io.modelcontextprotocol/clientInfo");
+    jsonrpc_w_str(w, "name", client_name);
+    jsonrpc_w_str(w, "version", client_version);
+    jsonw_object_close(w);
+    jsonw_object_close(w);
 }
 
 const char *
 jsonrpc_get_stringv(const struct jsonrpc_msg *m, ...)
 {
-    const cJSON *cur = m->root;
+    const cJSON *cur;
     const char  *name;
     va_list      ap;
+    bool         first = true;
 
     va_start(ap, m);
-    while (cur != NULL && (name = va_arg(ap, const char *)) != NULL)
+    cur = jsonrpc_root(m);
+    while (cur != NULL && (name = va_arg(ap, const char *)) != NULL) {
+        if (first && jsonrpc_light_absent(m, name)) {
+            cur = NULL;
+            break;
+        }
+        first = false;
         cur = cJSON_IsObject(cur) ?
             cJSON_GetObjectItemCaseSensitive(cur, name) : NULL;
+    }
     va_end(ap);
     return cJSON_IsString(cur) ? cur->valuestring : NULL;
 }
@@ -384,27 +605,20 @@ jsonrpc_build_modern(int64_t id, const char *method,
     const char *client_version, const char *cursor, bool listen_tools,
     size_t *len_out)
 {
-    cJSON *root = jsonrpc_head(method);
-    cJSON *params, *meta, *info;
+    struct jsonw w;
 
-    cJSON_AddNumberToObject(root, "id", (double)id);
-    params = cJSON_AddObjectToObject(root, "params");
-    if (cursor != NULL)
-        cJSON_AddStringToObject(params, "cursor", cursor);
+    jsonrpc_w_head(&w, method);
+    jsonw_int(&w, "id", id);
+    jsonw_object_open(&w, "params");
+    jsonrpc_w_str(&w, "cursor", cursor);
     if (listen_tools) {
-        cJSON *n = cJSON_AddObjectToObject(params, "notifications");
-
-        cJSON_AddTrueToObject(n, "toolsListChanged");
+        jsonw_object_open(&w, "notifications");
+        jsonw_bool(&w, "toolsListChanged", true);
+        jsonw_object_close(&w);
     }
-    meta = cJSON_AddObjectToObject(params, "_meta");
-    cJSON_AddStringToObject(meta, "io.modelcontextprotocol/protocolVersion",
-        protocol_version);
-    /* No optional capabilities: a monitor takes no requests. */
-    cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
-    info = cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientInfo");
-    cJSON_AddStringToObject(info, "name", client_name);
-    cJSON_AddStringToObject(info, "version", client_version);
-    return jsonrpc_print(root, len_out);
+    jsonrpc_w_meta(&w, protocol_version, client_name, client_version);
+    jsonw_object_close(&w);
+    return jsonrpc_w_done(&w, len_out);
 }
 
 char *
@@ -412,9 +626,11 @@ jsonrpc_build_tool_call(int64_t id, const char *name,
     const char *arguments_json, const char *modern_version,
     const char *client_name, const char *client_version, size_t *len_out)
 {
-    cJSON *root = jsonrpc_head("tools/call");
+    cJSON *root = cJSON_CreateObject();
     cJSON *params, *args;
 
+    cJSON_AddStringToObject(root, "jsonrpc", "2.0");
+    cJSON_AddStringToObject(root, "method", "tools/call");
     cJSON_AddNumberToObject(root, "id", (double)id);
     params = cJSON_AddObjectToObject(root, "params");
     cJSON_AddStringToObject(params, "name", name);

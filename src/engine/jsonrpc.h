@@ -33,6 +33,18 @@ void jsonrpc_free(struct jsonrpc_msg *m);
 enum jsonrpc_kind jsonrpc_kind(const struct jsonrpc_msg *m);
 /* True when the message's id is the integer id. */
 bool jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id);
+/* True, with *out set, when the message's id is an integral number. */
+bool jsonrpc_id_int(const struct jsonrpc_msg *m, int64_t *out);
+/* The id as it came, with its JSON type, safe to show: `"3" (string)`,
+ * `1003 (number)`, `null`, `(none)`. Into buf (size n, always
+ * NUL-terminated); returns the length. */
+size_t jsonrpc_id_describe(const struct jsonrpc_msg *m, char *buf, size_t n);
+/* The words for an answer that is not ours (DESIGN.md section 2,
+ * not_mcp_response): `answer id "3" (string) matches no request; ours was
+ * 3 (number)`, from the id as jsonrpc_id_describe gave it and our
+ * request's id. Into buf (size n); returns the length. */
+size_t jsonrpc_stray_words(const char *described, int64_t ours, char *buf,
+    size_t n);
 /* True when the id is null or absent (only errors may have that). */
 bool jsonrpc_id_is_null(const struct jsonrpc_msg *m);
 /* The method of a request or notification, else NULL. Borrowed from m. */
@@ -82,14 +94,18 @@ bool jsonrpc_get_number(const struct jsonrpc_msg *m, const char *path,
 
 /*
  * Builders. Each returns a compact JSON text, caller frees; *len_out
- * (may be NULL) gets its length. Strings are escaped; params_json, when
- * given, must be a JSON object text built by a builder here.
+ * (may be NULL) gets its length. Written directly (util/jsonw.h), in the
+ * bytes cJSON printed: strings escaped as cJSON escapes them, bytes from
+ * 0x80 up sent as they came (a cursor goes back as the server gave it).
  */
 char *jsonrpc_build_initialize(int64_t id, const char *protocol_version,
     const char *client_name, const char *client_version, size_t *len_out);
 /* A request with optional {"cursor": cursor}. */
 char *jsonrpc_build_request(int64_t id, const char *method,
     const char *cursor, size_t *len_out);
+/* The liveness request, {"jsonrpc":"2.0","id":id,"method":method} (the
+ * id before the method: the bytes it has always had). */
+char *jsonrpc_build_ping(int64_t id, const char *method, size_t *len_out);
 char *jsonrpc_build_notification(const char *method, size_t *len_out);
 char *jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     size_t *len_out);

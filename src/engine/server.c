@@ -29,6 +29,7 @@
 #include "mcp/client.h"
 #include "transport/ending_run.h"
 #include "record.h"
+#include "server_priv.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
@@ -40,41 +41,6 @@
 #define SERVER_PING_SLOT_S      0.25    /* pings due together share one
                                            wake-up */
 
-struct server {
-    const struct server_env    *env;
-    const struct config_server *decl;
-    enum server_state           state;
-    char                       *target;
-    char                       *log_name;   /* sanitized name */
-    size_t                      index;      /* in the fleet */
-    void                       *data;       /* the owner's */
-
-    struct client              *client;
-    struct record               rec;
-    struct endings             *endings;    /* on the first ending */
-    struct ending_run          *ending;     /* the session's, if any */
-    bool                        ending_redial;
-    bool                        in_end;     /* server_end runs */
-    enum server_state           paused_from;
-    bool                        orphan_ended; /* since the last dial began:
-                                               a session it was issued went
-                                               to a half-open ending */
-    bool                        end_settled;/* ...and its ending settled */
-
-    unsigned                    busy;       /* unsettled endings and
-                                               abandoned dials */
-    unsigned                    failed_dials;   /* in a row, for backoff */
-    ev_tstamp                   not_before; /* a wait the server asked for
-                                               (loop time), 0 none */
-    unsigned long               dials;
-    ev_timer                    tick;       /* next ping or next dial */
-    ev_tstamp                   tick_due;   /* when tick fires (loop time) */
-    bool                        dial_due;   /* ...and it will dial */
-    struct health               health;     /* the last one published */
-    bool                        health_set; /* ...once there is one */
-    int64_t                     health_since;   /* epoch ms */
-    bool                        stopped_disabled; /* closed while disabled */
-};
 
 static void server_dial(struct server *s);
 static void server_log(struct server *s, const char *fmt, ...)
@@ -127,7 +93,7 @@ server_now(const struct server *s)
     return ev_now(s->env->loop);
 }
 
-static void
+void
 server_emit(struct server *s, struct event *e)
 {
     e->server = s;
@@ -142,7 +108,8 @@ static struct health
 server_health_now(const struct server *s)
 {
     struct health_input in = { .liveness = &s->rec.liveness,
-        .fail_streak = s->rec.fail_streak };
+        .fail_streak = s->rec.fail_streak,
+        .disabled_reason = s->decl->disabled_why };
 
     switch (s->state) {
     case SERVER_PAUSED:
@@ -609,6 +576,8 @@ static const struct client_host server_client_host = {
 const struct ending *
 server_end(struct server *s, bool redial)
 {
+    if (s->replay != NULL)
+        return NULL;
     struct ending_run *run;
 
     if (s->ending != NULL && !ending_run_settled(s->ending))
@@ -672,12 +641,16 @@ server_test_repeat_delete(struct server *s)
 size_t
 server_ending_count(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_ending_count(s);
     return endings_count(s->endings);
 }
 
 const struct ending *
 server_ending(const struct server *s, size_t i)
 {
+    if (s->replay != NULL)
+        return server_replay_ending(s, i);
     return endings_get(s->endings, i);
 }
 
@@ -738,7 +711,9 @@ static char *
 server_make_target(const struct config_server *decl)
 {
     char **shown = decl->args_shown != NULL ? decl->args_shown : decl->args;
-    size_t n = strlen(decl->command != NULL ? decl->command : "") + 1;
+    const char *cmd = decl->command_shown != NULL ? decl->command_shown
+        : decl->command != NULL ? decl->command : "";
+    size_t n = strlen(cmd) + 1;
     char  *t, *p;
 
     if (decl->transport == CONFIG_HTTP)
@@ -746,8 +721,7 @@ server_make_target(const struct config_server *decl)
     for (size_t i = 0; i < decl->nargs; i++)
         n += strlen(shown[i]) + 1;
     t = xcalloc(1, n + 1);
-    p = t + snprintf(t, n + 1, "%s", decl->command != NULL ?
-        decl->command : "");
+    p = t + snprintf(t, n + 1, "%s", cmd);
     for (size_t i = 0; i < decl->nargs; i++) {
         size_t len = strlen(shown[i]);
 
@@ -802,7 +776,7 @@ server_start(struct server *s)
 bool
 server_enable(struct server *s)
 {
-    if (s->state != SERVER_DISABLED)
+    if (s->state != SERVER_DISABLED || s->replay != NULL)
         return false;
     server_set_state(s, SERVER_IDLE);
     server_log(s, "enabled for this run");
@@ -813,7 +787,8 @@ server_enable(struct server *s)
 void
 server_pause(struct server *s)
 {
-    if (s->state != SERVER_READY && s->state != SERVER_BACKOFF)
+    if ((s->state != SERVER_READY && s->state != SERVER_BACKOFF) ||
+        s->replay != NULL)
         return;
     s->paused_from = s->state;
     ev_timer_stop(s->env->loop, &s->tick);
@@ -825,7 +800,7 @@ server_pause(struct server *s)
 void
 server_resume(struct server *s)
 {
-    if (s->state != SERVER_PAUSED)
+    if (s->state != SERVER_PAUSED || s->replay != NULL)
         return;
     server_log(s, "monitoring resumed");
     if (s->paused_from == SERVER_READY && client_has_session(s->client)) {
@@ -867,7 +842,7 @@ server_redial(struct server *s)
 {
     if (s->state == SERVER_INVALID || s->state == SERVER_UNSUPPORTED ||
         s->state == SERVER_DIALING || s->state == SERVER_ENDING ||
-        s->state == SERVER_DISABLED)
+        s->state == SERVER_DISABLED || s->replay != NULL)
         return;
     if (client_has_session(s->client)) {
         /* The old session gets the ending procedure first (shown in the
@@ -884,7 +859,8 @@ server_redial(struct server *s)
 static bool
 server_ping_if_ready(struct server *s, bool scheduled)
 {
-    if (s->state != SERVER_READY || server_wait_left(s) > 0)
+    if (s->state != SERVER_READY || server_wait_left(s) > 0 ||
+        s->replay != NULL)
         return false;
     return client_ping(s->client, scheduled);
 }
@@ -913,6 +889,7 @@ server_free(struct server *s)
     server_stop(s);
     client_free(s->client);
     endings_free(s->endings);
+    server_replay_free(s);
     record_done(&s->rec);
     free(s->target);
     free(s->log_name);
@@ -964,6 +941,8 @@ server_state(const struct server *s)
 enum server_era
 server_era(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_era(s);
     return client_era(s->client);
 }
 
@@ -992,12 +971,17 @@ server_session(const struct server *s, struct server_session_info *out)
 {
     memset(out, 0, sizeof(*out));
     out->open = s->state == SERVER_READY;
-    client_session(s->client, out);
+    if (s->replay != NULL)
+        server_replay_session(s, out);
+    else
+        client_session(s->client, out);
 }
 
 long
 server_tools(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_tools(s);
     return client_tools(s->client);
 }
 
@@ -1010,6 +994,8 @@ server_tool_name(const struct server *s, long i)
 double
 server_rtt_ms(const struct server *s)
 {
+    if (s->replay != NULL)
+        return server_replay_rtt_ms(s);
     return client_rtt_ms(s->client);
 }
 
@@ -1022,7 +1008,7 @@ server_tls_not_after(const struct server *s)
 bool
 server_ok(const struct server *s)
 {
-    return server_health_now(s).state == HEALTH_OK;
+    return server_health(s, NULL).state == HEALTH_OK;
 }
 
 const char *
@@ -1034,6 +1020,8 @@ server_liveness_method(const struct server *s)
 struct health
 server_health(const struct server *s, int64_t *since)
 {
+    if (s->replay != NULL)
+        return server_replay_health(s, since);
     if (since != NULL)
         *since = s->health_set ? s->health_since : 0;
     return server_health_now(s);

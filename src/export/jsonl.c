@@ -1,8 +1,11 @@
 /*
- * The JSON view of a fleet (jsonl.h): records built with cJSON from the
+ * The JSON view of a fleet (jsonl.h): records written straight into a
+ * JSON writer (util/jsonw.h: no tree, no printf per number) from the
  * engine's const getters, the keys always in the same order (scripts and
- * the tests compare lines). This file reads no clock: a record says
- * when with the engine's own stamps.
+ * the tests compare lines), byte for byte what the cJSON trees it replaced
+ * printed. The cJSON-returning functions parse that same text, so every
+ * output has one source. This file reads no clock but for the exit line:
+ * a record says when with the engine's own stamps.
  */
 #include "export/jsonl.h"
 
@@ -17,86 +20,86 @@
 #include "engine/liveness.h"
 #include "engine/server.h"
 #include "util/clock.h"
+#include "util/jsonw.h"
 #include "util/str.h"
 
-/* A duration in ms, cut (not rounded) to one decimal. */
-static double
+/* A duration in ms, cut (not rounded) to one decimal: its tenths. */
+static int64_t
 jsonl_ms1(double ms)
 {
-    return (double)((long)(ms * 10)) / 10;
+    return (int64_t)(ms * 10);
+}
+
+/* A string member, left out when there is none (as cJSON left out a
+ * NULL string it was given). */
+static void
+jsonl_str(struct jsonw *w, const char *key, const char *v)
+{
+    if (v != NULL)
+        jsonw_string(w, key, v);
 }
 
 static void
-jsonl_liveness(cJSON *o, const struct liveness *l)
+jsonl_liveness(struct jsonw *w, const struct liveness *l)
 {
-    cJSON *lv;
-
     if (!l->present) {
-        cJSON_AddNullToObject(o, "liveness");
+        jsonw_null(w, "liveness");
         return;
     }
-    lv = cJSON_AddObjectToObject(o, "liveness");
-    cJSON_AddStringToObject(lv, "state", liveness_state_name(l->state));
-    cJSON_AddNumberToObject(lv, "observed_at", (double)l->observed_at);
+    jsonw_object_open(w, "liveness");
+    jsonl_str(w, "state", liveness_state_name(l->state));
+    jsonw_int(w, "observed_at", l->observed_at);
     if (l->has_error_code)
-        cJSON_AddStringToObject(lv, "error_code",
-            failure_kind_name(l->error_code));
+        jsonl_str(w, "error_code", failure_kind_name(l->error_code));
+    jsonw_object_close(w);
 }
 
 /* "warnings": tls_insecure first, then the server's own; none: no key. */
 static void
-jsonl_warnings(cJSON *o, const struct server *s)
+jsonl_warnings(struct jsonw *w, const struct server *s)
 {
     const char *ws[4];
     size_t      nw = server_warnings(s, ws, 4);
-    cJSON      *w = NULL;
 
-    if (server_decl(s)->tls_insecure || nw > 0)
-        w = cJSON_AddArrayToObject(o, "warnings");
+    if (!server_decl(s)->tls_insecure && nw == 0)
+        return;
+    jsonw_array_open(w, "warnings");
     if (server_decl(s)->tls_insecure)
-        cJSON_AddItemToArray(w, cJSON_CreateString("tls_insecure: the "
-            "server's certificate is not verified"));
+        jsonw_string(w, NULL, "tls_insecure: the server's certificate is "
+            "not verified");
     for (size_t i = 0; i < nw; i++)
-        cJSON_AddItemToArray(w, cJSON_CreateString(ws[i]));
+        jsonw_string(w, NULL, ws[i]);
+    jsonw_array_close(w);
 }
 
 /* "session": the open session's facts, or null. */
 static void
-jsonl_session(cJSON *o, const struct server *s)
+jsonl_session(struct jsonw *w, const struct server *s)
 {
     struct server_session_info si;
-    cJSON                     *so;
 
     server_session(s, &si);
     if (!si.open) {
-        cJSON_AddNullToObject(o, "session");
+        jsonw_null(w, "session");
         return;
     }
-    so = cJSON_AddObjectToObject(o, "session");
-    if (si.id_prefix[0] != '\0')
-        cJSON_AddStringToObject(so, "id_prefix", si.id_prefix);
-    else
-        cJSON_AddNullToObject(so, "id_prefix");
-    cJSON_AddStringToObject(so, "protocol_version",
+    jsonw_object_open(w, "session");
+    jsonw_string(w, "id_prefix", si.id_prefix[0] != '\0' ? si.id_prefix :
+        NULL);
+    jsonl_str(w, "protocol_version",
         si.protocol_version != NULL ? si.protocol_version : "");
-    if (si.server_name != NULL)
-        cJSON_AddStringToObject(so, "server_name", si.server_name);
-    else
-        cJSON_AddNullToObject(so, "server_name");
-    if (si.server_version != NULL)
-        cJSON_AddStringToObject(so, "server_version", si.server_version);
-    else
-        cJSON_AddNullToObject(so, "server_version");
+    jsonw_string(w, "server_name", si.server_name);
+    jsonw_string(w, "server_version", si.server_version);
     if (si.cache_scope != NULL) {
-        cJSON_AddStringToObject(so, "cache_scope", si.cache_scope);
+        jsonl_str(w, "cache_scope", si.cache_scope);
         if (strcmp(si.cache_scope, "public") == 0)
-            cJSON_AddStringToObject(so, "note", "server/discover is "
-                "cacheable by shared caches (cacheScope public): an "
-                "answer proves the endpoint answers, not the backend");
+            jsonw_string(w, "note", "server/discover is cacheable by "
+                "shared caches (cacheScope public): an answer proves the "
+                "endpoint answers, not the backend");
     }
+    jsonw_object_close(w);
 }
 
-/* A stdio server's process: "pid", "exit", "stray_stdout_lines". */
 /* See jsonl.h. */
 size_t
 jsonl_stderr_tail(const struct server *s, const char **lines, size_t max,
@@ -134,11 +137,10 @@ jsonl_stderr_tail(const struct server *s, const char **lines, size_t max,
  * stderr (npm's E404 for a mistyped package): its last lines, while its
  * health is not ok. */
 static void
-jsonl_add_stderr_tail(cJSON *o, const struct server *s)
+jsonl_add_stderr_tail(struct jsonw *w, const struct server *s)
 {
     const char *lines[JSONL_STDERR_TAIL_LINES];
     size_t      n;
-    cJSON      *arr;
 
     if (server_health(s, NULL).state == HEALTH_OK)
         return;
@@ -146,67 +148,66 @@ jsonl_add_stderr_tail(cJSON *o, const struct server *s)
         JSONL_STDERR_TAIL_BYTES);
     if (n == 0)
         return;
-    arr = cJSON_AddArrayToObject(o, "stderr_tail");
+    jsonw_array_open(w, "stderr_tail");
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(lines[i]));
+        jsonw_string(w, NULL, lines[i]);
+    jsonw_array_close(w);
 }
 
+/* A stdio server's process: "pid", "exit", "stray_stdout_lines". */
 static void
-jsonl_process(cJSON *o, const struct server *s)
+jsonl_process(struct jsonw *w, const struct server *s)
 {
     int code, sig;
 
     if (server_pid(s) > 0)
-        cJSON_AddNumberToObject(o, "pid", (double)server_pid(s));
+        jsonw_int(w, "pid", server_pid(s));
     if (server_exit_status(s, &code, &sig)) {
-        cJSON *eo = cJSON_AddObjectToObject(o, "exit");
-
+        jsonw_object_open(w, "exit");
         if (sig > 0)
-            cJSON_AddNumberToObject(eo, "signal", sig);
+            jsonw_int(w, "signal", sig);
         else
-            cJSON_AddNumberToObject(eo, "code", code);
+            jsonw_int(w, "code", code);
+        jsonw_object_close(w);
     }
-    cJSON_AddNumberToObject(o, "stray_stdout_lines",
-        (double)server_stray_lines(s));
-    jsonl_add_stderr_tail(o, s);
+    jsonw_int(w, "stray_stdout_lines", (int64_t)server_stray_lines(s));
+    jsonl_add_stderr_tail(w, s);
 }
 
 /* "last_failure": the kind, its delivery verdict and where, or null. */
 static void
-jsonl_last_failure(cJSON *o, const struct server *s)
+jsonl_last_failure(struct jsonw *w, const struct server *s)
 {
     const char           *op = NULL;
     const struct failure *f = server_last_failure(s, &op);
-    cJSON                *fo;
 
     if (f == NULL) {
-        cJSON_AddNullToObject(o, "last_failure");
+        jsonw_null(w, "last_failure");
         return;
     }
-    fo = cJSON_AddObjectToObject(o, "last_failure");
-    cJSON_AddStringToObject(fo, "kind", failure_kind_name(f->kind));
-    cJSON_AddStringToObject(fo, "delivered", delivered_name(f->delivered));
+    jsonw_object_open(w, "last_failure");
+    jsonl_str(w, "kind", failure_kind_name(f->kind));
+    jsonl_str(w, "delivered", delivered_name(f->delivered));
     if (f->http_status != 0)
-        cJSON_AddNumberToObject(fo, "http_status", (double)f->http_status);
+        jsonw_int(w, "http_status", f->http_status);
     if (f->reason != FAILURE_REASON_NONE)
-        cJSON_AddStringToObject(fo, "reason",
-            failure_reason_name(f->reason));
-    cJSON_AddStringToObject(fo, "site", failure_site_name(f->site));
-    cJSON_AddStringToObject(fo, "op", op != NULL ? op : "");
-    cJSON_AddStringToObject(fo, "detail", f->detail);
+        jsonl_str(w, "reason", failure_reason_name(f->reason));
+    jsonl_str(w, "site", failure_site_name(f->site));
+    jsonl_str(w, "op", op != NULL ? op : "");
+    jsonl_str(w, "detail", f->detail);
+    jsonw_object_close(w);
 }
 
 /* The deep check's own round trip, apart from the ping's. */
 static void
-jsonl_probe(cJSON *o, const struct server *s)
+jsonl_probe(struct jsonw *w, const struct server *s)
 {
     if (server_probe_ms(s) >= 0)
-        cJSON_AddNumberToObject(o, "probe_ms", jsonl_ms1(server_probe_ms(s)));
+        jsonw_tenths(w, "probe_ms", jsonl_ms1(server_probe_ms(s)));
     else
-        cJSON_AddNullToObject(o, "probe_ms");
+        jsonw_null(w, "probe_ms");
     if (server_probe_notices(s) > 0)
-        cJSON_AddNumberToObject(o, "probe_notices",
-            (double)server_probe_notices(s));
+        jsonw_int(w, "probe_notices", (int64_t)server_probe_notices(s));
 }
 
 /* When an exchange with s last completed (epoch ms), 0 never (as far as
@@ -225,95 +226,161 @@ jsonl_last_success(const struct server *s)
 
 /* "tags", as the config gives them (a broken entry's too). */
 static void
-jsonl_tags(cJSON *o, const struct server *s)
+jsonl_tags(struct jsonw *w, const struct server *s)
 {
     const struct config_server *d = server_decl(s);
-    cJSON                      *arr = cJSON_AddArrayToObject(o, "tags");
 
+    jsonw_array_open(w, "tags");
     for (size_t i = 0; i < d->ntags; i++) {
         char *t = str_sanitized(d->tags[i]);
 
-        cJSON_AddItemToArray(arr, cJSON_CreateString(t));
+        jsonw_string(w, NULL, t);
         free(t);
     }
+    jsonw_array_close(w);
+}
+
+/* A sanitized copy of untrusted text as a member: on the stack when it
+ * is short (a name, a URL), else on the heap. */
+static void
+jsonl_sanitized(struct jsonw *w, const char *key, const char *text)
+{
+    char   buf[256];
+    size_t n;
+
+    if (text == NULL) {
+        jsonw_null(w, key);
+        return;
+    }
+    n = strlen(text);
+    if (n < sizeof(buf)) {
+        n = str_sanitize(buf, sizeof(buf), text, n);
+        jsonw_string_n(w, key, buf, n);
+    } else {
+        char *t = str_sanitized(text);
+
+        jsonw_string(w, key, t);
+        free(t);
+    }
+}
+
+static void jsonl_sources(struct jsonw *w, const struct config_server *d);
+
+/* The members of one server's record. */
+static void
+jsonl_server_members(struct jsonw *w, const struct server *s)
+{
+    long          tools = server_tools(s);
+    double        rtt = server_rtt_ms(s);
+    struct health h = server_health(s, NULL);
+    int64_t       last_ok = jsonl_last_success(s);
+
+    jsonl_sanitized(w, "name", server_name(s));
+    jsonl_str(w, "transport", server_transport_name(s));
+    /* The URL redacted (server_target gives the decl's url_shown), and
+     * sanitized all the same: args may hold any bytes. */
+    jsonl_sanitized(w, "target", server_target(s));
+    if (server_decl(s)->source != NULL)
+        jsonl_str(w, "source", server_decl(s)->source);
+    jsonl_sources(w, server_decl(s));
+    jsonl_tags(w, s);
+    if (!health_monitored(h.state))
+        jsonw_null(w, "ok");        /* neither ok nor a failure */
+    else
+        jsonw_bool(w, "ok", h.state == HEALTH_OK);
+    jsonl_str(w, "health", health_state_name(h.state));
+    jsonl_str(w, "health_reason", h.reason);
+    jsonl_str(w, "liveness_method", server_liveness_method(s));
+    jsonl_str(w, "state", server_state_name(server_state(s)));
+    jsonw_string(w, "era", server_era_name(server_era(s)));
+    jsonl_liveness(w, server_liveness(s));
+    jsonl_warnings(w, s);
+    if (server_next_attempt_ms(s) >= 0)
+        jsonw_int(w, "next_attempt_at", server_next_attempt_ms(s));
+    jsonl_session(w, s);
+    if (server_decl(s)->transport == CONFIG_STDIO)
+        jsonl_process(w, s);
+    if (tools >= 0)
+        jsonw_int(w, "tools", tools);
+    else
+        jsonw_null(w, "tools");
+    jsonl_last_failure(w, s);
+    /* Nothing stale passes for current: no round trip while the last
+     * exchange failed; when the last success was, beside it. */
+    if (rtt >= 0 && server_fail_streak(s) == 0)
+        jsonw_tenths(w, "rtt_ms", jsonl_ms1(rtt));
+    else
+        jsonw_null(w, "rtt_ms");
+    if (last_ok > 0)
+        jsonw_int(w, "last_success_at", last_ok);
+    else
+        jsonw_null(w, "last_success_at");
+    if (server_decl(s)->probe != NULL)
+        jsonl_probe(w, s);
+}
+
+/* A cJSON tree of the text w holds (freed). */
+static cJSON *
+jsonl_tree(struct jsonw *w)
+{
+    cJSON *o = cJSON_ParseWithLength(w->buf, w->len);
+
+    jsonw_done(w);
+    return o;
+}
+
+/* "sources": every client file that declares this same target (issue
+ * 28), when there are several. */
+static void
+jsonl_sources(struct jsonw *w, const struct config_server *d)
+{
+    if (d->nsources == 0)
+        return;
+    jsonw_array_open(w, "sources");
+    for (size_t i = 0; i < d->nsources; i++) {
+        char *file = str_sanitized(d->sources[i].origin);
+
+        jsonw_object_open(w, NULL);
+        if (d->sources[i].client != NULL)
+            jsonw_string(w, "client", d->sources[i].client);
+        else
+            jsonw_null(w, "client");
+        jsonw_string(w, "file", file);
+        free(file);
+        jsonw_object_close(w);
+    }
+    jsonw_array_close(w);
 }
 
 cJSON *
 jsonl_server(const struct server *s)
 {
-    cJSON  *o = cJSON_CreateObject();
-    long    tools = server_tools(s);
-    double  rtt = server_rtt_ms(s);
-    struct health h = server_health(s, NULL);
-    int64_t last_ok = jsonl_last_success(s);
-    char   *name = str_sanitized(server_name(s));
-    /* The URL redacted (server_target gives the decl's url_shown), and
-     * sanitized all the same: args may hold any bytes. */
-    char   *target = str_sanitized(server_target(s));
+    struct jsonw w;
 
-    cJSON_AddStringToObject(o, "name", name);
-    free(name);
-    cJSON_AddStringToObject(o, "transport", server_transport_name(s));
-    cJSON_AddStringToObject(o, "target", target);
-    free(target);
-    if (server_decl(s)->source != NULL)
-        cJSON_AddStringToObject(o, "source", server_decl(s)->source);
-    jsonl_tags(o, s);
-    if (!health_monitored(h.state))
-        cJSON_AddNullToObject(o, "ok");     /* neither ok nor a failure */
-    else
-        cJSON_AddBoolToObject(o, "ok", h.state == HEALTH_OK);
-    cJSON_AddStringToObject(o, "health", health_state_name(h.state));
-    cJSON_AddStringToObject(o, "health_reason", h.reason);
-    cJSON_AddStringToObject(o, "liveness_method", server_liveness_method(s));
-    cJSON_AddStringToObject(o, "state", server_state_name(server_state(s)));
-    if (server_era_name(server_era(s)) != NULL)
-        cJSON_AddStringToObject(o, "era", server_era_name(server_era(s)));
-    else
-        cJSON_AddNullToObject(o, "era");
-    jsonl_liveness(o, server_liveness(s));
-    jsonl_warnings(o, s);
-    if (server_next_attempt_ms(s) >= 0)
-        cJSON_AddNumberToObject(o, "next_attempt_at",
-            (double)server_next_attempt_ms(s));
-    jsonl_session(o, s);
-    if (server_decl(s)->transport == CONFIG_STDIO)
-        jsonl_process(o, s);
-    if (tools >= 0)
-        cJSON_AddNumberToObject(o, "tools", (double)tools);
-    else
-        cJSON_AddNullToObject(o, "tools");
-    jsonl_last_failure(o, s);
-    /* Nothing stale passes for current: no round trip while the last
-     * exchange failed; when the last success was, beside it. */
-    if (rtt >= 0 && server_fail_streak(s) == 0)
-        cJSON_AddNumberToObject(o, "rtt_ms", jsonl_ms1(rtt));
-    else
-        cJSON_AddNullToObject(o, "rtt_ms");
-    if (last_ok > 0)
-        cJSON_AddNumberToObject(o, "last_success_at", (double)last_ok);
-    else
-        cJSON_AddNullToObject(o, "last_success_at");
-    if (server_decl(s)->probe != NULL)
-        jsonl_probe(o, s);
-    return o;
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonl_server_members(&w, s);
+    jsonw_object_close(&w);
+    return jsonl_tree(&w);
 }
 
-cJSON *
-jsonl_fleet(const struct fleet *f)
+void
+jsonl_fleet_write(struct jsonw *w, const struct fleet *f,
+    jsonl_extra_fn extra, void *arg)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(root, "servers");
-    cJSON *sum;
-    cJSON *hs;
-    long   counts[LIVENESS__COUNT] = { 0 }, absent = 0, disabled = 0;
-    long   health[HEALTH__COUNT] = { 0 };
+    long counts[LIVENESS__COUNT] = { 0 }, absent = 0, disabled = 0;
+    long health[HEALTH__COUNT] = { 0 };
 
+    jsonw_array_open(w, "servers");
     for (size_t i = 0; i < fleet_size(f); i++) {
         const struct server   *s = fleet_server(f, i);
         const struct liveness *l = server_liveness(s);
 
-        cJSON_AddItemToArray(arr, jsonl_server(s));
+        jsonw_object_open(w, NULL);
+        jsonl_server_members(w, s);
+        if (extra != NULL)
+            extra(w, s, arg);
+        jsonw_object_close(w);
         health[server_health(s, NULL).state]++;
         if (server_state(s) == SERVER_DISABLED)
             disabled++;
@@ -322,170 +389,181 @@ jsonl_fleet(const struct fleet *f)
         else
             absent++;
     }
-    sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "reachable",
-        (double)counts[LIVENESS_REACHABLE]);
-    cJSON_AddNumberToObject(sum, "unreachable",
-        (double)counts[LIVENESS_UNREACHABLE]);
-    cJSON_AddNumberToObject(sum, "unknown", (double)counts[LIVENESS_UNKNOWN]);
-    cJSON_AddNumberToObject(sum, "absent", (double)absent);
-    cJSON_AddNumberToObject(sum, "disabled", (double)disabled);
-    hs = cJSON_AddObjectToObject(sum, "health");
+    jsonw_array_close(w);
+    jsonw_object_open(w, "summary");
+    jsonw_int(w, "reachable", counts[LIVENESS_REACHABLE]);
+    jsonw_int(w, "unreachable", counts[LIVENESS_UNREACHABLE]);
+    jsonw_int(w, "unknown", counts[LIVENESS_UNKNOWN]);
+    jsonw_int(w, "absent", absent);
+    jsonw_int(w, "disabled", disabled);
+    jsonw_object_open(w, "health");
     for (int k = 0; k < HEALTH__COUNT; k++)
-        cJSON_AddNumberToObject(hs, health_state_name((enum health_state)k),
-            (double)health[k]);
-    return root;
+        jsonw_int(w, health_state_name((enum health_state)k), health[k]);
+    jsonw_object_close(w);
+    if (extra != NULL)
+        extra(w, NULL, arg);
+    jsonw_object_close(w);
+}
+
+cJSON *
+jsonl_fleet(const struct fleet *f)
+{
+    struct jsonw w;
+
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonl_fleet_write(&w, f, NULL, NULL);
+    jsonw_object_close(&w);
+    return jsonl_tree(&w);
+}
+
+/* The members of an ending's record. */
+static void
+jsonl_ending_members(struct jsonw *w, const struct ending *e)
+{
+    jsonl_sanitized(w, "server", server_name(e->server));
+    jsonl_str(w, "outcome", ending_outcome_name(e->outcome));
+    if (e->http_status != 0)
+        jsonw_int(w, "http_status", e->http_status);
+    if (e->has_failure) {
+        jsonl_str(w, "kind", failure_kind_name(e->kind));
+        jsonl_str(w, "delivered", delivered_name(e->delivered));
+    }
+    if (e->exit_code >= 0 && e->outcome == ENDING_EXITED)
+        jsonw_int(w, "exit_code", e->exit_code);
+    if (e->signal > 0)
+        jsonw_int(w, "signal", e->signal);
+    jsonw_tenths(w, "duration_ms", jsonl_ms1(e->duration_ms));
+    if (e->settled)
+        jsonw_tenths(w, "settled_ms", jsonl_ms1(e->settled_ms));
+    else
+        jsonw_null(w, "settled_ms");
+    jsonw_bool(w, "half_open", e->half_open);
+    if (e->sessionless)
+        jsonw_bool(w, "sessionless", true);
+    if (e->detail[0] != '\0')
+        jsonl_str(w, "detail", e->detail);
 }
 
 cJSON *
 jsonl_ending(const struct ending *e)
 {
-    cJSON *o = cJSON_CreateObject();
-    char  *name = str_sanitized(server_name(e->server));
+    struct jsonw w;
 
-    cJSON_AddStringToObject(o, "server", name);
-    free(name);
-    cJSON_AddStringToObject(o, "outcome", ending_outcome_name(e->outcome));
-    if (e->http_status != 0)
-        cJSON_AddNumberToObject(o, "http_status", (double)e->http_status);
-    if (e->has_failure) {
-        cJSON_AddStringToObject(o, "kind", failure_kind_name(e->kind));
-        cJSON_AddStringToObject(o, "delivered", delivered_name(e->delivered));
-    }
-    if (e->exit_code >= 0 && e->outcome == ENDING_EXITED)
-        cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
-    if (e->signal > 0)
-        cJSON_AddNumberToObject(o, "signal", e->signal);
-    cJSON_AddNumberToObject(o, "duration_ms", jsonl_ms1(e->duration_ms));
-    if (e->settled)
-        cJSON_AddNumberToObject(o, "settled_ms", jsonl_ms1(e->settled_ms));
-    else
-        cJSON_AddNullToObject(o, "settled_ms");
-    cJSON_AddBoolToObject(o, "half_open", e->half_open);
-    if (e->sessionless)
-        cJSON_AddBoolToObject(o, "sessionless", true);
-    if (e->detail[0] != '\0')
-        cJSON_AddStringToObject(o, "detail", e->detail);
-    return o;
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonl_ending_members(&w, e);
+    jsonw_object_close(&w);
+    return jsonl_tree(&w);
 }
 
 /* An exchange's line after "ts": its op and outcome, and for a failure
  * its kind, delivery verdict, where, and when the next attempt comes. */
 static void
-jsonl_exchange(cJSON *o, const struct event *e, const char *name)
+jsonl_exchange(struct jsonw *w, const struct event *e)
 {
     const struct failure *f = e->failure;
 
-    cJSON_AddStringToObject(o, "event", "exchange");
-    cJSON_AddStringToObject(o, "server", name);
-    cJSON_AddStringToObject(o, "op", e->op);
+    jsonw_string(w, "event", "exchange");
+    jsonl_sanitized(w, "server", server_name(e->server));
+    jsonl_str(w, "op", e->op);
     if (e->completed) {
-        cJSON_AddStringToObject(o, "outcome", "completed");
+        jsonw_string(w, "outcome", "completed");
     } else {
-        cJSON_AddStringToObject(o, "outcome", failure_kind_name(f->kind));
-        cJSON_AddStringToObject(o, "delivered", delivered_name(f->delivered));
+        jsonl_str(w, "outcome", failure_kind_name(f->kind));
+        jsonl_str(w, "delivered", delivered_name(f->delivered));
         if (f->http_status != 0)
-            cJSON_AddNumberToObject(o, "http_status", (double)f->http_status);
+            jsonw_int(w, "http_status", f->http_status);
         if (f->reason != FAILURE_REASON_NONE)
-            cJSON_AddStringToObject(o, "reason",
-                failure_reason_name(f->reason));
-        cJSON_AddStringToObject(o, "site", failure_site_name(f->site));
-        cJSON_AddStringToObject(o, "detail", f->detail);
+            jsonl_str(w, "reason", failure_reason_name(f->reason));
+        jsonl_str(w, "site", failure_site_name(f->site));
+        jsonl_str(w, "detail", f->detail);
         if (server_next_attempt_ms(e->server) >= 0)
-            cJSON_AddNumberToObject(o, "next_attempt_at",
-                (double)server_next_attempt_ms(e->server));
+            jsonw_int(w, "next_attempt_at",
+                server_next_attempt_ms(e->server));
     }
-    cJSON_AddNumberToObject(o, "ms", jsonl_ms1(e->ms));
-}
-
-/* An ending's or a settlement's line: "ts", "event", then the ending's
- * record. */
-static char *
-jsonl_ending_line(cJSON *o, const struct event *e)
-{
-    cJSON *eo = jsonl_ending(e->ending);
-    cJSON *it;
-    char  *text;
-
-    cJSON_AddStringToObject(o, "event",
-        e->type == EVENT_ENDING ? "ending" : "settled");
-    cJSON_ArrayForEach(it, eo) {
-        cJSON_AddItemReferenceToObject(o, it->string, it);
-    }
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    cJSON_Delete(eo);
-    return text;
+    jsonw_tenths(w, "ms", jsonl_ms1(e->ms));
 }
 
 char *
 jsonl_exit_line(size_t asked, size_t not_ended)
 {
-    cJSON *o = cJSON_CreateObject();
-    char   ts[40], *text;
+    struct jsonw w;
+    char         ts[40];
 
     clock_format_iso(clock_wall_ms(), ts, sizeof(ts));
-    cJSON_AddStringToObject(o, "ts", ts);
-    cJSON_AddStringToObject(o, "event", "exit");
-    cJSON_AddNumberToObject(o, "sessions_ended", (double)(asked - not_ended));
-    cJSON_AddNumberToObject(o, "sessions_not_ended", (double)not_ended);
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    jsonw_init(&w);
+    jsonw_object_open(&w, NULL);
+    jsonw_string(&w, "ts", ts);
+    jsonw_string(&w, "event", "exit");
+    jsonw_int(&w, "sessions_ended", (int64_t)(asked - not_ended));
+    jsonw_int(&w, "sessions_not_ended", (int64_t)not_ended);
+    jsonw_object_close(&w);
+    return jsonw_take(&w, NULL);
+}
+
+bool
+jsonl_event_write(struct jsonw *w, const struct event *e)
+{
+    char ts[40];
+
+    jsonw_reset(w);
+    if (e->type == EVENT_STATE)
+        return false;
+    jsonw_object_open(w, NULL);
+    clock_format_iso(e->ts, ts, sizeof(ts));
+    jsonl_str(w, "ts", ts);
+    switch (e->type) {
+    case EVENT_ENDING:
+    case EVENT_SETTLED:
+        jsonl_str(w, "event",
+            e->type == EVENT_ENDING ? "ending" : "settled");
+        jsonl_ending_members(w, e->ending);
+        break;
+    case EVENT_EXCHANGE:
+        jsonl_exchange(w, e);
+        break;
+    case EVENT_LIVENESS:
+        jsonw_string(w, "event", "liveness");
+        jsonl_sanitized(w, "server", server_name(e->server));
+        jsonl_str(w, "state", liveness_state_name(e->liveness->state));
+        if (e->liveness->has_error_code)
+            jsonl_str(w, "error_code",
+                failure_kind_name(e->liveness->error_code));
+        break;
+    case EVENT_TOOLS_CHANGED:
+        jsonw_string(w, "event", "tools_changed");
+        jsonl_sanitized(w, "server", server_name(e->server));
+        jsonw_int(w, "tools", e->tools);
+        break;
+    case EVENT_HEALTH:
+        jsonw_string(w, "event", "health");
+        jsonl_sanitized(w, "server", server_name(e->server));
+        jsonl_str(w, "state", health_state_name(e->health->state));
+        if (e->health_was < HEALTH__COUNT)
+            jsonl_str(w, "was", health_state_name(e->health_was));
+        else
+            jsonw_null(w, "was");
+        jsonl_str(w, "reason", e->health->reason);
+        break;
+    default:
+        break;
+    }
+    jsonw_object_close(w);
+    return true;
 }
 
 char *
 jsonl_event_line(const struct event *e)
 {
-    cJSON *o;
-    char   ts[40];
-    char  *name, *text;
+    struct jsonw w;
 
-    if (e->type == EVENT_STATE)
+    jsonw_init(&w);
+    if (!jsonl_event_write(&w, e)) {
+        jsonw_done(&w);
         return NULL;
-    o = cJSON_CreateObject();
-    clock_format_iso(e->ts, ts, sizeof(ts));
-    cJSON_AddStringToObject(o, "ts", ts);
-    if (e->type == EVENT_ENDING || e->type == EVENT_SETTLED)
-        return jsonl_ending_line(o, e);
-    name = str_sanitized(server_name(e->server));
-    switch (e->type) {
-    case EVENT_EXCHANGE:
-        jsonl_exchange(o, e, name);
-        break;
-    case EVENT_LIVENESS:
-        cJSON_AddStringToObject(o, "event", "liveness");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "state",
-            liveness_state_name(e->liveness->state));
-        if (e->liveness->has_error_code)
-            cJSON_AddStringToObject(o, "error_code",
-                failure_kind_name(e->liveness->error_code));
-        break;
-    case EVENT_TOOLS_CHANGED:
-        cJSON_AddStringToObject(o, "event", "tools_changed");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddNumberToObject(o, "tools", (double)e->tools);
-        break;
-    case EVENT_HEALTH:
-        cJSON_AddStringToObject(o, "event", "health");
-        cJSON_AddStringToObject(o, "server", name);
-        cJSON_AddStringToObject(o, "state",
-            health_state_name(e->health->state));
-        if (e->health_was < HEALTH__COUNT)
-            cJSON_AddStringToObject(o, "was",
-                health_state_name(e->health_was));
-        else
-            cJSON_AddNullToObject(o, "was");
-        cJSON_AddStringToObject(o, "reason", e->health->reason);
-        break;
-    default:
-        break;
     }
-    free(name);
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    return jsonw_take(&w, NULL);
 }
 
 int
@@ -499,4 +577,13 @@ jsonl_write(FILE *out, const cJSON *o)
     n = fprintf(out, "%s\n", text);
     free(text);
     return n < 0 ? -1 : 0;
+}
+
+int
+jsonl_write_text(FILE *out, struct jsonw *w)
+{
+    jsonw_raw(w, "\n", 1);
+    if (fwrite(w->buf, 1, w->len, out) != w->len)
+        return -1;
+    return 0;
 }

@@ -106,6 +106,24 @@ app_option(struct app_common *c, int ch, const char *arg)
     case APP_OPT_LOG:
         c->log_path = arg;
         return 1;
+    case APP_OPT_RECORD:
+        c->record_path = arg;
+        return 1;
+    case APP_OPT_RECORD_MAX: {
+        char  *end = NULL;
+        double mb = strtod(arg, &end);
+
+        if (end == arg || *end != '\0' || !(mb > 0) || mb > 1e6) {
+            fprintf(stderr, "mcptop: --record-max takes a size in MB "
+                "(more than 0), not '%s'\n", arg);
+            c->bad_option = true;
+            return -1;
+        }
+        c->record_max_bytes = (long long)(mb * 1024 * 1024);
+        if (c->record_max_bytes < 4096)
+            c->record_max_bytes = 4096;
+        return 1;
+    }
     case APP_OPT_SHARD: {
         char *cause = NULL;
 
@@ -170,6 +188,56 @@ app_usage_options(FILE *out)
         "of N\n"
         "                     (FNV-1a 64 of the name, mod N, is K-1)\n",
         clients_names());
+}
+
+/* See app.h. */
+void
+app_usage_record(FILE *out)
+{
+    fprintf(out,
+        "      --record FILE  record the event stream to FILE (JSON Lines, "
+        "redacted),\n"
+        "                     for 'mcptop replay' and 'mcptop report'\n"
+        "      --record-max MB  rotate FILE at MB (default %d), keeping "
+        "one FILE.1\n", APP_RECORD_MAX_MB_DEFAULT);
+}
+
+/* See app.h. */
+char *
+app_state_dir(char **cause)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char       *dir, *parent;
+
+    /* The token cache's rule (oauth_store_open). */
+    if (state != NULL && state[0] == '/') {
+        parent = xstrdup(state);
+        dir = str_printf("%s/mcptop", state);
+    } else if (home != NULL && home[0] != '\0') {
+        parent = str_printf("%s/.local/state", home);
+        dir = str_printf("%s/.local/state/mcptop", home);
+    } else {
+        *cause = xstrdup("no state directory: neither XDG_STATE_HOME nor "
+            "HOME is set");
+        return NULL;
+    }
+    if (mkdir(parent, 0700) != 0 && errno != EEXIST) {
+        /* $HOME/.local may be missing too. */
+        char *local = str_printf("%s/.local", home != NULL ? home : "");
+
+        if (state == NULL || state[0] != '/')
+            mkdir(local, 0700);
+        free(local);
+        mkdir(parent, 0700);
+    }
+    free(parent);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        *cause = str_printf("cannot make %s: %s", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
 }
 
 /* See app.h. */
@@ -301,13 +369,63 @@ app_add(struct config **fleet, struct config *part, bool rename)
     return 0;
 }
 
+/* Note what became of file f in c->files. */
+static void
+app_file_seen(struct app_common *c, const struct clients_file *f,
+    enum app_file_status status, size_t nservers, const char *error)
+{
+    struct app_file *a;
+
+    if (!c->keep_files)
+        return;
+    c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof *c->files);
+    a = &c->files[c->nfiles++];
+    a->path = xstrdup(f->path);
+    a->client = f->client;
+    a->source = f->source;
+    a->status = status;
+    a->nservers = nservers;
+    a->error = error != NULL ? xstrdup(error) : NULL;
+}
+
+/* See app.h. */
+void
+app_files_free(struct app_common *c)
+{
+    for (size_t i = 0; i < c->nfiles; i++) {
+        free(c->files[i].path);
+        free(c->files[i].error);
+    }
+    free(c->files);
+    c->files = NULL;
+    c->nfiles = 0;
+}
+
+/* True when some file of every client exists (bare `mcptop` reads them
+ * then). */
+static bool
+app_client_file_exists(void)
+{
+    struct clients_file *f;
+    struct stat          st;
+    size_t               n, i;
+    bool                 any = false;
+
+    f = clients_files("all", &n);
+    for (i = 0; i < n && !any; i++)
+        any = stat(f[i].path, &st) == 0 && !S_ISDIR(st.st_mode);
+    clients_free(f, n);
+    return any;
+}
+
 /*
  * Read every file of --from that exists, tagging each server with its
- * source; a server name seen before is renamed NAME@SOURCE. 0, or
- * EXIT_USAGE after printing why (no file at all could be read).
+ * source; a server name seen before is renamed NAME@SOURCE, and one that
+ * dials what another already does is folded into it. 0, or EXIT_USAGE
+ * after printing why (no file at all could be read).
  */
 static int
-app_load_from(const struct app_common *c, const struct config_options *opt,
+app_load_from(struct app_common *c, const struct config_options *opt,
     struct config **fleet, struct app_lines *notes)
 {
     struct config_options  o = *opt;
@@ -321,18 +439,22 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
     o.allow_none = true;
     f = clients_files(c->from, &n);
     for (i = 0; i < n; i++) {
+        o.vars = f[i].vars;
         if (stat(f[i].path, &st) != 0 || S_ISDIR(st.st_mode)) {
             app_line(notes, "--from %s: %s is absent", c->from, f[i].path);
+            app_file_seen(c, &f[i], APP_FILE_ABSENT, 0, NULL);
             continue;
         }
         if (config_load_file_with(f[i].path, &o, &part, &cause) != 0) {
             fprintf(stderr, "mcptop: warning: --from %s: %s (skipped)\n",
                 c->from, cause);
+            app_file_seen(c, &f[i], APP_FILE_BROKEN, 0, cause);
             free(cause);
             cause = NULL;
             continue;
         }
         found++;
+        app_file_seen(c, &f[i], APP_FILE_READ, part->nservers, NULL);
         app_line(notes, "--from %s: read %s (%zu server%s, source %s)",
             c->from, f[i].path, part->nservers,
             part->nservers == 1 ? "" : "s", f[i].source);
@@ -340,6 +462,7 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
             free(part->servers[k].source);
             part->servers[k].source = xstrdup(f[i].source);
         }
+        clients_claude_switches(part);
         if (app_add(fleet, part, true) != 0) {
             rc = EXIT_USAGE;
             break;
@@ -355,6 +478,19 @@ app_load_from(const struct app_common *c, const struct config_options *opt,
     }
     clients_free(f, n);
     return rc;
+}
+
+/* The paths of every client's files, ", "-separated, on out. */
+static void
+app_print_client_files(FILE *out)
+{
+    struct clients_file *f;
+    size_t               n, i;
+
+    f = clients_files("all", &n);
+    for (i = 0; i < n; i++)
+        fprintf(out, "%s %s", i > 0 ? "," : "", f[i].path);
+    clients_free(f, n);
 }
 
 /* Load one -c path ("-": standard input). */
@@ -447,14 +583,36 @@ app_load_config(struct app_common *c, struct config **out)
         goto out;
     if (fleet == NULL) {
         found = config_discover();
-        if (found == NULL) {
-            fprintf(stderr, "mcptop: no config given and none found "
-                "(looked in %s)\n"
-                "Try 'mcptop check http://127.0.0.1:PORT/mcp', "
-                "'mcptop check -c FILE' or 'mcptop check --from all'.\n",
+        if (found == NULL && c->from == NULL && app_client_file_exists()) {
+            /* No config of mcptop's own, but the clients' files are
+             * there: read them, and say so (the TUI's header, -v). */
+            c->from = "all";
+            c->from_fallback = true;
+            if (app_load_from(c, &opt, &fleet, &notes) != 0)
+                goto out;
+            app_line(&notes, "no config of mcptop's own (%s): read every "
+                "client's files, as --from all does",
                 config_discover_help());
+            {
+                char *o = str_printf("--from all (no config of its own): "
+                    "%s", fleet->origin);
+
+                free(fleet->origin);
+                fleet->origin = o;
+            }
+        } else if (found == NULL) {
+            fprintf(stderr, "mcptop: no config given and none found "
+                "(looked in %s, and for every client's files:",
+                config_discover_help());
+            app_print_client_files(stderr);
+            fprintf(stderr, ")\n"
+                "Try 'mcptop check http://127.0.0.1:PORT/mcp', "
+                "'mcptop check -c FILE' or 'mcptop check --from CLIENT' "
+                "(%s).\n", clients_names());
             goto out;
         }
+    }
+    if (fleet == NULL) {
         if (config_load_file_with(found, &opt, &fleet, &cause) != 0) {
             fprintf(stderr, "mcptop: %s\n", cause);
             free(cause);
@@ -474,6 +632,12 @@ app_load_config(struct app_common *c, struct config **out)
         fprintf(stderr, "mcptop: warning: %s\n", fleet->warnings[i]);
     for (i = 0; c->verbose && i < fleet->nnotes; i++)
         fprintf(stderr, "mcptop: note: %s\n", fleet->notes[i]);
+    for (i = 0; c->verbose && i < fleet->nmerged; i++) {
+        char *line = str_sanitized(fleet->merged[i]);
+
+        fprintf(stderr, "mcptop: note: merged: %s\n", line);
+        free(line);
+    }
     c->cfg = fleet;
     *out = fleet;
     fleet = NULL;
@@ -522,7 +686,8 @@ app_log_config(FILE *log, const struct config *cfg)
         if (s->transport == CONFIG_HTTP) {
             target = str_sanitized(s->url_shown != NULL ? s->url_shown : "");
         } else {
-            const char *cmd = s->command != NULL ? s->command : "";
+            const char *cmd = s->command_shown != NULL ? s->command_shown
+                : s->command != NULL ? s->command : "";
             size_t      len = strlen(cmd) + 1, at;
             char       *joined;
 
@@ -550,6 +715,10 @@ app_log_config(FILE *log, const struct config *cfg)
             s->disabled ? " (disabled)" : "");
         if (s->invalid != NULL)
             app_log(log, "config server %s: invalid: %s", name, s->invalid);
+        for (k = 0; k < s->nsources; k++)
+            app_log(log, "config server %s: source %s %s", name,
+                s->sources[k].client != NULL ? s->sources[k].client : "-",
+                s->sources[k].origin);
         free(name);
         free(target);
     }

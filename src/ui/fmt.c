@@ -248,6 +248,14 @@ ui_out_line(struct ui_out *o, const struct ui_line *l)
 {
     int i = o->n++ - o->skip;
 
+    if (o->sink != NULL) {
+        size_t len = l->len;
+
+        while (len > 0 && l->text[len - 1] == ' ')
+            len--;
+        fprintf(o->sink, "%.*s\n", (int)len, l->text);
+        return;
+    }
     if (i >= 0 && i < o->rows)
         screen_line(o->y + i, l, o->ui->cols, false);
 }

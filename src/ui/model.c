@@ -41,7 +41,9 @@ model_init(struct model *m, struct fleet *f)
     memset(m, 0, sizeof(*m));
     m->fleet = f;
     m->n = fleet_size(f);
-    m->order = xcalloc(m->n + 1, sizeof(*m->order));
+    /* Rows: every server and, grouped, at most one header each. */
+    m->order = xcalloc(2 * m->n + 1, sizeof(*m->order));
+    m->groups = xcalloc(m->n + 1, sizeof(*m->groups));
     m->marked = xcalloc(m->n + 1, sizeof(*m->marked));
     m->key = xcalloc(m->n + 1, sizeof(*m->key));
     m->rank = xcalloc(m->n + 1, sizeof(*m->rank));
@@ -111,6 +113,9 @@ model_refleet(struct model *m, struct server *const *old, size_t nold)
     free(moved);
     next.sort = m->sort;
     next.invert = m->invert;
+    next.group = m->group;
+    memcpy(next.folded, m->folded, sizeof(next.folded));
+    next.nfolded = m->nfolded;
     snprintf(filter, sizeof(filter), "%s", m->filter);
     model_done(m);
     *m = next;
@@ -139,6 +144,7 @@ model_done(struct model *m)
     free(m->srv);
     free(m->name_w);
     free(m->order);
+    free(m->groups);
     free(m->marked);
     free(m->key);
     free(m->rank);
@@ -485,6 +491,19 @@ model_set_filter(struct model *m, const char *filter)
     m->dirty = true;
 }
 
+bool
+model_filter_check(const char *filter, char *err, size_t n)
+{
+    struct model m;
+
+    memset(&m, 0, sizeof(m));
+    model_set_filter(&m, filter);
+    if (m.filter_error[0] == '\0')
+        return true;
+    snprintf(err, n, "%s", m.filter_error);
+    return false;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sorting and counting. */
 
@@ -499,6 +518,87 @@ model_set_sort(struct model *m, enum model_sort s)
         m->invert = false;
     m->sort = s;
     m->dirty = true;
+}
+
+/* The words --sort takes, one per column (and a few aliases). */
+static const struct {
+    const char      *word;
+    enum model_sort  sort;
+} model_sort_words[] = {
+    { "name", MODEL_SORT_NAME },
+    { "transport", MODEL_SORT_TRANSPORT },
+    { "health", MODEL_SORT_HEALTH },
+    { "liveness", MODEL_SORT_LIVENESS },
+    { "age", MODEL_SORT_AGE },
+    { "streak", MODEL_SORT_STREAK },
+    { "session", MODEL_SORT_SESSION },
+    { "protocol", MODEL_SORT_PROTOCOL },
+    { "tools", MODEL_SORT_TOOLS },
+    { "rtt", MODEL_SORT_RTT },
+    { "failure", MODEL_SORT_FAILURE },
+    { "delivered", MODEL_SORT_DELIVERED },
+    { "http", MODEL_SORT_HTTP },
+    { "history", MODEL_SORT_HISTORY },
+    /* aliases: the header's words, the filter's field names */
+    { "trans", MODEL_SORT_TRANSPORT },
+    { "state", MODEL_SORT_HEALTH },
+    { "live", MODEL_SORT_LIVENESS },
+    { "round-trip", MODEL_SORT_RTT },
+    { "last-failure", MODEL_SORT_FAILURE },
+    { "status", MODEL_SORT_HTTP },
+};
+
+#define MODEL_SORT_COLUMNS "name transport health liveness age streak " \
+    "session protocol tools rtt failure delivered http history"
+
+const char *
+model_sort_columns(void)
+{
+    return MODEL_SORT_COLUMNS;
+}
+
+const char *
+model_sort_word(enum model_sort s)
+{
+    for (size_t i = 0; i < sizeof(model_sort_words) /
+        sizeof(model_sort_words[0]); i++) {
+        if (model_sort_words[i].sort == s)
+            return model_sort_words[i].word;
+    }
+    return "?";
+}
+
+bool
+model_sort_parse(const char *spec, enum model_sort *s, bool *invert,
+    char *err, size_t n)
+{
+    const char *comma = strchr(spec, ',');
+    size_t      len = comma != NULL ? (size_t)(comma - spec) : strlen(spec);
+    char        word[32];
+
+    *invert = false;
+    if (comma != NULL) {
+        if (strcasecmp(comma + 1, "desc") == 0 ||
+            strcasecmp(comma + 1, "reverse") == 0) {
+            *invert = true;
+        } else if (strcasecmp(comma + 1, "asc") != 0) {
+            str_sanitize(word, sizeof(word), comma + 1, strlen(comma + 1));
+            snprintf(err, n, "\"%s\" after the comma: desc (reversed) or "
+                "asc (the column's own order)", word);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < sizeof(model_sort_words) /
+        sizeof(model_sort_words[0]); i++) {
+        if (strlen(model_sort_words[i].word) == len &&
+            strncasecmp(model_sort_words[i].word, spec, len) == 0) {
+            *s = model_sort_words[i].sort;
+            return true;
+        }
+    }
+    str_sanitize(word, sizeof(word), spec, len);
+    snprintf(err, n, "no column \"%s\" (%s)", word, MODEL_SORT_COLUMNS);
+    return false;
 }
 
 /* Liveness rank for sorting: the worst first. */
@@ -520,7 +620,7 @@ model_live_rank(const struct liveness *l)
 /* Health rank for sorting: what needs a look first (down, degraded,
  * unknown, invalid), then what has no verdict yet, then ok, then what is
  * not monitored now. */
-static int
+int
 model_health_rank(enum health_state h)
 {
     static const int rank[HEALTH__COUNT] = {
@@ -721,10 +821,15 @@ void
 model_rebuild(struct model *m, int64_t now_ms)
 {
     size_t old_pos = m->sel_pos;
+    char   sel_group[sizeof(m->groups[0].name)] = "";
 
     m->now_ms = now_ms;
     if (!m->dirty)
         return;
+    /* A selected header is found again by its name. */
+    if (model_header(m, m->sel) != NULL)
+        snprintf(sel_group, sizeof(sel_group), "%s",
+            model_header(m, m->sel)->name);
     memset(&m->counts, 0, sizeof(m->counts));
     m->nvis = 0;
     m->longest_name = 0;
@@ -743,6 +848,14 @@ model_rebuild(struct model *m, int64_t now_ms)
     qsort(m->order, m->nvis, sizeof(*m->order), model_cmp);
     model_sorting = NULL;
     m->dirty = false;
+    m->nmatch = m->nvis;
+    m->ngroups = 0;
+    if (m->group != MODEL_GROUP_NONE)
+        m->nvis = model_group_rows(m, m->nvis);
+    for (size_t g = 0; sel_group[0] != '\0' && g < m->ngroups; g++) {
+        if (strcmp(m->groups[g].name, sel_group) == 0)
+            m->sel = m->n + g;
+    }
     if (m->nvis == 0) {
         m->sel_pos = 0;
         m->top = 0;
@@ -765,6 +878,8 @@ model_order_static(const struct model *m)
 {
     if (m->sort != MODEL_SORT_NAME && m->sort != MODEL_SORT_TRANSPORT)
         return false;
+    if (m->group != MODEL_GROUP_NONE)
+        return false;       /* a header's worst health reads state */
     for (size_t i = 0; i < m->nterms; i++) {
         switch (m->terms[i].field) {
         case MODEL_FIELD_NAME:

@@ -148,6 +148,46 @@ screen_fini(void)
 }
 
 void
+screen_clipboard(const char *text, size_t len)
+{
+    static const char b64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t            n = len < SCREEN_CLIPBOARD_MAX ? len :
+        SCREEN_CLIPBOARD_MAX;
+    size_t            cap = 16 + (n + 2) / 3 * 4, k = 0, off = 0;
+    char             *out = malloc(cap);
+
+    if (out == NULL)
+        return;
+    k = (size_t)snprintf(out, cap, "\033]52;c;");
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned char)text[i] << 16;
+
+        if (i + 1 < n)
+            v |= (unsigned char)text[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (unsigned char)text[i + 2];
+        out[k++] = b64[v >> 18 & 63];
+        out[k++] = b64[v >> 12 & 63];
+        out[k++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+        out[k++] = i + 2 < n ? b64[v & 63] : '=';
+    }
+    out[k++] = '\a';
+    /* After curses' own output: the sequence goes between two frames. */
+    fflush(stdout);
+    while (off < k) {
+        ssize_t w = write(STDOUT_FILENO, out + off, k - off);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(out);
+}
+
+void
 screen_mouse(bool on)
 {
     screen_mouse_on = on;

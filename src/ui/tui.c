@@ -27,6 +27,8 @@
 
 #include "front/app.h"
 #include "engine/server.h"
+#include "export/recording.h"
+#include "ui/replay.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/clock.h"
@@ -103,7 +105,9 @@ tui_usage(FILE *out)
 
     fprintf(out,
         "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] " APP_USAGE_END "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
+        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
+        "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
         "       mcptop tui --list-themes\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
@@ -117,8 +121,18 @@ tui_usage(FILE *out)
         "                     text); m in the TUI switches it\n"
         "      --list-themes  print the theme names found, one per line, "
         "and exit\n"
-        "  -h, --help         this help\n");
+        "      --filter EXPR  start with this filter (the language of / in "
+        "the TUI)\n"
+        "      --sort COL[,desc]\n"
+        "                     start sorted by COL: %s;\n"
+        "                     ,desc reverses the column's own order (as I "
+        "does)\n"
+        "      --group cause|tag|host|transport|none\n"
+        "                     start with the rows grouped (b in the TUI "
+        "cycles)\n"
+        "  -h, --help         this help\n", model_sort_columns());
     app_usage_options(out);
+    app_usage_record(out);
     fprintf(out,
         "\n"
         "Themes are looked up in %s.\n"
@@ -165,6 +179,12 @@ ui_dirty(struct ui *ui)
     ui->dirty = true;
 }
 
+int64_t
+ui_now_ms(const struct ui *ui)
+{
+    return ui->replay != NULL ? ui->replay->now : clock_wall_ms();
+}
+
 /*
  * Refilter, resort and recount when needed. A key's change (model.dirty)
  * is applied at once; engine events (model_stale) are applied at most
@@ -179,7 +199,7 @@ tui_rebuild(struct ui *ui)
 
     if (!ui->model.dirty && ui->model_stale &&
         now - ui->last_rebuild < ui->rebuild_gap) {
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
         if (!ev_is_active(&ui->frame_w)) {
             ev_timer_set(&ui->frame_w,
                 ui->rebuild_gap - (now - ui->last_rebuild), 0.);
@@ -188,14 +208,14 @@ tui_rebuild(struct ui *ui)
         return;
     }
     if (!ui->model.dirty && !ui->model_stale) {
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
         return;
     }
     t0 = ev_time();
     if (ui->model.dirty)
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
     else
-        model_refresh(&ui->model, clock_wall_ms());
+        model_refresh(&ui->model, ui_now_ms(ui));
     ui->model_stale = false;
     ui->last_rebuild = ev_time();
     ui->rebuild_gap = (ui->last_rebuild - t0) * 10.0;
@@ -231,6 +251,9 @@ tui_draw(struct ui *ui)
         break;
     case UI_MODE_ENDINGS:
         view_endings_draw(ui, TUI_HEADER_ROWS, body);
+        break;
+    case UI_MODE_LOG:
+        view_log_draw(ui, TUI_HEADER_ROWS, body);
         break;
     default:
         if (!ui->detail) {
@@ -304,7 +327,7 @@ tui_bench_frames(struct ui *ui, long k)
     t0 = tui_cpu_us();
     for (long i = 0; i < k; i++) {
         ui->model.dirty = true;
-        model_rebuild(&ui->model, clock_wall_ms());
+        model_rebuild(&ui->model, ui_now_ms(ui));
     }
     rebuild = (tui_cpu_us() - t0) / (double)k;
     screen_fini();
@@ -393,7 +416,16 @@ tui_event_cb(void *arg, const struct event *e)
 {
     struct ui *ui = arg;
 
+    struct model_server *ms = e->server != NULL ?
+        server_data(e->server) : NULL;
+
     model_event(&ui->model, e);
+    if (ms != NULL && (ms < ui->model.srv || ms >= ui->model.srv +
+        ui->model.n))
+        ms = NULL;
+    if (eventlog_event(&ui->eventlog, e, ms != NULL ? &ms->live_seen :
+        NULL))
+        view_log_grew(ui, eventlog_get(&ui->eventlog, 0));
     ui->model_stale = true;
     ui->dirty_engine = true;
 }
@@ -410,6 +442,8 @@ tui_quit(struct ui *ui)
     }
     ui->quitting = true;
     ui->prompt = UI_PROMPT_NONE;
+    if (ui->rec != NULL)
+        recording_stopping(ui->rec);
     ui->quit_at = clock_wall_ms();
     /* Endings already under way count as the quit's too. */
     ui->quit_busy = xcalloc(fleet_size(ui->fleet) + 1, sizeof(bool));
@@ -567,6 +601,8 @@ tui_reload(struct ui *ui)
         free(cause);
     } else {
         ui->cfg = fleet_config(ui->fleet);
+        if (ui->rec != NULL)
+            recording_fleet(ui->rec, ui->fleet);
         ui_message(ui, UI_ROLE_NORMAL, "config reloaded (SIGHUP): %zu servers; "
             "removed and changed ones had their sessions ended%s%s",
             fleet_size(ui->fleet), said[0] != '\0' ? "; " : "", said);
@@ -589,8 +625,9 @@ tui_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     (void)revents;
     if (w->signum == SIGHUP) {
         /* Not while quitting: servers it added would dial and be left
-         * with their sessions open, past the quit's endings. */
-        if (!ui->quitting)
+         * with their sessions open, past the quit's endings. A replay has
+         * no config to read again. */
+        if (!ui->quitting && ui->replay == NULL)
             tui_reload(ui);
         return;
     }
@@ -670,6 +707,29 @@ tui_theme_init(struct ui *ui, const char *want)
     }
 }
 
+/* See ui.h. */
+struct ui *
+tui_ui_new(const char *theme)
+{
+    struct ui  *ui = xcalloc(1, sizeof(*ui));
+    const char *codeset = nl_langinfo(CODESET);
+
+    ui->loop = EV_DEFAULT;
+    ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
+    ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
+    tui_theme_init(ui, theme);
+    return ui;
+}
+
+/* See ui.h. */
+void
+tui_ui_free(struct ui *ui)
+{
+    theme_list_free(ui->themes, ui->nthemes);
+    free(ui->quit_busy);
+    free(ui);
+}
+
 static void
 tui_watchers_start(struct ui *ui)
 {
@@ -730,17 +790,35 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->quit_w);
 }
 
-/* Parse argv into common, *theme and *no_mouse. 0, -1 for --help or
- * --list-themes (done), or EXIT_USAGE. */
+/* What the TUI's own options ask for (strings borrowed from argv). */
+struct tui_opts {
+    const char      *theme;
+    bool             no_mouse;
+    const char      *filter;    /* --filter, or NULL */
+    bool             sorted;    /* --sort given */
+    enum model_sort  sort;
+    bool             invert;
+    bool             grouped;   /* --group given */
+    enum model_group group;
+};
+
+/* Parse argv into common and *o. 0, -1 for --help or --list-themes
+ * (done), or EXIT_USAGE (a bad --filter or --sort says why). */
 static int
 tui_args(int argc, char **argv, struct app_common *common,
-    const char **theme, bool *no_mouse)
+    struct tui_opts *o)
 {
+    char err[256];
+
     static const struct option longopts[] = {
         APP_LONGOPTS,
+        APP_RECORD_LONGOPTS,
         { "theme", required_argument, NULL, 't' },
         { "list-themes", no_argument, NULL, 'T' },
         { "no-mouse", no_argument, NULL, 'm' },
+        { "filter", required_argument, NULL, 'f' },
+        { "sort", required_argument, NULL, 's' },
+        { "group", required_argument, NULL, 'g' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -758,12 +836,38 @@ tui_args(int argc, char **argv, struct app_common *common,
             continue;
         switch (ch) {
         case 't':
-            *theme = optarg;
+            o->theme = optarg;
+            break;
+        case 'f':
+            if (!model_filter_check(optarg, err, sizeof(err))) {
+                fprintf(stderr, "mcptop: --filter: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->filter = optarg;
+            break;
+        case 's':
+            if (!model_sort_parse(optarg, &o->sort, &o->invert, err,
+                sizeof(err))) {
+                fprintf(stderr, "mcptop: --sort: %s\n", err);
+                return EXIT_USAGE;
+            }
+            o->sorted = true;
+            break;
+        case 'g':
+            if (!model_group_parse(optarg, &o->group)) {
+                char word[32];
+
+                str_sanitize(word, sizeof(word), optarg, strlen(optarg));
+                fprintf(stderr, "mcptop: --group: no grouping \"%s\" (cause "
+                    "tag host transport none)\n", word);
+                return EXIT_USAGE;
+            }
+            o->grouped = true;
             break;
         case 'T':
             return tui_list_themes();
         case 'm':
-            *no_mouse = true;
+            o->no_mouse = true;
             break;
         case 'h':
             tui_usage(stdout);
@@ -776,20 +880,84 @@ tui_args(int argc, char **argv, struct app_common *common,
         argv, optind);
 }
 
+/* See ui.h. */
+int
+tui_run(struct ui *ui, bool no_mouse)
+{
+    char *summary = NULL;
+
+    model_init(&ui->model, ui->fleet);
+    eventlog_init(&ui->eventlog);
+    if (ui->start != NULL) {
+        const struct tui_opts *o = ui->start;
+
+        if (o->filter != NULL)
+            model_set_filter(&ui->model, o->filter);
+        if (o->sorted) {
+            ui->model.sort = o->sort;
+            ui->model.invert = o->invert;
+        }
+        if (o->grouped)
+            model_set_group(&ui->model, o->group);
+    }
+    /* Whatever ends the process from here on restores the terminal. */
+    xmalloc_set_oom_hook(screen_fini);
+    atexit(screen_fini);
+    if (screen_init(ui->utf8, !no_mouse) != 0) {
+        fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
+            "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
+            getenv("TERM") != NULL ? getenv("TERM") : "");
+        return EXIT_USAGE;
+    }
+    ui->color = screen_colour_ok();
+    screen_theme(&ui->theme, ui->color);
+    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
+        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
+    tui_watchers_start(ui);
+    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
+        screen_watchdog_start();
+    fleet_subscribe(ui->fleet, tui_event_cb, ui);
+    if (ui->rec != NULL) {
+        recording_start(ui->rec, ui->loop, ui->fleet);
+        fleet_subscribe(ui->fleet, recording_event_cb, ui->rec);
+    }
+    ui->dirty = true;
+    if (ui->replay != NULL)
+        tui_replay_start(ui);
+    else
+        fleet_start(ui->fleet);
+    if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
+        tui_bench_frames(ui, atol(getenv("MCPTOP_BENCH_FRAMES")));
+    else
+        ev_run(ui->loop, 0);
+    tui_watchers_stop(ui);
+    if (ui->replay != NULL)
+        tui_replay_stop(ui);
+    if (ui->quitting)
+        summary = tui_quit_summary(ui);
+    if (ui->rec != NULL) {
+        size_t asked = 0, unended = fleet_unended(ui->fleet, &asked);
+
+        recording_exit(ui->rec, asked, unended);
+    }
+    screen_fini();
+    if (summary != NULL)
+        printf("%s\n", summary);
+    free(summary);
+    return 0;
+}
+
 int
 tui_main(int argc, char **argv)
 {
     struct app_common    common = { 0 };
     struct config       *cfg = NULL;
     struct ui           *ui;
-    const char          *theme = NULL;
-    const char          *codeset;
+    struct tui_opts      opts = { 0 };
     char                *cause = NULL;
-    bool                 no_mouse = false;
-    char                *summary = NULL;
     int                  rc;
 
-    rc = tui_args(argc, argv, &common, &theme, &no_mouse);
+    rc = tui_args(argc, argv, &common, &opts);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
@@ -808,14 +976,10 @@ tui_main(int argc, char **argv)
         config_free(cfg);
         return rc;
     }
-    ui = xcalloc(1, sizeof(*ui));
-    ui->loop = EV_DEFAULT;
+    ui = tui_ui_new(opts.theme);
     ui->cfg = cfg;
+    ui->start = &opts;
     ui->common = &common;
-    codeset = nl_langinfo(CODESET);
-    ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
-    ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
-    tui_theme_init(ui, theme);
     {
         struct fleet_options opt = { .log = common.log };
 
@@ -838,48 +1002,30 @@ tui_main(int argc, char **argv)
         ui_message(ui, UI_ROLE_WARNING, "config: %zu warning%s: %s",
             cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
     }
-    model_init(&ui->model, ui->fleet);
-    /* Whatever ends the process from here on restores the terminal. */
-    xmalloc_set_oom_hook(screen_fini);
-    atexit(screen_fini);
-    if (screen_init(ui->utf8, !no_mouse) != 0) {
-        fprintf(stderr, "mcptop: cannot start the terminal UI on TERM=%s "
-            "(it needs cursor addressing; for scripts: 'mcptop watch')\n",
-            getenv("TERM") != NULL ? getenv("TERM") : "");
-        rc = EXIT_USAGE;
-        goto out_fleet;
+    if (common.record_path != NULL) {
+        ui->rec = recording_open(common.record_path, common.record_max_bytes,
+            &cause);
+        if (ui->rec == NULL) {
+            fprintf(stderr, "mcptop: %s\n", cause);
+            free(cause);
+            rc = EXIT_USAGE;
+            fleet_free(ui->fleet);
+            goto out_theme;
+        }
     }
-    ui->color = screen_colour_ok();
-    screen_theme(&ui->theme, ui->color);
-    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
-        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
-    tui_watchers_start(ui);
-    if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
-        screen_watchdog_start();
-    fleet_subscribe(ui->fleet, tui_event_cb, ui);
-    ui->dirty = true;
-    fleet_start(ui->fleet);
-    if (getenv("MCPTOP_BENCH_FRAMES") != NULL)
-        tui_bench_frames(ui, atol(getenv("MCPTOP_BENCH_FRAMES")));
-    else
-        ev_run(ui->loop, 0);
-    tui_watchers_stop(ui);
-    if (ui->quitting)
-        summary = tui_quit_summary(ui);
-    screen_fini();
-    if (summary != NULL)
-        printf("%s\n", summary);
-    free(summary);
-    rc = 0;
-out_fleet:
+    rc = tui_run(ui, opts.no_mouse);
     xmalloc_set_oom_hook(NULL);
     fleet_stop(ui->fleet);
     fleet_free(ui->fleet);
+    /* After the fleet: it publishes to the recording until freed. */
+    if (ui->rec != NULL && recording_error(ui->rec) != NULL)
+        fprintf(stderr, "mcptop: the recording is incomplete: %s\n",
+            recording_error(ui->rec));
+    recording_close(ui->rec);
     model_done(&ui->model);
+    eventlog_done(&ui->eventlog);
 out_theme:
-    theme_list_free(ui->themes, ui->nthemes);
-    free(ui->quit_busy);
-    free(ui);
+    tui_ui_free(ui);
     config_free(cfg);
     app_close_log(&common);
     return rc;

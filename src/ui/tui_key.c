@@ -103,6 +103,35 @@ tui_key_theme_next(struct ui *ui)
     screen_theme(&ui->theme, ui->color);
 }
 
+/* A key while the palette's line is open: edit, complete (Tab), run
+ * (Enter), cancel (Esc). */
+static void
+tui_key_palette(struct ui *ui, int ch)
+{
+    size_t len = strlen(ui->palette);
+
+    if (ch == 27) {
+        ui->prompt = UI_PROMPT_NONE;
+    } else if (keys_is_enter(ch)) {
+        ui->prompt = UI_PROMPT_NONE;
+        palette_run(ui, ui->palette);
+    } else if (ch == '\t') {
+        palette_complete(ui->palette, sizeof(ui->palette));
+    } else if (keys_is_backspace(ch)) {
+        while (len > 0) {
+            len--;
+            if (((unsigned char)ui->palette[len] & 0xc0) != 0x80)
+                break;
+        }
+        ui->palette[len] = '\0';
+    } else if (keys_is_kill_line(ch)) {
+        ui->palette[0] = '\0';
+    } else if (ch >= 32 && ch < 256 && len + 1 < sizeof(ui->palette)) {
+        ui->palette[len] = (char)ch;
+        ui->palette[len + 1] = '\0';
+    }
+}
+
 /* A key while the filter prompt is open: edit, keep (Enter), clear (Esc). */
 static void
 tui_key_filter(struct ui *ui, int ch)
@@ -135,7 +164,10 @@ tui_key_filter(struct ui *ui, int ch)
     } else {
         return;
     }
-    model_set_filter(&ui->model, ui->input);
+    if (ui->mode == UI_MODE_LOG)
+        eventlog_set_filter(&ui->eventlog, ui->input);
+    else
+        model_set_filter(&ui->model, ui->input);
 }
 
 static void
@@ -214,14 +246,21 @@ tui_key_command(struct ui *ui, enum ui_action a)
 
     switch (a) {
     case UI_ACT_DETAIL:
+        if (ui->mode == UI_MODE_TABLE && model_group_toggle(m))
+            break;      /* Enter on a group's header folds it */
         if (ui->mode == UI_MODE_TABLE) {
             ui->detail = !ui->detail;
             ui->detail_scroll = 0;
         }
         break;
+    case UI_ACT_PALETTE:
+        ui->prompt = UI_PROMPT_COMMAND;
+        ui->palette[0] = '\0';
+        break;
     case UI_ACT_FILTER:
         ui->prompt = UI_PROMPT_FILTER;
-        snprintf(ui->input, sizeof(ui->input), "%s", m->filter);
+        snprintf(ui->input, sizeof(ui->input), "%s", ui->mode ==
+            UI_MODE_LOG ? ui->eventlog.filter : m->filter);
         break;
     case UI_ACT_CANCEL:
         if (m->filter[0] != '\0') {
@@ -232,7 +271,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
         }
         break;
     case UI_ACT_END_ONE:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         if (tui_key_why_not(ui, fleet_server(ui->fleet, m->sel), false))
             break;
@@ -247,7 +286,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
             ui->prompt = UI_PROMPT_END_MARKED;
         break;
     case UI_ACT_REDIAL:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         if (tui_key_why_not(ui, fleet_server(ui->fleet, m->sel), true))
             break;
@@ -267,10 +306,11 @@ tui_key_command(struct ui *ui, enum ui_action a)
         ui_message(ui, UI_ROLE_NORMAL, "redialing %s", name);
         break;
     case UI_ACT_PAUSE: {
-        struct server *s = fleet_server(ui->fleet, m->sel);
+        struct server *s;
 
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
+        s = fleet_server(ui->fleet, m->sel);
         fmt_name(name, sizeof(name), s);
         if (server_state(s) == SERVER_PAUSED) {
             server_resume(s);
@@ -316,7 +356,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
         tui_key_sort_message(ui);
         break;
     case UI_ACT_PING:
-        if (m->nvis == 0)
+        if (model_sel_server(m) == MODEL_NONE)
             break;
         fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
         if (server_ping_now(fleet_server(ui->fleet, m->sel)))
@@ -330,8 +370,29 @@ tui_key_command(struct ui *ui, enum ui_action a)
             UI_MODE_ENDINGS;
         ui->endings_scroll = 0;
         break;
+    case UI_ACT_EVENTLOG:
+        ui->mode = ui->mode == UI_MODE_LOG ? UI_MODE_TABLE : UI_MODE_LOG;
+        ui->log_scroll = 0;
+        break;
     case UI_ACT_THEME:
         tui_key_theme_next(ui);
+        break;
+    case UI_ACT_SNAPSHOT:
+        snapshot_write(ui);
+        break;
+    case UI_ACT_COPY:
+        snapshot_copy(ui);
+        break;
+    case UI_ACT_GROUP:
+        model_set_group(m, (enum model_group)((m->group + 1) %
+            MODEL_GROUP__COUNT));
+        if (m->group == MODEL_GROUP_NONE)
+            ui_message(ui, UI_ROLE_NORMAL, "group: none (b groups by cause, "
+                "tag, host, transport)");
+        else
+            ui_message(ui, UI_ROLE_NORMAL, "group: by %s (Enter on a "
+                "header folds it; b: the next grouping)",
+                model_group_name(m->group));
         break;
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());
@@ -361,6 +422,8 @@ tui_key_mouse(struct ui *ui, const struct screen_click *click)
                     UI_ACT_DETAIL_DOWN);
             else if (ui->mode == UI_MODE_ENDINGS)
                 view_endings_key(ui, a);
+            else if (ui->mode == UI_MODE_LOG)
+                view_log_key(ui, a);
             else
                 view_table_key(ui, a);
         }
@@ -411,6 +474,10 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         tui_key_filter(ui, ch);
         return;
     }
+    if (ui->prompt == UI_PROMPT_COMMAND) {
+        tui_key_palette(ui, ch);
+        return;
+    }
     if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED) {
         enum ui_prompt p = ui->prompt;
 
@@ -428,6 +495,9 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     ui->message[0] = '\0';
+    if (ui->replay != NULL && ui->mode != UI_MODE_HELP &&
+        tui_replay_key(ui, a))
+        return;
     if (a == UI_ACT_MOUSE) {
         tui_key_mouse(ui, click);
         return;
@@ -447,6 +517,8 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     if (ui->mode == UI_MODE_ENDINGS && view_endings_key(ui, a))
+        return;
+    if (ui->mode == UI_MODE_LOG && view_log_key(ui, a))
         return;
     if (ui->mode == UI_MODE_TABLE) {
         if (ui->detail && view_detail_key(ui, a))

@@ -316,43 +316,24 @@ detail_tail(struct ui_out *o, struct ui_line *l, const struct server *s)
     }
 }
 
-void
-view_detail_draw(struct ui *ui, int y, int rows)
+/* The pane's text after its title: target, session, lists, history,
+ * the stderr tail. */
+static void
+detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
 {
-    struct ui_out        o = { .ui = ui, .y = y + 1, .rows = rows - 1 };
-    struct ui_line       l;
-    const struct server *s;
-    char                 name[128], target[512];
-    const char          *t;
+    struct ui                  *ui = o->ui;
+    char                        name[128], target[512];
+    const char                 *t;
     const struct config_server *d;
 
-    if (rows <= 0)
-        return;
-    ui_line_reset(&l, UI_ROLE_BORDER);
-    if (ui->model.sel == MODEL_NONE || ui->model.nvis == 0) {
-        ui_line_addf(&l, UI_ROLE_BORDER, "%s%s no server selected ",
-            ui->g.hline, ui->g.hline);
-        screen_line(y, &l, ui->cols, false);
-        return;
-    }
-    s = fleet_server(ui->fleet, ui->model.sel);
-    fmt_name(name, sizeof(name), s);
-    ui_line_addf(&l, UI_ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
-    ui_line_add(&l, UI_ROLE_HEADER, name);
-    ui_line_add(&l, UI_ROLE_BORDER, " ");
-    while (l.cols < ui->cols && l.len + 4 < sizeof(l.text))
-        ui_line_add(&l, UI_ROLE_BORDER, ui->g.hline);
-    screen_line(y, &l, ui->cols, false);
-    if (ui->detail_scroll < 0)
-        ui->detail_scroll = 0;
-    o.skip = ui->detail_scroll;
     d = server_decl(s);
     if (d != NULL && d->transport == CONFIG_STDIO) {
         /* server_target joins the args after ${VAR} expansion, and an
          * expanded value is a secret: show the args as written. */
         size_t len;
 
-        t = d->command != NULL ? d->command : "";
+        t = d->command_shown != NULL ? d->command_shown : d->command != NULL
+            ? d->command : "";
         str_sanitize(target, sizeof(target), t, strlen(t));
         for (size_t i = 0; i < d->nargs && d->args_shown != NULL; i++) {
             len = strlen(target);
@@ -367,15 +348,82 @@ view_detail_draw(struct ui *ui, int y, int rows)
         str_sanitize(target, sizeof(target), t, strlen(t));
     }
     snprintf(name, sizeof(name), "%s ", server_transport_name(s));
-    ui_line_reset(&l, UI_ROLE_NORMAL);
-    ui_line_cell(&l, UI_ROLE_HEADER, "target", 11, false, ui->utf8);
-    ui_line_add(&l, UI_ROLE_DIM, name);
-    ui_line_add(&l, UI_ROLE_NORMAL, target);
-    ui_out_line(&o, &l);
-    detail_session(&o, &l, s);
-    detail_lists(&o, &l, s);
-    detail_history(&o, &l, s);
-    detail_tail(&o, &l, s);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_cell(l, UI_ROLE_HEADER, "target", 11, false, ui->utf8);
+    ui_line_add(l, UI_ROLE_DIM, name);
+    ui_line_add(l, UI_ROLE_NORMAL, target);
+    ui_out_line(o, l);
+    if (d != NULL && d->nsources > 0) {
+        /* One server found in several clients' files (issue 28). */
+        char shown[512];
+
+        target[0] = '\0';
+        for (size_t i = 0; i < d->nsources; i++) {
+            size_t len = strlen(target);
+
+            snprintf(target + len, sizeof(target) - len, "%s%s (%s)",
+                i > 0 ? ", " : "", d->sources[i].client != NULL
+                ? d->sources[i].client : "-", d->sources[i].origin);
+        }
+        str_sanitize(shown, sizeof(shown), target, strlen(target));
+        detail_kv(o, l, "sources", UI_ROLE_NORMAL, shown);
+    }
+    detail_session(o, l, s);
+    detail_lists(o, l, s);
+    detail_history(o, l, s);
+    detail_tail(o, l, s);
+}
+
+/* See ui.h. */
+void
+view_detail_text(struct ui *ui, size_t i, FILE *out)
+{
+    struct ui_out  o = { .ui = ui, .rows = 1 << 30, .sink = out };
+    struct ui_line l;
+
+    detail_body(&o, &l, fleet_server(ui->fleet, i));
+}
+
+void
+view_detail_draw(struct ui *ui, int y, int rows)
+{
+    struct ui_out        o = { .ui = ui, .y = y + 1, .rows = rows - 1 };
+    struct ui_line       l;
+    const struct server *s;
+    char                 name[128];
+
+    if (rows <= 0)
+        return;
+    ui_line_reset(&l, UI_ROLE_BORDER);
+    if (ui->model.sel == MODEL_NONE || ui->model.nvis == 0) {
+        ui_line_addf(&l, UI_ROLE_BORDER, "%s%s no server selected ",
+            ui->g.hline, ui->g.hline);
+        screen_line(y, &l, ui->cols, false);
+        return;
+    }
+    if (model_header(&ui->model, ui->model.sel) != NULL) {
+        const struct model_group_row *g =
+            model_header(&ui->model, ui->model.sel);
+
+        ui_line_addf(&l, UI_ROLE_BORDER, "%s%s group %s: %s, %zu server%s "
+            "(Enter %s it) ", ui->g.hline, ui->g.hline,
+            model_group_name(ui->model.group), g->name, g->count,
+            g->count == 1 ? "" : "s", g->folded ? "unfolds" : "folds");
+        screen_line(y, &l, ui->cols, false);
+        return;
+    }
+    s = fleet_server(ui->fleet, ui->model.sel);
+    fmt_name(name, sizeof(name), s);
+    ui_line_addf(&l, UI_ROLE_BORDER, "%s%s ", ui->g.hline, ui->g.hline);
+    ui_line_add(&l, UI_ROLE_HEADER, name);
+    ui_line_add(&l, UI_ROLE_BORDER, " ");
+    while (l.cols < ui->cols && l.len + 4 < sizeof(l.text))
+        ui_line_add(&l, UI_ROLE_BORDER, ui->g.hline);
+    screen_line(y, &l, ui->cols, false);
+    if (ui->detail_scroll < 0)
+        ui->detail_scroll = 0;
+    o.skip = ui->detail_scroll;
+    detail_body(&o, &l, s);
     /* Keep the scroll within the text. */
     if (o.n - ui->detail_scroll < o.rows && ui->detail_scroll > 0) {
         int max = o.n - o.rows;

@@ -24,7 +24,10 @@ frame_title(struct ui *ui, struct ui_line *l)
     fmt_clock(now, sizeof(now), m->now_ms, false);
     ui_line_reset(l, UI_ROLE_NORMAL);
     ui_line_add(l, UI_ROLE_HEADER, "mcptop");
-    ui_line_addf(l, UI_ROLE_DIM, " %s", now);
+    if (ui->replay != NULL)
+        tui_replay_title(ui, l);
+    else
+        ui_line_addf(l, UI_ROLE_DIM, " %s", now);
     ui_line_addf(l, UI_ROLE_NORMAL, " %s %zu servers", ui->g.sep, m->n);
     /* Which rows are on screen: "rows 1-27 of 200". */
     if (ui->table_rows > 0 && m->nvis > 0) {
@@ -36,9 +39,12 @@ frame_title(struct ui *ui, struct ui_line *l)
     ui_line_addf(l, UI_ROLE_NORMAL, " %s sort %s %s", ui->g.sep,
         model_sort_name(m->sort), m->invert ? ui->g.sort_up :
         ui->g.sort_down);
+    if (m->group != MODEL_GROUP_NONE)
+        ui_line_addf(l, UI_ROLE_NORMAL, " %s group %s: %zu", ui->g.sep,
+            model_group_name(m->group), m->ngroups);
     if (m->filter[0] != '\0')
         ui_line_addf(l, UI_ROLE_WARNING, " %s filter \"%s\": %zu shown",
-            ui->g.sep, m->filter, m->nvis);
+            ui->g.sep, m->filter, m->nmatch);
     if (m->filter_error[0] != '\0')
         ui_line_addf(l, UI_ROLE_WARNING, " (%s)", m->filter_error);
     if (m->nmarked > 0)
@@ -261,6 +267,20 @@ view_header_draw(struct ui *ui, int y, int rows)
     }
 }
 
+/* See ui.h. */
+void
+view_header_text(struct ui *ui, FILE *out)
+{
+    struct ui_line l;
+
+    frame_title(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_counts(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+    frame_incidents(ui, &l);
+    fprintf(out, "%.*s\n", (int)l.len, l.text);
+}
+
 /* The keys that apply in the current mode. */
 static void
 frame_keys(struct ui *ui, struct ui_line *l)
@@ -273,16 +293,25 @@ frame_keys(struct ui *ui, struct ui_line *l)
         ui_line_add(l, UI_ROLE_DIM, "e/Esc back  Up/Down scroll  ? help  "
             "q quit");
         return;
+    case UI_MODE_LOG:
+        ui_line_add(l, UI_ROLE_DIM, "l/Esc back  / filter  Up/Down scroll  "
+            "Home follow  ? help  q quit");
+        return;
     default:
         break;
     }
-    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  / filter  s/I sort  ");
-    ui_line_add(l, UI_ROLE_DIM, ui->detail ? "Enter close  J/K scroll  " :
-        "Enter detail  ");
+    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  : command  / filter  "
+        "s/I sort  ");
+    if (model_header(&ui->model, ui->model.sel) != NULL)
+        ui_line_add(l, UI_ROLE_DIM, "Enter fold  ");
+    else
+        ui_line_add(l, UI_ROLE_DIM, ui->detail ? "Enter close  J/K scroll  " :
+            "Enter detail  ");
     ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
     if (ui->model.nmarked > 0)
         ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
-    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  t theme  m mouse");
+    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  b group  t theme  "
+        "m mouse");
     if (ui->model.filter[0] != '\0')
         ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");
 }
@@ -307,6 +336,12 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, UI_ROLE_SELECTION, " ");
         ui_line_add(&l, UI_ROLE_DIM, "  Enter keep  Esc clear  ^U clear line  "
             "!neg tag: kind: health: live: trans: reason: http: name:");
+    } else if (ui->prompt == UI_PROMPT_COMMAND) {
+        ui_line_add(&l, UI_ROLE_WARNING, ":");
+        ui_line_add(&l, UI_ROLE_NORMAL, ui->palette);
+        ui_line_add(&l, UI_ROLE_SELECTION, " ");
+        ui_line_add(&l, UI_ROLE_DIM, "  Tab complete  Enter run  Esc cancel  "
+            "sort COL[,desc]  filter EXPR  group WORD  log  help");
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));
@@ -318,6 +353,8 @@ view_status_draw(struct ui *ui, int y)
             ui->model.nmarked);
     } else if (ui->message[0] != '\0') {
         ui_line_add(&l, ui->message_role, ui->message);
+    } else if (ui->replay != NULL && ui->mode != UI_MODE_HELP) {
+        tui_replay_status(ui, &l);
     } else {
         frame_keys(ui, &l);
     }

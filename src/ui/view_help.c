@@ -83,6 +83,19 @@ help_filter(struct ui_out *o, struct ui_line *l)
 }
 
 static void
+help_groups(struct ui_out *o, struct ui_line *l)
+{
+    help_title(o, l, "GROUPS (b, --group)  a header row per group: its "
+        "count and worst health, the worst group first");
+    help_line(o, l, "cause", "the current failure: kind, HTTP status, "
+        "reason (\"no current failure\" for the rest)");
+    help_line(o, l, "tag host", "the first tag; the URL's host, or the "
+        "stdio command's name");
+    help_line(o, l, "transport", "http, sse, stdio; b again: none");
+    help_line(o, l, "Enter", "on a header: fold or unfold the group");
+}
+
+static void
 help_columns(struct ui_out *o, struct ui_line *l)
 {
     const struct ui_glyphs *g = &o->ui->g;
@@ -183,6 +196,7 @@ view_help_draw(struct ui *ui, int y, int rows)
     ui_out_line(&o, &l);
     help_keys(&o, &l);
     help_filter(&o, &l);
+    help_groups(&o, &l);
     help_columns(&o, &l);
     help_glyphs(&o, &l);
     if (ui->help_scroll > 0 && o.n - ui->help_scroll < rows) {

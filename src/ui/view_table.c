@@ -360,11 +360,14 @@ table_want(const struct ui *ui, size_t rows, int *want, bool merge)
     memset(want, 0, sizeof(*want) * TABLE_COL__COUNT);
     want[TABLE_COL_NAME] = m->longest_name;
     for (size_t p = m->top; p < m->nvis && p < m->top + rows; p++) {
-        const struct server *s = fleet_server(ui->fleet, m->order[p]);
+        const struct server *s;
         char                 kind[96], http[64];
         bool                 cur;
         int                  w;
 
+        if (m->order[p] >= m->n)
+            continue;           /* a group's header */
+        s = fleet_server(ui->fleet, m->order[p]);
         if (table_failure_text(ui, s, kind, sizeof(kind), http, sizeof(http),
             &cur, merge) == NULL)
             continue;
@@ -433,6 +436,29 @@ table_row(const struct ui *ui, struct ui_line *l,
     table_cell(ui, l, lay, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
     table_failure(ui, l, lay, s);
     table_strip(ui, l, lay, s);
+}
+
+/* A group's header row (issue 34): the fold, the grouping and the
+ * group's name, how many servers, the worst health among them. */
+static void
+table_group_row(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct model_group_row *g,
+    bool selected)
+{
+    char buf[160];
+
+    ui_line_reset(l, UI_ROLE_HEADER);
+    table_cell(ui, l, lay, TABLE_COL_MARK, UI_ROLE_NORMAL,
+        selected ? ui->g.cursor : " ");
+    ui_line_pad(l, UI_ROLE_HEADER, lay->x[TABLE_COL_NAME]);
+    ui_line_addf(l, UI_ROLE_HEADER, "%s %s: ", g->folded ?
+        (ui->utf8 ? "\xe2\x96\xb6" : "+") : (ui->utf8 ? "\xe2\x96\xbc" : "-"),
+        model_group_name(ui->model.group));
+    ui_line_add(l, UI_ROLE_HEADER, g->name);
+    ui_line_addf(l, UI_ROLE_HEADER, "  %s %zu server%s %s worst ",
+        ui->g.sep, g->count, g->count == 1 ? "" : "s", ui->g.sep);
+    fmt_health(ui, buf, sizeof(buf), g->worst);
+    ui_line_add(l, fmt_health_role(g->worst), buf);
 }
 
 /* The column titles; the sorted one carries the sort's direction. */
@@ -504,6 +530,12 @@ view_table_draw(struct ui *ui, int y, int rows)
         if (pos >= m->nvis)
             break;
         idx = m->order[pos];
+        if (model_header(m, idx) != NULL) {
+            table_group_row(ui, &l, &lay, model_header(m, idx),
+                pos == m->sel_pos);
+            screen_line(y + 1 + r, &l, ui->cols, pos == m->sel_pos);
+            continue;
+        }
         table_row(ui, &l, &lay, fleet_server(ui->fleet, idx), idx,
             pos == m->sel_pos);
         screen_line(y + 1 + r, &l, ui->cols, pos == m->sel_pos);

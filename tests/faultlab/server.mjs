@@ -45,6 +45,20 @@
 //               redirects every request to the unslashed path, GET and
 //               DELETE included. /redirect/X and /redirect/X/ share counts.
 //   bigsession  initialize answered with a ?kb= (100) KB Mcp-Session-Id
+//   words       the server's own words (issue 26.4): status ?code= (404),
+//               Content-Type ?type= ("text/html; charset=utf-8", Express's
+//               label for a plain sentence; none: no header), body ?text=
+//               ("Session not found") ?repeat= (1) times
+//   encoded     the healthy answer compressed unasked (issue 26.7):
+//               Content-Encoding ?enc= gzip (default), deflate, br, or any
+//               other name (the body then sent as is); ?sse=1 compresses
+//               the SSE answer
+//   stringid    the healthy answer with its id written back as a string
+//               ("3" for 3, issue 26.8), as JSON, or with ?sse=1 as an
+//               event on the POST's stream, which then closes; ?via=get:
+//               the POST's SSE stream stays open and silent and the answer
+//               goes down the endpoint's GET stream (the endpoint offers
+//               tools.listChanged so that a client opens one)
 //   busy503 and ratelimit429 take ?s=: digits are sent verbatim (a huge value
 //   stays huge); ?date=1 sends an HTTP date at least s seconds ahead.
 //
@@ -55,6 +69,10 @@
 // Endpoint behaviours (no site):
 //   /healthy            correct; ?tools=N (3) ?page=N (all on one page)
 //                       ?sse=1 answers every request as an SSE stream
+//                       ?sse=1&trail=1: each such answer is followed, in the
+//                       same write, by a notifications/message, then the
+//                       stream ends (an SDK server relaying a child's log
+//                       line after the response: supergateway --stateful)
 //   /nosession          correct, but never issues an Mcp-Session-Id
 //   /lateinit?ms=N      initialize answered after N ms (2500), with a session id
 //                       made (and counted) when the request arrived
@@ -68,14 +86,15 @@
 //   /flap?up_ms=U&down_ms=D
 //                       healthy for U ms (1200), then resets every request for
 //                       D ms (1200), and so on, from the endpoint's first request
-//   /legacysse?endpoint=same|other&v=V
+//   /legacysse?endpoint=same|other&v=V&stringid=SITE
 //                       the 2024-11-05 HTTP+SSE transport: every POST to it
 //                       405; GET opens the stream whose `endpoint` event names
 //                       where to POST: same (default) a relative URL here,
 //                       other an absolute URL on the --other-port (another
 //                       origin; a client that follows it is counted there).
 //                       Answers come down the stream; initialize answers ?v=
-//                       (default: the offered version echoed)
+//                       (default: the offered version echoed); ?stringid=
+//                       dial|ping: that answer's id written as a string
 //   /retry0?retry=R&id=short|long|utf8|none
 //                       offers tools.listChanged; the GET stream opens, says
 //                       `retry: R` (0) and one event id (a 1000-byte one, a
@@ -103,6 +122,34 @@
 //   DELETE behaviour, on any endpoint with ?delete=, or as the paths below:
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
+//
+// Session habits (`mcptop audit`, issue 32), on any session endpoint:
+//   ?free=0             DELETE is answered 200 but the session lives on: a
+//                       request with its id is still served
+//   ?expired=404|400|rpc200|serve
+//                       what a request with an id the endpoint does not hold
+//                       (never issued, deleted, expired) gets: 404 -32001
+//                       (the default, the spec's), 400 -32000 id null
+//                       ("Bad Request: No valid session ID provided", as
+//                       Express servers say), 200 with a JSON-RPC error
+//                       -32600 id null, or served as if it were live
+//   ?missing=serve      a request without Mcp-Session-Id is served (400
+//                       otherwise)
+//   ?mint=1             every refused request without a session id (GET,
+//                       HEAD, OPTIONS, a malformed POST, a POST refused for
+//                       want of an id) is answered with a fresh
+//                       Mcp-Session-Id: a live session each (the Python
+//                       SDK's habit), ended by a DELETE like any other
+//   ?replicas=2&every=4 two replicas without affinity: the Nth POST carrying
+//                       a session's id lands on the replica that does not
+//                       hold it when N is a multiple of ?every= (4), and is
+//                       answered 404 although the session lives
+//                       (deterministic; a DELETE reaches the holder)
+//   ?ping=unsupported   ping answered -32601 (method not found)
+//   ?era=dual           server/discover is answered a DiscoverResult too
+//                       (a dual-era server; initialize works as ever)
+// `/_counts` adds per endpoint sessions_live (sessions the endpoint holds
+// now), deletes_kept (?free=0) and minted (?mint=1).
 //
 // Era probe endpoints (protocol revision 2026-07-28, "modern"):
 //   /probe/<case>?params
@@ -195,6 +242,7 @@ import http from "node:http";
 import https from "node:https";
 import fs from "node:fs";
 import crypto from "node:crypto";
+import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const SUPPORTED_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -392,10 +440,11 @@ function sseEvent(obj, id) {
   return (id !== undefined ? `id: ${id}\n` : "") + `event: message\ndata: ${JSON.stringify(obj)}\n\n`;
 }
 
-function sendSse(res, obj, headers = {}) {
+function sendSse(res, obj, headers = {}, trail = false) {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", ...headers });
   res.write(`id: 0\ndata: \n\n`); // a priming event, as 2025-11-25 servers send
-  res.end(sseEvent(obj, 1));
+  res.end(sseEvent(obj, 1) + (trail ? sseEvent({ jsonrpc: "2.0", method: "notifications/message",
+    params: { level: "info", data: "after the answer" } }, 2) : ""));
 }
 
 function rpcResult(id, result) {
@@ -453,6 +502,7 @@ function healthyAnswer(msg, p, ep) {
   case "initialize":
     return rpcResult(msg.id, initializeResult(msg, p));
   case "ping":
+    if (p.str("ping", "") === "unsupported") return rpcError(msg.id, -32601, "Method not found: ping");
     return rpcResult(msg.id, {});
   case "tools/list":
     return rpcResult(msg.id, listPage(msg, p, ep));
@@ -507,8 +557,37 @@ function isRequest(msg) {
 }
 
 function answer(ctx, obj, headers = {}) {
-  if (ctx.p.sse) sendSse(ctx.res, obj, headers);
+  if (ctx.encode) sendEncoded(ctx, obj, headers);
+  else if (ctx.p.sse) sendSse(ctx.res, obj, headers, ctx.p.trail);
   else sendJson(ctx.res, 200, obj, headers);
+}
+
+// The `encoded` fault: obj as JSON (or, with ?sse=1, as the SSE answer),
+// compressed with ?enc= whatever the client asked for. A name zlib does
+// not have is sent as is, under that name.
+function sendEncoded(ctx, obj, headers = {}) {
+  const enc = ctx.p.str("enc", "gzip");
+  const plain = Buffer.from(ctx.p.sse ? "id: 0\ndata: \n\n" + sseEvent(obj, 1) : JSON.stringify(obj));
+  const z = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[enc];
+  const body = z ? z(plain) : plain;
+  ctx.res.writeHead(200, { "Content-Type": ctx.p.sse ? "text/event-stream" : "application/json",
+    "Content-Encoding": enc, "Content-Length": body.length, ...headers });
+  ctx.res.end(body);
+}
+
+// The `stringid` fault with ?via=get: the POST's stream opens and stays
+// silent; the answer goes down the endpoint's GET stream once one is open
+// (looked for every 50 ms, for at most 3 s).
+function answerOnGetStream(ctx, obj) {
+  ctx.res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  ctx.res.flushHeaders();
+  let tries = 0;
+  const t = every(50, () => {
+    if (ctx.res.destroyed || ++tries > 60) return stopTimer(t);
+    if (ctx.ep.streams.size === 0) return;
+    stopTimer(t);
+    for (const r of ctx.ep.streams) r.write(sseEvent(obj));
+  });
 }
 
 // Serve one POST correctly (after any session/expiry checks).
@@ -546,6 +625,37 @@ function issueSession(ctx, sid = newSessionId()) {
   return sid;
 }
 
+// ?mint=1: the headers of a refused answer to a request without a session
+// id: a fresh session's id (a live session, as the Python SDK keeps one per
+// rejected probe). Empty otherwise.
+function mintHeaders(ctx) {
+  const { req, p, c } = ctx;
+  if (p.str("mint", "0") !== "1" || !p.sessions || req.headers["mcp-session-id"] !== undefined) return {};
+  c.minted = (c.minted || 0) + 1;
+  return { "Mcp-Session-Id": issueSession(ctx) };
+}
+
+// A request carrying an id this endpoint does not hold (never issued,
+// deleted, expired), answered as ?expired= says. Returns true when it
+// answered (false: serve it, ?expired=serve).
+function unknownSessionAnswer(ctx) {
+  const { res, c } = ctx;
+  switch (ctx.p.str("expired", "404")) {
+  case "serve":
+    return false;
+  case "400":
+    sendJson(res, 400, rpcError(null, -32000, FORGOTTEN_MESSAGE));
+    return true;
+  case "rpc200":
+    sendJson(res, 200, rpcError(null, -32600, FORGOTTEN_MESSAGE));
+    return true;
+  default:
+    c.session_404s++;
+    sendJson(res, 404, rpcError(null, -32001, "Session not found"));
+    return true;
+  }
+}
+
 // Session checks every non-initialize POST goes through on a session endpoint.
 // Returns true when it answered (400/404).
 function sessionGate(ctx) {
@@ -553,7 +663,9 @@ function sessionGate(ctx) {
   if (!p.sessions || (msg && msg.method === "initialize")) return false;
   const sid = req.headers["mcp-session-id"];
   if (sid === undefined) {
-    sendJson(res, 400, rpcError(null, -32000, "Bad Request: Mcp-Session-Id header is required"));
+    if (p.str("missing", "400") === "serve") return false;
+    sendJson(res, 400, rpcError(null, -32000, "Bad Request: Mcp-Session-Id header is required"),
+      mintHeaders(ctx));
     return true;
   }
   if (ep.forgotten.has(sid)) {
@@ -561,12 +673,16 @@ function sessionGate(ctx) {
     return forgottenAnswer(ctx, p.str("mode", "rpc200")), true;
   }
   const s = ep.sessions.get(sid);
-  if (!s) {
+  if (!s) return unknownSessionAnswer(ctx);
+  s.requests++;
+  // ?replicas=: every Nth request of a session reaches the replica that
+  // does not hold it, which has never heard of the id.
+  if (p.num("replicas", 1) > 1 && s.requests % Math.max(2, p.num("every", 4)) === 0) {
     c.session_404s++;
+    c.replica_misses = (c.replica_misses || 0) + 1;
     sendJson(res, 404, rpcError(null, -32001, "Session not found"));
     return true;
   }
-  s.requests++;
   if (p.forgetAfter !== null && s.requests > p.forgetAfter && ep.forgottenSoFar < p.forgetTimes) {
     ep.sessions.delete(sid);
     ep.forgotten.add(sid);
@@ -791,6 +907,26 @@ const MESSAGE_FAULTS = {
     ctx.p.str("s", null) !== null ? { "Retry-After": retryAfterValue(ctx.p) } : {}),
   gateway504: (ctx) => sendText(ctx.res, 504, "text/html", HTML_504),
   redirect: (ctx) => redirectAnswer(ctx),
+  // issue 26
+  words: (ctx) => {
+    const type = ctx.p.str("type", "text/html; charset=utf-8");
+    const text = ctx.p.str("text", "Session not found").repeat(Math.max(1, Math.min(1000, ctx.p.num("repeat", 1))));
+    ctx.res.writeHead(ctx.p.num("code", 404), { "Content-Length": Buffer.byteLength(text),
+      ...(type === "none" ? {} : { "Content-Type": type }) });
+    ctx.res.end(text);
+  },
+  encoded: (ctx) => {
+    ctx.encode = true;
+    healthyPost(ctx);
+  },
+  stringid: (ctx) => {
+    const good = healthyAnswer(ctx.msg, ctx.p, ctx.ep);
+    const headers = {};
+    if (ctx.msg.method === "initialize" && ctx.p.sessions) headers["Mcp-Session-Id"] = issueSession(ctx);
+    const out = { ...good, id: String(ctx.msg.id) };
+    if (ctx.p.str("via", null) === "get") return answerOnGetStream(ctx, out);
+    answer(ctx, out, headers);
+  },
   bigsession: (ctx) => {
     if (ctx.msg.method !== "initialize") return healthyPost(ctx);
     const kb = Math.max(1, Math.min(4096, ctx.p.num("kb", 100)));
@@ -837,6 +973,13 @@ function handleDelete(ctx) {
   const ok = () => {
     if (!p.sessions) return sendText(res, 405, "text/plain", "no sessions here\n", { Allow: "POST" });
     if (sid === undefined) return sendJson(res, 400, rpcError(null, -32000, "Bad Request: no Mcp-Session-Id"));
+    if (p.str("free", "1") === "0" && ep.sessions.has(sid)) {
+      // ?free=0: the DELETE is acknowledged and the session lives on.
+      c.deletes_kept = (c.deletes_kept || 0) + 1;
+      res.writeHead(200);
+      res.end();
+      return;
+    }
     if (!ep.sessions.delete(sid)) return sendJson(res, 404, rpcError(null, -32001, "Session not found"));
     c.sessions_deleted++;
     res.writeHead(200);
@@ -957,7 +1100,8 @@ function handleGet(ctx) {
   if (p.str("resume", null) !== null && ctx.req.headers["last-event-id"] !== undefined)
     return resumeGet(ctx);
   if (!p.listChanged) {
-    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE" });
+    return sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "POST, DELETE",
+      ...mintHeaders(ctx) });
   }
   const sid = req.headers["mcp-session-id"];
   if (sid !== undefined && ep.forgotten.has(sid)) {
@@ -968,8 +1112,13 @@ function handleGet(ctx) {
   if (p.num("get", 0) >= 400) {
     return sendText(res, p.num("get", 0), "text/html", "No sessionId\n");
   }
+  if (p.sessions && sid !== undefined && !ep.sessions.has(sid) && p.str("expired", "404") !== "serve" &&
+      p.str("expired", "404") !== "404") {
+    return unknownSessionAnswer(ctx);
+  }
   if (p.sessions && (sid === undefined || !ep.sessions.has(sid))) {
-    return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"));
+    return sendJson(res, sid === undefined ? 400 : 404, rpcError(null, -32001, "Session not found"),
+      sid === undefined ? mintHeaders(ctx) : {});
   }
   if (p.stream === "retry") return retryStream(ctx);
   if (p.stream === "sdk") return sdkStream(ctx);
@@ -1065,6 +1214,11 @@ function sseMessage(req, res, url) {
     // ?v= a fixed protocolVersion (a real 2024-11-05 server says 2024-11-05);
     // by default the offered one is echoed, as the SDK's SSE servers do.
     if (msg.method === "initialize" && p.str("v", null) !== null) out.result.protocolVersion = p.str("v", null);
+    // ?stringid=SITE: that answer's id comes back as a string (issue 26.8)
+    if (p.str("stringid", null) !== null && faultArmed(p.str("stringid", null), msg)) {
+      c.faults++;
+      out = { ...out, id: String(msg.id) };
+    }
     if (!sctx.res.destroyed) sctx.res.write(sseEvent(out));
   });
 }
@@ -1257,6 +1411,7 @@ function params(url) {
     tools: Number(q.get("tools") || 3),
     page: Number(q.get("page") || 0),
     sse: q.get("sse") === "1",
+    trail: q.get("trail") === "1",
     sessions: q.get("nosession") !== "1",
     listChanged: false,
     stream: null,
@@ -1342,6 +1497,14 @@ function params(url) {
   case "maintenance":
     p.site = "any";
     break;
+  case "stringid":
+    // via=get: the answer goes down the GET stream, which a client opens
+    // only for a server that offers tools.listChanged
+    if (q.get("via") === "get") {
+      p.listChanged = true;
+      p.stream = "plain";
+    }
+    break;
   case "redirect": {
     // /redirect/<site> and /redirect/<site>/ (the mount point) are one endpoint
     const k = new URLSearchParams(q);
@@ -1371,7 +1534,10 @@ function readBody(req, cb) {
 
 function countsJson() {
   const out = {};
-  for (const [k, v] of counts) out[k] = v;
+  for (const [k, v] of counts) {
+    const e = endpoints.get(k);
+    out[k] = { ...v, sessions_live: e ? e.sessions.size : 0 };
+  }
   return { endpoints: out, sessions_live: [...endpoints.values()].reduce((n, e) => n + e.sessions.size, 0),
     other_origin: otherOrigin, client_errors: clientErrors };
 }
@@ -1501,7 +1667,8 @@ function handle(req, res, origin = "main") {
   }
   if (req.method !== "POST") {
     c.other_http++;
-    readBody(req, () => sendText(res, 405, "text/plain", "Method Not Allowed\n", { Allow: "GET, POST, DELETE" }));
+    readBody(req, () => sendText(res, 405, "text/plain", "Method Not Allowed\n",
+      { Allow: "GET, POST, DELETE", ...mintHeaders(ctx) }));
     return;
   }
   c.POST++;
@@ -1511,7 +1678,7 @@ function handle(req, res, origin = "main") {
     try {
       msg = JSON.parse(body.toString("utf8"));
     } catch (e) {
-      return sendJson(res, 400, rpcError(null, -32700, "Parse error"));
+      return sendJson(res, 400, rpcError(null, -32700, "Parse error"), mintHeaders(ctx));
     }
     ctx.msg = msg;
     const method = msg && typeof msg === "object" && !Array.isArray(msg)
@@ -1549,6 +1716,10 @@ function handle(req, res, origin = "main") {
     }
 
     if (p.probe !== undefined) return probePost(ctx);
+    // ?era=dual: a 2026-07-28 discover is answered as well as initialize.
+    if (p.str("era", "") === "dual" && isDiscover(req, msg) && isRequest(msg)) {
+      return sendJson(res, 200, rpcResult(msg.id, discoverResult()));
+    }
     // The flapping endpoint resets every request during its down window.
     if (p.flap) {
       const t = (Date.now() - ep.firstSeen) % (p.flap.up + p.flap.down);

@@ -1,6 +1,7 @@
 /*
- * The config parser (src/engine/config.c) over arbitrary text: the JSONC
- * blanking, the server map, every key, ${VAR} expansion and the URL check.
+ * The config parser (src/engine/config.c) over arbitrary text, read as
+ * JSON, YAML and TOML (libyaml, toml++): the JSONC blanking, the server
+ * map, every key, ${VAR} expansion and the URL check.
  * The environment is fixed at start (cleared, then a few variables: a
  * secret, an empty one, one holding CRLF), so expansion is deterministic.
  *
@@ -137,21 +138,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     secret_in_text = memmem(data, size, FUZZ_SECRET, strlen(FUZZ_SECRET))
         != NULL;
 
-    rc = config_parse((const char *)data, size, "fuzz.json", &cfg, &cause);
-    FUZZ_CHECK(rc == 0 || rc == -1, "rc %d", rc);
-    FUZZ_CHECK((rc == 0) == (cfg != NULL) && (rc == 0) == (cause == NULL),
-        "rc %d with config %p and cause %s", rc, (void *)cfg,
-        cause != NULL ? cause : "(none)");
-    if (rc != 0)
-        fuzz_config_message(cause, secret_in_text, "cause");
-    if (cfg != NULL) {
-        for (i = 0; i < cfg->nwarnings; i++)
-            fuzz_config_message(cfg->warnings[i], secret_in_text, "warning");
-        for (i = 0; i < cfg->nservers; i++)
-            fuzz_config_server(&cfg->servers[i], secret_in_text);
+    /* The same text as JSON (with comments), YAML and TOML: each reader
+     * gives the same kind of tree, checked alike. */
+    for (int f = 0; f < 3; f++) {
+        static const char *const origin[] = {
+            "fuzz.json", "fuzz.yaml", "fuzz.toml"
+        };
+
+        cfg = NULL;
+        cause = NULL;
+        rc = config_parse((const char *)data, size, origin[f], &cfg,
+            &cause);
+        FUZZ_CHECK(rc == 0 || rc == -1, "rc %d", rc);
+        FUZZ_CHECK((rc == 0) == (cfg != NULL) && (rc == 0) == (cause == NULL),
+            "%s: rc %d with config %p and cause %s", origin[f], rc,
+            (void *)cfg, cause != NULL ? cause : "(none)");
+        if (rc != 0)
+            fuzz_config_message(cause, secret_in_text, "cause");
+        if (cfg != NULL) {
+            for (i = 0; i < cfg->nwarnings; i++)
+                fuzz_config_message(cfg->warnings[i], secret_in_text,
+                    "warning");
+            for (i = 0; i < cfg->nservers; i++)
+                fuzz_config_server(&cfg->servers[i], secret_in_text);
+        }
+        config_free(cfg);
+        free(cause);
     }
-    config_free(cfg);
-    free(cause);
 
     /* ${VAR} expansion over the text as one string. */
     cause = NULL;

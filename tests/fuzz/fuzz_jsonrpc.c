@@ -12,13 +12,131 @@
  *    itself (long, empty, dotted, with empty segments), so the path walker
  *    sees hostile paths too;
  *  - what the builders make from strings of the input parses back as the
- *    same message (the method, the cursor, the id).
+ *    same message (the method, the cursor, the id);
+ *  - the light path (jsonrpc_scan.c) against cJSON's verdict: the scan
+ *    says "a plain success" only where cJSON reads a result with that
+ *    integer id and that resultType, and jsonrpc_parse (which takes the
+ *    scan's word where it gives one) agrees with cJSON on every input: a
+ *    message or none, its kind, which ids it has (a string "5" is not 5),
+ *    a null id, the error code, result.resultType.
  */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "jsonrpc.h"
+#include "jsonrpc_scan.h"
 #include "fuzz.h"
+
+/* cJSON's verdict, as jsonrpc_parse gave it before the light path: the
+ * kind, or -1 when the bytes are not a JSON-RPC message. */
+static int
+fuzz_cjson_kind(const cJSON *root)
+{
+    const cJSON *v, *id;
+
+    if (!cJSON_IsObject(root))
+        return -1;
+    v = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0)
+        return -1;
+    id = cJSON_GetObjectItemCaseSensitive(root, "id");
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "method")))
+        return id == NULL ? JSONRPC_NOTIFICATION : JSONRPC_REQUEST;
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "error")))
+        return JSONRPC_ERROR;
+    if (cJSON_GetObjectItemCaseSensitive(root, "result") != NULL &&
+        id != NULL)
+        return JSONRPC_RESULT;
+    return -1;
+}
+
+/* cJSON's reading of "does the id equal x". */
+static bool
+fuzz_cjson_id_is(const cJSON *root, int64_t x)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "id");
+    double       d;
+
+    if (!cJSON_IsNumber(v))
+        return false;
+    d = v->valuedouble;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return false;
+    return d == floor(d) && (int64_t)d == x;
+}
+
+/* result.resultType as cJSON reads it, or NULL. */
+static const char *
+fuzz_cjson_rt(const cJSON *root)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "result");
+    const cJSON *t = cJSON_IsObject(r) ?
+        cJSON_GetObjectItemCaseSensitive(r, "resultType") : NULL;
+
+    return cJSON_IsString(t) ? t->valuestring : NULL;
+}
+
+static bool
+fuzz_same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+        (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The light path and jsonrpc_parse against cJSON's verdict. */
+static void
+fuzz_jsonrpc_verdict(const uint8_t *data, size_t size,
+    const struct jsonrpc_msg *m)
+{
+    struct jsonrpc_envelope env;
+    cJSON                  *root = cJSON_ParseWithLength((const char *)data,
+        size);
+    int                     kind = fuzz_cjson_kind(root);
+    const cJSON            *idv = cJSON_GetObjectItemCaseSensitive(root,
+        "id");
+    int64_t                 ids[12];
+    size_t                  nids = 0;
+
+    if (jsonrpc_scan_success((const char *)data, size, &env)) {
+        FUZZ_CHECK(kind == JSONRPC_RESULT, "the scan says a success, cJSON "
+            "says kind %d", kind);
+        FUZZ_CHECK(fuzz_cjson_id_is(root, env.id), "the scan's id %lld is "
+            "not cJSON's", (long long)env.id);
+        FUZZ_CHECK(env.rt_len == SIZE_MAX ? fuzz_cjson_rt(root) == NULL :
+            fuzz_cjson_rt(root) != NULL &&
+            strlen(fuzz_cjson_rt(root)) == env.rt_len &&
+            memcmp(fuzz_cjson_rt(root), data + env.rt_off, env.rt_len) == 0,
+            "the scan's resultType is not cJSON's");
+    }
+    FUZZ_CHECK((m != NULL) == (kind >= 0), "parse %s, cJSON's kind %d",
+        m != NULL ? "gave a message" : "gave none", kind);
+    if (m != NULL) {
+        FUZZ_CHECK((int)jsonrpc_kind(m) == kind, "kind %d, cJSON's %d",
+            (int)jsonrpc_kind(m), kind);
+        for (int64_t x = -1; x <= 8; x++)
+            ids[nids++] = x;
+        if (cJSON_IsNumber(idv) && fabs(idv->valuedouble) < 1e18)
+            ids[nids++] = (int64_t)idv->valuedouble;
+        for (size_t i = 0; i < nids; i++)
+            FUZZ_CHECK(jsonrpc_id_is(m, ids[i]) == fuzz_cjson_id_is(root,
+                ids[i]), "id %lld: %d, cJSON %d", (long long)ids[i],
+                jsonrpc_id_is(m, ids[i]), fuzz_cjson_id_is(root, ids[i]));
+        FUZZ_CHECK(jsonrpc_id_is_null(m) == (idv == NULL ||
+            cJSON_IsNull(idv)), "a null id differs");
+        FUZZ_CHECK(fuzz_same_str(jsonrpc_get_string(m, "result.resultType"),
+            fuzz_cjson_rt(root)), "resultType differs");
+        FUZZ_CHECK(jsonrpc_has(m, "result") ==
+            (cJSON_GetObjectItemCaseSensitive(root, "result") != NULL),
+            "result differs");
+        FUZZ_CHECK(fuzz_same_str(jsonrpc_error_message(m),
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "error"), "message"))),
+            "error message differs");
+    }
+    cJSON_Delete(root);
+}
 
 /* The paths server.c and the CLI read from answers. */
 static const char *const fuzz_jsonrpc_paths[] = {
@@ -38,6 +156,163 @@ static size_t
 fuzz_touch(const char *s)
 {
     return s != NULL ? strlen(s) : 0;
+}
+
+/* Pieces of an envelope, for the generated messages of fuzz_envelope:
+ * each member's value from its own list, edge cases of cJSON's rules
+ * among them. "" in a list means: a piece of the input instead. */
+static const char *const fuzz_env_keys[] = {
+    "jsonrpc", "id", "result", "jsonrpc", "id", "result", "jsonrpc", "id",
+    "result", "error", "method", "params", "\\u0069d", "resultType", "",
+    "x", "id\\u0000",
+};
+static const char *const fuzz_env_version[] = {
+    "\"2.0\"", "\"2.0\"", "\"2.0\"", "\"2.0\"", "\"2.0\"", "\"2.0\"",
+    "\"2\\u002e0\"", "\"2.0\\u0000x\"",
+    "\"1.0\"", "2.0", "null", "\"2.0 \"",
+};
+static const char *const fuzz_env_ids[] = {
+    "5", "5", "5", "5", "7", "7", "-1", "0", "-0", "01", "5.0", "5e0", "\"5\"", "null",
+    "123456789012345", "1234567890123456", "99999999999999999999", "1e400",
+    "[]", "-", "5x", "5 ", "7",
+};
+static const char *const fuzz_env_results[] = {
+    "{}", "{}", "{\"resultType\":\"complete\"}",
+    "{\"resultType\":\"in\\u0063omplete\"}", "{\"resultType\":5}",
+    "{\"a\":1,\"resultType\":\"x\",\"resultType\":\"y\"}",
+    "{\"resultT\\u0079pe\":\"x\"}", "[]", "null", "\"s\"", "true",
+    "{\"k\":\"\\uD800\\uDC00\"}", "{\"k\":\"\\uD800\"}",
+    "{\"k\":\"\\uDC00\"}", "{\"k\":\"\\uZZZZ\"}", "{\"k\":1,}",
+    "{\"k\":tru}", "[1,2.5,-0.0e+1,\"\\n\"]", "{\"k\":[1 2]}",
+    "{\"tools\":[{\"name\":\"a\"}],\"nextCursor\":\"c\"}",
+    "{\"k\":1e}", "{\"k\":.5}", "{\"k\":+1}", "{\"k\":\"a\x01\x7f\xff\"}",
+    "{\"resultType\":\"a\x01z\"}", "",
+};
+static const char *const fuzz_env_errors[] = {
+    "{}", "{\"code\":-32601,\"message\":\"m\"}", "5", "null",
+};
+static const char *const fuzz_env_methods[] = {
+    "\"ping\"", "5", "null",
+};
+static const char *const fuzz_env_other[] = {
+    "1", "\"x\"", "{}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+    "[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+    "]]]]", "",
+};
+static const char *const fuzz_env_ws[] = {
+    "", "", "", " ", "\t\n", "\x01", "\r",
+};
+
+#define FUZZ_PICK(list, g) (list)[fuzz_range(g, 0, \
+    sizeof(list) / sizeof((list)[0]) - 1)]
+
+/* Append s; with piece, "" stands for up to 16 bytes of the input as a
+ * JSON string. */
+static void
+fuzz_env_add(char *buf, size_t *n, size_t cap, const char *s, bool piece,
+    uint64_t *g, const uint8_t *data, size_t size)
+{
+    size_t len = strlen(s);
+
+    if (len == 0 && piece) {
+        size_t off = size ? fuzz_range(g, 0, size - 1) : 0;
+        size_t k = size ? fuzz_range(g, 0, size - off < 16 ? size - off :
+            16) : 0;
+
+        if (*n + k + 2 < cap) {
+            buf[(*n)++] = '"';
+            memcpy(buf + *n, data + off, k);
+            *n += k;
+            buf[(*n)++] = '"';
+        }
+        return;
+    }
+    if (*n + len < cap) {
+        memcpy(buf + *n, s, len);
+        *n += len;
+    }
+}
+
+#define fuzz_env_put(buf, n, cap, s, g, data, size) \
+    fuzz_env_add(buf, n, cap, s, false, g, data, size)
+
+/* A generated envelope: members drawn from the lists above in an order
+ * and number from the input's hash, then the same verdict checks. */
+static void
+fuzz_envelope(const uint8_t *data, size_t size)
+{
+    char                buf[2048];
+    size_t              n = 0;
+    uint64_t            g = fuzz_hash(FUZZ_HASH_INIT, data, size);
+    const char         *keys[8];
+    size_t              members = 0;
+    struct jsonrpc_msg *m;
+
+    /* Mostly the three members of a success, shuffled, with up to three
+     * others; else any members. */
+    if (fuzz_range(&g, 0, 3) != 0) {
+        keys[members++] = "jsonrpc";
+        keys[members++] = "id";
+        keys[members++] = "result";
+    }
+    for (size_t i = fuzz_range(&g, 0, 3) + (members == 0 ? 2 : 0); i > 0;
+        i--)
+        keys[members++] = FUZZ_PICK(fuzz_env_keys, &g);
+    for (size_t i = members; i > 1; i--) {
+        size_t      j = fuzz_range(&g, 0, i - 1);
+        const char *t = keys[i - 1];
+
+        keys[i - 1] = keys[j];
+        keys[j] = t;
+    }
+
+    if (fuzz_range(&g, 0, 15) == 0)
+        fuzz_env_put(buf, &n, sizeof(buf), "\xef\xbb\xbf", &g, data, size);
+    fuzz_env_put(buf, &n, sizeof(buf), FUZZ_PICK(fuzz_env_ws, &g), &g, data,
+        size);
+    fuzz_env_put(buf, &n, sizeof(buf), "{", &g, data, size);
+    for (size_t i = 0; i < members; i++) {
+        const char *k = keys[i], *v;
+
+        if (i > 0)
+            fuzz_env_put(buf, &n, sizeof(buf), ",", &g, data, size);
+        fuzz_env_put(buf, &n, sizeof(buf), FUZZ_PICK(fuzz_env_ws, &g), &g,
+            data, size);
+        if (k[0] == '\0') {
+            fuzz_env_add(buf, &n, sizeof(buf), "", true, &g, data, size);
+        } else {
+            fuzz_env_put(buf, &n, sizeof(buf), "\"", &g, data, size);
+            fuzz_env_put(buf, &n, sizeof(buf), k, &g, data, size);
+            fuzz_env_put(buf, &n, sizeof(buf), "\"", &g, data, size);
+        }
+        fuzz_env_put(buf, &n, sizeof(buf), FUZZ_PICK(fuzz_env_ws, &g), &g,
+            data, size);
+        fuzz_env_put(buf, &n, sizeof(buf), ":", &g, data, size);
+        fuzz_env_put(buf, &n, sizeof(buf), FUZZ_PICK(fuzz_env_ws, &g), &g,
+            data, size);
+        if (strcmp(k, "jsonrpc") == 0)
+            v = FUZZ_PICK(fuzz_env_version, &g);
+        else if (strcmp(k, "id") == 0)
+            v = FUZZ_PICK(fuzz_env_ids, &g);
+        else if (strcmp(k, "result") == 0)
+            v = FUZZ_PICK(fuzz_env_results, &g);
+        else if (strcmp(k, "error") == 0)
+            v = FUZZ_PICK(fuzz_env_errors, &g);
+        else if (strcmp(k, "method") == 0)
+            v = FUZZ_PICK(fuzz_env_methods, &g);
+        else
+            v = FUZZ_PICK(fuzz_env_other, &g);
+        fuzz_env_add(buf, &n, sizeof(buf), v, true, &g, data, size);
+        fuzz_env_put(buf, &n, sizeof(buf), FUZZ_PICK(fuzz_env_ws, &g), &g,
+            data, size);
+    }
+    if (fuzz_range(&g, 0, 15) != 0)
+        fuzz_env_put(buf, &n, sizeof(buf), "}", &g, data, size);
+    if (fuzz_range(&g, 0, 3) == 0)
+        fuzz_env_put(buf, &n, sizeof(buf), "garbage", &g, data, size);
+    m = jsonrpc_parse(buf, n, NULL);
+    fuzz_jsonrpc_verdict((const uint8_t *)buf, n, m);
+    jsonrpc_free(m);
 }
 
 /* Read path with every accessor and check they agree with each other. */
@@ -163,6 +438,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     again = jsonrpc_parse((const char *)data, size, NULL);
     FUZZ_CHECK((again == NULL) == (m == NULL),
         "parse differs with a NULL cause");
+    /* Before any accessor built a tree for m: the light one's own word. */
+    fuzz_jsonrpc_verdict(data, size, again);
     jsonrpc_free(again);
     if (m != NULL) {
         kind = jsonrpc_kind(m);
@@ -200,6 +477,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(path);
         jsonrpc_free(m);
     }
+
+    fuzz_envelope(data, size);
 
     /* The builders, with the input split in two strings at a NUL or half. */
     cut = size / 2;

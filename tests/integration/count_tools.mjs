@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Independent oracle for the integration tests: dial an MCP server over
-// Streamable HTTP with the official SDK client, list every tool (following
-// cursors), end the session, and print one JSON object on stdout:
+// Streamable HTTP (or, with --sse, the 2024-11-05 HTTP+SSE transport; with
+// --stdio, a command's stdin and stdout) with the official SDK client, list
+// every tool (following cursors), end the session, and print one JSON
+// object on stdout:
 //   {"tools":N,"names":[...],"protocol_version":"...","server_name":"...","server_version":"..."}
 //
-// usage: node count_tools.mjs URL [--capabilities JSON] [--timeout MS]
+// usage: node count_tools.mjs URL [--sse] [--capabilities JSON] [--timeout MS]
+//        node count_tools.mjs [--capabilities JSON] [--timeout MS] --stdio CMD [ARG]...
 //
 // The tool count of server-everything depends on the client capabilities
 // offered at initialize (roots, sampling, elicitation, tasks each unlock
@@ -13,10 +16,13 @@
 // overall timeout fires.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 function usage(msg) {
   if (msg) process.stderr.write(`count_tools: ${msg}\n`);
-  process.stderr.write("usage: node count_tools.mjs URL [--capabilities JSON] [--timeout MS]\n");
+  process.stderr.write("usage: node count_tools.mjs URL [--sse] [--capabilities JSON] [--timeout MS]\n" +
+    "       node count_tools.mjs [--capabilities JSON] [--timeout MS] --stdio CMD [ARG]...\n");
   process.exit(1);
 }
 
@@ -24,9 +30,17 @@ const argv = process.argv.slice(2);
 let url = null;
 let capabilities = {};
 let timeoutMs = 15000;
+let sse = false;
+let command = null;
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
-  if (a === "--capabilities") {
+  if (a === "--stdio") {
+    command = argv.slice(i + 1);
+    if (command.length === 0) usage("--stdio needs a command");
+    break;
+  } else if (a === "--sse") {
+    sse = true;
+  } else if (a === "--capabilities") {
     if (i + 1 >= argv.length) usage("--capabilities needs a JSON value");
     try {
       capabilities = JSON.parse(argv[++i]);
@@ -43,7 +57,8 @@ for (let i = 0; i < argv.length; i++) {
     usage(`unexpected argument ${a}`);
   }
 }
-if (!url) usage("missing URL");
+if (!url && !command) usage("missing URL");
+if (url && command) usage("a URL or --stdio, not both");
 
 const killer = setTimeout(() => {
   process.stderr.write(`count_tools: timed out after ${timeoutMs} ms\n`);
@@ -51,7 +66,9 @@ const killer = setTimeout(() => {
 }, timeoutMs);
 
 const client = new Client({ name: "mcptop-tests-count-tools", version: "0.0.0" }, { capabilities });
-const transport = new StreamableHTTPClientTransport(new URL(url));
+const transport = command ?
+  new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: "ignore" }) :
+  sse ? new SSEClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url));
 
 try {
   await client.connect(transport);
@@ -73,7 +90,7 @@ try {
     server_version: info.version ?? null,
   };
   try {
-    await transport.terminateSession();
+    if (typeof transport.terminateSession === "function") await transport.terminateSession();
   } catch {
     // a server may refuse DELETE (405); the count is still good
   }

@@ -9,7 +9,7 @@ What it gives a test file:
   - Watch: a running `mcptop watch`, its JSON Lines read on a thread
   - write_config() / write_file(): temp files, removed at exit
   - count_tools(url): the independent tool count, via count_tools.mjs and the
-    official SDK client
+    official SDK client (Streamable HTTP; sse=True, or command=[...] for stdio)
   - Tui: mcptop in tmux (keys in with send-keys, the screen out with
     capture-pane, bounded waits); table_row / table_cell / selected_name /
     header_counts read the table
@@ -361,12 +361,19 @@ def everything_sse(port=None, timeout=20.0):
     return Everything(port, mode="sse").start(timeout=timeout)
 
 
-def count_tools(url, capabilities=None, timeout=20.0):
-    """The oracle: {"tools","names","protocol_version","server_name","server_version"} from the SDK client."""
+def count_tools(url, capabilities=None, timeout=20.0, sse=False, command=None):
+    """The oracle: {"tools","names","protocol_version","server_name","server_version"} from the SDK client.
+    url over Streamable HTTP; sse=True: url is a 2024-11-05 HTTP+SSE endpoint; url None and
+    command [argv]: a stdio server the SDK client starts (protocol_version is null for both)."""
     require_node_modules()
-    argv = [_NODE, COUNT_TOOLS_MJS, url, "--timeout", str(int(timeout * 1000))]
+    argv = [_NODE, COUNT_TOOLS_MJS] + ([url] if url is not None else [])
+    argv += ["--timeout", str(int(timeout * 1000))]
+    if sse:
+        argv.append("--sse")
     if capabilities is not None:
         argv += ["--capabilities", json.dumps(capabilities)]
+    if command is not None:
+        argv += ["--stdio"] + [str(a) for a in command]
     r = run(argv, timeout=timeout + 5, cwd=str(TESTS_DIR))
     if r.rc != 0:
         raise SetupError("count_tools.mjs failed (rc %s):\n%s\n%s" % (r.rc, r.stdout, r.stderr))

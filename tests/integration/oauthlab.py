@@ -17,6 +17,14 @@ Everything it saw is kept in `lab.log` (a list of dicts) for assertions;
   no_as_metadata    answer 404 for the authorization server metadata
   as_base           the base URL of the authorization server the protected
                     resource metadata names (default: this lab's own)
+  prm_resource      the `resource` the protected resource metadata names
+                    (default: the MCP endpoint's URL)
+  token_form        token answers as application/x-www-form-urlencoded
+                    (GitHub's, when Accept is not honoured)
+  token_html        the token endpoint answers 200 with an HTML page (a
+                    login form's) instead of a token
+  withhold          a scope the token endpoint never grants, whatever is
+                    asked (a step-up that cannot succeed)
 
 The authorization endpoint redirects at once (no person), as the
 conformance suite's does; PKCE S256 is verified at the token endpoint.
@@ -41,7 +49,9 @@ class Lab:
         self.opts = {"expires_in": 3600, "list_scope": None,
                      "challenge_scope": "mcp:read", "refresh_error": None,
                      "no_as_metadata": False, "refresh_delay_s": 0,
-                     "as_base": None}
+                     "as_base": None, "prm_resource": None,
+                     "token_form": False, "token_html": False,
+                     "withhold": None}
         self.codes = {}       # code -> (challenge, scope)
         self.access = {}      # token -> scope
         self.refresh = {}     # token -> scope
@@ -71,6 +81,8 @@ class Lab:
             self.access.clear()
 
     def issue(self, scope):
+        if self.opts["withhold"]:
+            scope = " ".join(x for x in (scope or "").split() if x != self.opts["withhold"])
         at = "lab-at-" + secrets.token_urlsafe(16)
         rt = "lab-rt-" + secrets.token_urlsafe(16)
         self.access[at] = scope
@@ -89,6 +101,11 @@ class Lab:
                 pass
 
             def send(self, status, body=None, headers=None, ctype="application/json"):
+                if (lab.opts["token_form"] and isinstance(body, dict) and
+                        urllib.parse.urlsplit(self.path).path == "/as/token"):
+                    # GitHub's form answer, as when Accept is not honoured
+                    body = urllib.parse.urlencode(body).encode()
+                    ctype = "application/x-www-form-urlencoded; charset=utf-8"
                 data = b"" if body is None else (body if isinstance(body, bytes)
                                                   else json.dumps(body).encode())
                 self.send_response(status)
@@ -110,7 +127,7 @@ class Lab:
                 q = dict(urllib.parse.parse_qsl(u.query))
                 if u.path == "/.well-known/oauth-protected-resource/mcp":
                     self.record("prm")
-                    return self.send(200, {"resource": lab.url,
+                    return self.send(200, {"resource": lab.opts["prm_resource"] or lab.url,
                                            "authorization_servers": [
                                                (lab.opts["as_base"] or lab.base) + "/as"],
                                            "scopes_supported": ["mcp:read", "mcp:write"]})
@@ -161,6 +178,10 @@ class Lab:
                 if u.path == "/as/token":
                     form = dict(urllib.parse.parse_qsl(text))
                     self.record("token", form=form)
+                    if lab.opts["token_html"]:
+                        return self.send(200, b"<!DOCTYPE html><html><head><title>Sign in to "
+                                         b"Lab</title></head><body><form></form></body></html>",
+                                         ctype="text/html; charset=utf-8")
                     if not self.client_ok(form):
                         return self.send(401, {"error": "invalid_client"})
                     g = form.get("grant_type")

@@ -40,6 +40,9 @@ BAD_USAGE = [
     (["end", "--teardown", "-5"], "end", "--teardown takes a positive number"),
     (["end", "--l", "x"], "end", "ambiguous option '--l'"),
     (["end", "--server"], "end", "option '--server' needs a value"),
+    (["audit", "--parallel", "0"], "audit", "--parallel takes a count"),
+    (["audit", "--timeout", "x"], "audit", "--timeout takes a positive number"),
+    (["audit", "--server"], "audit", "option '--server' needs a value"),
 ]
 
 
@@ -81,7 +84,7 @@ def a_no_server_named(c):
 
 def b_help_on_stdout(c):
     for argv in (["--help"], ["tui", "--help"], ["check", "--help"], ["watch", "--help"],
-                 ["end", "--help"]):
+                 ["end", "--help"], ["audit", "--help"]):
         r = mcptest.run_mcptop(argv, timeout=10)
         c.no_crash(r)
         c.eq(r.rc, 0, "%s: exit code" % " ".join(argv))

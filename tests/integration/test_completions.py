@@ -11,6 +11,7 @@ bash: the function is called with COMP_WORDS set. zsh: an interactive
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_completions.py
 """
 
+import json
 import os
 import re
 import shutil
@@ -25,7 +26,8 @@ rep = mcptest.Reporter("shell completions: bash, zsh, fish")
 
 COMPLETIONS = mcptest.REPO_DIR / "completions"
 ZSH_DRIVER = Path(__file__).resolve().parent / "zsh_complete.zsh"
-COMMANDS = ["tui", "check", "watch", "end", "login", "logout", "serve"]
+COMMANDS = ["tui", "check", "watch", "end", "audit", "login", "logout", "serve", "configs",
+            "replay", "report"]
 SERVERS = ["alpha", "beta-two", "with space"]
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-zA-Z])(?![\w-])")
 
@@ -45,6 +47,12 @@ def ctx():
                                       "MCPTOP_THEMES": "", "HOME": str(mcptest.tmpdir()),
                                       "LC_ALL": "C.UTF-8"})
     _ctx["config"] = str(mcptest.write_config({n: {"url": "http://127.0.0.1:9/mcp"} for n in SERVERS}))
+    # A client's file in HOME: with no -c, the names come from it (bare
+    # mcptop reads --from all when it has no config of its own).
+    cursor = mcptest.tmpdir() / ".cursor"
+    cursor.mkdir(exist_ok=True)
+    (cursor / "mcp.json").write_text(json.dumps(
+        {"mcpServers": {"gamma-cursor": {"url": "http://127.0.0.1:9/mcp"}}}))
     opts = {}
     for cmd in [None] + COMMANDS:
         r = mcptest.run_mcptop(["--help"] if cmd is None else [cmd, "--help"], timeout=10)
@@ -156,9 +164,13 @@ def run_shell(c, shell, complete, words_of, unescape=lambda s: s):
     c.check(got == ["beta-two"], "%s: --server be -> beta-two: %r" % (shell, got))
     # --from's client names; login's server name.
     r, got = complete(words_of(["mcptop", "check", "--from", "cl"]))
-    c.check(sorted(got) == ["claude", "claude-code"], "%s: --from cl -> claude, claude-code: %r" % (shell, got))
+    c.check(sorted(got) == ["claude", "claude-code", "cline"],
+            "%s: --from cl -> claude, claude-code, cline: %r" % (shell, got))
     r, got = complete(words_of(["mcptop", "login", "-c", o["config"], "al"]))
     c.check([unescape(g) for g in got] == ["alpha"], "%s: login -c FILE al -> alpha: %r" % (shell, got))
+    r, got = complete(words_of(["mcptop", "login", "ga"]))
+    c.check([unescape(g) for g in got] == ["gamma-cursor"],
+            "%s: login <TAB> with no -c: the names of the clients' files: %r" % (shell, got))
     # A config that is not there: nothing, and no error text among the matches.
     r, got = complete(words_of(["mcptop", "end", "-c", "/nonexistent/x.json", "--server", ""]))
     c.check(not any("mcptop" in g or "config" in g for g in got),

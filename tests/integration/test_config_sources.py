@@ -9,7 +9,7 @@
   skipped, nothing found is an error;
 - -v lists each key read but not applied once; the log has them too;
 - ${input:ID} from MCPTOP_INPUT_<ID>, and asked on the terminal by the TUI
-  (tmux) with echo off; envFile; TOML refused;
+  (tmux) with echo off; envFile; TOML read;
 - secrets in a URL never printed: check (table and --json), watch, end, the
   log, errors and the TUI's detail pane show the redacted URL only.
 
@@ -154,18 +154,22 @@ def make_home(root):
     for d in (".cursor", ".codeium/windsurf", ".config/Code/User", ".config/zed"):
         os.makedirs(os.path.join(home, d), exist_ok=True)
     os.makedirs(os.path.join(proj, ".vscode"), exist_ok=True)
+    # Each server dials a target of its own (its env says which), so that
+    # none is folded into another (test_configs.py tests that).
+    def own(name, **extra):
+        return fake(env={"MCPTOP_TEST_WHO": name}, **extra)
     with open(os.path.join(home, ".cursor/mcp.json"), "w") as f:
-        json.dump({"mcpServers": {"shared": fake(autoApprove=["echo"]),
-                                  "cursor-only": fake(alwaysAllow=["add"])}}, f)
+        json.dump({"mcpServers": {"shared": own("c1", autoApprove=["echo"]),
+                                  "cursor-only": own("c2", alwaysAllow=["add"])}}, f)
     with open(os.path.join(home, ".codeium/windsurf/mcp_config.json"), "w") as f:
-        json.dump({"mcpServers": {"surf": fake(disabledTools=["echo"]),
-                                  "off": fake(disabled=True)}}, f)
+        json.dump({"mcpServers": {"surf": own("w1", disabledTools=["echo"]),
+                                  "off": own("w2", disabled=True)}}, f)
     # User settings without MCP servers: skipped quietly.
     with open(os.path.join(home, ".config/Code/User/settings.json"), "w") as f:
         f.write('{\n  // no MCP here\n  "editor.fontSize": 14,\n}\n')
     with open(os.path.join(home, ".config/zed/settings.json"), "w") as f:
         json.dump({"context_servers": {"zed-one": {"command": {"path": NODE,
-                                                               "args": [FAKE_MJS]}}}}, f)
+                                                               "args": [FAKE_MJS, "--mode=healthy"]}}}}, f)
     with open(os.path.join(proj, ".vscode/mcp.json"), "w") as f:
         f.write('// project\n{"servers": {"shared": {"type": "stdio", "command": %s, '
                 '"args": [%s], "autoApprove": ["x"]}}}\n' % (json.dumps(NODE), json.dumps(FAKE_MJS)))
@@ -242,10 +246,15 @@ def case_inputs_envfile(c):
             "a missing envFile: invalid_config with the path: %r" % detail)
     c.eq(dig(servers_by_name(doc), "m", "last_failure", "kind"), "invalid_config", "its kind")
 
-    toml = mcptest.write_file('[mcp_servers.docs]\ncommand = "x"\n', suffix=".toml")
-    r = run(["check", "-c", toml])
-    c.eq(r.rc, 2, "TOML is refused")
-    c.check("TOML" in r.stderr and '"mcpServers"' in r.stderr, "names TOML and JSON: %r" % r.stderr)
+    toml = mcptest.write_file('[mcp_servers.docs]\ncommand = %s\nargs = [%s]\n'
+                              % (json.dumps(NODE), json.dumps(FAKE_MJS)), suffix=".toml")
+    r, doc = check_json(c, ["-c", toml])
+    c.eq(dig(servers_by_name(doc), "docs", "liveness", "state"), "reachable",
+         "Codex's TOML is read (toml++)")
+    bad = mcptest.write_file('[mcp_servers.docs]\ncommand = = "x"\n', suffix=".toml")
+    r = run(["check", "-c", bad])
+    c.eq(r.rc, 2, "broken TOML is a config error")
+    c.check("2:11: not valid TOML" in r.stderr, "names the line and column: %r" % r.stderr)
 
 
 def secret_fleet(port):

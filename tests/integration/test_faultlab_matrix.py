@@ -35,6 +35,8 @@ SLOW = {"timeout_ms": 3000, "open_deadline_ms": 3000}
 ROOMY = {"timeout_ms": 5000, "open_deadline_ms": 5000}
 # watch rows
 WATCH = {"timeout_ms": 1500, "open_deadline_ms": 1500, "ping_interval_s": 0.3}
+# stdio rows: a node child's start may take a while on a loaded machine
+STDIO = {"timeout_ms": 1500, "open_deadline_ms": 6000}
 
 ENDINGS_SKIP = "covered by tests/integration/test_end.py, which runs `mcptop end` against these lab endpoints"
 
@@ -70,8 +72,12 @@ def after_start(seconds):
     return pred
 
 
+# The detail of an answer whose id is none of ours (issue 26.8).
+STRAY = r'answer id "\d+" \(string\) matches no request; ours was \d+ \(number\)'
+
 # target: lab:PATH (the fault lab), tls:PATH (the lab over https), gw:PATH
-# (nginx in front of the lab or of a dead port), refused, or a literal URL.
+# (nginx in front of the lab or of a dead port), refused, stdio:ARGS
+# (tests/stdio/fake.mjs with those options, space-separated), or a literal URL.
 # site: dial (the fault answers initialize) and list (it answers the dial's
 # tools/list) -> last_failure {site connect, op dial}; ping (a healthy dial,
 # then the fault answers check's ping) -> {site request, op ping}.
@@ -279,6 +285,70 @@ MATRIX = [
       "unknown", 502, detail=r"^(?!.*notifications/initialized).*initialize"),
     R("server/discover answered 503 (13.7)", "lab:/probe/503", "dial", "http_status", "unknown",
       "unknown", 503, detail=r"server/discover", saw={"initialize": 0}),
+    # --- issue 26.4: the server's own words (check, watch and the TUI show
+    # the same detail: test_fieldreports.py's words case) --------------------
+    R("404 \"Session not found\" labelled text/html, Express (26.4) @dial", "lab:/words/dial", "dial",
+      "http_status", "unknown", "unknown", 404, reason="not_found",
+      detail=r'; the server says "Session not found"'),
+    R("404 \"Session not found\" labelled text/html, Express (26.4) @ping", "lab:/words/ping", "ping",
+      "http_status", "unknown", "unknown", 404, reason="not_found",
+      detail=r'; the server says "Session not found"', sessions=True),
+    R("403 naming the fix, Playwright (26.4) @dial",
+      "lab:/words/dial?code=403&type=none&text=Access%20is%20only%20allowed%20at%20localhost%3A7113", "dial",
+      "http_status", "unknown", "unknown", 403, reason="forbidden",
+      detail=r'^HTTP 403 to initialize; forbidden; the server says "Access is only allowed at localhost:7113"'),
+    R("403 naming the fix, Playwright (26.4) @ping",
+      "lab:/words/ping?code=403&type=none&text=Access%20is%20only%20allowed%20at%20localhost%3A7113", "ping",
+      "http_status", "unknown", "unknown", 403, reason="forbidden",
+      detail=r'^HTTP 403 to ping; forbidden; the server says "Access is only allowed at localhost:7113"$',
+      sessions=True),
+    R("a long sentence, cut at 200 characters (26.4) @ping",
+      "lab:/words/ping?code=503&type=text/plain&text=overloaded%20&repeat=40", "ping",
+      "http_status", "unknown", "unknown", 503, reason="unavailable",
+      detail=r'the server says "(?=[^"]{100,203}"$)(overloaded )+overloaded\.\.\."$', sessions=True),
+    R("escapes in the words are stripped (26.4) @dial",
+      "lab:/words/dial?code=403&text=Invalid%20%1B%5B31msession%1B%5B0m%20ID%07", "dial",
+      "http_status", "unknown", "unknown", 403, reason="forbidden",
+      detail=r'^(?!.*[\x00-\x1f]).*the server says "Invalid session ID"'),
+    R("a page's title, escapes stripped (26.4) @dial",
+      "lab:/words/dial?code=502&text=%3Chtml%3E%3Ctitle%3EUpstream%20%1B%5B2Jdown%3C%2Ftitle%3E%3Cbody%3E%3C%2Fbody%3E",
+      "dial", "http_status", "unknown", "unknown", 502, reason="bad_gateway",
+      detail=r'^(?!.*[\x00-\x1f]).*an HTML page titled "Upstream down"$'),
+    R("a gateway's 502 page gives its title (26.4) @ping", "lab:/html502/ping?t=words", "ping",
+      "http_status", "unknown", "unknown", 502, reason="bad_gateway",
+      detail=r'an HTML page titled "502 Bad Gateway"', sessions=True),
+    R("200 with an HTML page gives its title (26.4) @dial", "lab:/html200/dial?t=words", "dial",
+      "not_mcp_response", "no", "unknown", detail=r'not an MCP answer; an HTML page titled "Welcome"'),
+    # --- issue 26.7: answers compressed without being asked ------------------
+    R("every answer gzip, unasked (26.7)", "lab:/encoded/any?enc=gzip", "dial", tools=3),
+    R("every answer deflate, unasked (26.7)", "lab:/encoded/any?enc=deflate", "dial", tools=3),
+    R("every answer br, unasked (26.7)", "lab:/encoded/any?enc=br", "dial", tools=3),
+    R("every SSE answer gzip, unasked (26.7)", "lab:/encoded/any?enc=gzip&sse=1", "dial", tools=3),
+    R("an encoding libcurl cannot decode (26.7) @dial", "lab:/encoded/dial?enc=compress", "dial",
+      "not_mcp_response", "no", "unknown", detail=r"content-encoding compress, which .*cannot decode"),
+    R("an encoding libcurl cannot decode (26.7) @ping", "lab:/encoded/ping?enc=x-faultlab", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=r"content-encoding x-faultlab, which .*cannot decode",
+      sessions=True),
+    # --- issue 26.8: an answer whose id is none of ours, on every transport ---
+    R("JSON body, the id written back as a string (26.8) @dial", "lab:/stringid/dial", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY, sessions=True),
+    R("JSON body, the id written back as a string (26.8) @ping", "lab:/stringid/ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY, sessions=True),
+    R("SSE event on the POST, id as a string, stream closed (26.8) @dial", "lab:/stringid/dial?sse=1", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "$", sessions=True),
+    R("SSE event on the POST, id as a string, stream closed (26.8) @ping", "lab:/stringid/ping?sse=1", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "$", sessions=True),
+    R("on the GET stream, id as a string (26.8) @ping", "lab:/stringid/ping?via=get", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within", via="watch",
+      opts="watch"),
+    R("2024-11-05 HTTP+SSE, id as a string (26.8) @dial", "lab:/legacysse?stringid=dial", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "; open deadline"),
+    R("2024-11-05 HTTP+SSE, id as a string (26.8) @ping", "lab:/legacysse?stringid=ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within"),
+    R("stdio, id as a string (26.8) @dial", "stdio:--string-id=initialize", "dial",
+      "not_mcp_response", "no", "unknown", detail=STRAY + "; no answer to initialize within", opts=STDIO),
+    R("stdio, id as a string (26.8) @ping", "stdio:--string-id=ping", "ping",
+      "not_mcp_response", "unknown", "unknown", detail=STRAY + "; no answer to ping within", opts=STDIO),
     # --- endings (not yet in mcptop) ------------------------------------------
     # issue 17: the deep check (probe_tool, a tools/call) and SEP-1699
     R("deep check: the tool answers isError", "lab:/healthy?t=call-err", "call",
@@ -372,7 +442,11 @@ def server_name(i):
 
 
 def declaration(row):
-    d = {"url": url_of(row)}
+    if row.target.startswith("stdio:"):
+        d = {"command": "node", "args": [str(mcptest.TESTS_DIR / "stdio" / "fake.mjs")] +
+             row.target[len("stdio:"):].split()}
+    else:
+        d = {"url": url_of(row)}
     opts = OPTS[row.opts] if isinstance(row.opts, str) else row.opts
     d.update(opts)
     return d
@@ -580,6 +654,12 @@ def flap_verdict(t):
     return fail, states, all(any(s == want for s in it) for want in seq)
 
 
+def stray_verdict(t):
+    """The first failed ping (an answer with an id none of ours came instead)."""
+    return next((ev for ev in t.events if ev.get("event") == "exchange" and ev.get("op") == "ping" and
+                 ev.get("outcome") != "completed"), None)
+
+
 def list_verdict(t):
     changed = [ev for ev in t.events if ev.get("event") == "tools_changed"]
     return changed
@@ -593,11 +673,13 @@ def watch_done(t):
         return flap_verdict(t)[2]
     if kind == "listchanged":
         return any(ev.get("tools") == t.row.tools for ev in list_verdict(t))
+    if kind == "stringid":
+        return stray_verdict(t) is not None
     return True
 
 
 def scenario(row):
-    for k in ("expire", "flap", "listchanged"):
+    for k in ("expire", "flap", "listchanged", "stringid"):
         if row.target.startswith("lab:/" + k):
             return "expiry" if k == "expire" else k
     return None
@@ -668,6 +750,17 @@ def watch_row_case(i, row):
             c.eq(cnt.get("list_changed_sent"), 1, "list_changed notices the lab sent")
             c.check(cnt.get("methods", {}).get("tools/list", 0) >= 2,
                     "the lab was listed again: tools/list x%s" % cnt.get("methods", {}).get("tools/list"))
+        elif kind == "stringid":
+            fail = stray_verdict(t)
+            c.require(fail is not None, "no failed ping seen (expected %s)" % row.kind)
+            exp = (row.kind, row.delivered, "request")
+            act = (fail.get("outcome"), fail.get("delivered"), fail.get("site"))
+            c.check(exp == act and re.search(row.detail, fail.get("detail") or ""),
+                    "the failed ping\n  expected: outcome=%s delivered=%s site=%s detail~/%s/"
+                    "\n  actual:   outcome=%s delivered=%s site=%s detail=%r"
+                    % (exp + (row.detail,) + act + (fail.get("detail"),)))
+            cnt = Env.lab.endpoint_counts(lab_key(row))
+            c.check(cnt.get("streams_opened", 0) >= 1, "the GET stream was open: %r" % cnt)
         elif kind == "flap":
             fail, states, ok = flap_verdict(t)
             c.check(ok, "liveness reachable -> unreachable -> reachable, got %r" % states)

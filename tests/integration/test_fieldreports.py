@@ -32,6 +32,11 @@ example input built in tests/faultlab/server.mjs and tests/stdio/fake.mjs:
                        next ping (Keep-Alive: timeout=1): mcptop closes each
                        scheduled ping's connection itself (issue 19); one
                        that keeps them longer keeps its connection
+ 11 words              issue 26, item 4: the server's own words (Playwright's
+                       403 "Access is only allowed at localhost:7113", an
+                       escape in it stripped) in check's text report, check
+                       --json, watch's events and the TUI's detail pane, at
+                       the dial and at a ping
 
 The issue's "tools change 5 minutes in" (against the SDK's 15 s first byte
 and mcptop's 75 s idle watchdog) runs here in about 12 s with the same logic
@@ -669,6 +674,65 @@ def keep_alive(c):
 # --------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------
+# 11. the server's own words, everywhere the detail shows (issue 26, item 4)
+
+
+WORDS_403 = ("/words/%s?code=403&type=none&text=Access%%20is%%20only%%20%%1B%%5B1mallowed%%1B%%5B0m"
+             "%%20at%%20localhost%%3A7113")
+SAID = 'the server says "Access is only allowed at localhost:7113"'
+
+
+def words(c):
+    """Playwright's 403 names the fix: a short body that is not markup is the
+    server speaking. Its sentence (an escape sequence in it stripped) is in
+    the failure's detail at the dial and at a ping, in `check`'s text
+    report, `check --json`, `watch`'s exchange events and the TUI's detail
+    pane (Enter)."""
+    L = lab()
+    keys = {"pw_dial": key(WORDS_403 % "dial"), "pw_ping": key(WORDS_403 % "ping")}
+    servers = {n: dict(FAST, url=L.url(k), ping_interval_s=0.3) for n, k in keys.items()}
+    cfg = mcptest.write_config(servers)
+    r = mcptest.run_mcptop(["check", "-c", cfg], timeout=60)
+    c.attach(r.describe())
+    c.no_crash(r)
+    c.eq(r.stdout.count(SAID), 2, "check's text report shows the server's words for both servers")
+    c.check("\x1b" not in r.stdout, "no escape sequence in check's report")
+    r, by = sc.check_json(c, servers)
+    for n in keys:
+        d = str(dig(by, n, "last_failure", "detail"))
+        c.check(SAID in d and "\x1b" not in d, "%s: check --json detail has the words: %r" % (n, d))
+    c.eq(dig(by, "pw_dial", "last_failure", "site"), "connect", "pw_dial: at the dial")
+    c.eq(dig(by, "pw_ping", "last_failure", "site"), "request", "pw_ping: at a ping")
+    w = sc.TimedWatch(["watch", "-c", cfg])
+    try:
+        def said():
+            return all(any(e.get("server") == n and e.get("event") == "exchange" and
+                           SAID in str(e.get("detail")) for e in w.events) for n in keys)
+        c.check(sc.wait_until(said, timeout=10), "watch's exchange events carry the words for both servers")
+        c.check(not any("\x1b" in json.dumps(e, ensure_ascii=False) for e in w.events),
+                "no escape sequence in watch's events")
+        w.signal(signal.SIGINT)
+        c.check(w.wait_exit(8) is not None, "watch exits within 8 s of SIGINT")
+    finally:
+        if c.failures:
+            c.attach(w.describe(last=8))
+        w.close()
+    one = mcptest.write_config({"pw_dial": servers["pw_dial"]})
+    t = sc.Tmux(["-c", one], cols=220, rows=40)
+    try:
+        text, ok = t.wait(lambda s: "403" in s, 10)
+        c.check(ok, "the TUI shows the 403 within 10 s:\n%s" % text)
+        t.keys("Enter")
+        text, ok = t.wait(lambda s: SAID in s, 8)
+        c.check(ok, "the TUI's detail pane shows the words:\n%s" % text)
+        t.keys("q")
+        t.wait(lambda s: "__EXIT=" in s, 8)
+    finally:
+        t.kill()
+    sc.balanced(c, list(keys.values()))
+
+
 CASES = [
     ("1 versions", versions),
     ("2 era_evidence", era_evidence),
@@ -681,6 +745,7 @@ CASES = [
     ("8 stdio_cleanup", stdio_cleanup),
     ("9 get_stream", get_stream),
     ("10 keep_alive", keep_alive),
+    ("11 words", words),
 ]
 
 

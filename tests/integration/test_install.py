@@ -14,6 +14,7 @@ Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_install.py
 (the build directory is the binary's directory).
 """
 
+import gzip
 import os
 import re
 import shutil
@@ -40,7 +41,7 @@ SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "CONFIGURA
 
 # Paths relative to the prefix that `cmake --install` must create.
 TREE = ["bin/mcptop",
-        "share/man/man1/mcptop.1",
+        "share/man/man1/mcptop.1.gz",
         "share/bash-completion/completions/mcptop",
         "share/zsh/site-functions/_mcptop",
         "share/fish/vendor_completions.d/mcptop.fish",
@@ -199,6 +200,15 @@ def b_themes_relative_to_binary(c):
     c.eq(names[:3], ["dark", "light", "high-contrast"], "the build-tree binary finds build/themes")
 
 
+def man_page():
+    """The installed page (gzipped), uncompressed into a file groff reads."""
+    gz = prefix() / "share/man/man1/mcptop.1.gz"
+    page = mcptest.tmpdir() / "mcptop.1"
+    with gzip.open(gz, "rb") as f:
+        page.write_bytes(f.read())
+    return page
+
+
 def man_text(path):
     """The page rendered as plain ASCII text, without hyphenation, on wide lines."""
     r = mcptest.run(["groff", "-man", "-Tascii", "-P-cbou", "-rHY=0", "-rLL=200n", path], timeout=20)
@@ -207,13 +217,18 @@ def man_text(path):
 
 def c_man_lint(c):
     c.require(shutil.which("groff"), "groff on PATH (groff-base)")
-    page = prefix() / "share/man/man1/mcptop.1"
+    gz = prefix() / "share/man/man1/mcptop.1.gz"
+    with open(gz, "rb") as f:
+        head = f.read(10)
+    c.check(head[:2] == b"\x1f\x8b" and head[4:8] == b"\0\0\0\0",
+            "the page is installed gzipped, with no time stamp (gzip -n)")
+    page = man_page()
     r = mcptest.run(["groff", "-ww", "-man", "-z", page], timeout=20)
     c.attach(r.describe())
     c.eq(r.rc, 0, "groff -ww -man -z: exit code")
     c.eq(r.stderr, "", "groff -ww -man -z: no warning")
     if shutil.which("man"):
-        r = mcptest.run(["man", "--warnings", "-E", "UTF-8", "-l", page], timeout=20,
+        r = mcptest.run(["man", "--warnings", "-E", "UTF-8", "-l", gz], timeout=20,
                         env=mcptest.mcptop_env({"MANWIDTH": "80", "LC_ALL": "C.UTF-8",
                                                 "MAN_DISABLE_SECCOMP": "1",
                                                 "PAGER": "cat", "MANPAGER": "cat"}))
@@ -234,7 +249,7 @@ def c_man_lint(c):
 
 def help_texts():
     texts = {}
-    for cmd in (None, "tui", "check", "watch", "end"):
+    for cmd in (None, "tui", "check", "watch", "end", "audit"):
         argv = ["--help"] if cmd is None else [cmd, "--help"]
         r = mcptest.run_mcptop(argv, timeout=10)
         if r.rc != 0:
@@ -247,7 +262,7 @@ OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[a-zA-Z])(?![\w-])")
 
 
 def d_man_covers_help(c):
-    r, text = man_text(prefix() / "share/man/man1/mcptop.1")
+    r, text = man_text(man_page())
     c.require(r.rc == 0 and text, "the page renders: %s" % r.describe())
     words = set(re.findall(r"[\w-]+|--?[\w-]+", text))
     texts = help_texts()
@@ -394,7 +409,7 @@ def f_deb_runs(c):
             c.check(binary.is_file(), "/usr/bin/mcptop is installed")
             c.check(Path("/usr/share/mcptop/themes/dark.json").is_file(), "themes installed")
             r = mcptest.run(["man", "-w", "mcptop"], timeout=20)
-            c.eq(r.stdout.strip(), "/usr/share/man/man1/mcptop.1", "man -w mcptop")
+            c.eq(r.stdout.strip(), "/usr/share/man/man1/mcptop.1.gz", "man -w mcptop")
         else:
             root = mcptest.tmpdir() / "deb-root"
             r = mcptest.run(["dpkg", "-x", deb, root], timeout=60)

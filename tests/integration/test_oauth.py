@@ -7,8 +7,10 @@ step-up on 403 insufficient_scope (in login, and recorded for the next
 login when check meets it); client credentials with no login; logout; a
 missing metadata document named; a login whose token cannot be saved is an
 error naming the path; two monitors sharing the cache while the server
-rotates refresh tokens both keep working; and no token or secret in any
-output, log or detail.
+rotates refresh tokens both keep working; a token answer as a form, an
+HTML page from the token endpoint named with its title, a step-up that
+gives up saying so, the resource parameter as the metadata names it
+(issue 26, item 12); and no token or secret in any output, log or detail.
 
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_oauth.py
 """
@@ -454,6 +456,106 @@ def p_401_without_oauth_says_headers(c):
         lab.stop()
 
 
+CC = {"grant": "client_credentials", "client_id": oauthlab.CLIENT_ID,
+      "client_secret": "${LAB_SECRET}", "scope": "mcp:read"}
+
+
+def q_token_answer_as_a_form(c):
+    """A token endpoint that answers application/x-www-form-urlencoded (GitHub
+    does, when Accept is not honoured) is read like JSON: access_token,
+    token_type, expires_in, refresh_token and scope, for a login's code
+    exchange and for a client credentials grant (issue 26, item 12)."""
+    with oauthlab.Lab() as lab:
+        lab.opts["token_form"] = True
+        e = Env(lab)
+        r = e.run(c, "login", "lab", "--wait", "15000")
+        c.eq(r.rc, 0, "login exit status")
+        t = e.entry()
+        c.require(t is not None, "a token was cached")
+        c.check(t.get("access_token", "").startswith("lab-at-"), "the form's access_token")
+        c.check((t.get("refresh_token") or "").startswith("lab-rt-"), "the form's refresh_token")
+        c.eq(t.get("scope"), "mcp:read", "the form's scope (decoded)")
+        c.check(isinstance(t.get("expires_at"), (int, float)) and
+                abs(t["expires_at"] - (time.time() + 3600)) < 120,
+                "expires_in read as a number: expires_at %r" % t.get("expires_at"))
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check with the token the form gave")
+        e.no_secret_shown(c, lab)
+    with oauthlab.Lab() as lab:
+        lab.opts["token_form"] = True
+        e = Env(lab, dict(CC))
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "client credentials answered as a form: check exit status")
+        e.no_secret_shown(c, lab)
+
+
+def r_token_endpoint_html_named(c):
+    """A token endpoint that answers 200 with an HTML page (a login form, a
+    proxy) is named as such, with its title, not as "token endpoint 200"."""
+    with oauthlab.Lab() as lab:
+        lab.opts["token_html"] = True
+        e = Env(lab, dict(CC))
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check exit status")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check('token endpoint 200, an HTML page titled "Sign in to Lab" (not a token answer)' in detail,
+                "the detail names the page: %r" % detail)
+        e.no_secret_shown(c, lab)
+
+
+def s_step_up_gives_up_says_so(c):
+    """A step-up that cannot succeed (the authorization server never grants
+    the scope tools/list asks for): the request is given up after its rounds,
+    and the record says the step-up gave up and why, in check's detail and in
+    watch's exchange event."""
+    with oauthlab.Lab() as lab:
+        lab.opts["list_scope"] = "mcp:write"
+        lab.opts["withhold"] = "mcp:write"
+        e = Env(lab, dict(CC))
+        r, s = e.check(c)
+        c.eq(r.rc, 1, "check exit status")
+        c.eq(dig(s, "last_failure", "http_status"), 403, "status")
+        detail = dig(s, "last_failure", "detail") or ""
+        c.check("the step-up gave up after 2 rounds" in detail and
+                "which the authorization server did not grant" in detail,
+                "the detail says the step-up gave up: %r" % detail)
+        grants = [t for t in lab.seen("token") if t["form"].get("grant_type") == "client_credentials"]
+        c.check(2 <= len(grants) <= 4, "a bounded number of grants (%d)" % len(grants))
+        w = mcptest.Watch(["watch", "-c", str(e.config)], env=e.env)
+        try:
+            ev = w.wait_for(lambda ev: ev.get("event") == "exchange" and
+                            "step-up gave up" in (ev.get("detail") or ""), time.monotonic() + 15)
+            c.check(ev is not None, "watch's exchange event says the step-up gave up")
+        finally:
+            w.close()
+            e.outputs.append(w.stderr() + "\n".join(json.dumps(x) for x in w.events))
+        e.no_secret_shown(c, lab)
+
+
+def t_resource_exactly_as_named(c):
+    """The resource parameter is the protected resource metadata's own string
+    (RFC 8707), a trailing slash kept, when it covers the server: in the
+    authorization request, the code exchange and a later refresh."""
+    with oauthlab.Lab() as lab:
+        named = lab.base + "/"
+        lab.opts["prm_resource"] = named
+        e = Env(lab)
+        r = e.run(c, "login", "lab", "--wait", "15000")
+        c.eq(r.rc, 0, "login exit status")
+        auth = lab.seen("authorize")
+        c.require(len(auth) == 1, "one authorization request (%d)" % len(auth))
+        c.eq(auth[0]["query"].get("resource"), named, "resource in the authorization request")
+        tok = [t for t in lab.seen("token") if t["form"].get("grant_type") == "authorization_code"]
+        c.require(len(tok) == 1, "one code exchange")
+        c.eq(tok[0]["form"].get("resource"), named, "resource in the code exchange")
+        lab.revoke_access()
+        r, s = e.check(c)
+        c.eq(r.rc, 0, "check after the server forgot the token")
+        refresh = [t for t in lab.seen("token") if t["form"].get("grant_type") == "refresh_token"]
+        c.require(len(refresh) == 1, "one refresh grant")
+        c.eq(refresh[0]["form"].get("resource"), named, "resource on refresh")
+
+
 for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            c_refresh_on_401, d_refresh_ahead_of_expiry,
            d2_late_refresh_answer_is_kept, e_refresh_refused,
@@ -463,6 +565,8 @@ for fn in (a_check_without_login_says_consent_needed, b_login_then_check,
            m_shared_cache_rotating_refresh,
            n_configured_secret_stays_with_its_issuer,
            o_redirect_listener_holds_against_neighbours,
-           p_401_without_oauth_says_headers):
+           p_401_without_oauth_says_headers, q_token_answer_as_a_form,
+           r_token_endpoint_html_named, s_step_up_gives_up_says_so,
+           t_resource_exactly_as_named):
     rep.run(fn.__name__, fn)
 rep.finish()

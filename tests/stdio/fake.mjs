@@ -26,6 +26,12 @@
 //                    --die-ms (an idle timer), saying why on stderr
 //   cursor-loop      tools/list answers the same 8 tools and the same
 //                    nextCursor on every page (a pagination loop)
+//   init-first       refuses initialize (-32600 "Server already
+//                    initialized") after any earlier request, as a stdio
+//                    bridge does that connected upstream on the first
+//                    request it forwarded (supergateway --streamableHttp
+//                    given a server/discover probe); unknown methods get
+//                    -32601
 // Options:
 //   --fail-file=PATH     proxy: the remote is dead while PATH exists
 //   --version=V          initialize answers protocolVersion V whatever was offered
@@ -36,6 +42,8 @@
 //   --worker-setsid      fork-*: the worker is a daemon in a session of its
 //                        own (setsid: no group signal of mcptop's reaches it)
 //   --tag=TEXT           ignored (a pgrep marker; handed on to the worker)
+//   --string-id=METHOD   the answer to METHOD (initialize, ping) carries its
+//                        id as a string ("3" for 3), as some gateways write it
 import { argv, stdin, stdout, stderr, exit, execPath, pid } from 'node:process';
 import { closeSync, appendFileSync, existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -101,8 +109,15 @@ function send(msg) {
 
 const KNOWN = new Set(['initialize', 'ping', 'tools/list']);
 
+let requestsSeen = 0;
+
 function answer(req) {
+  const earlier = requestsSeen++;
   if (mode === 'late-modern') return modernAnswer(req);
+  if (mode === 'init-first' && req.method === 'initialize' && earlier > 0) {
+    return send({ jsonrpc: '2.0', id: req.id, error: { code: -32600,
+      message: 'Invalid Request: Server already initialized' } });
+  }
   if (mode === 'exit-on-unknown' && !KNOWN.has(req.method)) exit(0);
   if (req.method === 'initialize') {
     send({ jsonrpc: '2.0', id: req.id, result: {
@@ -188,7 +203,9 @@ function drain() {
     if (!line.trim()) continue;
     let msg;
     try { msg = JSON.parse(line); } catch { continue; }
-    if (msg.id !== undefined && msg.method) answer(msg);
+    if (msg.id !== undefined && msg.method) {
+      answer(opt('string-id', null) === msg.method ? { ...msg, id: String(msg.id) } : msg);
+    }
   }
 }
 if (!ready) {

@@ -1196,6 +1196,63 @@ test_era_discover_unknown_falls_back(void **state)
     assert_int_equal(client_tools(fx->c), 3);
 }
 
+/*
+ * A stdio bridge that forwards the probe upstream and then refuses
+ * initialize (supergateway: "Server already initialized"; issue 26, item
+ * 3): on a transport whose open starts a fresh peer, the dial opens it
+ * again and sends initialize with no probe; legacy is remembered, the
+ * warning says why, and the refusal is no failure of the dial. Without
+ * that capability (HTTP) the refusal fails the dial.
+ */
+static void
+test_era_initialize_refused_after_probe_fresh_peer(void **state)
+{
+    struct fixture *fx = *state;
+    const char     *w;
+
+    fx->caps = TRANSPORT_CAP_FRESH_PEER;
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32601 });
+    rule(fx, (struct fake_rule){ .method = "initialize", .uses = 1,
+        .kind = FAKE_ERROR, .code = -32600 });
+    script_legacy(fx, NULL, INIT_RESULT("2025-11-25", TOOLS_CAP));
+    dial_until(fx, 1);
+    assert_true(fx->dials[0].completed);
+    assert_int_equal(fx->opens, 2);
+    assert_int_equal(sent_count(fx, "server/discover"), 1);
+    assert_int_equal(sent_count(fx, "initialize"), 2);
+    assert_string_equal(fx->sent[2].method, "initialize");
+    assert_int_equal(client_era(fx->c), SERVER_ERA_LEGACY);
+    assert_int_equal(client_tools(fx->c), 3);
+    assert_int_equal(fx->nexchanges, 0);
+    w = client_warning(fx->c);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "refused initialize after server/discover"));
+    assert_non_null(strstr(w, "-32600"));
+    assert_non_null(strstr(w, "fresh child"));
+}
+
+static void
+test_era_initialize_refused_after_probe_http(void **state)
+{
+    struct fixture *fx = *state;
+
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32601 });
+    rule(fx, (struct fake_rule){ .method = "initialize", .uses = 1,
+        .kind = FAKE_ERROR, .code = -32600 });
+    script_legacy(fx, NULL, INIT_RESULT("2025-11-25", TOOLS_CAP));
+    dial_until(fx, 1);
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->dials[0].kind, FAILURE_PROTOCOL);
+    assert_int_equal(fx->dials[0].rpc_code, -32600);
+    assert_int_equal(fx->opens, 1);
+    assert_int_equal(sent_count(fx, "initialize"), 1);
+    assert_null(client_warning(fx->c));
+}
+
 /* A DiscoverResult listing 2026-07-28: modern, no initialize, the listing
  * and the liveness exchange in the modern shape (server/discover, op
  * "discover"). */
@@ -1445,6 +1502,77 @@ test_ping_timeout(void **state)
     assert_false(client_last_ping_ok(fx->c));
 }
 
+/* An answer whose id no request of ours has (a gateway that writes the
+ * numeric id back as a string) is not the ping's answer: when the ping's
+ * time is out, the failure is not_mcp_response (delivered unknown), and
+ * the detail says which id came, with its JSON type, and which was ours
+ * (issue 26, item 8). A late answer to a request of ours (an integral id
+ * we gave) changes nothing: that ping is a timeout. */
+static void
+test_ping_stray_answer(void **state)
+{
+    struct fixture *fx = *state;
+    char            json[96], want[160];
+    int64_t         id;
+
+    dial_legacy(fx, "sess-12");
+    fx->timeout_ms = 80;
+    rule(fx, (struct fake_rule){ .method = "ping", .kind = FAKE_SILENT });
+    assert_true(client_ping(fx->c, false));
+    id = sent_nth(fx, "ping", 0)->id;
+    snprintf(json, sizeof(json), "{\"jsonrpc\":\"2.0\",\"id\":\"%lld\","
+        "\"result\":{}}", (long long)id);
+    fake_message(fx, json);
+    wait_exchanges(fx, 1);
+    assert_string_equal(fx->exchanges[0].op, "ping");
+    assert_false(fx->exchanges[0].completed);
+    assert_int_equal(fx->exchanges[0].kind, FAILURE_NOT_MCP_RESPONSE);
+    assert_int_equal(fx->exchanges[0].delivered, DELIVERED_UNKNOWN);
+    snprintf(want, sizeof(want), "answer id \"%lld\" (string) matches no "
+        "request; ours was %lld (number); no answer to ping within 80 ms "
+        "(request timeout)", (long long)id, (long long)id);
+    assert_string_equal(fx->exchanges[0].detail, want);
+
+    /* A late answer with an id we gave earlier (initialize's): a timeout. */
+    assert_true(client_ping(fx->c, false));
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+    wait_exchanges(fx, 2);
+    assert_int_equal(fx->exchanges[1].kind, FAILURE_TIMEOUT);
+}
+
+/* The same at the dial: an answer to initialize with its id as a string
+ * is none of ours; at the open deadline the dial fails not_mcp_response
+ * (site connect: delivered no, DESIGN.md section 3), naming both ids. */
+static void
+test_dial_stray_answer(void **state)
+{
+    struct fixture *fx = *state;
+    char            json[96], want[160];
+    int64_t         id;
+
+    fx->open_deadline_ms = 100;
+    fx->decl.open_deadline_ms = 100;
+    rule(fx, (struct fake_rule){ .method = "initialize",
+        .kind = FAKE_SILENT });
+    fx->state = SERVER_DIALING;
+    client_dial(client_of(fx));
+    assert_int_equal(sent_count(fx, "initialize"), 1);
+    id = sent_nth(fx, "initialize", 0)->id;
+    snprintf(json, sizeof(json), "{\"jsonrpc\":\"2.0\",\"id\":\"%lld\","
+        "\"result\":{}}", (long long)id);
+    fake_message(fx, json);
+    fx->want = 1;
+    assert_true(run_until(fx, dials_reached, BOUND_S));
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->dials[0].kind, FAILURE_NOT_MCP_RESPONSE);
+    assert_int_equal(fx->dials[0].site, FAILURE_SITE_CONNECT);
+    assert_int_equal(fx->dials[0].delivered, DELIVERED_NO);
+    snprintf(want, sizeof(want), "answer id \"%lld\" (string) matches no "
+        "request; ours was %lld (number); open deadline 100 ms passed "
+        "during initialize", (long long)id, (long long)id);
+    assert_string_equal(fx->dials[0].detail, want);
+}
+
 /* A deep check whose tool never answers: each call times out at the
  * probe's own timeout, is recorded as the tools/call exchange's failure
  * (kind timeout), and the next call is planned at the interval (it was
@@ -1612,12 +1740,16 @@ main(void)
         T(test_abandoned_initialize_session_ended),
         T(test_era_discover_unknown_falls_back),
         T(test_era_modern_keeps_modern),
+        T(test_era_initialize_refused_after_probe_fresh_peer),
+        T(test_era_initialize_refused_after_probe_http),
         T(test_list_follows_cursors),
         T(test_list_repeated_cursor_stops),
         T(test_list_changed_burst_coalesced),
         T(test_ping_completes),
         T(test_ping_unsupported),
         T(test_ping_timeout),
+        T(test_ping_stray_answer),
+        T(test_dial_stray_answer),
         T(test_probe_timeout_recorded_and_rescheduled),
         T(test_ping_refused_unreachable),
         T(test_session_lost_redialed_once),

@@ -378,12 +378,15 @@ test_env_expansion(void **state)
     assert_string_equal(kv_get(s->env, s->nenv, "API_KEY"), SECRET);
     assert_string_equal(kv_get(s->env, s->nenv, "PLAIN"), "value");
 
-    s = server(cfg, "url-not-expanded");
+    /* Claude Code expands "url" too; the URL is shown as written. */
+    s = server(cfg, "url-expanded");
     assert_null(s->invalid);
-    assert_string_equal(s->url,
-        "https://${MCPTOP_TEST_TOKEN}.example.com/mcp");
-    assert_true(has_warning(cfg, "server \"url-not-expanded\": \"url\" is "
-        "not expanded"));
+    assert_string_equal(s->url, "https://" SECRET ".example.com/mcp");
+    assert_null(strstr(s->url_shown, SECRET));
+    assert_non_null(strstr(s->url_shown, "${MCPTOP_TEST_TOKEN}"));
+    /* The names expanded, never the values. */
+    assert_int_equal(s->nvars, 1);
+    assert_string_equal(s->vars[0], "MCPTOP_TEST_TOKEN");
     config_free(cfg);
 }
 

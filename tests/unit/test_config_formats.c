@@ -4,7 +4,7 @@
  * what they need: key aliases and containers, "type" spellings,
  * "disabled"/"enabled", another client's "timeout", envFile, ${input:ID},
  * the predefined variables, notes for keys read but not applied, YAML,
- * the TOML refusal, redacted URLs, ad-hoc commands and merging fleets.
+ * Codex's TOML, redacted URLs, ad-hoc commands and merging fleets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,10 +172,14 @@ test_claude_code_project(void **state)
 
     (void)state;
     unsetenv("API_KEY");
+    unsetenv("API_BASE_URL");
     cfg = load("claude_code_project.mcp.json");
     assert_int_equal(cfg->nservers, 3);
-    assert_invalid(cfg, "api-server", "\"url\" uses \"${...}\", which "
-        "mcptop does not expand in a URL");
+    /* ${VAR:-default} in "url", as Claude Code expands it. */
+    assert_string_equal(ok(cfg, "api-server")->url,
+        "https://api.example.com/mcp");
+    assert_string_equal(kv_get(ok(cfg, "api-server")->headers,
+        ok(cfg, "api-server")->nheaders, "Authorization"), "Bearer unset");
     ok(cfg, "sentry");
     assert_string_equal(kv_get(ok(cfg, "context7")->env,
         ok(cfg, "context7")->nenv, "DEFAULT_MINIMUM_TOKENS"), "10000");
@@ -589,29 +593,67 @@ test_continue(void **state)
     config_free(cfg);
 }
 
-/* Codex's TOML: refused, naming the format and the JSON equivalent. */
+/* Codex's TOML (toml++): [mcp_servers.NAME] as the same tree, its keys
+ * that name variables, "enabled" = false, startup_timeout_sec; a syntax
+ * error names the line and column, never the text. */
 static void
 test_codex_toml(void **state)
 {
-    struct config *cfg = NULL;
-    char          *cause = NULL;
+    const struct config_server *s;
+    struct config              *cfg;
+    char                       *cause;
 
     (void)state;
-    assert_int_equal(config_load_file(CLIENTS "codex_config.toml", &cfg,
-        &cause), -1);
-    assert_null(cfg);
-    assert_non_null(strstr(cause, CLIENTS "codex_config.toml: TOML"));
-    assert_non_null(strstr(cause, "[mcp_servers.NAME]"));
-    assert_non_null(strstr(cause, "{\"mcpServers\": {\"NAME\""));
-    free(cause);
+    setenv("MCPTOP_TEST_CODEX_TOKEN", SECRET, 1);
+    setenv("MCPTOP_TEST_CODEX_ORG", "org-1", 1);
+    setenv("MCPTOP_TEST_CODEX_PASS", "x", 1);
+    cfg = load("codex_config.toml");
+    assert_int_equal(cfg->nservers, 3);
+    s = ok(cfg, "docs");
+    assert_int_equal(s->transport, CONFIG_STDIO);
+    assert_string_equal(s->command, "docs-server");
+    assert_int_equal(s->nargs, 2);
+    assert_string_equal(kv_get(s->env, s->nenv, "API_KEY"), "value");
+    assert_string_equal(s->cwd, "/tmp");
+    assert_int_equal(s->open_deadline_ms, 20000);
+    assert_true(has_note(cfg, "\"tool_timeout_sec\" is ignored"));
+    assert_true(has_note(cfg, "\"enabled_tools\" is ignored"));
+    s = ok(cfg, "figma");
+    assert_int_equal(s->transport, CONFIG_HTTP);
+    assert_string_equal(kv_get(s->headers, s->nheaders, "Authorization"),
+        "Bearer " SECRET);
+    assert_string_equal(kv_get(s->headers, s->nheaders, "X-Org"), "org-1");
+    assert_string_equal(kv_get(s->headers, s->nheaders, "X-Figma-Region"),
+        "us-east-1");
+    assert_int_equal(s->nvars, 2);
+    s = server(cfg, "off");
+    assert_true(s->disabled);
+    assert_string_equal(s->disabled_why,
+        "disabled in the config (\"enabled\": false)");
+    assert_string_equal(kv_get(s->env, s->nenv, "DEBUG"), "1");
+    assert_int_equal(cfg->nwarnings, 0);
+    config_free(cfg);
+
+    /* An unset variable named for a header: invalid, naming it and the
+     * file, never a request without the credential. */
+    unsetenv("MCPTOP_TEST_CODEX_TOKEN");
+    cfg = load("codex_config.toml");
+    assert_invalid(cfg, "figma", "\"bearer_token_env_var\": variable "
+        "\"MCPTOP_TEST_CODEX_TOKEN\" is not set (" CLIENTS
+        "codex_config.toml names it");
+    config_free(cfg);
 
     /* Sniffed when the name says nothing (standard input). */
-    cause = parse_fail_as("stdin", "# codex\n[mcp_servers.docs]\n"
-        "command = \"x\"\n");
-    assert_non_null(strstr(cause, "stdin: TOML"));
+    cfg = parse_as("stdin", "# codex\n[mcp_servers.docs]\n"
+        "command = \"x\"\n", NULL);
+    ok(cfg, "docs");
+    config_free(cfg);
+    cause = parse_fail_as("stdin", "[mcp_servers.docs]\ncommand = = \""
+        SECRET "\"\n");
+    assert_string_equal(cause, "stdin:2:11: not valid TOML");
     free(cause);
-    cause = parse_fail_as("stdin", "model = \"o4-mini\"\n");
-    assert_non_null(strstr(cause, "TOML"));
+    cause = parse_fail_as("x.toml", "model = \"o4-mini\"\n");
+    assert_non_null(strstr(cause, "\"mcp_servers\" (Codex)"));
     free(cause);
 }
 

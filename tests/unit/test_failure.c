@@ -497,6 +497,15 @@ test_rule_not_mcp(void **state)
     evd.no_matching_response = true;
     expect_rule(&evd, R_NOT_MCP, "no response with our id");
 
+    /* An answer in a content encoding libcurl could not decode (issue 26,
+     * item 7): the server answered, unreadably; not a transport error. */
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 200;
+    evd.content_json = true;
+    evd.bad_encoding = true;
+    evd.phase = FAILURE_PHASE_RESPONSE;
+    expect_rule(&evd, R_NOT_MCP, "an encoding that could not be decoded");
+
     memset(&evd, 0, sizeof(evd));
     evd.http_status = 200;
     evd.phase = FAILURE_PHASE_RESPONSE;
@@ -655,6 +664,10 @@ test_order_rpc_error_behind_status(void **state)
     evd.http_status = 502;
     evd.body_unparsable = true;
     expect_kind(&evd, FAILURE_HTTP_STATUS, "502 unparsable body");
+    memset(&evd, 0, sizeof(evd));
+    evd.http_status = 502;
+    evd.bad_encoding = true;
+    expect_kind(&evd, FAILURE_HTTP_STATUS, "502 in an undecodable encoding");
     memset(&evd, 0, sizeof(evd));
     evd.http_status = 503;
     evd.response_bytes = 500;

@@ -108,6 +108,44 @@ test_build_initialize(void **state)
     free(text);
 }
 
+/* The id as it came, with its JSON type, for a detail (issue 26, item 8),
+ * and whether it is an integral number. */
+static void
+test_id_describe(void **state)
+{
+    static const struct {
+        const char *json;
+        const char *said;
+    } cases[] = {
+        { "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"result\":{}}",
+          "\"3\" (string)" },
+        { "{\"jsonrpc\":\"2.0\",\"id\":1003,\"result\":{}}",
+          "1003 (number)" },
+        { "{\"jsonrpc\":\"2.0\",\"id\":2.5,\"result\":{}}",
+          "2.5 (number)" },
+        { "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1}}",
+          "null" },
+        { "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u001b[2Jb\",\"result\":{}}",
+          "\"ab\" (string)" },
+    };
+    char    said[64], words[160];
+    int64_t id = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct jsonrpc_msg *m = parse_ok(cases[i].json);
+
+        jsonrpc_id_describe(m, said, sizeof(said));
+        assert_string_equal(said, cases[i].said);
+        assert_int_equal(jsonrpc_id_int(m, &id), i == 1);
+        jsonrpc_free(m);
+    }
+    assert_int_equal(id, 1003);
+    jsonrpc_stray_words("\"3\" (string)", 3, words, sizeof(words));
+    assert_string_equal(words, "answer id \"3\" (string) matches no request; "
+        "ours was 3 (number)");
+}
+
 static void
 test_build_request(void **state)
 {
@@ -682,6 +720,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_initialize),
         cmocka_unit_test(test_build_request),
+        cmocka_unit_test(test_id_describe),
         cmocka_unit_test(test_build_escaping),
         cmocka_unit_test(test_build_notification),
         cmocka_unit_test(test_build_cancelled),

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/clients.h"
 #include "engine/url.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -226,14 +227,15 @@ fail:
 /* The top-level keys mcptop reads, which must not repeat. */
 static const char *const config_top_keys[] = {
     "mcpServers", "servers", "mcptop", "mcp", "context_servers",
-    "extensions", "inputs", NULL
+    "extensions", "inputs", "mcp_servers", NULL
 };
 
 /* What a file with no server map is told mcptop looked for. */
 #define CONFIG_LOOKED_FOR "looked for \"mcpServers\" (an object, or a " \
     "list as Continue writes it), \"servers\" (VS Code), \"mcp\": " \
     "{\"servers\"} (VS Code settings), \"mcp\" (opencode), " \
-    "\"context_servers\" (Zed), \"extensions\" (Goose) and " \
+    "\"context_servers\" (Zed), \"extensions\" (Goose), " \
+    "\"mcp_servers\" (Codex) and " \
     "\"projects\" for this directory (Claude Code)"
 
 /* Set s to an invalid server called name (a list entry without one). */
@@ -271,6 +273,7 @@ config_from_json(const cJSON *root, const char *origin,
     const cJSON             *inputs = NULL;
     const cJSON             *e;
     const char              *home;
+    enum config_vars         vars, byname;
     char                     cwd[PATH_MAX];
     char                     name[64];
     size_t                   ncont = 0;
@@ -307,6 +310,8 @@ config_from_json(const cJSON *root, const char *origin,
     cfg = xcalloc(1, sizeof *cfg);
     cfg->origin = xstrdup(origin);
     ctx.cfg = cfg;
+    vars = opt != NULL ? opt->vars : CONFIG_VARS_AUTO;
+    byname = vars != CONFIG_VARS_AUTO ? vars : clients_vars_of_path(origin);
     ctx.inputs = inputs;
     home = getenv("HOME");
     ctx.home = home != NULL && home[0] != '\0' ? xstrdup(home) : NULL;
@@ -325,6 +330,15 @@ config_from_json(const cJSON *root, const char *origin,
     cfg->servers = xcalloc(count + 1, sizeof *cfg->servers);
     for (i = 0; i < ncont; i++) {
         k = 0;
+        /* A file of no known name is read in the syntax of the client
+         * its shape belongs to, when only one writes it. */
+        ctx.vars = byname;
+        if (vars == CONFIG_VARS_AUTO && byname == CONFIG_VARS_DEFAULT
+            && cont[i].shape == CONFIG_SHAPE_OPENCODE)
+            ctx.vars = CONFIG_VARS_OPENCODE;
+        else if (vars == CONFIG_VARS_AUTO && byname == CONFIG_VARS_DEFAULT
+            && cont[i].shape == CONFIG_SHAPE_GOOSE)
+            ctx.vars = CONFIG_VARS_NONE;
         cJSON_ArrayForEach(e, cont[i].obj) {
             struct config_server *s = &cfg->servers[cfg->nservers];
             const cJSON          *nm;
@@ -344,8 +358,10 @@ config_from_json(const cJSON *root, const char *origin,
             if (config_entry_skipped(&ctx, e, nm != NULL ? nm->valuestring
                 : e->string, cont[i].shape))
                 continue;
+            ctx.cur = s;
             config_server_load(&ctx, s, nm != NULL ? nm->valuestring
                 : e->string, e, &fleet, cont[i].shape);
+            ctx.cur = NULL;
             cfg->nservers++;
         }
     }
@@ -536,6 +552,121 @@ config_move_strings(char ***to, size_t *nto, char **from, size_t n)
     *nto += n;
 }
 
+/* Append piece to b as "LEN:piece", so that no two lists of pieces give
+ * the same key. */
+static void
+config_key_piece(struct config_buf *b, const char *piece)
+{
+    char len[24];
+
+    snprintf(len, sizeof len, "%zu:", strlen(piece));
+    config_buf_add(b, len, strlen(len));
+    config_buf_add(b, piece, strlen(piece));
+}
+
+/* What s dials, as one string (caller wipes and frees: env values and
+ * the URL may be secrets), or NULL for an entry that cannot be dialed:
+ * the URL and transport, or the command, arguments, env and cwd. */
+static char *
+config_target_key(const struct config_server *s)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    char              n[24];
+    size_t            i;
+
+    if (s->invalid != NULL)
+        return NULL;
+    if (s->transport == CONFIG_HTTP) {
+        config_key_piece(&b, s->http_sse ? "sse" : "http");
+        config_key_piece(&b, s->url);
+        return b.p;
+    }
+    config_key_piece(&b, "stdio");
+    config_key_piece(&b, s->command);
+    snprintf(n, sizeof n, "%zu", s->nargs);
+    config_key_piece(&b, n);
+    for (i = 0; i < s->nargs; i++)
+        config_key_piece(&b, s->args[i]);
+    for (i = 0; i < s->nenv; i++) {
+        config_key_piece(&b, s->env[i].name);
+        config_key_piece(&b, s->env[i].value);
+    }
+    config_key_piece(&b, s->cwd != NULL ? s->cwd : "");
+    return b.p;
+}
+
+/* Add (client, origin) to s's sources. */
+static void
+config_source_add(struct config_server *s, const char *client,
+    const char *origin)
+{
+    s->sources = xrealloc(s->sources, (s->nsources + 1) * sizeof *s->sources);
+    s->sources[s->nsources].client = str_dup(client);
+    s->sources[s->nsources].origin = xstrdup(origin);
+    s->nsources++;
+}
+
+/*
+ * Fold the servers of from (tagged with a source) that dial what one of
+ * into's already dials into that one: its sources gain the newcomer's,
+ * it is enabled if either is, and the newcomer is freed. Targets are
+ * found in a set, so n files of m servers cost O(n m).
+ */
+static void
+config_merge_same(struct config *into, struct config *from)
+{
+    struct config_names ix = { NULL, 0, 0 };
+    char              **keys = xcalloc(into->nservers + 1, sizeof *keys);
+    char                shown[CONFIG_SHOWN_SIZE];
+    size_t              i, kept = 0;
+
+    for (i = 0; i < into->nservers; i++) {
+        keys[i] = config_target_key(&into->servers[i]);
+        if (keys[i] != NULL)
+            config_names_add(&ix, keys[i], (long)i);
+    }
+    for (i = 0; i < from->nservers; i++) {
+        struct config_server *s = &from->servers[i];
+        struct config_server *t;
+        char                 *key = s->source != NULL
+            ? config_target_key(s) : NULL;
+        long                  k = key != NULL ? config_names_find(&ix, key)
+            : -1;
+
+        str_wipe_free(key);
+        if (k < 0) {
+            from->servers[kept++] = *s;
+            continue;
+        }
+        t = &into->servers[k];
+        if (t->nsources == 0)
+            config_source_add(t, t->source, t->origin);
+        config_source_add(t, s->source, s->origin);
+        if (t->disabled && !s->disabled) {
+            t->disabled = false;
+            free(t->disabled_why);
+            t->disabled_why = NULL;
+        }
+        into->merged = xrealloc(into->merged,
+            (into->nmerged + 1) * sizeof *into->merged);
+        into->merged[into->nmerged] = str_printf("\"%s\" of %s (%s)",
+            config_shown(shown, s->name), s->source, s->origin);
+        {
+            char *line = str_printf("%s is \"%s\": the same target",
+                into->merged[into->nmerged], config_shown(shown, t->name));
+
+            free(into->merged[into->nmerged]);
+            into->merged[into->nmerged++] = line;
+        }
+        config_server_done(s);
+    }
+    from->nservers = kept;
+    for (i = 0; i < into->nservers; i++)
+        str_wipe_free(keys[i]);
+    free(keys);
+    config_names_done(&ix);
+}
+
 /* See config.h. */
 int
 config_merge(struct config *into, struct config *from, bool rename,
@@ -548,6 +679,8 @@ config_merge(struct config *into, struct config *from, bool rename,
     long                k;
 
     *cause = NULL;
+    if (rename)
+        config_merge_same(into, from);
     for (i = 0; i < into->nservers; i++)
         config_names_add(&ix, into->servers[i].name, (long)i);
     names = xcalloc(from->nservers + 1, sizeof *names);
@@ -593,6 +726,17 @@ config_merge(struct config *into, struct config *from, bool rename,
     config_move_strings(&into->notes, &into->nnotes, from->notes,
         from->nnotes);
     from->nnotes = 0;
+    config_move_strings(&into->merged, &into->nmerged, from->merged,
+        from->nmerged);
+    from->nmerged = 0;
+    if (from->nskipped > 0) {
+        into->skipped = xrealloc(into->skipped, (into->nskipped +
+            from->nskipped) * sizeof *into->skipped);
+        memcpy(into->skipped + into->nskipped, from->skipped,
+            from->nskipped * sizeof *from->skipped);
+        into->nskipped += from->nskipped;
+        from->nskipped = 0;
+    }
     {
         char *origin = str_printf("%s, %s", into->origin, from->origin);
 
@@ -620,6 +764,15 @@ config_free(struct config *cfg)
     for (i = 0; i < cfg->nnotes; i++)
         free(cfg->notes[i]);
     free(cfg->notes);
+    for (i = 0; i < cfg->nskipped; i++) {
+        free(cfg->skipped[i].name);
+        free(cfg->skipped[i].origin);
+        free(cfg->skipped[i].why);
+    }
+    free(cfg->skipped);
+    for (i = 0; i < cfg->nmerged; i++)
+        free(cfg->merged[i]);
+    free(cfg->merged);
     free(cfg->origin);
     free(cfg);
 }
@@ -748,7 +901,8 @@ config_server_same(const struct config_server *a,
         a->teardown_ms != b->teardown_ms ||
         a->max_message_bytes != b->max_message_bytes || a->era != b->era ||
         !config_strv_same(a->tags, a->ntags, b->tags, b->ntags) ||
-        a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid))
+        a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid)
+        || !config_str_same(a->disabled_why, b->disabled_why))
         return false;
     if ((a->probe == NULL) != (b->probe == NULL) || (a->probe != NULL &&
         (!config_str_same(a->probe->name, b->probe->name) ||

@@ -1,7 +1,7 @@
 /*
  * The text of a config file, up to a cJSON tree: reading it whole within
- * CONFIG_MAX_FILE_BYTES, telling its format (JSON with comments, YAML,
- * or TOML, which is refused with the JSON to write instead), blanking
+ * CONFIG_MAX_FILE_BYTES, telling its format (JSON with comments, YAML
+ * or TOML), blanking
  * JSONC comments and trailing commas, and naming the line and column of
  * a JSON error.
  *
@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config/config_toml.h"
 #include "config/config_yaml.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -243,8 +244,8 @@ config_parse_json(const char *text, size_t len, const char *origin,
 }
 
 /* Parse a config's text into a tree: whitespace only is an empty file,
- * TOML is refused with the JSON to write instead, YAML goes to libyaml,
- * anything else is JSON with comments. See config_int.h. */
+ * TOML goes to toml++ (config_toml.cpp), YAML to libyaml, anything else
+ * is JSON with comments. See config_int.h. */
 cJSON *
 config_parse_tree(const char *text, size_t len, const char *origin,
     char **cause)
@@ -263,13 +264,7 @@ config_parse_tree(const char *text, size_t len, const char *origin,
     }
     switch (config_format(text, len, origin)) {
     case CONFIG_FORMAT_TOML:
-        *cause = str_printf("%s: TOML (Codex's config.toml) is not read: "
-            "Debian has no C library for TOML. Give mcptop the same "
-            "servers as JSON with -c: each [mcp_servers.NAME] table "
-            "becomes {\"mcpServers\": {\"NAME\": {\"command\": \"...\", "
-            "\"args\": [...], \"env\": {...}}}}, or "
-            "{\"url\": \"https://...\"} for a remote one", origin);
-        return NULL;
+        return config_toml_parse(text, len, origin, cause);
     case CONFIG_FORMAT_YAML:
         return config_yaml_parse(text, len, origin, cause);
     default:

@@ -32,6 +32,10 @@
 #define CONFIG_NOTE_TOOLS "it sets which tools the client may call, and " \
     "mcptop calls none"
 #define CONFIG_NOTE_DEV "VS Code's development mode (watch, debug)"
+#define CONFIG_NOTE_TOOL_TIMEOUT "a tool call's timeout in the client: " \
+    "mcptop's probe_tool has its own"
+#define CONFIG_NOTE_WATCH "the client restarts the server when these " \
+    "files change"
 
 /* Every key of a server entry mcptop knows, whichever client writes it:
  * an alias has the kind of the key it stands for. */
@@ -43,6 +47,18 @@ static const struct config_keydef config_keys[] = {
     { "httpUrl", CONFIG_KEY_URL, CONFIG_HTTP, NULL },
     { "uri", CONFIG_KEY_URL, CONFIG_HTTP, NULL },
     { "headers", CONFIG_KEY_HEADERS, CONFIG_HTTP, NULL },
+    { "http_headers", CONFIG_KEY_HEADERS, CONFIG_HTTP, NULL },
+    { "bearer_token_env_var", CONFIG_KEY_ENV_AUTH, CONFIG_HTTP, NULL },
+    { "env_http_headers", CONFIG_KEY_ENV_AUTH, CONFIG_HTTP, NULL },
+    { "env_vars", CONFIG_KEY_ENV_VARS, CONFIG_STDIO, NULL },
+    { "startup_timeout_sec", CONFIG_KEY_STARTUP, -1, NULL },
+    { "startup_timeout_ms", CONFIG_KEY_STARTUP, -1, NULL },
+    { "tool_timeout_sec", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOL_TIMEOUT },
+    { "enabled_tools", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
+    { "disabled_tools", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOLS },
+    { "scopes", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_OAUTH },
+    { "watchPaths", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_WATCH },
+    { "networkTimeout", CONFIG_KEY_NOTE, -1, CONFIG_NOTE_TOOL_TIMEOUT },
     { "requestOptions", CONFIG_KEY_REQUEST, CONFIG_HTTP, NULL },
     { "ca_file", CONFIG_KEY_OPT, CONFIG_HTTP, NULL },
     { "tls_insecure", CONFIG_KEY_OPT, CONFIG_HTTP, NULL },
@@ -139,6 +155,19 @@ config_type_transport(const char *norm)
     return -1;
 }
 
+/* Set s->command to text expanded; the text as written is kept for
+ * display when they differ. 0, or -1 with *why. */
+static int
+config_command_set(struct config_ctx *ctx, struct config_server *s,
+    const char *key, const char *text, char **why)
+{
+    if (config_expand_key(ctx, key, text, &s->command, why) != 0)
+        return -1;
+    if (strcmp(s->command, text) != 0)
+        s->command_shown = xstrdup(text);
+    return 0;
+}
+
 /*
  * Read "command" as a string, an array (opencode: the command and its
  * arguments) or an object (Zed: {"path", "args", "env"}). 0, or -1 with
@@ -171,7 +200,8 @@ config_command(struct config_ctx *ctx, struct config_server *s,
             *why = str_printf("empty command");
             return -1;
         }
-        s->command = xstrdup(e->valuestring);
+        if (config_command_set(ctx, s, v->string, e->valuestring, why) != 0)
+            return -1;
         if (config_strings(ctx, v, true, false, 1, &s->args, &s->nargs,
             why) != 0)
             return -1;
@@ -186,7 +216,8 @@ config_command(struct config_ctx *ctx, struct config_server *s,
                 "string", v->string);
             return -1;
         }
-        s->command = xstrdup(e->valuestring);
+        if (config_command_set(ctx, s, v->string, e->valuestring, why) != 0)
+            return -1;
         cJSON_ArrayForEach(e, v) {
             if (strcmp(e->string, "path") == 0)
                 continue;
@@ -225,8 +256,7 @@ config_command(struct config_ctx *ctx, struct config_server *s,
         *why = str_printf("empty command");
         return -1;
     }
-    s->command = xstrdup(v->valuestring);
-    return 0;
+    return config_command_set(ctx, s, v->string, v->valuestring, why);
 }
 
 /* Continue's "requestOptions": its "headers" are read, the rest noted.
@@ -256,6 +286,7 @@ config_request(struct config_ctx *ctx, struct config_server *s,
         } else if (config_meaningful(e)) {
             config_note(ctx, s->name, "\"%s.%s\" is ignored", v->string,
                 config_shown(shown, e->string));
+            config_key_unapplied(ctx, v->string);
         }
     }
     return 0;
@@ -288,7 +319,8 @@ config_entry_timeout(struct config_ctx *ctx, struct config_server *s,
     }
     if (st->shape == CONFIG_SHAPE_GOOSE)
         seconds = true;
-    else if (st->shape == CONFIG_SHAPE_OPENCODE)
+    else if (st->shape == CONFIG_SHAPE_OPENCODE
+        || ctx->vars == CONFIG_VARS_GEMINI)
         seconds = false;
     else
         seconds = v->valuedouble <= CONFIG_TIMEOUT_MAX_S;
@@ -459,6 +491,15 @@ config_containers(const cJSON *root, const char *origin, const char *cwd,
             return -1;
         }
     }
+    m = cJSON_GetObjectItemCaseSensitive(root, "mcp_servers");
+    if (m != NULL) {
+        if (!cJSON_IsObject(m)) {
+            *cause = str_printf("%s: \"mcp_servers\" is %s, expected a "
+                "table", origin, config_kind(m));
+            return -1;
+        }
+        config_container_add(out, n, m, CONFIG_SHAPE_MAP);
+    }
     m = cJSON_GetObjectItemCaseSensitive(root, "servers");
     if (m != NULL) {
         if (!cJSON_IsObject(m)) {
@@ -518,19 +559,25 @@ config_entry_skipped(struct config_ctx *ctx, const cJSON *e,
         "builtin", "platform", "frontend", "inlinepython", NULL
     };
 
+    const char *why = NULL;
+
     if (!cJSON_IsObject(e))
         return false;
-    if (shape == CONFIG_SHAPE_GOOSE && config_entry_type_in(e, goose_inner)) {
-        config_note(ctx, name, "skipped: a Goose extension that runs inside "
-            "Goose, not a server");
-        return true;
-    }
-    if (shape == CONFIG_SHAPE_ZED
+    if (shape == CONFIG_SHAPE_GOOSE && config_entry_type_in(e, goose_inner))
+        why = "a Goose extension that runs inside Goose, not a server";
+    else if (shape == CONFIG_SHAPE_ZED
         && cJSON_GetObjectItemCaseSensitive(e, "command") == NULL
-        && cJSON_GetObjectItemCaseSensitive(e, "url") == NULL) {
-        config_note(ctx, name, "skipped: a server a Zed extension starts "
-            "(its command is not in the settings)");
-        return true;
-    }
-    return false;
+        && cJSON_GetObjectItemCaseSensitive(e, "url") == NULL)
+        why = "a server a Zed extension starts (its command is not in the "
+            "settings)";
+    if (why == NULL)
+        return false;
+    config_note(ctx, name, "skipped: %s", why);
+    ctx->cfg->skipped = xrealloc(ctx->cfg->skipped,
+        (ctx->cfg->nskipped + 1) * sizeof *ctx->cfg->skipped);
+    ctx->cfg->skipped[ctx->cfg->nskipped].name = xstrdup(name);
+    ctx->cfg->skipped[ctx->cfg->nskipped].origin = xstrdup(ctx->cfg->origin);
+    ctx->cfg->skipped[ctx->cfg->nskipped].why = xstrdup(why);
+    ctx->cfg->nskipped++;
+    return true;
 }

@@ -1,9 +1,16 @@
 /*
- * Expanding references in the strings of a config: ${VAR}, ${env:VAR}
+ * Expanding references in the strings of a config, in the syntax of the
+ * client that wrote it (enum config_vars): by default ${VAR}, ${env:VAR}
  * and ${VAR:-default} from the environment, and within a parse VS Code's
  * ${input:ID} (given earlier, MCPTOP_INPUT_<ID>, asked, or the input's
  * "default") and the predefined ${userHome}, ${workspaceFolder},
- * ${workspaceFolderBasename} and ${pathSeparator}; "$$" is a '$'.
+ * ${workspaceFolderBasename} and ${pathSeparator}; "$$" is a '$'. Gemini
+ * CLI's $VAR and ${VAR}; opencode's {env:VAR} and {file:PATH}; Continue's
+ * ${{ secrets.NAME }}; none at all for the clients that expand none.
+ *
+ * A reference the client would expand and mcptop cannot is an error that
+ * names the variable and the file, so that no literal "$TOKEN" is ever
+ * sent to a server. The names expanded are kept on the entry (names only).
  *
  * Whatever a reference expands to is a secret: it is built in a buffer
  * whose old copies are wiped, a partial result is wiped on failure, and a
@@ -14,9 +21,12 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -203,6 +213,58 @@ config_predefined(const struct config_ctx *ctx, const char *ref, size_t n,
     return NULL;
 }
 
+/* The message for an unset variable name, written open..close in the
+ * file: the file is named within a parse. */
+static char *
+config_unset(const struct config_ctx *ctx, const char *name,
+    const char *open, const char *close)
+{
+    if (ctx == NULL)
+        return str_printf("variable \"%s\" is not set", name);
+    return str_printf("variable \"%s\" is not set (%s writes "
+        "\"%s%s%s\": set it in mcptop's environment)", name,
+        ctx->cfg->origin, open, name, close);
+}
+
+/* See config_int.h. The list is bounded (CONFIG_MAX_VARS). */
+void
+config_var_used(struct config_ctx *ctx, const char *name, size_t n)
+{
+    struct config_server *s = ctx != NULL ? ctx->cur : NULL;
+    size_t                i;
+
+    if (s == NULL)
+        return;
+    for (i = 0; i < s->nvars; i++) {
+        if (strlen(s->vars[i]) == n && strncmp(s->vars[i], name, n) == 0)
+            return;
+    }
+    if (s->nvars >= CONFIG_MAX_VARS)
+        return;
+    s->vars = xrealloc(s->vars, (s->nvars + 1) * sizeof *s->vars);
+    s->vars[s->nvars++] = str_ndup(name, n);
+}
+
+/* See config_int.h. The list is bounded (CONFIG_MAX_VARS). */
+void
+config_key_unapplied(struct config_ctx *ctx, const char *key)
+{
+    struct config_server *s = ctx != NULL ? ctx->cur : NULL;
+    size_t                i;
+
+    if (s == NULL)
+        return;
+    for (i = 0; i < s->nunapplied; i++) {
+        if (strcmp(s->unapplied[i], key) == 0)
+            return;
+    }
+    if (s->nunapplied >= CONFIG_MAX_VARS)
+        return;
+    s->unapplied = xrealloc(s->unapplied,
+        (s->nunapplied + 1) * sizeof *s->unapplied);
+    s->unapplied[s->nunapplied++] = xstrdup(key);
+}
+
 /*
  * Expand the reference whose body (between "${" and "}") is ref[0..n)
  * onto b: VAR, env:VAR (VS Code) or VAR:-default (used when VAR is unset
@@ -228,7 +290,16 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
         if (value == NULL)
             return -1;
         config_buf_add(b, value, strlen(value));
+        config_var_used(ctx, ref, n);
         return 0;
+    }
+    if (ctx != NULL && n > 8 && strncmp(ref, "command:", 8) == 0) {
+        name = str_ndup(ref, n);
+        *cause = str_printf("\"${%s}\" is a VS Code command variable, "
+            "which only VS Code can run (%s)", config_shown(shown, name),
+            ctx->cfg->origin);
+        free(name);
+        return -1;
     }
     if (ctx != NULL) {
         value = config_predefined(ctx, ref, n, &known);
@@ -241,6 +312,7 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
         }
         if (known) {
             config_buf_add(b, value, strlen(value));
+            config_var_used(ctx, ref, n);
             return 0;
         }
     }
@@ -267,27 +339,26 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
     if (dflt != NULL && (value == NULL || *value == '\0')) {
         config_buf_add(b, dflt, (size_t)(ref + n - dflt));
     } else if (value == NULL) {
-        *cause = str_printf("variable \"%s\" is not set", name);
+        *cause = config_unset(ctx, name, "${", "}");
         free(name);
         return -1;
     } else {
         config_buf_add(b, value, strlen(value));
     }
+    config_var_used(ctx, name, namelen);
     free(name);
     return 0;
 }
 
-/* config_expand within a parse (ctx may be NULL: the environment only).
- * The partial result is wiped on failure. */
-char *
-config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause)
+/* The default syntax (see config.h): ${...} and "$$". */
+static char *
+config_expand_default(struct config_ctx *ctx, const char *s, char **cause)
 {
     struct config_buf b = { NULL, 0, 0 };
     char              shown[CONFIG_SHOWN_SIZE];
     const char       *end;
     char             *name;
 
-    *cause = NULL;
     config_buf_add(&b, "", 0);
     while (*s != '\0') {
         if (s[0] == '$' && s[1] == '$') {
@@ -322,6 +393,233 @@ config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause)
 fail:
     config_buf_wipe(&b);
     return NULL;
+}
+
+/* Add the value of environment variable name[0..n) to b, written
+ * open..close in the file. 0, or -1 with *cause. */
+static int
+config_expand_env(struct config_ctx *ctx, struct config_buf *b,
+    const char *name, size_t n, const char *open, const char *close,
+    char **cause)
+{
+    char        shown[CONFIG_SHOWN_SIZE];
+    char       *var = str_ndup(name, n);
+    const char *value;
+
+    if (!config_var_name_ok(var, n)) {
+        *cause = str_printf("unsupported reference \"%s%s%s\" (%s)", open,
+            config_shown(shown, var), close, ctx->cfg->origin);
+        free(var);
+        return -1;
+    }
+    value = getenv(var);
+    if (value == NULL) {
+        *cause = config_unset(ctx, var, open, close);
+        free(var);
+        return -1;
+    }
+    config_buf_add(b, value, strlen(value));
+    config_var_used(ctx, var, n);
+    free(var);
+    return 0;
+}
+
+/* Gemini CLI: $VAR and ${VAR} in every string; any other '$' is kept. */
+static char *
+config_expand_gemini(struct config_ctx *ctx, const char *s, char **cause)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    const char       *end;
+    size_t            n;
+
+    config_buf_add(&b, "", 0);
+    while (*s != '\0') {
+        if (s[0] == '$' && s[1] == '{') {
+            end = strchr(s + 2, '}');
+            if (end == NULL) {
+                *cause = str_printf("unterminated reference \"${\" (%s)",
+                    ctx->cfg->origin);
+                goto fail;
+            }
+            if (config_expand_env(ctx, &b, s + 2, (size_t)(end - s - 2),
+                "${", "}", cause) != 0)
+                goto fail;
+            s = end + 1;
+            continue;
+        }
+        if (s[0] == '$' && (s[1] == '_' || isalpha((unsigned char)s[1]))) {
+            n = 1;
+            while (s[1 + n] == '_' || isalnum((unsigned char)s[1 + n]))
+                n++;
+            if (config_expand_env(ctx, &b, s + 1, n, "$", "", cause) != 0)
+                goto fail;
+            s += 1 + n;
+            continue;
+        }
+        config_buf_add(&b, s, 1);
+        s++;
+    }
+    return b.p;
+
+fail:
+    config_buf_wipe(&b);
+    return NULL;
+}
+
+#define CONFIG_FILE_REF_MAX (1024 * 1024)   /* opencode's {file:...} */
+
+/* opencode's {file:PATH}: the file's text, trimmed, onto b. PATH is
+ * relative to the config's directory, or "~/..." or absolute. */
+static int
+config_expand_file(struct config_ctx *ctx, struct config_buf *b,
+    const char *ref, size_t n, char **cause)
+{
+    char        shown[CONFIG_SHOWN_SIZE];
+    char       *rel = str_ndup(ref, n);
+    char       *path;
+    char       *text = NULL;
+    const char *slash;
+    size_t      len = 0, a, z;
+    int         fd;
+
+    if (rel[0] == '~' && rel[1] == '/' && ctx->home != NULL) {
+        path = str_printf("%s%s", ctx->home, rel + 1);
+    } else if (rel[0] == '/') {
+        path = xstrdup(rel);
+    } else {
+        slash = strrchr(ctx->cfg->origin, '/');
+        path = slash != NULL ? str_printf("%.*s/%s",
+            (int)(slash - ctx->cfg->origin), ctx->cfg->origin, rel)
+            : xstrdup(rel);
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || config_read_fd(fd, path, 0, &text, &len, cause) != 0
+        || len > CONFIG_FILE_REF_MAX) {
+        free(*cause);
+        *cause = str_printf("\"{file:%s}\": %s (%s)", config_shown(shown,
+            rel), fd < 0 ? strerror(errno) : len > CONFIG_FILE_REF_MAX
+            ? "larger than 1 MiB" : "cannot be read", ctx->cfg->origin);
+        if (fd >= 0)
+            close(fd);
+        if (text != NULL)
+            explicit_bzero(text, len);
+        free(text);
+        free(path);
+        free(rel);
+        return -1;
+    }
+    close(fd);
+    for (a = 0; a < len && isspace((unsigned char)text[a]); a++)
+        ;
+    for (z = len; z > a && isspace((unsigned char)text[z - 1]); z--)
+        ;
+    config_buf_add(b, text + a, z - a);
+    explicit_bzero(text, len);
+    free(text);
+    config_var_used(ctx, ref - 5, n + 5);
+    free(path);
+    free(rel);
+    return 0;
+}
+
+/* opencode: {env:VAR} and {file:PATH}; any other '{' is kept. */
+static char *
+config_expand_opencode(struct config_ctx *ctx, const char *s, char **cause)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    const char       *end;
+
+    config_buf_add(&b, "", 0);
+    while (*s != '\0') {
+        end = s[0] == '{' ? strchr(s, '}') : NULL;
+        if (end != NULL && strncmp(s, "{env:", 5) == 0) {
+            if (config_expand_env(ctx, &b, s + 5, (size_t)(end - s - 5),
+                "{env:", "}", cause) != 0)
+                goto fail;
+            s = end + 1;
+            continue;
+        }
+        if (end != NULL && strncmp(s, "{file:", 6) == 0 && end > s + 6) {
+            if (config_expand_file(ctx, &b, s + 6, (size_t)(end - s - 6),
+                cause) != 0)
+                goto fail;
+            s = end + 1;
+            continue;
+        }
+        config_buf_add(&b, s, 1);
+        s++;
+    }
+    return b.p;
+
+fail:
+    config_buf_wipe(&b);
+    return NULL;
+}
+
+/* Continue: ${{ secrets.NAME }} (and ${{ inputs.NAME }}), NAME from the
+ * environment; the rest is kept. */
+static char *
+config_expand_continue(struct config_ctx *ctx, const char *s, char **cause)
+{
+    struct config_buf b = { NULL, 0, 0 };
+    const char       *p, *end, *dot;
+    size_t            n;
+
+    config_buf_add(&b, "", 0);
+    while (*s != '\0') {
+        if (strncmp(s, "${{", 3) != 0) {
+            config_buf_add(&b, s, 1);
+            s++;
+            continue;
+        }
+        end = strstr(s + 3, "}}");
+        if (end == NULL) {
+            *cause = str_printf("unterminated reference \"${{\" (%s)",
+                ctx->cfg->origin);
+            goto fail;
+        }
+        p = s + 3;
+        while (p < end && *p == ' ')
+            p++;
+        n = (size_t)(end - p);
+        while (n > 0 && p[n - 1] == ' ')
+            n--;
+        dot = memchr(p, '.', n);
+        if (dot == NULL) {
+            *cause = str_printf("unsupported reference \"${{ ... }}\" "
+                "(%s)", ctx->cfg->origin);
+            goto fail;
+        }
+        if (config_expand_env(ctx, &b, dot + 1, n - (size_t)(dot + 1 - p),
+            "${{ secrets.", " }}", cause) != 0)
+            goto fail;
+        s = end + 2;
+    }
+    return b.p;
+
+fail:
+    config_buf_wipe(&b);
+    return NULL;
+}
+
+/* config_expand within a parse (ctx may be NULL: the environment only),
+ * in the file's syntax. The partial result is wiped on failure. */
+char *
+config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause)
+{
+    *cause = NULL;
+    switch (ctx != NULL ? ctx->vars : CONFIG_VARS_DEFAULT) {
+    case CONFIG_VARS_NONE:
+        return xstrdup(s);
+    case CONFIG_VARS_GEMINI:
+        return config_expand_gemini(ctx, s, cause);
+    case CONFIG_VARS_OPENCODE:
+        return config_expand_opencode(ctx, s, cause);
+    case CONFIG_VARS_CONTINUE:
+        return config_expand_continue(ctx, s, cause);
+    default:
+        return config_expand_default(ctx, s, cause);
+    }
 }
 
 /* See config.h. */

@@ -43,6 +43,10 @@ enum config_key {
     CONFIG_KEY_NOTE,            /* another client's behaviour: a note */
     CONFIG_KEY_OAUTH,           /* mcptop's "oauth" (config_oauth.c) */
     CONFIG_KEY_PROBE,           /* mcptop's "probe_tool" (config_probe.c) */
+    CONFIG_KEY_ENV_AUTH,        /* Codex: bearer_token_env_var,
+                                   env_http_headers (config_codex.c) */
+    CONFIG_KEY_ENV_VARS,        /* Codex: env_vars */
+    CONFIG_KEY_STARTUP,         /* Codex: startup_timeout_sec, _ms */
 };
 
 /* Why another client's "oauth" (or way to authorize) is not applied. */
@@ -74,7 +78,7 @@ struct config_container {
 };
 
 /* The most containers one file may hold (see config_containers). */
-#define CONFIG_MAX_CONTAINERS 7
+#define CONFIG_MAX_CONTAINERS 8
 
 /* One note being gathered: its text and the servers it concerns. */
 struct config_note {
@@ -124,7 +128,14 @@ struct config_ctx {
     char                        *home;
     char                        *workspace;
     struct config_names          names;     /* of the servers loaded */
+    enum config_vars             vars;      /* the file's syntax (never
+                                               CONFIG_VARS_AUTO here) */
+    struct config_server        *cur;       /* the entry being read: what
+                                               it expands is named here */
 };
+
+/* The most variable names kept per server (config_server.vars). */
+#define CONFIG_MAX_VARS 32
 
 /* What an entry's keys leave to be applied after all of them are read. */
 struct config_entry {
@@ -133,6 +144,10 @@ struct config_entry {
     const cJSON       *env_keys;
     bool               has_timeout_ms;
     enum config_shape  shape;
+    const cJSON       *bearer_env;      /* Codex's, see config_codex.c */
+    const cJSON       *env_headers;
+    const cJSON       *env_vars;
+    const cJSON       *startup;
 };
 
 /* A growable byte buffer whose old copies are wiped when it grows. */
@@ -203,6 +218,10 @@ void config_buf_wipe(struct config_buf *b);
 char *config_expand_ctx(struct config_ctx *ctx, const char *s, char **cause);
 /* Free the inputs given during a parse and their indexes. */
 void config_input_done(struct config_ctx *ctx);
+/* Note that the entry being read (ctx->cur) expanded name. */
+void config_var_used(struct config_ctx *ctx, const char *name, size_t n);
+/* Note that the entry being read did not apply key (names only). */
+void config_key_unapplied(struct config_ctx *ctx, const char *key);
 
 /* --- config_server.c: one server entry --------------------------------- */
 
@@ -215,12 +234,18 @@ bool config_meaningful(const cJSON *v);
  * *why. */
 int config_strings(struct config_ctx *ctx, const cJSON *v, bool expand,
     bool nonempty, size_t from, char ***out, size_t *n, char **why);
+/* Expand text (the value of key) into *out (caller wipes and frees).
+ * 0, or -1 with *why naming key. */
+int config_expand_key(struct config_ctx *ctx, const char *key,
+    const char *text, char **out, char **why);
 /* Read v as headers or env: an object of strings, each expanded. 0 with
  * *out and *n set (caller frees), or -1 with *why (never the value). */
 int config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
     struct config_kv **out, size_t *n, char **why);
 /* True when an (expanded) header value holds a control character. */
 bool config_header_value_bad(const char *value);
+/* True when name is an HTTP header field name (an RFC 9110 token). */
+bool config_header_name_ok(const char *name);
 /* Apply one of mcptop's own keys to s: 1 applied, 0 not one of them, -1
  * with *why. */
 int config_opt(struct config_server *s, const cJSON *v, char **why);
@@ -267,6 +292,14 @@ int config_containers(const cJSON *root, const char *origin,
 /* True when entry e is not a server mcptop can run (noted). */
 bool config_entry_skipped(struct config_ctx *ctx, const cJSON *e,
     const char *name, enum config_shape shape);
+
+/* --- config_codex.c: Codex's keys that name variables ----------------- */
+
+/* Apply bearer_token_env_var, env_http_headers, env_vars and
+ * startup_timeout_* (after every key is read). 0, or -1 with *why naming
+ * the variable and the file. */
+int config_entry_codex(struct config_ctx *ctx, struct config_server *s,
+    const struct config_entry *st, char **why);
 
 /* --- config_oauth.c: a server's "oauth" object (MCP authorization) ----- */
 int config_oauth(struct config *cfg, const char *server, const cJSON *v,

@@ -10,7 +10,7 @@
  * others. Header and env values, arguments as expanded and what an
  * envFile holds are secrets: they are wiped when freed, and no message
  * quotes them (arguments are shown only as written, in args_shown). A URL
- * is never expanded and is shown only redacted.
+ * is expanded in the file's syntax and shown only as written, redacted.
  */
 #include "config/config_int.h"
 
@@ -223,6 +223,23 @@ fail:
     return -1;
 }
 
+/* Expand text, the value of key, into *out (caller wipes and frees).
+ * 0, or -1 with *why naming key (never the value). */
+int
+config_expand_key(struct config_ctx *ctx, const char *key, const char *text,
+    char **out, char **why)
+{
+    char *c = NULL;
+
+    *out = config_expand_ctx(ctx, text, &c);
+    if (*out == NULL) {
+        *why = str_printf("\"%s\": %s", key, c);
+        free(c);
+        return -1;
+    }
+    return 0;
+}
+
 /* Free n name=value pairs, wiping the values. */
 static void
 config_kvs_free(struct config_kv *kv, size_t n)
@@ -237,7 +254,7 @@ config_kvs_free(struct config_kv *kv, size_t n)
 }
 
 /* True when name is an HTTP header field name (an RFC 9110 token). */
-static bool
+bool
 config_header_name_ok(const char *name)
 {
     const char *p;
@@ -458,7 +475,8 @@ config_server_done(struct config_server *s)
     free(s->url_shown);
     config_kvs_free(s->headers, s->nheaders);
     free(s->ca_file);
-    free(s->command);
+    str_wipe_free(s->command);
+    free(s->command_shown);
     config_strings_free(s->args, s->nargs);
     config_strings_free(s->args_shown, s->args_shown != NULL ? s->nargs : 0);
     config_kvs_free(s->env, s->nenv);
@@ -466,6 +484,14 @@ config_server_done(struct config_server *s)
     config_strings_free(s->tags, s->ntags);
     free(s->source);
     free(s->origin);
+    free(s->disabled_why);
+    config_strings_free(s->vars, s->nvars);
+    config_strings_free(s->unapplied, s->nunapplied);
+    for (size_t i = 0; i < s->nsources; i++) {
+        free(s->sources[i].client);
+        free(s->sources[i].origin);
+    }
+    free(s->sources);
     config_oauth_free(s->oauth);
     config_probe_free(s->probe);
     free(s->invalid);
@@ -649,8 +675,12 @@ config_server_switch(struct config_server *s, const cJSON *entry,
             return -1;
         }
         if (k->kind == CONFIG_KEY_DISABLED ? cJSON_IsTrue(e)
-            : cJSON_IsFalse(e))
+            : cJSON_IsFalse(e)) {
             s->disabled = true;
+            free(s->disabled_why);
+            s->disabled_why = str_printf("disabled in the config (\"%s\": "
+                "%s)", e->string, cJSON_IsTrue(e) ? "true" : "false");
+        }
     }
     return 0;
 }
@@ -684,9 +714,11 @@ config_server_scan(struct config_ctx *ctx, const struct config_server *s,
             continue;
         }
         if (k->kind == CONFIG_KEY_NOTE) {
-            if (config_meaningful(e))
+            if (config_meaningful(e)) {
                 config_note(ctx, s->name, "\"%s\" is ignored: %s",
                     shown_key, k->note);
+                config_key_unapplied(ctx, e->string);
+            }
             continue;
         }
         if (k->kind == CONFIG_KEY_SILENT || k->kind == CONFIG_KEY_NAME)
@@ -710,9 +742,9 @@ static int
 config_server_key(struct config_ctx *ctx, struct config_server *s,
     struct config_entry *st, const cJSON *v, char **why)
 {
-    char                        shown[CONFIG_SHOWN_SIZE];
     const struct config_keydef *k = config_keydef(v->string);
     struct config_url           u;
+    char                       *x;
     size_t                      n;
 
     if (k == NULL || (k->transport >= 0 && k->transport != (int)s->transport))
@@ -724,21 +756,16 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
                 config_kind(v));
             return -1;
         }
-        if (config_url_parse(v->valuestring, &u, why) != 0) {
-            if (strstr(v->valuestring, "${") != NULL) {
-                free(*why);
-                *why = str_printf("\"%s\" uses \"${...}\", which mcptop "
-                    "does not expand in a URL: write the URL out",
-                    v->string);
-            }
+        if (config_expand_key(ctx, v->string, v->valuestring, &x,
+            why) != 0)
+            return -1;
+        if (config_url_parse(x, &u, why) != 0) {
+            str_wipe_free(x);
             return -1;
         }
-        if (strstr(v->valuestring, "${") != NULL)
-            config_warn(ctx->cfg, "server \"%s\": \"%s\" is not expanded; "
-                "\"${\" is kept as written", config_shown(shown, s->name),
-                v->string);
-        s->url = xstrdup(v->valuestring);
-        s->url_shown = url_redact(s->url);
+        s->url = x;
+        /* As written: what a reference expanded to is never shown. */
+        s->url_shown = url_redact(v->valuestring);
         return 0;
     case CONFIG_KEY_HEADERS:
         if (s->headers != NULL) {
@@ -783,10 +810,22 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
             *why = str_printf("\"cwd\" must be a non-empty string");
             return -1;
         }
-        s->cwd = xstrdup(v->valuestring);
-        return 0;
+        return config_expand_key(ctx, v->string, v->valuestring, &s->cwd,
+            why);
     case CONFIG_KEY_ENV_KEYS:
         st->env_keys = v;
+        return 0;
+    case CONFIG_KEY_ENV_AUTH:
+        if (strcmp(v->string, "bearer_token_env_var") == 0)
+            st->bearer_env = v;
+        else
+            st->env_headers = v;
+        return 0;
+    case CONFIG_KEY_ENV_VARS:
+        st->env_vars = v;
+        return 0;
+    case CONFIG_KEY_STARTUP:
+        st->startup = v;
         return 0;
     case CONFIG_KEY_TIMEOUT:
         st->timeout = v;
@@ -803,6 +842,7 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
             config_note(ctx, s->name, "\"oauth\" is ignored: %s (mcptop's "
                 "keys: client_id, client_secret, grant, scope, ...)",
                 CONFIG_NOTE_OAUTH);
+            config_key_unapplied(ctx, v->string);
             return 0;
         }
         return config_oauth(ctx->cfg, s->name, v, &s->oauth, why);
@@ -930,6 +970,11 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
         return;
     }
     config_server_transport(s, entry, &why);
+    /* Gemini CLI: "url" is its SSE transport, "httpUrl" Streamable HTTP. */
+    if (ctx->vars == CONFIG_VARS_GEMINI && s->transport == CONFIG_HTTP
+        && cJSON_GetObjectItemCaseSensitive(entry, "type") == NULL
+        && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(entry, "url")))
+        s->http_sse = true;
     {
         char *off = NULL;
 
@@ -952,6 +997,10 @@ config_server_load(struct config_ctx *ctx, struct config_server *s,
         }
     }
     config_entry_timeout(ctx, s, &st);
+    if (config_entry_codex(ctx, s, &st, &why) != 0) {
+        config_server_broken(s, entry, why);
+        return;
+    }
     if (st.envfile != NULL && config_entry_envfile(ctx, s, st.envfile,
         &why) != 0) {
         config_server_broken(s, entry, why);

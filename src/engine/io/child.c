@@ -566,7 +566,8 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
         /* Said apart: posix_spawn would blame the command. */
         *err = errno;
         *cause = str_printf("cannot start %s: working directory %s: %s",
-            decl->command, decl->cwd, strerror(errno));
+            decl->command_shown != NULL ? decl->command_shown
+            : decl->command, decl->cwd, strerror(errno));
         return NULL;
     }
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
@@ -609,8 +610,9 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     child_free_strv(envp);
     if (rc != 0) {
         *err = rc;
-        *cause = str_printf("cannot start %s: %s", decl->command,
-            strerror(rc));
+        /* As written: what a variable expanded to is never shown. */
+        *cause = str_printf("cannot start %s: %s", decl->command_shown
+            != NULL ? decl->command_shown : decl->command, strerror(rc));
         goto out_pipes;
     }
     close(in[0]);

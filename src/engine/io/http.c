@@ -46,6 +46,7 @@ struct http_xfer {
     /* what the answer said */
     long                        status;
     char                       *content_type;
+    char                        content_encoding[48];
     char                       *session_id;
     bool                        session_id_invalid;
     long                        keep_alive_s;
@@ -78,6 +79,10 @@ http_method_name(enum http_method m)
         return "GET";
     case HTTP_DELETE:
         return "DELETE";
+    case HTTP_HEAD:
+        return "HEAD";
+    case HTTP_OPTIONS:
+        return "OPTIONS";
     default:
         return "POST";
     }
@@ -93,6 +98,31 @@ void
 http_global_cleanup(void)
 {
     curl_global_cleanup();
+}
+
+const char *
+http_decoded_encodings(void)
+{
+    static char list[40];
+    static bool done;
+
+    if (!done) {
+        const curl_version_info_data *ci = curl_version_info(CURLVERSION_NOW);
+        size_t                        off = 0;
+
+        done = true;
+        /* libz brings gzip and deflate (RFC 9110 section 8.4.1). */
+        if (ci != NULL && (ci->features & CURL_VERSION_LIBZ))
+            off += (size_t)snprintf(list + off, sizeof(list) - off,
+                "gzip, deflate");
+        if (ci != NULL && (ci->features & CURL_VERSION_BROTLI))
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%sbr",
+                off ? ", " : "");
+        if (ci != NULL && (ci->features & CURL_VERSION_ZSTD))
+            snprintf(list + off, sizeof(list) - off, "%szstd",
+                off ? ", " : "");
+    }
+    return list;
 }
 
 void
@@ -386,6 +416,7 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
         /* Nothing of an interim answer (103, 100) reaches the final one. */
         free(x->content_type);
         x->content_type = NULL;
+        x->content_encoding[0] = '\0';
         x->www_authenticate = false;
         free(x->www_auth_value);
         x->www_auth_value = NULL;
@@ -406,6 +437,12 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     if (http_header_is(line, n, "content-type", &vo)) {
         free(x->content_type);
         x->content_type = http_header_value(line + vo, n - vo);
+    } else if (http_header_is(line, n, "content-encoding", &vo)) {
+        char *v = http_header_value(line + vo, n - vo);
+
+        str_sanitize(x->content_encoding, sizeof(x->content_encoding), v,
+            strlen(v));
+        free(v);
     } else if (http_header_is(line, n, "mcp-session-id", &vo)) {
         char *v = http_header_value(line + vo, n - vo);
 
@@ -467,13 +504,27 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* "Name: value" onto the transfer's header list: joined on the stack
+ * when it fits (a printf per header cost more than the rest of it). */
 static void
 http_add_header(struct http_xfer *x, const char *name, const char *value)
 {
-    char *line = str_printf("%s: %s", name, value);
+    size_t nl, vl;
+    char   buf[512];
+    char  *line;
 
+    if (value == NULL)
+        value = "";     /* never sent as "(null)", never a crash */
+    nl = strlen(name);
+    vl = strlen(value);
+    line = nl + vl + 3 <= sizeof(buf) ? buf : xmalloc(nl + vl + 3);
+    memcpy(line, name, nl);
+    line[nl] = ':';
+    line[nl + 1] = ' ';
+    memcpy(line + nl + 2, value, vl + 1);
     x->headers = curl_slist_append(x->headers, line);
-    free(line);
+    if (line != buf)
+        free(line);
 }
 
 /* True at most once a minute (loop time): this transfer prunes the DNS
@@ -514,6 +565,11 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT,
         http_dns_prune_due(x->ce) ? 60L : -1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "mcptop/" MCPTOP_VERSION);
+    /* Every encoding this libcurl decodes is asked for, and decoded: a CDN
+     * may compress an answer whatever was asked (as the official SDK's
+     * fetch asks too). One it cannot decode fails the transfer with
+     * CURLE_BAD_CONTENT_ENCODING, judged below. */
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     if (rq->no_reuse)
         curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
     if (rq->ca_file != NULL)
@@ -559,6 +615,12 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         break;
     case HTTP_DELETE:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+        break;
+    case HTTP_HEAD:
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        break;
+    case HTTP_OPTIONS:
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "OPTIONS");
         break;
     }
     for (size_t i = 0; i < rq->nheaders; i++)
@@ -710,6 +772,12 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
         sse_lines_recognised(x->sse) == 0 && x->response_bytes > 0)
         r->evd.sse_no_lines = true;
 
+    if (ended && code == CURLE_BAD_CONTENT_ENCODING) {
+        /* An answer came, in an encoding that could not be decoded: what
+         * the server said is unreadable, the transport did its part. */
+        r->evd.bad_encoding = true;
+        r->evd.net = NET_OK;
+    }
     if (ended && code == CURLE_OUT_OF_MEMORY && x->status != 0) {
         /* libcurl refused an answer header longer than it takes. */
         r->header_too_large = true;
@@ -720,6 +788,8 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     r->stopped = x->stopped;
     r->status = x->status;
     r->content_type = x->content_type;
+    r->content_encoding = x->content_encoding[0] != '\0' ?
+        x->content_encoding : NULL;
     r->session_id = x->session_id;
     r->session_id_invalid = x->session_id_invalid;
     r->retry_after_s = x->retry_after_s;

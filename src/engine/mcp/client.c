@@ -386,6 +386,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
         detail = named;
     }
     ev_timer_stop(c->env->loop, &c->open_timer);
+    ev_timer_stop(c->env->loop, &c->fresh_timer);
     client_drop(c, "the dial failed after the session was issued");
     client_free_strv(c->list_acc, c->list_n);
     c->list_acc = NULL;
@@ -442,7 +443,9 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct client          *c = w->data;
     struct failure_evidence evd = { .timer = FAILURE_TIMER_OPEN };
     struct client_req      *rq;
-    char                    detail[128];
+    char                    detail[256], waited[128];
+    int64_t                 id = -1;
+    ev_tstamp               started = 0;
 
     (void)loop;
     (void)revents;
@@ -451,9 +454,14 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         if (rq->in_dial)
             break;
     }
-    snprintf(detail, sizeof(detail), "open deadline %ld ms passed%s%s",
+    snprintf(waited, sizeof(waited), "open deadline %ld ms passed%s%s",
         client_open_deadline_ms(c), rq != NULL ? " during " : "",
         rq != NULL ? client_op_name(rq->op) : "");
+    snprintf(detail, sizeof(detail), "%s", waited);
+    if (rq != NULL) {
+        id = rq->id;
+        started = rq->started;
+    }
     if (rq != NULL && rq->op == CLIENT_OP_INITIALIZE &&
         transport_has_cap(c->t, TRANSPORT_CAP_LATE_SESSION)) {
         /* The operator is answered now, but the initialize is left to
@@ -471,6 +479,8 @@ client_open_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     }
     evd.timer = FAILURE_TIMER_OPEN;
     evd.net = NET_OK;
+    /* An answer came meanwhile, with an id that is none of ours. */
+    client_stray_judge(c, id, started, waited, &evd, detail, sizeof(detail));
     client_dial_failed(c, &evd, detail);
 }
 
@@ -574,10 +584,8 @@ client_ping(struct client *c, bool scheduled)
         /* ping, or tools/list where the server said it has no ping. */
         rq = client_req_new(c, CLIENT_OP_PING, id, c->ping_unsupported ?
             "tools/list" : "ping");
-        /* The most frequent message: printed from a template. */
-        body = str_printf("{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":"
-            "\"%s\"}", (long long)id, rq->method);
-        len = strlen(body);
+        /* The most frequent message: written with no printf. */
+        body = jsonrpc_build_ping(id, rq->method, &len);
     }
     if (!client_send(c, rq, body, len, client_flags(c, CLIENT_OP_PING) |
         (scheduled ? TRANSPORT_IDLE_AFTER : 0u), client_timeout_ms(c),
@@ -684,8 +692,10 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct failure_evidence evd = { 0 };
     enum client_op          op = rq->op;
     int64_t                 id = rq->id;
+    ev_tstamp               started = rq->started;
     double                  ms = client_elapsed_ms(c, rq->started);
-    char                    detail[128];
+    char                    detail[256], waited[128];
+    bool                    stray;
 
     (void)loop;
     (void)revents;
@@ -698,8 +708,12 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
     client_req_free(rq, &evd);
     evd.timer = FAILURE_TIMER_REQUEST;
     evd.net = NET_OK;
-    snprintf(detail, sizeof(detail), "no answer to %s within %ld ms "
+    snprintf(waited, sizeof(waited), "no answer to %s within %ld ms "
         "(request timeout)", client_op_name(op), client_timeout_ms(c));
+    snprintf(detail, sizeof(detail), "%s", waited);
+    /* An answer came meanwhile, with an id that is none of ours. */
+    stray = client_stray_judge(c, id, started, waited, &evd, detail,
+        sizeof(detail));
     /* Best effort, never for initialize (MCP basic/utilities/cancellation). */
     if (id >= 0 && op != CLIENT_OP_INITIALIZE && transport_has_session(c->t)) {
         size_t len;
@@ -733,7 +747,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         break;
     case CLIENT_OP_CALL:
         /* A tool that hangs is what a deep check exists to catch. */
-        client_probe_timed_out(c, &evd, ms);
+        client_probe_timed_out(c, &evd, ms, stray ? detail : NULL);
         break;
     default:
         break;
@@ -814,8 +828,11 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        /* The GET's first clause (its status), not its words. */
         snprintf(both + n, sizeof(both) - (size_t)n,
-            "; no HTTP+SSE stream either (GET: %.40s)", e->failure->detail);
+            "; no HTTP+SSE stream either (GET: %.*s)",
+            (int)strcspn(e->failure->detail, ";") < 48 ?
+            (int)strcspn(e->failure->detail, ";") : 48, e->failure->detail);
         client_dial_failed(c, &c->sse_fallback.evd, both);
         return;
     }
@@ -832,7 +849,9 @@ client_on_lost(struct client *c, const struct transport_event *e)
         return;
     }
     if (client_state(c) == SERVER_DIALING) {
-        client_dial_failed(c, &e->failure->evd, e->failure->detail);
+        /* A child about to be replaced by a fresh one may end first. */
+        if (!ev_is_active(&c->fresh_timer))
+            client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
     /* The loss is an observation whatever follows it. */
@@ -898,6 +917,7 @@ void
 client_end(struct client *c, struct ending_run *run)
 {
     ev_timer_stop(c->env->loop, &c->open_timer);
+    ev_timer_stop(c->env->loop, &c->fresh_timer);
     /* An initialize in flight may still issue a session: let it settle
      * and end that one as half-open. */
     for (struct client_req *rq = c->reqs; rq != NULL; rq = rq->next) {
@@ -931,6 +951,7 @@ client_stop(struct client *c)
         client_req_free(c->reqs, NULL);
     transport_close(c->t);
     ev_timer_stop(loop, &c->open_timer);
+    ev_timer_stop(loop, &c->fresh_timer);
     ev_timer_stop(loop, &c->stream_timer);
     ev_timer_stop(loop, &c->stream_idle);
     ev_timer_stop(loop, &c->relist_timer);
@@ -970,6 +991,8 @@ client_new(const struct client_host *host, void *arg,
     c->list_ttl_ms = -1;
     ev_timer_init(&c->open_timer, client_open_timeout_cb, 0., 0.);
     c->open_timer.data = c;
+    ev_timer_init(&c->fresh_timer, client_fresh_timer_cb, 0., 0.);
+    c->fresh_timer.data = c;
     ev_timer_init(&c->stream_timer, client_stream_retry_cb, 0., 0.);
     c->stream_timer.data = c;
     ev_timer_init(&c->stream_idle, client_stream_idle_cb, 0., 0.);

@@ -105,15 +105,62 @@ client_send_initialized(struct client *c)
 }
 
 /*
+ * A child that answered initialize with a JSON-RPC error after the era
+ * probe (a stdio bridge such as supergateway forwards server/discover
+ * upstream and then refuses initialize: "Server already initialized") is
+ * treated like one that died on the probe: a fresh child, era legacy,
+ * initialize with no probe. The warning says so once the dial works. The
+ * answer is read inside the old child's stdout callback, which must not
+ * see its child freed: the fresh one is opened on the next loop turn.
+ */
+static bool
+client_initialize_fresh(struct client *c, const struct failure_evidence *evd,
+    const char *detail)
+{
+    c->respawned = true;
+    c->era = SERVER_ERA_LEGACY;
+    free(c->probe_note);
+    c->probe_note = str_printf("the child refused initialize after "
+        "server/discover (%.120s), so a fresh child was dialed with no "
+        "probe", detail);
+    client_log(c, "era: legacy (initialize after server/discover got "
+        "JSON-RPC error %ld); initialize on a fresh child, no probe",
+        evd->rpc_error_code);
+    ev_timer_stop(c->env->loop, &c->fresh_timer);
+    ev_timer_set(&c->fresh_timer, 0., 0.);
+    ev_timer_start(c->env->loop, &c->fresh_timer);
+    return true;
+}
+
+void
+client_fresh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct client           *c = w->data;
+    struct transport_failure f;
+
+    (void)loop;
+    (void)revents;
+    if (client_state(c) != SERVER_DIALING)
+        return;     /* the dial ended meanwhile (its deadline, an ending) */
+    if (transport_open(c->t, &f) < 0) {
+        client_dial_failed(c, &f.evd, f.detail);
+        return;
+    }
+    client_send_initialize(c);
+}
+
+/*
  * Evidence against the era a failed initialize went out under (DESIGN.md
  * section 6): a -32022 listing only 2026-07-28 is proof of modern; a 4xx
  * where a remembered legacy verdict used to work means probing again; a
- * child that died right after an unanswered probe gets one fresh child.
- * Each at most once a dial. true when the dial goes on.
+ * child that died right after an unanswered probe, or refused initialize
+ * after an answered one, gets one fresh child. Each at most once a dial.
+ * true when the dial goes on.
  */
 static bool
 client_initialize_revises_era(struct client *c,
-    const struct transport_result *res, const struct failure_evidence *evd)
+    const struct transport_result *res, const struct failure_evidence *evd,
+    const char *detail)
 {
     long status = evd->http_status;
     bool auto_era = c->decl->era == CONFIG_ERA_AUTO;
@@ -166,6 +213,10 @@ client_initialize_revises_era(struct client *c,
         client_send_initialize(c);
         return true;
     }
+    if (auto_era && c->probed_this_dial && !c->respawned &&
+        evd->rpc_error && evd->rpc_error_code != -32022 &&
+        transport_has_cap(c->t, TRANSPORT_CAP_FRESH_PEER))
+        return client_initialize_fresh(c, evd, detail);
     return false;
 }
 
@@ -207,7 +258,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
-        if (client_initialize_revises_era(c, res, &evd))
+        if (client_initialize_revises_era(c, res, &evd, detail))
             return;
         if (transport_has_older(c->t) && c->decl->era == CONFIG_ERA_AUTO &&
             !c->sse_tried && (evd.http_status == 400 ||

@@ -8,7 +8,9 @@
  *   client_era.c     the era probe (server/discover, -32022, fallbacks)
  *   client_list.c    tools/list pages, re-lists (coalesced, rate-limited)
  *   client_stream.c  the server stream (GET or subscriptions/listen),
- *                    reconnects with a floor, a cap and jitter
+ *                    reconnects with a floor, a cap and jitter; messages
+ *                    that answer nothing in flight (an answer whose id is
+ *                    none of ours is remembered for the timeouts)
  */
 #ifndef MCPTOP_ENGINE_CLIENT_INT_H
 #define MCPTOP_ENGINE_CLIENT_INT_H
@@ -96,6 +98,10 @@ struct client {
     bool                        probed_this_dial;
     bool                        init_said_modern;
     bool                        respawned;      /* for initialize, once */
+    ev_timer                    fresh_timer;    /* ...opened on the next
+                                               loop turn: the refusal is
+                                               read inside the old child's
+                                               own callback */
     bool                        silent_probe;   /* legacy by silence */
     int64_t                     probe_id;       /* the last probe's id */
     char                       *probe_note;     /* a probe that got no
@@ -153,6 +159,10 @@ struct client {
                                                exchange for this session */
     unsigned long               pings_done;
     unsigned long               expiries;
+
+    /* the last answer that carried an id no request of ours ever had */
+    ev_tstamp                   stray_at;       /* loop time; 0: none */
+    char                        stray_id[64];   /* jsonrpc_id_describe */
 };
 
 
@@ -237,6 +247,8 @@ void client_on_initialize(struct client *c, struct client_req *rq,
     struct transport_result *res);
 void client_on_initialized(struct client *c, struct client_req *rq,
     struct transport_result *res);
+/* ev_timer: the fresh child for an initialize refused after the probe. */
+void client_fresh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* client_list.c: listings */
 void client_begin_list(struct client *c, bool in_dial);
@@ -255,9 +267,10 @@ void client_probe_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 void client_on_call(struct client *c, struct client_req *rq,
     struct transport_result *res);
 /* The deep check's request timed out: recorded as the tools/call
- * exchange's failure (kind timeout), and the next call planned. */
+ * exchange's failure (kind timeout, or what evd says; why, when not NULL,
+ * is the detail), and the next call planned. */
 void client_probe_timed_out(struct client *c, struct failure_evidence *evd,
-    double ms);
+    double ms, const char *why);
 
 /* client_stream.c: the server stream */
 void client_streams_start(struct client *c);
@@ -271,5 +284,15 @@ void client_on_listen_done(struct client *c, struct client_req *rq,
     struct transport_result *res);
 void client_on_message(struct client *c, const struct jsonrpc_msg *m,
     struct client_req *on);
+/*
+ * A request (id, sent at `started`) is out of time. When an answer came
+ * meanwhile whose id no request of ours ever had, that answer was the
+ * server's and not ours (issue 26, item 8): evd becomes not_mcp_response
+ * evidence and detail (dsz) says which id came and which was ours, then
+ * `timed_out`. true when it did.
+ */
+bool client_stray_judge(const struct client *c, int64_t id,
+    ev_tstamp started, const char *timed_out,
+    struct failure_evidence *evd, char *detail, size_t dsz);
 
 #endif

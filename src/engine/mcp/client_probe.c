@@ -93,7 +93,7 @@ client_probe_now(struct client *c)
 
 void
 client_probe_timed_out(struct client *c, struct failure_evidence *evd,
-    double ms)
+    double ms, const char *why)
 {
     const struct config_probe *p = c->decl->probe;
     char                       detail[160];
@@ -102,7 +102,7 @@ client_probe_timed_out(struct client *c, struct failure_evidence *evd,
         "%ld ms (the deep check's timeout)", p != NULL ? p->name : "?",
         client_probe_timeout_ms(c));
     c->probe_ok = false;
-    client_fail(c, "tools/call", evd, ms, detail);
+    client_fail(c, "tools/call", evd, ms, why != NULL ? why : detail);
     client_probe_schedule(c);
 }
 

@@ -4,7 +4,9 @@
  * messages (list_changed). It is reopened when it closes or falls silent,
  * after the server's `retry` or a backoff, never sooner than a floor, with
  * jitter, at most CLIENT_STREAM_PER_MIN times a minute whether or not the
- * reopenings succeed.
+ * reopenings succeed. The messages that answer nothing in flight, from any
+ * stream, are read here too: an answer whose id no request of ours ever
+ * had is remembered, so that a request out of time says it was not ours.
  */
 #include "mcp/client_int.h"
 
@@ -236,7 +238,45 @@ client_on_listen_done(struct client *c, struct client_req *rq,
     client_stream_later(c);
 }
 
-/* A message that answers nothing of ours: a notice, or a request. */
+/* An answer that answers nothing in flight: a late one to a request of
+ * ours (an integral id we gave), or one whose id no request of ours ever
+ * had, which is remembered (issue 26, item 8). */
+static void
+client_stray_note(struct client *c, const struct jsonrpc_msg *m)
+{
+    int64_t id;
+
+    if (jsonrpc_kind(m) != JSONRPC_RESULT && (jsonrpc_kind(m) !=
+        JSONRPC_ERROR || jsonrpc_id_is_null(m)))
+        return;
+    if (jsonrpc_id_int(m, &id) && id >= 1 && id < c->next_id)
+        return;
+    c->stray_at = client_now(c);
+    jsonrpc_id_describe(m, c->stray_id, sizeof(c->stray_id));
+    client_log(c, "an answer with id %s: no request of ours has it",
+        c->stray_id);
+}
+
+bool
+client_stray_judge(const struct client *c, int64_t id, ev_tstamp started,
+    const char *timed_out, struct failure_evidence *evd, char *detail,
+    size_t dsz)
+{
+    size_t n;
+
+    if (id < 0 || c->stray_at <= 0 || c->stray_at < started)
+        return false;
+    evd->timer = FAILURE_TIMER_NONE;
+    evd->net = NET_OK;
+    evd->no_matching_response = true;
+    n = jsonrpc_stray_words(c->stray_id, id, detail, dsz);
+    if (n + 4 < dsz)
+        snprintf(detail + n, dsz - n, "; %s", timed_out);
+    return true;
+}
+
+/* A message that answers nothing in flight: a notice, a request, or an
+ * answer (a late one, or one whose id is none of ours). */
 void
 client_on_message(struct client *c, const struct jsonrpc_msg *m,
     struct client_req *on)
@@ -254,6 +294,7 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
     if (c->stream_opened)
         ev_timer_again(c->env->loop, &c->stream_idle);
     if (method == NULL) {
+        client_stray_note(c, m);
         client_era_late_answer(c, m);
         return;
     }

@@ -43,6 +43,10 @@ static struct oauth_store  *oauth_store_g;
 static unsigned             oauth_refs;
 static struct oauth_consent oauth_consent_g;
 static bool                 oauth_consent_on;
+/* Process-wide: the token file was read once on behalf of the servers
+ * that declare no "oauth", and held no entry (see oauth_store_may_hold). */
+static bool                 oauth_probed_g;
+static bool                 oauth_empty_g;
 
 
 const struct oauth_consent *
@@ -129,12 +133,50 @@ oauth_log(const struct oauth *o, const char *fmt, ...)
 
     if (o->log == NULL)
         return;
-    fprintf(o->log, "oauth %s: ", o->name);
+    fprintf(o->log, "oauth %s: ", o->name != NULL ? o->name : "?");
     va_start(ap, fmt);
     vfprintf(o->log, fmt, ap);
     va_end(ap);
     fputc('\n', o->log);
     fflush(o->log);
+}
+
+/* What a server's OAuth work needs of its declaration, taken on first use
+ * (a server that never needs them costs no URL parse): the sanitized name
+ * for text, the origin and the canonical resource URI. */
+static void
+oauth_facts(struct oauth *o)
+{
+    if (o->name != NULL)
+        return;
+    o->name = str_sanitized(o->decl->name != NULL ? o->decl->name : "?");
+    o->origin = oauth_url_origin(o->decl->url);
+    o->resource = oauth_url_resource(o->decl->url);
+}
+
+/*
+ * May the token file hold a token for a server that declares no "oauth"
+ * (one cached by mcptop login)? The file is read once per process to
+ * know: when it is missing or empty, no such server reads it again before
+ * a 401 (oauth_on_challenge loads then), so a fleet without OAuth costs
+ * one look at the file, not one per server. A file that cannot be read
+ * says yes: each server then reads it and logs why it cannot, as before.
+ */
+static bool
+oauth_store_may_hold(void)
+{
+    char *cause = NULL;
+
+    if (oauth_probed_g)
+        return !oauth_empty_g;
+    oauth_probed_g = true;
+    if (oauth_store_g == NULL)
+        oauth_store_g = oauth_store_open(NULL, &cause);
+    oauth_empty_g = oauth_store_g != NULL &&
+        oauth_store_reload(oauth_store_g, &cause) == 0 &&
+        oauth_store_count(oauth_store_g) == 0;
+    free(cause);
+    return !oauth_empty_g;
 }
 
 /* The shared store, opened on first use; NULL (logged) when it cannot. */
@@ -186,7 +228,8 @@ oauth_login_hint(const struct oauth *o, char *buf, size_t n)
     const char *file = o->decl->origin;
     size_t      len;
 
-    len = (size_t)snprintf(buf, n, "mcptop login %s", o->name);
+    len = (size_t)snprintf(buf, n, "mcptop login %s",
+        o->name != NULL ? o->name : "?");
     if (file == NULL || strcmp(file, "command line") == 0 ||
         strcmp(file, "stdin") == 0 || len >= n)
         return;
@@ -317,11 +360,13 @@ oauth_set_token(struct oauth *o, const struct oauth_token *t, bool tokens)
 static bool
 oauth_load(struct oauth *o)
 {
-    struct oauth_store       *st = oauth_store(o);
+    struct oauth_store       *st;
     const struct oauth_token *t;
     char                     *cause = NULL;
     bool                      first = !o->loaded;
 
+    oauth_facts(o);
+    st = oauth_store(o);
     o->loaded = true;
     if (st == NULL || o->resource == NULL)
         return false;
@@ -416,9 +461,6 @@ oauth_new(struct ev_loop *loop, struct curlev *ce,
     o->decl = decl;
     o->pool_key = pool_key;
     o->log = log;
-    o->name = str_sanitized(decl->name != NULL ? decl->name : "?");
-    o->origin = oauth_url_origin(decl->url);
-    o->resource = oauth_url_resource(decl->url);
     oauth_refs++;
     return o;
 }
@@ -452,6 +494,7 @@ oauth_free(struct oauth *o)
     if (--oauth_refs == 0) {
         oauth_store_free(oauth_store_g);
         oauth_store_g = NULL;
+        oauth_probed_g = false;
         free(oauth_save_error_g);
         oauth_save_error_g = NULL;
     }
@@ -542,7 +585,9 @@ oauth_authorization(struct oauth *o)
 
     if (o == NULL)
         return NULL;
-    if (!o->loaded)
+    /* A server that declares no "oauth" reads the token file only when
+     * it may hold something (a token mcptop login cached for it). */
+    if (!o->loaded && (o->decl->oauth != NULL || oauth_store_may_hold()))
         oauth_load(o);
     if (!o->have_tok)
         return NULL;
@@ -586,6 +631,7 @@ oauth_on_challenge(struct oauth *o, long status,
 
     if (o == NULL || (status != 401 && status != 403))
         return false;
+    oauth_facts(o);
     oauth_challenge_parse(www_authenticate, &c);
     if (c.present && !c.bearer) {
         snprintf(o->detail, sizeof(o->detail), "the server asks for %s "
@@ -701,6 +747,36 @@ oauth_on_challenge(struct oauth *o, long status,
     }
     oauth_challenge_done(&c);
     return started;
+}
+
+void
+oauth_gave_up(struct oauth *o, long status, const char *www_authenticate,
+    int rounds)
+{
+    struct oauth_challenge c;
+    char                   clean[96] = "";
+
+    if (o == NULL)
+        return;
+    oauth_challenge_parse(www_authenticate, &c);
+    if (c.scope != NULL)
+        str_sanitize(clean, sizeof(clean), c.scope, strlen(c.scope));
+    if (status == 403 && oauth_challenge_insufficient_scope(&c))
+        snprintf(o->detail, sizeof(o->detail), "authorization: the step-up "
+            "gave up after %d rounds: insufficient_scope%s%s%s again, %s",
+            rounds, clean[0] ? " for \"" : "", clean, clean[0] ? "\"" : "",
+            o->have_tok && c.scope != NULL && o->tok.scope != NULL &&
+            oauth_scope_covers(o->tok.scope, c.scope) ? "which the token was "
+            "granted: the server refuses it still" : "which the "
+            "authorization server did not grant");
+    else if (status == 401)
+        snprintf(o->detail, sizeof(o->detail), "authorization: gave up "
+            "after %d rounds: the server refused the new token too", rounds);
+    else
+        o->detail[0] = '\0';
+    if (o->detail[0] != '\0')
+        oauth_log(o, "%s", o->detail);
+    oauth_challenge_done(&c);
 }
 
 long

@@ -1,13 +1,17 @@
 /*
  * OAuth's JSON documents on cJSON. A parsed document is kept whole and read
- * by member; members of the wrong type read as absent.
+ * by member; members of the wrong type read as absent. A token answer in
+ * a form (application/x-www-form-urlencoded, as GitHub sends when Accept
+ * is not honoured) is read into the same shape.
  */
 #include "oauth/oauth_doc.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "engine/url.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -33,6 +37,72 @@ oauth_doc_parse(const char *text, size_t len)
     d = xcalloc(1, sizeof(*d));
     d->root = root;
     return d;
+}
+
+struct oauth_doc *
+oauth_doc_parse_form(const char *text, size_t len)
+{
+    /* The members of a token answer, success or error (RFC 6749 sections
+     * 5.1 and 5.2): only these are kept, each once (the first), so the
+     * walk stays linear in the body whatever it holds. */
+    static const char *const keys[] = {
+        "access_token", "token_type", "expires_in", "refresh_token",
+        "scope", "error", "error_description", "error_uri",
+    };
+    bool              seen[sizeof(keys) / sizeof(keys[0])] = { false };
+    struct oauth_doc *d;
+    size_t            i = 0, kept = 0;
+
+    if (text == NULL || len == 0)
+        return NULL;
+    d = xcalloc(1, sizeof(*d));
+    d->root = cJSON_CreateObject();
+    while (i < len) {
+        const char *pair = text + i, *eq, *amp;
+        size_t      n, klen;
+        char       *k, *v;
+
+        amp = memchr(pair, '&', len - i);
+        n = amp != NULL ? (size_t)(amp - pair) : len - i;
+        i += n + 1;
+        eq = memchr(pair, '=', n);
+        if (eq == NULL)
+            continue;
+        klen = (size_t)(eq - pair);
+        k = url_unescape_form(pair, klen);
+        for (size_t j = 0; k != NULL && j < sizeof(keys) / sizeof(keys[0]);
+            j++) {
+            if (seen[j] || strcmp(k, keys[j]) != 0)
+                continue;
+            v = url_unescape_form(eq + 1, n - klen - 1);
+            if (v == NULL)
+                break;
+            seen[j] = true;
+            kept++;
+            if (strcmp(keys[j], "expires_in") == 0 && v[0] != '\0' &&
+                strspn(v, "0123456789") == strlen(v) && strlen(v) < 10)
+                cJSON_AddNumberToObject(d->root, keys[j], atof(v));
+            else
+                cJSON_AddStringToObject(d->root, keys[j], v);
+            str_wipe_free(v);
+            break;
+        }
+        free(k);
+    }
+    if (kept == 0) {
+        oauth_doc_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+struct oauth_doc *
+oauth_doc_parse_answer(const char *text, size_t len, const char *content_type)
+{
+    if (content_type != NULL && strncasecmp(content_type,
+        "application/x-www-form-urlencoded", 33) == 0)
+        return oauth_doc_parse_form(text, len);
+    return oauth_doc_parse(text, len);
 }
 
 void

@@ -19,6 +19,16 @@ struct oauth_doc;
 /* Parse len bytes: NULL unless they are one JSON object. Free with
  * oauth_doc_free. */
 struct oauth_doc *oauth_doc_parse(const char *text, size_t len);
+/* A token answer as a form (application/x-www-form-urlencoded: GitHub's,
+ * when Accept is not honoured): its access_token, token_type, expires_in
+ * (a number when it is one), refresh_token, scope, error,
+ * error_description and error_uri, each once (the first), read as a
+ * document's members. NULL when it holds none of them. */
+struct oauth_doc *oauth_doc_parse_form(const char *text, size_t len);
+/* A token endpoint's answer: a form when content_type (may be NULL) says
+ * so, else JSON. */
+struct oauth_doc *oauth_doc_parse_answer(const char *text, size_t len,
+    const char *content_type);
 /* NULL does nothing. */
 void oauth_doc_free(struct oauth_doc *d);
 

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "engine/http.h"
+#include "io/http_words.h"
 #include "oauth/oauth_crypto.h"
 #include "oauth/oauth_doc.h"
 #include "oauth/oauth_listen.h"
@@ -225,13 +226,16 @@ oauth_flow_send(struct oauth_flow *f, enum http_method method, const char *url,
     return true;
 }
 
-/* "<status> <error>" of an OAuth error answer, sanitized, into buf. */
+/* "<status> <error>" of an OAuth error answer, sanitized, into buf; an
+ * answer with no OAuth error in it says what it was instead: an HTML page
+ * (a login form, a proxy's) with its title, the server's own words. */
 static const char *
 oauth_flow_error_of(const struct http_result *r, char *buf, size_t n)
 {
-    struct oauth_doc *d = oauth_doc_parse(r->body, r->body_len);
+    struct oauth_doc *d = oauth_doc_parse_answer(r->body, r->body_len,
+        r->content_type);
     const char       *e = oauth_doc_string(d, "error");
-    char              clean[48] = "";
+    char              clean[48] = "", words[96];
 
     if (e != NULL)
         str_sanitize(clean, sizeof(clean), e, strlen(e));
@@ -242,8 +246,26 @@ oauth_flow_error_of(const struct http_result *r, char *buf, size_t n)
             str_sanitize(err, sizeof(err), r->error_text,
                 strlen(r->error_text));
         snprintf(buf, n, "failed (%s)", err[0] ? err : "transport error");
-    } else {
+    } else if (clean[0] != '\0' || d != NULL) {
         snprintf(buf, n, "%ld%s%s", r->status, clean[0] ? " " : "", clean);
+    } else {
+        switch (http_words(r->body, r->body_len, r->content_type, words,
+            sizeof(words), 80)) {
+        case HTTP_WORDS_TITLED:
+            snprintf(buf, n, "%ld, an HTML page titled \"%s\" (not a token "
+                "answer)", r->status, words);
+            break;
+        case HTTP_WORDS_PAGE:
+            snprintf(buf, n, "%ld, an HTML page (not a token answer)",
+                r->status);
+            break;
+        case HTTP_WORDS_TEXT:
+            snprintf(buf, n, "%ld; the server says \"%s\"", r->status, words);
+            break;
+        default:
+            snprintf(buf, n, "%ld", r->status);
+            break;
+        }
     }
     oauth_doc_free(d);
     return buf;
@@ -350,8 +372,16 @@ oauth_flow_on_prm(struct oauth_flow *f, const struct http_result *r)
             "metadata is for %s, not this server", clean);
         return;
     }
-    f->resource_indicator = res != NULL ? oauth_url_resource(res) :
-        str_dup(o->resource);
+    /* The resource parameter (RFC 8707) is the metadata's own string, a
+     * trailing slash kept: authorization servers compare it as sent. It
+     * covers this server (same origin, a prefix of its path), checked
+     * above; one that is not plain visible ASCII is sent normalised. */
+    if (res != NULL && strlen(res) <= 2048 &&
+        str_is_visible_ascii(res, strlen(res)))
+        f->resource_indicator = xstrdup(res);
+    else
+        f->resource_indicator = res != NULL ? oauth_url_resource(res) :
+            str_dup(o->resource);
     if (f->resource_indicator == NULL)
         f->resource_indicator = str_dup(o->resource);
     f->prm_scopes = oauth_doc_array_join(d, "scopes_supported",
@@ -824,19 +854,20 @@ static void
 oauth_flow_on_token(struct oauth_flow *f, const struct http_result *r)
 {
     struct oauth      *o = f->o;
-    struct oauth_doc  *d = oauth_flow_ok(r) ? oauth_doc_parse(r->body,
-        r->body_len) : NULL;
+    struct oauth_doc  *d = oauth_flow_ok(r) ? oauth_doc_parse_answer(r->body,
+        r->body_len, r->content_type) : NULL;
     const char        *at = oauth_doc_string(d, "access_token");
     const char        *type = oauth_doc_string(d, "token_type");
     const char        *rt = oauth_doc_string(d, "refresh_token");
     const char        *scope = oauth_doc_string(d, "scope");
     double             exp = 0;
     struct oauth_token t = { 0 };
-    char               why[96], hint[160] = "";
+    char               why[160], hint[160] = "";
     int64_t            now = clock_wall_ms() / 1000;
 
     if (at == NULL || at[0] == '\0') {
-        struct oauth_doc *e = oauth_doc_parse(r->body, r->body_len);
+        struct oauth_doc *e = oauth_doc_parse_answer(r->body, r->body_len,
+            r->content_type);
         bool              dead = f->step == OAUTH_REFRESH &&
             oauth_doc_string(e, "error") != NULL &&
             strcmp(oauth_doc_string(e, "error"), "invalid_grant") == 0;

@@ -82,7 +82,10 @@ struct oauth {
     const struct config_server *decl;
     size_t                      pool_key;
     FILE                       *log;
-    char                       *name;           /* sanitized, for text */
+    char                       *name;           /* sanitized, for text;
+                                                   NULL until the work
+                                                   needs it (oauth_facts),
+                                                   as origin and resource */
     char                       *origin;         /* the server's origin */
     char                       *resource;       /* canonical server URI */
     struct oauth_token          tok;

@@ -9,9 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "io/http_words.h"
 #include "jsonrpc.h"
 #include "util/str.h"
+
+/* Bytes of a detail left free after the server's words, for what the
+ * lifecycle adds ("; session presumed lost: ...", the dial's step). */
+#define HTTP_JUDGE_RESERVE 56
 
 void
 http_judge_net(const struct http_result *r, char *detail, size_t dsz)
@@ -118,16 +124,49 @@ http_judge_status(const struct http_result *r, struct failure_evidence *evd,
             off += (size_t)snprintf(detail + off, dsz - off,
                 "; Retry-After %ld s", r->retry_after_s);
     }
-    if (!evd->rpc_error && r->body_len > 0 && off < dsz &&
-        r->content_type != NULL && strncmp(r->content_type, "text/html",
-        9) == 0)
-        snprintf(detail + off, dsz - off, "; an HTML page");
+    /* The server's own words: a sentence, or a page's title. */
+    if (!evd->rpc_error && off < dsz)
+        http_words_append(detail, dsz, off, HTTP_JUDGE_RESERVE, r->body,
+            r->body_len, r->content_type);
     if (answer != NULL && m != NULL && evd->rpc_error &&
         !evd->rpc_error_id_null) {
         *answer = m;
         return;
     }
     jsonrpc_free(m);
+}
+
+/* An answer in a content encoding that could not be decoded: the
+ * encoding it named, and whether this libcurl has it at all. */
+static void
+http_judge_encoding(const struct http_result *r, char *detail, size_t dsz)
+{
+    const char *enc = r->content_encoding != NULL ? r->content_encoding :
+        "(none named)";
+    const char *known = http_decoded_encodings();
+    char        err[96] = "";
+    bool        has = false;
+
+    for (const char *p = known; *p != '\0' && !has; ) {
+        size_t k = strcspn(p, ",");
+
+        has = k == strlen(enc) && strncasecmp(p, enc, k) == 0;
+        p += k;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    if (has) {
+        if (r->error_text != NULL)
+            str_sanitize(err, sizeof(err), r->error_text,
+                strlen(r->error_text));
+        snprintf(detail, dsz, "HTTP %ld answer in content-encoding %s "
+            "that could not be decoded%s%s%s", r->status, enc,
+            err[0] ? " (" : "", err, err[0] ? ")" : "");
+    } else {
+        snprintf(detail, dsz, "HTTP %ld answer in content-encoding %s, "
+            "which mcptop's libcurl cannot decode (it decodes %s)",
+            r->status, enc, known[0] ? known : "none");
+    }
 }
 
 /* A JSON body: parse it and keep the answer with our id. */
@@ -168,6 +207,14 @@ http_judge_json_body(const struct http_result *r, int64_t id,
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld; a JSON-RPC error with a null id: %ld%s%s",
             (long long)id, f->evd.rpc_error_code, msg[0] ? ": " : "", msg);
+    } else if (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) {
+        /* An answer, but to no request of ours: the body is complete, so
+         * nothing else can come (issue 26, item 8). */
+        char said[64];
+
+        jsonrpc_id_describe(m, said, sizeof(said));
+        jsonrpc_stray_words(said, id, f->detail, sizeof(f->detail));
     } else {
         snprintf(f->detail, sizeof(f->detail), "no JSON-RPC response with "
             "id %lld", (long long)id);
@@ -177,7 +224,7 @@ http_judge_json_body(const struct http_result *r, int64_t id,
 
 bool
 http_judge_post(const struct http_result *r, int64_t id, const char *method,
-    size_t max_bytes, struct jsonrpc_msg **answer,
+    size_t max_bytes, const char *stray, struct jsonrpc_msg **answer,
     struct transport_failure *f)
 {
     f->evd = r->evd;
@@ -209,6 +256,10 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
             sizeof(f->detail), answer);
         return true;
     }
+    if (f->evd.bad_encoding) {
+        http_judge_encoding(r, f->detail, sizeof(f->detail));
+        return true;
+    }
     if (f->evd.too_large) {
         snprintf(f->detail, sizeof(f->detail), "answer exceeds the message "
             "size limit (%zu bytes)", max_bytes);
@@ -218,6 +269,11 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
         if (f->evd.sse_no_lines) {
             snprintf(f->detail, sizeof(f->detail), "text/event-stream body "
                 "with no SSE line in it");
+        } else if (stray != NULL && stray[0] != '\0') {
+            /* It answered, with another id, and the stream is over:
+             * nothing else can come (issue 26, item 8). */
+            f->evd.no_matching_response = true;
+            jsonrpc_stray_words(stray, id, f->detail, sizeof(f->detail));
         } else {
             f->evd.stream_ended = true;
             snprintf(f->detail, sizeof(f->detail), "SSE stream ended before "
@@ -230,13 +286,16 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
         return *answer == NULL;
     }
     {
-        char ct[48] = "none";
+        char   ct[48] = "none";
+        size_t n;
 
         if (r->content_type != NULL)
             str_sanitize(ct, sizeof(ct), r->content_type,
                 strlen(r->content_type));
-        snprintf(f->detail, sizeof(f->detail), "HTTP %ld with content type "
-            "%s, not an MCP answer", r->status, ct);
+        n = (size_t)snprintf(f->detail, sizeof(f->detail), "HTTP %ld with "
+            "content type %s, not an MCP answer", r->status, ct);
+        http_words_append(f->detail, sizeof(f->detail), n,
+            HTTP_JUDGE_RESERVE, r->body, r->body_len, r->content_type);
     }
     return true;
 }
@@ -251,6 +310,8 @@ http_judge_other(const struct http_result *r, struct transport_failure *f,
     else if (r->status < 200 || r->status >= 300)
         http_judge_status(r, &f->evd, -1, what, f->detail, sizeof(f->detail),
             NULL);
+    else if (r->evd.bad_encoding)
+        http_judge_encoding(r, f->detail, sizeof(f->detail));
     else {
         f->evd.no_matching_response = true;
         snprintf(f->detail, sizeof(f->detail), "%s", otherwise);

@@ -212,8 +212,8 @@ http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
             }
             return 0;
         }
-        jsonrpc_free(m);
-        return 0;
+        /* An answer to no request in flight goes up as it is: the
+         * lifecycle knows which ids were ever ours (issue 26, item 8). */
     }
     http_sse_queue(t, TRANSPORT_MESSAGE, NULL, m);
     return 0;
@@ -389,7 +389,7 @@ http_sse_post_done_cb(void *arg, struct http_xfer *hx,
         return;
     }
     out.failed = http_judge_post(res, r->id, r->method,
-        t->base.env->decl->max_message_bytes, &none, &out.f);
+        t->base.env->decl->max_message_bytes, NULL, &none, &out.f);
     if (!out.failed && none == NULL)
         out.accepted = true;
     out.answer = none;

@@ -680,6 +680,7 @@ stdio_query(const struct transport *base, enum transport_query q, void *out)
         return 0;
     case TRANSPORT_Q_WARNING:
     case TRANSPORT_Q_ACTIVITY:
+    case TRANSPORT_Q_AUTHORIZATION:
         break;
     }
     return -1;
@@ -687,7 +688,7 @@ stdio_query(const struct transport *base, enum transport_query q, void *out)
 
 static const struct transport_ops stdio_ops = {
     .name = "stdio",
-    .caps = TRANSPORT_CAP_SILENT_PROBE,
+    .caps = TRANSPORT_CAP_SILENT_PROBE | TRANSPORT_CAP_FRESH_PEER,
     .open = stdio_open,
     .send = stdio_send,
     .cancel = stdio_cancel,

@@ -8,13 +8,16 @@
  * issued (handed up, then adopted or ended by the lifecycle) and the
  * MCP-Protocol-Version agreed. It sends neither on initialize, and the
  * 2026-07-28 headers (MCP-Protocol-Version, Mcp-Method) on modern
- * requests.
+ * requests. What comes back (a POST's SSE events, its answer handed up
+ * early, a resumption, a finished POST or GET stream judged) is
+ * streamable_http_answer.c's; the parts both files share are in
+ * streamable_http_int.h.
  *
  * What must never happen here: an event emitted from inside a libcurl
  * callback (what arrives there is queued and emitted from the loop), or a
  * session id in a log line.
  */
-#include "transport/transport.h"
+#include "transport/streamable_http_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,83 +30,6 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
-#define STREAMABLE_HTTP_MODERN_VERSION "2026-07-28"
-#define STREAMABLE_HTTP_MAX_HOPS       5      /* redirects followed, at most */
-#define STREAMABLE_HTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
-#define STREAMABLE_HTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
-#define STREAMABLE_HTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
-#define STREAMABLE_HTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
-#define STREAMABLE_HTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
-                                       response may take this long to end,
-                                       so the connection returns to the
-                                       pool; then it is aborted */
-
-struct streamable_http_transport;
-
-/* One transfer in flight: a POST, the GET stream or a DELETE. */
-struct streamable_http_req {
-    struct streamable_http_transport          *t;
-    struct streamable_http_req  *next;
-    void                  *owner;
-    int64_t                id;          /* -1: notification, GET, DELETE */
-    unsigned               flags;
-    const char            *method;
-    struct http_xfer      *xfer;
-    struct jsonrpc_msg    *answer;      /* the response with our id */
-    bool                   carried_session;
-    bool                   opened;      /* 2xx headers of a stream */
-    bool                   is_get;      /* the GET stream */
-    struct ending_run     *run;         /* a DELETE: its ending */
-    char                  *delete_id;   /* a DELETE: the id (a secret) */
-    char                  *delete_pv;   /* a DELETE: its protocol version */
-    char                  *body;        /* a POST's, kept for a redirect */
-    size_t                 len;
-    char                  *url;         /* where it goes (after redirects) */
-    int                    hops;        /* redirects followed */
-    int                    auth_rounds; /* held for authorization */
-    bool                   answered;    /* its answer is handed up (queued) */
-    bool                   draining;    /* answered: only the rest of the
-                                           response is left, no owner */
-    bool                   in_done;     /* its on_done runs: freed after */
-    bool                   gone;        /* freed while in_done */
-    ev_timer               drain;
-    /* SEP-1699: an answer stream that ended after an event with an id is
-     * resumed with GET and Last-Event-ID */
-    char                  *resume_id;
-    int                    resumes;
-    bool                   resuming;    /* the transfer is that GET */
-    ev_timer               resume;
-};
-
-/* The interface's opaque request is this transport's own. */
-static struct streamable_http_req *
-streamable_http_req_of(struct transport_req *tr)
-{
-    return (struct streamable_http_req *)tr;
-}
-
-/* An event that arrived inside a libcurl callback, for the loop. */
-struct streamable_http_transport {
-    struct transport       base;
-    char                  *session_id;
-    char                  *protocol_version;
-    char                  *kept_id;     /* test hook: the last ended id */
-    bool                   used;        /* a transfer finished before: a
-                                           pooled connection may be reused */
-    struct streamable_http_req  *reqs;
-    struct streamable_http_req  *stream;      /* the GET stream, or NULL */
-    char                  *last_event_id;
-    char                  *url;         /* the endpoint: the configured
-                                           one, or where it redirects */
-    char                  *warning;     /* a redirect followed */
-    struct oauth          *oauth;       /* MCP authorization, or NULL */
-    ev_tstamp              activity;    /* bytes last seen on a stream */
-    long                   keep_alive_s;/* the last Keep-Alive timeout the
-                                           server announced (s), or -1 */
-    struct transport_queue queue;      /* events for the loop */
-    int                    depth;       /* callbacks into the lifecycle */
-    bool                   dead;        /* freed by it meanwhile */
-};
 
 static void streamable_http_flush(struct streamable_http_transport *t);
 static void streamable_http_destroy(struct streamable_http_transport *t);
@@ -111,13 +37,13 @@ static void streamable_http_destroy(struct streamable_http_transport *t);
 /* Around anything that may hand events up: the lifecycle may free the
  * transport, or cancel a request, from inside an event. leave is true
  * when t is gone. */
-static void
+void
 streamable_http_enter(struct streamable_http_transport *t)
 {
     t->depth++;
 }
 
-static bool
+bool
 streamable_http_leave(struct streamable_http_transport *t)
 {
     if (--t->depth == 0 && t->dead) {
@@ -127,7 +53,7 @@ streamable_http_leave(struct streamable_http_transport *t)
     return false;
 }
 
-static void
+void
 streamable_http_wipe(char *secret)
 {
     if (secret != NULL) {
@@ -150,10 +76,6 @@ streamable_http_defer_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     streamable_http_leave(t);
 }
 
-static void streamable_http_answered(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res);
-static void streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents);
-static void streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 static void
 streamable_http_flush(struct streamable_http_transport *t)
@@ -166,7 +88,7 @@ streamable_http_flush(struct streamable_http_transport *t)
                                      .msg = p->msg };
 
         if (p->type == TRANSPORT_DONE)
-            streamable_http_answered(t, p->req, NULL);
+            streamable_http_answer_hand_up(t, p->req, NULL);
         else
             transport_emit(&t->base, &e);
         transport_pending_free(p);
@@ -198,6 +120,7 @@ streamable_http_unqueue(struct streamable_http_transport *t, void *owner, bool a
     struct streamable_http_drop d = { owner, all };
 
     transport_queue_drop(&t->queue, streamable_http_drop_match, &d);
+    transport_queue_disown(&t->queue, owner);   /* the messages kept */
 }
 
 static bool
@@ -221,7 +144,7 @@ streamable_http_unlink(struct streamable_http_transport *t, struct streamable_ht
 }
 
 /* Unlink and free; aborts the transfer when it still runs. */
-static void
+void
 streamable_http_req_free(struct streamable_http_transport *t, struct streamable_http_req *r,
     struct failure_evidence *evd_out)
 {
@@ -276,52 +199,6 @@ streamable_http_headers_cb(void *arg, struct http_xfer *hx, long status,
     return 0;
 }
 
-/* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
- * (the answer is in). */
-static int
-streamable_http_message_cb(void *arg, struct http_xfer *hx, const char *type,
-    const char *data, size_t len)
-{
-    struct streamable_http_req *r = arg;
-    struct jsonrpc_msg   *m;
-
-    (void)hx;
-    if (strcmp(type, "message") != 0 || len == 0)
-        return 0;
-    m = jsonrpc_parse(data, len, NULL);
-    if (m == NULL)
-        return 0;
-    if (r->id >= 0 && (jsonrpc_kind(m) == JSONRPC_RESULT ||
-        jsonrpc_kind(m) == JSONRPC_ERROR) && jsonrpc_id_is(m, r->id)) {
-        if (r->answered || r->draining) {
-            jsonrpc_free(m);
-            return 0;
-        }
-        r->answer = m;
-        if (r->flags & TRANSPORT_STREAMING)
-            return 1;       /* a listen's result ends it */
-        /* Handed up at once; the rest of the response drains, so the
-         * connection goes back to the pool. */
-        r->answered = true;
-        transport_queue_push(&r->t->queue, TRANSPORT_DONE, r->owner,
-            NULL)->req = r;
-        return 0;
-    }
-    if (r->draining) {
-        if (jsonrpc_method(m) != NULL)
-            transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, NULL, m);
-        else
-            jsonrpc_free(m);
-        return 0;
-    }
-    if (jsonrpc_method(m) == NULL) {
-        jsonrpc_free(m);
-        return 0;
-    }
-    transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
-    return 0;
-}
-
 /* http_callbacks.on_activity: bytes on a stream, comments included. */
 static void
 streamable_http_activity_cb(void *arg, struct http_xfer *hx)
@@ -338,7 +215,7 @@ static void streamable_http_done_cb(void *arg, struct http_xfer *hx,
 
 static const struct http_callbacks streamable_http_http_cb = {
     .on_headers = streamable_http_headers_cb,
-    .on_message = streamable_http_message_cb,
+    .on_message = streamable_http_answer_message_cb,
     .on_activity = streamable_http_activity_cb,
     .on_done = streamable_http_done_cb,
 };
@@ -347,7 +224,7 @@ static const struct http_callbacks streamable_http_http_cb = {
 
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
-static int
+int
 streamable_http_issue(struct streamable_http_transport *t, struct streamable_http_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
@@ -434,8 +311,8 @@ streamable_http_send(struct transport *base, const struct transport_msg *m,
     struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
     struct streamable_http_req *r = xcalloc(1, sizeof(*r));
 
-    ev_timer_init(&r->drain, streamable_http_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
-    ev_timer_init(&r->resume, streamable_http_resume_cb, 0., 0.);
+    ev_timer_init(&r->drain, streamable_http_answer_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->resume, streamable_http_answer_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
@@ -470,231 +347,6 @@ streamable_http_peek(struct transport *base, struct transport_req *tr,
     if (r->xfer != NULL)
         http_xfer_peek(r->xfer, evd_out);
 }
-
-/* A session a 2xx answer to initialize issued: handed up, or refused
- * when it is too long to send back. */
-static void
-streamable_http_take_session(struct streamable_http_transport *t, const struct streamable_http_req *r,
-    long status, const char *id, bool invalid, size_t too_long,
-    struct transport_result *out)
-{
-    if (!(r->flags & TRANSPORT_INITIALIZE) || status < 200 || status >= 300)
-        return;
-    /* Only a 2xx answer to initialize issues a session. */
-    out->session = str_dup(id);
-    if (too_long > 0 && !out->failed) {
-        /* Every later request would carry it: refuse it plainly. */
-        out->failed = true;
-        out->f.evd.too_large = true;
-        snprintf(out->f.detail, sizeof(out->f.detail), "initialize issued "
-            "an Mcp-Session-Id of %zu bytes; mcptop takes at most %d",
-            too_long, HTTP_SESSION_ID_MAX);
-    } else if (invalid) {
-        transport_log(&t->base, "ignored an Mcp-Session-Id that is not "
-            "visible ASCII");
-    }
-}
-
-/* ev_timer: the rest of an answered response took too long: aborted (its
- * connection is not kept). */
-static void
-streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct streamable_http_req *r = w->data;
-
-    (void)loop;
-    (void)revents;
-    streamable_http_req_free(r->t, r, NULL);
-}
-
-/*
- * A POST's SSE answer arrived: hand it up now. The request then has no
- * owner; what is left of the response is read to its end (bounded by
- * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
- * transfer's result, or NULL while it still runs.
- */
-static void
-streamable_http_answered(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
-{
-    struct transport_result out = { .retry_after_s = -1 };
-    struct transport_event  e = { .type = TRANSPORT_DONE,
-                                  .owner = r->owner, .result = &out };
-    const char             *id = NULL;
-    bool                    invalid = false;
-    size_t                  too_long = 0;
-
-    out.answer = r->answer;
-    r->answer = NULL;
-    out.carried_session = r->carried_session;
-    if (res != NULL) {
-        out.f.evd = res->evd;
-        id = res->session_id;
-        invalid = res->session_id_invalid;
-        too_long = res->session_id_len;
-    } else if (r->xfer != NULL) {
-        http_xfer_peek(r->xfer, &out.f.evd);
-        http_xfer_session(r->xfer, &id, &invalid, &too_long);
-    }
-    streamable_http_take_session(t, r, out.f.evd.http_status, id, invalid, too_long,
-        &out);
-    r->draining = true;
-    r->owner = NULL;
-    if (r->xfer != NULL) {
-        ev_timer_init(&r->drain, streamable_http_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
-        r->drain.data = r;
-        ev_timer_start(t->base.env->loop, &r->drain);
-    }
-    transport_emit(&t->base, &e);
-    jsonrpc_free(out.answer);
-    streamable_http_wipe(out.session);
-}
-
-/* ev_timer: the server's retry passed: resume the answer stream. */
-static void
-streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct streamable_http_req *r = w->data;
-    struct streamable_http_transport         *t = r->t;
-    char                 *cause = NULL;
-
-    (void)loop;
-    (void)revents;
-    r->resuming = true;
-    r->resumes++;
-    transport_log(&t->base, "%s: resuming its answer stream (GET, "
-        "Last-Event-ID)", r->method);
-    if (streamable_http_issue(t, r, &cause) != 0) {
-        struct transport_result out = { .retry_after_s = -1, .failed = true };
-        struct transport_event  e = { .type = TRANSPORT_DONE,
-                                      .owner = r->owner, .result = &out };
-
-        out.f.evd.stream_ended = true;
-        out.f.evd.primed = true;
-        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
-            "%s ended and could not be resumed: %.120s", r->method, cause);
-        free(cause);
-        streamable_http_req_free(t, r, NULL);
-        streamable_http_enter(t);
-        transport_emit(&t->base, &e);
-        streamable_http_leave(t);
-    }
-}
-
-/*
- * SEP-1699 (2025-11-25): a POST's SSE answer stream that ended, gracefully
- * and before the answer, after an event with an id is resumed: after the
- * server's retry (floored, capped), a GET with Last-Event-ID, where the
- * answer may come. The request's own timeout covers it all. true when a
- * resumption is planned.
- */
-static bool
-streamable_http_resume_later(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
-{
-    const char *id = res->last_event_id;
-    double      delay;
-    size_t      n;
-
-    if (r->id < 0 || r->answer != NULL || (r->flags & TRANSPORT_STREAMING) ||
-        !res->completed || res->stopped || res->status < 200 ||
-        res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
-        id == NULL || id[0] == '\0' || r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
-        return false;
-    n = strlen(id);
-    if (n > STREAMABLE_HTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
-        return false;
-    free(r->resume_id);
-    r->resume_id = xstrdup(id);
-    delay = res->retry_ms >= 0 ? res->retry_ms / 1000.0 : 1.0;
-    if (delay < STREAMABLE_HTTP_RESUME_MIN_S)
-        delay = STREAMABLE_HTTP_RESUME_MIN_S;
-    if (delay > STREAMABLE_HTTP_RESUME_MAX_S)
-        delay = STREAMABLE_HTTP_RESUME_MAX_S;
-    ev_timer_init(&r->resume, streamable_http_resume_cb, delay, 0.);
-    r->resume.data = r;
-    ev_timer_start(t->base.env->loop, &r->resume);
-    transport_log(&t->base, "%s: the answer stream ended after event id; "
-        "resuming in %.0f ms", r->method, delay * 1000.0);
-    return true;
-}
-
-/* A POST finished. */
-static void
-streamable_http_post_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
-{
-    struct transport_result out = { .retry_after_s = res->retry_after_s };
-    struct transport_event  e = { .type = TRANSPORT_DONE,
-                                  .owner = r->owner, .result = &out };
-
-    if (streamable_http_resume_later(t, r, res))
-        return;
-    out.answer = r->answer;
-    r->answer = NULL;
-    out.carried_session = r->carried_session;
-    out.failed = http_judge_post(res, r->id, r->resuming ?
-        "the resuming GET" : r->method,
-        t->base.env->decl->max_message_bytes, &out.answer, &out.f);
-    if (out.failed && r->resumes > 0) {
-        /* It was resumed, and the resumption failed: the server had the
-         * request (it primed the stream), but the answer is lost. */
-        char said[160];
-
-        snprintf(said, sizeof(said), "%.150s", out.f.detail);
-        memset(&out.f.evd, 0, sizeof(out.f.evd));
-        out.f.evd.stream_ended = true;
-        out.f.evd.primed = true;
-        out.f.evd.content_sse = true;
-        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
-            "%s ended and its resumption (%d) failed: %.150s", r->method,
-            r->resumes, said);
-    }
-    out.accepted = r->id < 0 && !out.failed;
-    if (out.failed && t->oauth != NULL && (res->status == 401 ||
-        res->status == 403))
-        oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
-    streamable_http_take_session(t, r, res->status, res->session_id,
-        res->session_id_invalid, res->session_id_len, &out);
-    streamable_http_req_free(t, r, NULL);
-    transport_emit(&t->base, &e);
-    jsonrpc_free(out.answer);
-    streamable_http_wipe(out.session);
-}
-
-/* The GET stream ended. */
-static void
-streamable_http_stream_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
-{
-    struct transport_failure f;
-    struct transport_event   e = { .type = TRANSPORT_STREAM_CLOSED,
-                                   .retry_ms = res->retry_ms };
-
-    if (res->last_event_id != NULL && res->last_event_id[0] != '\0') {
-        size_t n = strlen(res->last_event_id);
-
-        /* Sent back only when it is short and visible ASCII. */
-        free(t->last_event_id);
-        t->last_event_id = NULL;
-        if (n <= STREAMABLE_HTTP_EVENT_ID_MAX &&
-            str_is_visible_ascii(res->last_event_id, n))
-            t->last_event_id = xstrdup(res->last_event_id);
-        else
-            transport_log(&t->base, "stream: an event id of %zu bytes that "
-                "is not short visible ASCII is not sent back", n);
-    }
-    e.opened = r->opened;
-    e.none = res->status == 405;
-    if (!r->opened && !e.none) {
-        http_judge_other(res, &f, "the GET stream", "GET stream answered "
-            "without text/event-stream");
-        e.failure = &f;
-    }
-    streamable_http_req_free(t, r, NULL);
-    transport_emit(&t->base, &e);
-}
-
 static void streamable_http_delete_done(struct streamable_http_transport *t, struct streamable_http_req *r,
     const struct http_result *res);
 
@@ -783,6 +435,14 @@ streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable
 {
     struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
 
+    if (t->oauth != NULL && r->run == NULL && r->auth_rounds >= 2 &&
+        (res->status == 401 || res->status == 403)) {
+        /* Refused again after its rounds: no more work for it, and the
+         * record says the authorization gave up. */
+        oauth_gave_up(t->oauth, res->status, res->www_authenticate,
+            r->auth_rounds);
+        return false;
+    }
     if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
         (res->status != 401 && res->status != 403) ||
         !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
@@ -812,7 +472,7 @@ streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_resul
     if (r->answered && !r->draining) {
         /* The answer first (its queued event goes), then what else came. */
         streamable_http_unqueue(t, r->owner, false);
-        streamable_http_answered(t, r, res);
+        streamable_http_answer_hand_up(t, r, res);
     }
     if (!t->dead)
         streamable_http_flush(t);
@@ -825,9 +485,9 @@ streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_resul
     else if (r->run != NULL)
         streamable_http_delete_done(t, r, res);
     else if (r->is_get)
-        streamable_http_stream_done(t, r, res);
+        streamable_http_answer_stream_done(t, r, res);
     else
-        streamable_http_post_done(t, r, res);
+        streamable_http_answer_post_done(t, r, res);
 out:
     r->in_done = false;
     if (r->gone)
@@ -1138,6 +798,9 @@ streamable_http_query(const struct transport *base, enum transport_query q,
     case TRANSPORT_Q_ACTIVITY:
         *(ev_tstamp *)out = t->activity;
         return 0;
+    case TRANSPORT_Q_AUTHORIZATION:
+        *(const char **)out = oauth_authorization(t->oauth);
+        return 0;
     default:
         return -1;
     }
@@ -1165,6 +828,8 @@ static const struct transport_ops streamable_http_ops = {
     .close = streamable_http_close,
     .free = streamable_http_free,
     .query = streamable_http_query,
+    .raw = http_raw_start,
+    .raw_cancel = http_raw_cancel,
 };
 
 struct transport *

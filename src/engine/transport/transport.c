@@ -120,6 +120,16 @@ transport_queue_drop(struct transport_queue *q,
 }
 
 void
+transport_queue_disown(struct transport_queue *q, const void *owner)
+{
+    for (struct transport_pending *p = q->head; owner != NULL && p != NULL;
+        p = p->next) {
+        if (p->owner == owner)
+            p->owner = NULL;
+    }
+}
+
+void
 transport_queue_stop(struct transport_queue *q)
 {
     ev_prepare_stop(q->loop, &q->defer);

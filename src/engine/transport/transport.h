@@ -39,11 +39,13 @@
 
 #include "engine/config.h"
 #include "engine/failure.h"
+#include "engine/http.h"
 
 struct curlev;
 struct ending_run;
 struct jsonrpc_msg;
 struct transport;
+struct transport_raw;
 struct transport_req;
 
 /* Flags of one message sent. */
@@ -65,6 +67,10 @@ struct transport_req;
 #define TRANSPORT_CAP_SILENT_PROBE  0x02u /* a server may ignore a method it
                                              does not know: silence to the
                                              era probe means legacy */
+#define TRANSPORT_CAP_FRESH_PEER    0x04u /* each open starts a new peer
+                                             (a child): one that refused
+                                             initialize after the era probe
+                                             may take it fresh */
 
 /* One JSON-RPC message to send. Everything is copied. */
 struct transport_msg {
@@ -164,6 +170,9 @@ enum transport_query {
                                    ended, once it has */
     TRANSPORT_Q_STRAY_LINES,    /* unsigned long: stdout lines that were
                                    not JSON-RPC */
+    TRANSPORT_Q_AUTHORIZATION,  /* const char *: the Authorization value a
+                                   request carries now (a secret: never
+                                   logged or shown) */
 };
 
 /* TRANSPORT_Q_STDERR_LINE: line i (0 oldest) in, the line out (borrowed
@@ -178,6 +187,43 @@ struct transport_q_exit {
     int code;
     int sig;
 };
+
+/*
+ * One raw exchange (the session-hygiene audit, fleet_raw.c): a request
+ * shaped by the caller, outside the lifecycle, on the transport's
+ * endpoint with its headers: any method, the session id given (or none,
+ * or one the server never issued), a body sent as it is. What comes back
+ * is reported, not judged: the status, the Mcp-Session-Id the answer
+ * carried, the JSON-RPC response. Only Streamable HTTP has it.
+ */
+struct transport_raw_request {
+    enum http_method method;        /* engine/http.h */
+    const char      *body;          /* POST: sent as is (copied) */
+    size_t           len;
+    int64_t          id;            /* the id an answer carries; -1 none */
+    const char      *session_id;    /* Mcp-Session-Id, or NULL (secret) */
+    const char      *protocol_version;  /* MCP-Protocol-Version, or NULL */
+    const char      *mcp_method;    /* Mcp-Method (2026-07-28), or NULL */
+    long             timeout_ms;    /* the exchange's bound */
+};
+
+/* What one raw exchange met. Borrowed during the callback. */
+struct transport_raw_result {
+    bool                     answered;  /* an HTTP status came */
+    struct transport_failure f;         /* !answered: the evidence and
+                                           words (f.evd filled either way) */
+    long                     status;
+    bool                     event_stream;  /* text/event-stream */
+    const char              *session_id;    /* the answer's Mcp-Session-Id
+                                               (visible ASCII), or NULL */
+    /* The response carrying id, or an error whose id is null; the
+     * receiver may take it (set it to NULL). */
+    struct jsonrpc_msg      *answer;
+    double                   ms;
+};
+
+/* Once per raw exchange, from the loop; the exchange is gone after it. */
+typedef void (*transport_raw_cb)(void *arg, struct transport_raw_result *r);
 
 struct transport_ops {
     const char *name;           /* "http", "stdio" */
@@ -239,6 +285,12 @@ struct transport_ops {
      * -1 when this transport has no such fact now. NULL op: none ever. */
     int  (*query)(const struct transport *t, enum transport_query q,
         void *out);
+    /* One raw exchange (above); cb(arg, ...) once, unless cancelled
+     * first. NULL with *cause when it cannot start. NULL op: none. */
+    struct transport_raw *(*raw)(struct transport *t,
+        const struct transport_raw_request *rq, transport_raw_cb cb,
+        void *arg, char **cause);
+    void (*raw_cancel)(struct transport *t, struct transport_raw *x);
 };
 
 /* Every transport starts with this. */
@@ -464,10 +516,37 @@ transport_stray_lines(const struct transport *t)
     return transport_query(t, TRANSPORT_Q_STRAY_LINES, &n) == 0 ? n : 0;
 }
 
+/* True when the transport makes raw exchanges (Streamable HTTP). */
+static inline bool
+transport_has_raw(const struct transport *t)
+{
+    return t->ops->raw != NULL;
+}
+
+/* Only where transport_has_raw says so. */
+static inline struct transport_raw *
+transport_raw(struct transport *t, const struct transport_raw_request *rq,
+    transport_raw_cb cb, void *arg, char **cause)
+{
+    return t->ops->raw(t, rq, cb, arg, cause);
+}
+
+/* Abort a raw exchange now: its callback never comes. */
+static inline void
+transport_raw_cancel(struct transport *t, struct transport_raw *x)
+{
+    t->ops->raw_cancel(t, x);
+}
+
 /* The three transports (streamable_http.c, http_sse.c, stdio.c). */
 struct transport *streamable_http_new(const struct transport_env *env);
 struct transport *http_sse_new(const struct transport_env *env);
 struct transport *stdio_new(const struct transport_env *env);
+/* Streamable HTTP's raw exchanges (http_raw.c). */
+struct transport_raw *http_raw_start(struct transport *t,
+    const struct transport_raw_request *rq, transport_raw_cb cb, void *arg,
+    char **cause);
+void http_raw_cancel(struct transport *t, struct transport_raw *x);
 
 /* For a declaration: stdio for a command, Streamable HTTP for a URL. */
 struct transport *transport_new(const struct transport_env *env);
@@ -512,6 +591,10 @@ struct transport_pending *transport_queue_pop(struct transport_queue *q);
 void transport_queue_drop(struct transport_queue *q,
     bool (*match)(const struct transport_pending *p, const void *arg),
     const void *arg);
+/* The events of owner kept in the queue answer nothing now (owner NULL):
+ * it was answered or cancelled, and may be freed before they are emitted.
+ * owner NULL does nothing. */
+void transport_queue_disown(struct transport_queue *q, const void *owner);
 /* Stop the flush (the queue is emptied by pop or drop). */
 void transport_queue_stop(struct transport_queue *q);
 void transport_pending_free(struct transport_pending *p);
