@@ -182,9 +182,14 @@ jsonrpc_id_is(const struct jsonrpc_msg *m, int64_t id)
 bool
 jsonrpc_id_int(const struct jsonrpc_msg *m, int64_t *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    const cJSON *v;
     double       d;
 
+    if (m->light) {
+        *out = m->id;
+        return true;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     if (!cJSON_IsNumber(v))
         return false;
     d = v->valuedouble;
@@ -198,12 +203,17 @@ jsonrpc_id_int(const struct jsonrpc_msg *m, int64_t *out)
 size_t
 jsonrpc_id_describe(const struct jsonrpc_msg *m, char *buf, size_t n)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
+    const cJSON *v;
     char         clean[40];
     int          k;
 
     if (n == 0)
         return 0;
+    if (m->light) {
+        k = snprintf(buf, n, "%lld (number)", (long long)m->id);
+        return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(m->root, "id");
     if (v == NULL)
         k = snprintf(buf, n, "(none)");
     else if (cJSON_IsNull(v))
