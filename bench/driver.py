@@ -1360,6 +1360,13 @@ def write_report(a):
         with open(exp) as f:
             w(exporter.markdown([json.loads(line) for line in f
                                  if line.strip()]))
+    scr = os.path.join(RESULTS, "scrape.jsonl")
+    if os.path.exists(scr):
+        # Issue 29's section, from bench/scrape.py's own records.
+        import scrape
+        with open(scr) as f:
+            w(scrape.markdown([json.loads(line) for line in f
+                               if line.strip()]))
     analysis = os.path.join(BENCH, "ANALYSIS.md")
     if os.path.exists(analysis):
         with open(analysis) as f:

@@ -10,6 +10,9 @@
 #   share/zsh/site-functions/_mcptop
 #   share/fish/vendor_completions.d/mcptop.fish
 #   share/doc/mcptop/{LICENSE,README.md,CHANGELOG.md}
+#   share/doc/mcptop/examples/{mcptop-serve.json,mcptop-serve.env}
+#   lib/systemd/system/mcptop-serve.service (ExecStart names bin/mcptop
+#                                            under the prefix)
 
 # The man page carries the version: configured from its one source.
 set(MCPTOP_MAN_DATE "2026-11-30")
@@ -36,6 +39,27 @@ install(FILES ${PROJECT_SOURCE_DIR}/completions/_mcptop
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 install(FILES ${PROJECT_SOURCE_DIR}/completions/mcptop.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+# The daemon's unit: `mcptop serve` under systemd (contrib/systemd/), in
+# the prefix's lib/systemd/system (/usr/lib/systemd/system for the
+# package; /usr/local/lib/systemd/system, also on systemd's search path,
+# by default). Its ExecStart names the binary under the prefix given at
+# install time (`cmake --install --prefix`), so it is written then; CPack
+# installs with DESTDIR (CPACK_SET_DESTDIR below) for the prefix to be
+# /usr there, not its staging directory.
+install(CODE "
+  file(READ \"${PROJECT_SOURCE_DIR}/contrib/systemd/mcptop-serve.service\" unit)
+  string(REPLACE \"ExecStart=/usr/bin/mcptop \"
+         \"ExecStart=\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/mcptop \" unit \"\${unit}\")
+  file(WRITE \"${PROJECT_BINARY_DIR}/unit/mcptop-serve.service\" \"\${unit}\")
+")
+install(FILES ${PROJECT_BINARY_DIR}/unit/mcptop-serve.service
+        DESTINATION lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/systemd/config.json
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+        RENAME mcptop-serve.json)
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/systemd/env.example
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+        RENAME mcptop-serve.env)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
               ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
@@ -50,6 +74,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)

@@ -154,7 +154,7 @@ _mcptop()
             ;;
         serve)
             opts="$sources -l --listen --label-from-tags --bearer-token-file
-                  --basic-auth-file --record --record-max"
+                  --basic-auth-file --probe-urls --record --record-max"
             ;;
         login | logout)
             opts='-c --config --wait --log -h --help'

@@ -135,6 +135,7 @@ complete -c mcptop -n '__mcptop_using serve' -s l -l listen -x -d 'Where to list
 complete -c mcptop -n '__mcptop_using serve' -l label-from-tags -x -d 'Labels from tags (KEY,...)'
 complete -c mcptop -n '__mcptop_using serve' -l bearer-token-file -r -F -d 'Require this bearer token'
 complete -c mcptop -n '__mcptop_using serve' -l basic-auth-file -r -F -d 'Require this USER:PASSWORD'
+complete -c mcptop -n '__mcptop_using serve' -l probe-urls -d 'Let /probe take an http(s) URL not in the config'
 
 # tap -- CMD
 complete -c mcptop -n '__mcptop_using tap' -l name -x -d "The server's name"

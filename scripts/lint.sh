@@ -28,7 +28,12 @@ CURSES_OK=(src/ui/)
 OPENSSL_OK=(src/engine/oauth/)
 YAML_OK=(src/engine/config/)
 TOML_OK=(src/engine/config/config_toml.cpp)  # the one C++ file: toml++
-MHD_OK=(src/cli/serve.c src/cli/serve_guard.c include/cli/serve_guard.h)  # the exporter's HTTP server
+# The exporter's HTTP server: the daemon, its connection guard, and the
+# endpoints that answer on their own (issue 29): /probe suspends its
+# connection while the probe runs and resumes it with the answer, /sd
+# writes the discovery document; serve.h is what they share.
+MHD_OK=(src/cli/serve.c src/cli/serve_guard.c include/cli/serve_guard.h
+        src/cli/serve_probe.c src/cli/serve_sd.c include/cli/serve.h)
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled

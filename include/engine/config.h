@@ -274,6 +274,11 @@ int config_load_fd(int fd, const char *origin,
  * server is named after the URL's host:port. Never NULL. */
 struct config *config_for_url(const char *url);
 
+/* A one-server fleet holding a deep copy of decl (a declaration of a
+ * running fleet, probed apart from it: it outlives a reload that frees
+ * decl). Never NULL; free with config_free. */
+struct config *config_for_server(const struct config_server *decl);
+
 /*
  * A one-server stdio fleet for argv[0..argc) given on the command line
  * (after "--"): argv[0] is the command, the rest its arguments, taken as

@@ -28,6 +28,11 @@ struct fleet_options {
     FILE *log;              /* debug log, or NULL; borrowed */
     bool  test_keep_id;     /* see server_test_repeat_delete */
     long  stream_idle_ms;   /* test hook: the stream watchdog, when > 0 */
+    /* A short-lived fleet beside the process's own (serve's /probe):
+     * fleet_free leaves alone what other fleets started (it kills no
+     * other process group and waits for no orphan); its own children are
+     * ended by its endings. */
+    bool  nested;
 };
 
 /* New fleet over cfg (borrowed: must outlive the fleet) on loop. NULL with

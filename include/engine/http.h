@@ -58,6 +58,11 @@ struct http_request {
     bool                    maybe_resent;   /* a pooled connection may be
                                                reused: a failure may hide
                                                libcurl's silent re-send */
+    bool                    cert_info;      /* https: keep the server
+                                               certificate's expiry of a
+                                               new connection under
+                                               pool_key (the MCP endpoint's;
+                                               never another origin's) */
     /* OAuth (MCP basic/authorization). Each is optional: when all are
      * NULL the request is exactly the MCP one. */
     const char             *authorization;  /* Authorization value; secret:

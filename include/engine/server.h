@@ -243,6 +243,10 @@ long server_tools(const struct server *s);
 const char *server_tool_name(const struct server *s, long i);
 /* Round trip of the last completed ping (or dial), ms; -1 when none. */
 double server_rtt_ms(const struct server *s);
+/* When the certificate an https server presented on its last new
+ * connection expires (its leaf's notAfter), epoch seconds; 0 when none
+ * was seen (http, stdio, not connected yet). */
+int64_t server_tls_not_after(const struct server *s);
 /* ok: its health is ok (health.h): the liveness exchange completed and
  * nothing monitored fails now (the deep check included). */
 bool server_ok(const struct server *s);

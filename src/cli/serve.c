@@ -7,8 +7,14 @@
  * the engine between two events (a consistent snapshot with no lock).
  * Nothing here blocks: a large answer is written as the socket takes it.
  *
- *   /metrics  Prometheus text 0.0.4, or OpenMetrics 1.0.0 when Accept asks
- *   /fleet    the JSON of `check --json`, live
+ *   /metrics  Prometheus text 0.0.4, or OpenMetrics 1.0.0 when Accept asks;
+ *             gzip (zlib level 1) when Accept-Encoding asks, as Prometheus
+ *             does on every scrape
+ *   /fleet    the JSON of `check --json`, live (gzip likewise)
+ *   /probe    ?target=NAME: one check of that server now, in
+ *             blackbox_exporter's names (serve_probe.c)
+ *   /sd       the servers as Prometheus HTTP service discovery, to drive
+ *             /probe (serve_sd.c)
  *   /livez    200 while the loop runs
  *   /readyz   200 once every server's first dial settled; 503 before, and
  *             while shutting down
@@ -21,24 +27,31 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli/cli.h"
+#include "cli/serve.h"
 #include "cli/serve_guard.h"
 #include "export/jsonl.h"
 #include "export/metrics.h"
 #include "export/recording.h"
 #include "engine/http.h"
+#include "engine/oauth_store.h"
 #include "util/clock.h"
+#include "util/dlog.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -53,6 +66,19 @@
 #define SERVE_MAX_TAG_LABELS   16
 #define SERVE_ENV_TOKEN        "MCPTOP_SERVE_BEARER_TOKEN"
 #define SERVE_ENV_BASIC        "MCPTOP_SERVE_BASIC_AUTH"
+/* At exit, how long the probes' endings may take at most (each is
+ * bounded by the scrape's timeout already). */
+#define SERVE_PROBES_WAIT_MS   5000
+
+/* The one deflate stream of the daemon's gzipped answers (reset for
+ * each). */
+struct serve_zlib {
+    z_stream z;
+    bool     ready;
+};
+
+/* serve_reply_coded's stream: the daemon answers on one thread. */
+static struct serve_zlib serve_zlib;
 
 struct serve {
     struct cli_fleet     cf;        /* cf.cfg: the first config (reloads
@@ -62,6 +88,9 @@ struct serve {
     struct recording    *rec;       /* --record, or NULL */
     struct MHD_Daemon   *mhd;
     struct serve_guard  *guard;     /* slow clients bounded */
+    struct serve_probes *probes;    /* /probe */
+    struct oauth_store  *tokens;    /* the token cache, read for the
+                                       tokens' expiry (or NULL) */
     ev_io                mhd_io;
     ev_timer             mhd_timer;
     ev_signal            sigint, sigterm, sighup;
@@ -76,6 +105,7 @@ struct serve {
     socklen_t            sslen;
     const char          *token_file;        /* --bearer-token-file */
     const char          *basic_file;        /* --basic-auth-file */
+    bool                 probe_urls;        /* --probe-urls */
     const char          *tag_labels[SERVE_MAX_TAG_LABELS];
     size_t               ntag_labels;
     /* Strings the metrics borrow. */
@@ -91,7 +121,7 @@ serve_usage(FILE *out)
         "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
         "                    [--bearer-token-file FILE] "
         "[--basic-auth-file FILE]\n"
-        "                    [--record FILE] [--record-max MB]\n"
+        "                    [--probe-urls] [--record FILE] [--record-max MB]\n"
         "                    " APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI and serve its records over HTTP for\n"
@@ -99,6 +129,13 @@ serve_usage(FILE *out)
         "  /metrics  Prometheus text format 0.0.4 (OpenMetrics 1.0.0 when\n"
         "            the Accept header asks for it)\n"
         "  /fleet    the JSON report of 'mcptop check', live\n"
+        "  /probe?target=NAME\n"
+        "            one check of that server now (a dial, its deep check,\n"
+        "            a ping, its session ended), blackbox_exporter style:\n"
+        "            probe_success, probe_duration_seconds\n"
+        "  /sd       the servers as Prometheus HTTP service discovery (a\n"
+        "            target group per server, its tags as labels), to\n"
+        "            drive /probe\n"
         "  /livez    200 while mcptop runs\n"
         "  /readyz   200 once every server's first dial settled, else 503\n"
         "\n"
@@ -119,13 +156,17 @@ serve_usage(FILE *out)
         "                     require basic auth, the file's first line "
         "being\n"
         "                     USER:PASSWORD (or $%s)\n"
+        "      --probe-urls   let /probe?target= also be an http(s) URL that\n"
+        "                     is not in the config (off: only configured\n"
+        "                     servers are probed)\n"
         "  -h, --help         this help\n",
         SERVE_DEFAULT_LISTEN, SERVE_ENV_TOKEN, SERVE_ENV_BASIC);
     app_usage_options(out);
     app_usage_record(out);
     fprintf(out,
         "\n"
-        "/livez and /readyz need no credentials. SIGHUP reloads the config\n"
+        "/livez and /readyz need no credentials; /probe and /sd need them\n"
+        "as /metrics does. SIGHUP reloads the config\n"
         "(servers added, removed, changed; the others keep running);\n"
         "SIGINT or SIGTERM ends every session (DELETE) before exit, bounded\n"
         "by the teardown deadline plus 1 s; a second signal quits.\n"
@@ -246,8 +287,98 @@ serve_authorized(struct serve *srv, struct MHD_Connection *conn)
 
 /* ------------------------------------------------------------ answers */
 
-/* Queue a response of len bytes at body (malloc'd: MHD frees it). */
-static enum MHD_Result
+/*
+ * Does an Accept-Encoding header take gzip? Yes when it names gzip (or
+ * x-gzip) with a q above 0, or names neither but "*" with a q above 0
+ * (RFC 9110 section 12.5.3). NULL: no.
+ */
+static bool
+serve_accepts_gzip(const char *ae)
+{
+    double gzip_q = -1, star_q = -1;
+
+    for (const char *p = ae; p != NULL && *p != '\0';) {
+        size_t      n, tlen;
+        const char *semi, *q;
+        double      v = 1.0;
+
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        n = strcspn(p, ",");
+        semi = memchr(p, ';', n);
+        tlen = (semi != NULL ? (size_t)(semi - p) : n);
+        while (tlen > 0 && (p[tlen - 1] == ' ' || p[tlen - 1] == '\t'))
+            tlen--;
+        if (semi != NULL) {
+            q = semi + 1;
+            while (q < p + n && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q + 2 <= p + n && (q[0] == 'q' || q[0] == 'Q') &&
+                q[1] == '=')
+                v = strtod(q + 2, NULL);
+        }
+        if ((tlen == 4 && strncasecmp(p, "gzip", 4) == 0) ||
+            (tlen == 6 && strncasecmp(p, "x-gzip", 6) == 0))
+            gzip_q = v > gzip_q ? v : gzip_q;
+        else if (tlen == 1 && p[0] == '*')
+            star_q = v;
+        p += n;
+    }
+    return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
+}
+
+/*
+ * len bytes at body as one gzip member (zlib level 1: a scrape of 10,000
+ * servers shrinks about sixteenfold for a few tens of ms). The stream is
+ * made once and reset for each answer: deflateInit2 costs half a
+ * millisecond (its 256 KiB of state), more than compressing a small
+ * scrape. Returns a malloc'd buffer of *outlen bytes, or NULL when zlib
+ * fails (body is untouched).
+ */
+static char *
+serve_gzip(struct serve_zlib *zs, const char *body, size_t len,
+    size_t *outlen)
+{
+    z_stream *z = &zs->z;
+    size_t    cap = len / 8 + 4096, out = 0;
+    char     *buf;
+    int       rc;
+
+    if (len > UINT_MAX)
+        return NULL;
+    if (!zs->ready) {
+        memset(z, 0, sizeof(*z));
+        if (deflateInit2(z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+            Z_OK)
+            return NULL;
+        zs->ready = true;
+    } else if (deflateReset(z) != Z_OK) {
+        return NULL;
+    }
+    buf = xmalloc(cap);
+    z->next_in = (Bytef *)(uintptr_t)body;
+    z->avail_in = (uInt)len;
+    do {
+        if (out == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        z->next_out = (Bytef *)buf + out;
+        z->avail_out = (uInt)(cap - out > UINT_MAX ? UINT_MAX : cap - out);
+        rc = deflate(z, Z_FINISH);
+        out = (size_t)((char *)z->next_out - buf);
+    } while (rc == Z_OK || rc == Z_BUF_ERROR);
+    z->next_in = NULL;
+    if (rc != Z_STREAM_END) {
+        free(buf);
+        return NULL;
+    }
+    *outlen = out;
+    return buf;
+}
+
+/* See serve.h. */
+enum MHD_Result
 serve_reply(struct MHD_Connection *conn, unsigned status, char *body,
     size_t len, const char *type)
 {
@@ -309,16 +440,87 @@ serve_unauthorized(struct serve *srv, struct MHD_Connection *conn)
     return ret;
 }
 
+/* CPU time used by the process so far, ms (getrusage). */
+static double
+serve_cpu_ms(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+        (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+/* serve_reply_coded, and *sent (may be NULL) the bytes queued. */
+static enum MHD_Result
+serve_reply_coded_sent(struct MHD_Connection *conn, char *body, size_t len,
+    const char *type, size_t *sent)
+{
+    struct MHD_Response *r;
+    enum MHD_Result      ret;
+    char                *gz = NULL;
+    size_t               gzlen = 0;
+
+    if (serve_accepts_gzip(MHD_lookup_connection_value(conn,
+        MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)))
+        gz = serve_gzip(&serve_zlib, body, len, &gzlen);
+    if (gz != NULL) {
+        free(body);
+        body = gz;
+        len = gzlen;
+    }
+    if (sent != NULL)
+        *sent = len;
+    r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (r == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+        MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (gz != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* See serve.h. */
+enum MHD_Result
+serve_reply_coded(struct MHD_Connection *conn, char *body, size_t len,
+    const char *type)
+{
+    return serve_reply_coded_sent(conn, body, len, type, NULL);
+}
+
 static enum MHD_Result
 serve_metrics(struct serve *srv, struct MHD_Connection *conn)
 {
     enum metrics_format fmt = metrics_negotiate(MHD_lookup_connection_value(
         conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
-    size_t              len = 0;
-    char               *body = metrics_render(srv->metrics, fmt, &len);
+    size_t              len = 0, sent = 0;
+    char               *body, *cause = NULL;
+    double              t0 = srv->cf.common.log != NULL ? serve_cpu_ms() : 0;
+    double              t1;
+    enum MHD_Result     ret;
 
-    return serve_reply(conn, MHD_HTTP_OK, body, len,
-        metrics_content_type(fmt));
+    /* Read again only when the file changed (one stat otherwise). */
+    if (srv->tokens != NULL && oauth_store_reload(srv->tokens, &cause) != 0)
+        free(cause);
+    body = metrics_render(srv->metrics, fmt, &len);
+    t1 = srv->cf.common.log != NULL ? serve_cpu_ms() : 0;
+    ret = serve_reply_coded_sent(conn, body, len, metrics_content_type(fmt),
+        &sent);
+    /* What a scrape costs, measured where it runs: render and compress
+     * are synchronous, so the process's CPU between is theirs alone. */
+    if (srv->cf.common.log != NULL)
+        dlog(srv->cf.common.log, "serve", "/metrics: %zu bytes (%zu sent%s), "
+            "%.2f ms CPU (render %.2f)", len, sent, sent != len ? " gzip" :
+            "", serve_cpu_ms() - t0, t1 - t0);
+    return ret;
 }
 
 static enum MHD_Result
@@ -333,7 +535,7 @@ serve_fleet(struct serve *srv, struct MHD_Connection *conn)
         return MHD_NO;
     len = strlen(text);
     /* cJSON allocates with malloc (no hooks set): free() releases it. */
-    return serve_reply(conn, MHD_HTTP_OK, text, len, "application/json");
+    return serve_reply_coded(conn, text, len, "application/json");
 }
 
 static enum MHD_Result
@@ -381,16 +583,33 @@ serve_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         return serve_text(conn, MHD_HTTP_OK, "ok\n");
     if (strcmp(url, "/readyz") == 0)
         return serve_ready(srv, conn);
-    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0) {
+    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/fleet") == 0 ||
+        strcmp(url, "/probe") == 0 || strcmp(url, "/sd") == 0) {
         if (!serve_authorized(srv, conn))
             return serve_unauthorized(srv, conn);
+        if (url[1] == 'p')
+            return serve_probe_request(srv->probes, srv->cf.fleet, conn);
+        if (url[1] == 's')
+            return serve_sd(srv->cf.fleet, conn);
         return url[1] == 'm' ? serve_metrics(srv, conn) :
             serve_fleet(srv, conn);
     }
     if (strcmp(url, "/") == 0)
         return serve_text(conn, MHD_HTTP_OK, "mcptop %s: /metrics /fleet "
-            "/livez /readyz\n", MCPTOP_VERSION);
+            "/probe?target=NAME /sd /livez /readyz\n", MCPTOP_VERSION);
     return serve_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the guard's, and a probe's connection
+ * that went away. */
+static void
+serve_completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+    struct serve *srv = cls;
+
+    serve_guard_completed(srv->guard, conn, req_cls, toe);
+    serve_probes_completed(srv->probes, conn);
 }
 
 /* MHD's own messages (bind errors, protocol errors), on stderr. */
@@ -436,6 +655,17 @@ serve_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     serve_mhd_run(w->data);
+}
+
+/* serve_probes_options.kick: run MHD on the next loop turn. */
+static void
+serve_mhd_kick(void *arg)
+{
+    struct serve *srv = arg;
+
+    ev_timer_stop(srv->loop, &srv->mhd_timer);
+    ev_timer_set(&srv->mhd_timer, 0., 0.);
+    ev_timer_start(srv->loop, &srv->mhd_timer);
 }
 
 static void
@@ -616,7 +846,8 @@ static int
 serve_start_http(struct serve *srv)
 {
     const union MHD_DaemonInfo *info;
-    unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned                  flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+        MHD_ALLOW_SUSPEND_RESUME;
     char                      where[INET6_ADDRSTRLEN + 16];
     char                      host[INET6_ADDRSTRLEN];
 
@@ -630,7 +861,7 @@ serve_start_http(struct serve *srv)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, SERVE_PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_TIMEOUT_S,
         MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, srv->guard,
-        MHD_OPTION_NOTIFY_COMPLETED, serve_guard_completed, srv->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, serve_completed_cb, srv,
         MHD_OPTION_END);
     if (srv->mhd == NULL) {
         fprintf(stderr, "mcptop serve: cannot listen on %s\n", srv->listen_spec);
@@ -663,6 +894,9 @@ serve_start_http(struct serve *srv)
 static void
 serve_done(struct serve *srv)
 {
+    /* Before the daemon stops: it stops only with no connection left
+     * suspended. */
+    serve_probes_free(srv->probes);
     if (srv->mhd != NULL) {
         ev_io_stop(srv->loop, &srv->mhd_io);
         ev_timer_stop(srv->loop, &srv->mhd_timer);
@@ -670,6 +904,11 @@ serve_done(struct serve *srv)
     }
     serve_guard_free(srv->guard);
     metrics_free(srv->metrics);
+    oauth_store_free(srv->tokens);
+    if (serve_zlib.ready) {
+        deflateEnd(&serve_zlib.z);
+        serve_zlib.ready = false;
+    }
     if (fleet_exit(srv->cf.fleet))
         config_free(srv->cf.cfg);
     if (srv->token != NULL)
@@ -705,6 +944,9 @@ serve_option(void *arg, int ch, char *value, int *rc)
     case 'A':
         srv->basic_file = value;
         break;
+    case 'U':
+        srv->probe_urls = true;
+        break;
     }
     return 0;
 }
@@ -730,6 +972,7 @@ serve_metrics_new(struct serve *srv)
 {
     struct metrics_options mopt = { 0 };
     const char            *tls = NULL;
+    char                  *cause = NULL;
 
     if (srv->cf.common.shard.n != 0)
         snprintf(srv->shard_text, sizeof(srv->shard_text), "%u/%u",
@@ -743,8 +986,52 @@ serve_metrics_new(struct serve *srv)
     mopt.tag_labels = srv->tag_labels;
     mopt.ntag_labels = srv->ntag_labels;
     mopt.process = true;
+    srv->tokens = oauth_store_open(NULL, &cause);
+    free(cause);
+    mopt.tokens = srv->tokens;
     srv->metrics = metrics_new(&mopt);
     metrics_sync(srv->metrics, srv->cf.fleet);
+}
+
+/* ev_prepare: stop the loop once no probe holds a fleet. */
+static void
+serve_wait_probes_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct serve *srv = w->data;
+
+    (void)revents;
+    if (serve_probes_busy(srv->probes) == 0)
+        ev_break(loop, EVBREAK_ONE);
+}
+
+static void
+serve_wait_bound_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* At exit, after serve_probes_stop: run the loop until every probe's
+ * ending settled (each is bounded by its own teardown), at most bound_ms;
+ * a second signal cuts it short. */
+static void
+serve_wait_probes(struct serve *srv, long bound_ms)
+{
+    ev_prepare prep;
+    ev_timer   bound;
+
+    if (serve_probes_busy(srv->probes) == 0)
+        return;
+    ev_prepare_init(&prep, serve_wait_probes_cb);
+    prep.data = srv;
+    ev_prepare_start(srv->loop, &prep);
+    ev_timer_init(&bound, serve_wait_bound_cb, (double)bound_ms / 1000.0,
+        0.);
+    ev_timer_start(srv->loop, &bound);
+    ev_run(srv->loop, 0);
+    ev_prepare_stop(srv->loop, &prep);
+    ev_timer_stop(srv->loop, &bound);
 }
 
 int
@@ -757,6 +1044,7 @@ cli_serve(int argc, char **argv)
         { "label-from-tags", required_argument, NULL, 'T' },
         { "bearer-token-file", required_argument, NULL, 'B' },
         { "basic-auth-file", required_argument, NULL, 'A' },
+        { "probe-urls", no_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -774,6 +1062,13 @@ cli_serve(int argc, char **argv)
         return rc;
     }
     serve_metrics_new(&srv);
+    {
+        struct serve_probes_options po = { .loop = srv.loop,
+            .urls = srv.probe_urls, .log = srv.cf.common.log,
+            .kick = serve_mhd_kick, .kick_arg = &srv };
+
+        srv.probes = serve_probes_new(&po);
+    }
     rc = serve_start_http(&srv);
     if (rc != 0) {
         recording_close(srv.rec);
@@ -806,8 +1101,10 @@ cli_serve(int argc, char **argv)
     srv.stopping = true;
     if (srv.rec != NULL)
         recording_stopping(srv.rec);
+    serve_probes_stop(srv.probes);
     fleet_end_all(srv.cf.fleet);
     cli_wait_endings(srv.cf.fleet, fleet_teardown_ms(srv.cf.fleet) + 1000);
+    serve_wait_probes(&srv, SERVE_PROBES_WAIT_MS);
     unended = cli_report_unended(srv.cf.fleet, "serve", &asked);
     if (srv.rec != NULL)
         recording_exit(srv.rec, asked, unended);

@@ -51,6 +51,7 @@ struct fleet {
     int64_t              end_all_at;    /* epoch ms of fleet_end_all, 0 */
     ev_timer             sweep;         /* frees what reloads retired */
     bool                 sweeping;
+    bool                 nested;        /* fleet_options.nested */
 };
 
 /* How often what reloads retired is looked at, seconds. */
@@ -180,6 +181,7 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
         f->env.log = opt->log;
         f->env.test_keep_id = opt->test_keep_id;
         f->env.stream_idle_ms = opt->stream_idle_ms;
+        f->nested = opt->nested;
     }
     f->nservers = cfg->nservers;
     f->servers = xcalloc(f->nservers ? f->nservers : 1, sizeof(*f->servers));
@@ -217,9 +219,13 @@ fleet_free(struct fleet *f)
         config_free(f->owned[i]);
     free(f->owned);
     /* Nothing of a child's process group outlives the fleet, nor what a
-     * server left behind outside its group (re-parented to mcptop). */
-    child_groups_kill_all();
-    child_orphans_end(grace);
+     * server left behind outside its group (re-parented to mcptop). A
+     * nested fleet leaves that to the process's own: the groups are all
+     * the process's, and the wait would hold up its loop. */
+    if (!f->nested) {
+        child_groups_kill_all();
+        child_orphans_end(grace);
+    }
     free(f->servers);
     curlev_free(f->curl);
     free(f->subs);

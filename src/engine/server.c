@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/curlev.h"
 #include "mcp/client.h"
 #include "transport/ending_run.h"
 #include "record.h"

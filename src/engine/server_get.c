@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/curlev.h"
 #include "mcp/client.h"
 #include "record.h"
 #include "server_priv.h"
@@ -120,6 +121,12 @@ server_rtt_ms(const struct server *s)
     if (s->replay != NULL)
         return server_replay_rtt_ms(s);
     return client_rtt_ms(s->client);
+}
+
+int64_t
+server_tls_not_after(const struct server *s)
+{
+    return curlev_cert_not_after(s->env->curl, s->index);
 }
 
 bool

@@ -21,6 +21,8 @@
 #include "engine/failure.h"
 #include "engine/fleet.h"
 #include "engine/health.h"
+#include "engine/liveness.h"
+#include "engine/oauth_url.h"
 #include "engine/server.h"
 #include "engine/shard.h"
 #include "util/clock.h"
@@ -29,8 +31,35 @@
 
 #include "metrics_int.h"
 
-const double metrics_bucket_bounds[METRICS_BUCKETS] = {
+const double metrics_live_bounds[METRICS_LIVE_BUCKETS] = {
+    0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10,
+};
+const double metrics_session_bounds[METRICS_SESSION_BUCKETS] = {
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300,
+};
+
+static const char *const metrics_live_le_text[] = {
+    "0.001", "0.005", "0.025", "0.1", "0.5", "2.5", "10", "+Inf",
+};
+static const char *const metrics_live_le_om[] = {
+    "0.001", "0.005", "0.025", "0.1", "0.5", "2.5", "10.0", "+Inf",
+};
+static const char *const metrics_session_le_text[] = {
+    "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "30",
+    "60", "120", "300", "+Inf",
+};
+static const char *const metrics_session_le_om[] = {
+    "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1.0", "2.0", "5.0",
+    "10.0", "30.0", "60.0", "120.0", "300.0", "+Inf",
+};
+
+const struct metrics_bounds metrics_live = {
+    METRICS_LIVE_BUCKETS, metrics_live_bounds, metrics_live_le_text,
+    metrics_live_le_om,
+};
+const struct metrics_bounds metrics_session = {
+    METRICS_SESSION_BUCKETS, metrics_session_bounds, metrics_session_le_text,
+    metrics_session_le_om,
 };
 
 /*
@@ -64,6 +93,7 @@ static const char *const metrics_reserved_labels[] = {
     "outcome", "mcp_method_name", "error_type", "transport", "era",
     "protocol_version", "server_name", "server_version", "version",
     "libcurl", "libmicrohttpd", "shard", "job", "instance",
+    "liveness_method", "refreshable",
 };
 
 
@@ -175,6 +205,7 @@ metrics_record_free(struct metrics_server *r)
     free(r->fails);
     free(r->info_key);
     free(r->info_labels);
+    free(r->resource);
     free(r);
 }
 
@@ -300,6 +331,10 @@ metrics_sync(struct metrics *m, const struct fleet *f)
         }
         r->claimed = true;
         r->server = s;
+        free(r->resource);
+        r->resource = server_decl(s)->transport == CONFIG_HTTP &&
+            server_decl(s)->url != NULL && server_decl(s)->invalid == NULL ?
+            oauth_url_resource(server_decl(s)->url) : NULL;
         metrics_record_labels(m, r, s, seen, cap);
         order[i] = r;
         for (h = metrics_ptr_hash(s) & (cap - 1); table[h] != NULL;
@@ -360,13 +395,14 @@ metrics_reload_result(struct metrics *m, bool ok, int64_t ts)
 /* ------------------------------------------------------------ events */
 
 static void
-metrics_observe(struct metrics_hist *h, double seconds)
+metrics_observe(struct metrics_hist *h, const struct metrics_bounds *bd,
+    double seconds)
 {
     size_t i = 0;
 
     if (!(seconds >= 0))            /* negative or NaN: a clock oddity */
         seconds = 0;
-    while (i < METRICS_BUCKETS && seconds > metrics_bucket_bounds[i])
+    while (i < bd->n && seconds > bd->v[i])
         i++;
     h->bucket[i]++;
     h->count++;
@@ -457,13 +493,57 @@ metrics_count_failure(struct metrics_server *r, const struct failure *f)
     mf->n = 1;
 }
 
+/* The fleet-wide series of (s's transport, era) in hs (n of them), added
+ * when new; NULL past METRICS_FLEET_SERIES (cannot happen: both sets are
+ * closed). */
+static struct metrics_hist *
+metrics_fleet_hist_of(struct metrics_fleet_hist *hs, size_t *n,
+    const struct server *s)
+{
+    const char *era = server_era_name(server_era(s));
+    char        labels[sizeof(hs->labels)];
+    int         len;
+
+    /* Both values are mcptop's own closed names: nothing to escape. */
+    len = snprintf(labels, sizeof(labels), "transport=\"%s\",era=\"%s\"",
+        server_transport_name(s), era != NULL ? era : "");
+    if (len < 0 || (size_t)len >= sizeof(labels))
+        return NULL;
+    for (size_t i = 0; i < *n; i++) {
+        if (hs[i].labels_len == (size_t)len &&
+            memcmp(hs[i].labels, labels, (size_t)len) == 0)
+            return &hs[i].h;
+    }
+    if (*n == METRICS_FLEET_SERIES)
+        return NULL;
+    memset(&hs[*n], 0, sizeof(hs[*n]));
+    memcpy(hs[*n].labels, labels, (size_t)len + 1);
+    hs[*n].labels_len = (size_t)len;
+    return &hs[(*n)++].h;
+}
+
+/* Is op, on s, the liveness exchange (ping, server/discover, or
+ * tools/list where the server has no ping)? */
+static bool
+metrics_is_liveness(const struct server *s, const char *op)
+{
+    if (strcmp(op, "ping") == 0 || strcmp(op, "discover") == 0)
+        return true;
+    return strcmp(op, "tools/list") == 0 &&
+        strcmp(server_liveness_method(s), "tools/list") == 0;
+}
+
 static void
-metrics_exchange(struct metrics_server *r, const struct event *e)
+metrics_exchange(struct metrics *m, struct metrics_server *r,
+    const struct event *e)
 {
     char        code[24];
     const char *error_type = "";
+    const char *op = e->op != NULL ? e->op : "";
     const struct failure *f = e->completed ? NULL : e->failure;
 
+    if (e->completed && strcmp(op, "delete") != 0)
+        r->last_success = e->ts;
     if (f != NULL) {
         /* The conventions' error.type: the JSON-RPC code as a string, and
          * below JSON-RPC the failure kind. */
@@ -483,21 +563,38 @@ metrics_exchange(struct metrics_server *r, const struct event *e)
     } else if (!e->completed) {
         error_type = failure_kind_name(FAILURE_UNKNOWN);
     }
-    metrics_observe(&metrics_series_of(r, metrics_method_of(e->op),
-        error_type)->h, e->ms / 1000.0);
+    if (strcmp(op, "dial") == 0) {
+        /* Fleet-wide, completed dials only: a refused port's 0.1 ms is
+         * not a dial's duration (its failure is counted above). */
+        struct metrics_hist *h = e->completed ?
+            metrics_fleet_hist_of(m->dials, &m->ndials, e->server) : NULL;
+
+        if (h != NULL)
+            metrics_observe(h, &metrics_live, e->ms / 1000.0);
+        return;
+    }
+    if (!metrics_is_liveness(e->server, op))
+        return;
+    metrics_observe(&metrics_series_of(r, metrics_method_of(op),
+        error_type)->h, &metrics_live, e->ms / 1000.0);
 }
 
 /* A session is open from READY (with a session to end) until the server
- * leaves READY: that span is mcp.client.session.duration. */
+ * leaves READY: that span is mcp.client.session.duration, fleet-wide. */
 static void
-metrics_state(struct metrics_server *r, const struct event *e)
+metrics_state(struct metrics *m, struct metrics_server *r,
+    const struct event *e)
 {
     if (server_state(e->server) == SERVER_READY) {
         if (r->session_start < 0 && server_has_session(e->server))
             r->session_start = e->ts;
     } else if (r->session_start >= 0) {
-        metrics_observe(&r->session,
-            (double)(e->ts - r->session_start) / 1000.0);
+        struct metrics_hist *h = metrics_fleet_hist_of(m->sessions,
+            &m->nsessions, e->server);
+
+        if (h != NULL)
+            metrics_observe(h, &metrics_session,
+                (double)(e->ts - r->session_start) / 1000.0);
         r->session_start = -1;
     }
 }
@@ -514,7 +611,7 @@ metrics_event_cb(void *arg, const struct event *e)
         return;
     switch (e->type) {
     case EVENT_EXCHANGE:
-        metrics_exchange(r, e);
+        metrics_exchange(m, r, e);
         break;
     case EVENT_TOOLS_CHANGED:
         r->tools_changes++;
@@ -525,7 +622,7 @@ metrics_event_cb(void *arg, const struct event *e)
             r->endings[e->ending->outcome]++;
         break;
     case EVENT_STATE:
-        metrics_state(r, e);
+        metrics_state(m, r, e);
         break;
     case EVENT_HEALTH:
         if (e->health != NULL && (unsigned)e->health->state < HEALTH__COUNT) {
@@ -536,6 +633,25 @@ metrics_event_cb(void *arg, const struct event *e)
     default:
         break;
     }
+}
+
+const struct failure *
+metrics_current_failure(const struct server *s)
+{
+    const struct failure         *f = server_last_failure(s, NULL);
+    const struct liveness        *l = server_liveness(s);
+    size_t                        len = server_history_len(s);
+    const struct server_exchange *x;
+
+    if (f == NULL || !health_monitored(server_health(s, NULL).state))
+        return NULL;
+    if (len > 0) {
+        x = server_history(s, len - 1);
+        return x != NULL && !x->completed ? f : NULL;
+    }
+    if (f->kind == FAILURE_INVALID_CONFIG)
+        return f;
+    return l->present && l->state != LIVENESS_REACHABLE ? f : NULL;
 }
 
 size_t

@@ -24,11 +24,35 @@
 #include "export/metrics.h"
 #include "util/xmalloc.h"
 
-struct metrics_hist {
-    uint64_t bucket[METRICS_BUCKETS + 1];   /* per bucket, not cumulative */
-    uint64_t count;
-    double   sum;                           /* seconds */
+/* A set of bucket bounds with their `le` values as each format writes
+ * them: the shortest form in text 0.0.4 (as the Go client writes them), a
+ * float in OpenMetrics ("1.0"). */
+struct metrics_bounds {
+    size_t              n;          /* finite bounds; +Inf is n */
+    const double       *v;
+    const char *const  *le_text;    /* n + 1, "+Inf" last */
+    const char *const  *le_om;
 };
+extern const struct metrics_bounds metrics_live, metrics_session;
+
+/* A histogram over up to the largest bounds set (the session's). */
+struct metrics_hist {
+    uint64_t bucket[METRICS_SESSION_BUCKETS + 1];   /* per bucket, not
+                                                       cumulative */
+    uint64_t count;
+    double   sum;                                   /* seconds */
+};
+
+/* A fleet-wide histogram series: one per (transport, era). */
+struct metrics_fleet_hist {
+    char                labels[64];     /* transport="..",era=".." */
+    size_t              labels_len;
+    struct metrics_hist h;
+};
+
+/* At most this many (transport, era) series per fleet-wide histogram:
+ * both sets are closed (3 transports, 4 eras with "none"). */
+#define METRICS_FLEET_SERIES 16
 
 /* One operation series: a method and an error_type ("" on success). */
 struct metrics_series {
@@ -56,8 +80,11 @@ struct metrics_server {
     size_t                 nfails, capfails;
     uint64_t               endings[ENDING__COUNT];
     uint64_t               tools_changes;
-    struct metrics_hist    session;
     int64_t                session_start;   /* epoch ms; -1: none open */
+    int64_t                last_success;    /* epoch ms of the last
+                                               completed exchange; 0 */
+    char                  *resource;    /* http(s): the OAuth resource (the
+                                           token cache's key); else NULL */
     char                  *info_key;    /* mcp_server_info's values, raw */
     char                  *info_labels; /* ... and as labels, escaped */
     size_t                 info_len;
@@ -77,6 +104,11 @@ struct metrics {
     size_t                  last_len;   /* the last scrape's size */
     bool                    reload_ok;
     int64_t                 reload_ok_at;   /* epoch ms */
+    /* Fleet-wide: completed dials, and sessions that ended. */
+    struct metrics_fleet_hist dials[METRICS_FLEET_SERIES];
+    size_t                  ndials;
+    struct metrics_fleet_hist sessions[METRICS_FLEET_SERIES];
+    size_t                  nsessions;
 };
 
 /* ------------------------------------------------------------ the buffer */

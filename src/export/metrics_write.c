@@ -18,28 +18,12 @@
 #include "engine/fleet.h"
 #include "engine/health.h"
 #include "engine/liveness.h"
+#include "engine/oauth_store.h"
 #include "engine/server.h"
 #include "util/clock.h"
 #include "util/str.h"
 
 #include "metrics_int.h"
-
-/* The same bounds as `le` values: shortest form for text 0.0.4 (as the
- * Go client writes them), a float form for OpenMetrics ("1.0"). */
-static const char *const metrics_write_le_text[METRICS_BUCKETS + 1] = {
-    "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "30",
-    "60", "120", "300", "+Inf",
-};
-static const char *const metrics_write_le_om[METRICS_BUCKETS + 1] = {
-    "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1.0", "2.0", "5.0",
-    "10.0", "30.0", "60.0", "120.0", "300.0", "+Inf",
-};
-static const unsigned char metrics_write_le_text_len[METRICS_BUCKETS + 1] = {
-    4, 4, 4, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 4,
-};
-static const unsigned char metrics_write_le_om_len[METRICS_BUCKETS + 1] = {
-    4, 4, 4, 3, 3, 3, 3, 3, 3, 4, 4, 4, 5, 5, 4,
-};
 
 enum metrics_type {
     METRICS_TYPE_GAUGE,
@@ -132,36 +116,42 @@ metrics_write_label(char *dst, size_t dstsz, size_t off, const char *key,
     return off < dstsz ? off : dstsz - 1;
 }
 
+/*
+ * One histogram series: name_bucket{LABELS extra,le=".."} per bound of bd,
+ * then _sum and _count. labels (the server's, or a fleet-wide series' own)
+ * and extra ("" or starting with ',') are written as given.
+ */
 static void
 metrics_write_hist(struct metrics_buf *b, enum metrics_format fmt,
-    const char *name, const struct metrics_server *r, const char *extra,
-    size_t elen, const struct metrics_hist *h)
+    const char *name, const char *labels, size_t llen, const char *extra,
+    size_t elen, const struct metrics_bounds *bd,
+    const struct metrics_hist *h)
 {
-    const char *const  *le = fmt == METRICS_OPENMETRICS ? metrics_write_le_om :
-        metrics_write_le_text;
-    const unsigned char *lelen = fmt == METRICS_OPENMETRICS ?
-        metrics_write_le_om_len : metrics_write_le_text_len;
-    size_t              nlen = strlen(name);
-    size_t              line = nlen + r->labels_len + elen + 64;
-    uint64_t            cum = 0;
+    const char *const *le = fmt == METRICS_OPENMETRICS ? bd->le_om :
+        bd->le_text;
+    size_t             nlen = strlen(name);
+    size_t             line = nlen + llen + elen + 64;
+    const char        *sep = llen + elen > 0 ? "," : "";
+    uint64_t           cum = 0;
 
-    /* One reservation for the whole series: 17 lines. */
-    metrics_buf_need(b, (METRICS_BUCKETS + 3) * line);
-    for (size_t i = 0; i <= METRICS_BUCKETS; i++) {
+    /* One reservation for the whole series. */
+    metrics_buf_need(b, (bd->n + 3) * line);
+    for (size_t i = 0; i <= bd->n; i++) {
         cum += h->bucket[i];
         metrics_buf_put(b, name, nlen);
         metrics_buf_put(b, "_bucket{", 8);
-        metrics_buf_put(b, r->labels, r->labels_len);
+        metrics_buf_put(b, labels, llen);
         metrics_buf_put(b, extra, elen);
-        metrics_buf_put(b, ",le=\"", 5);
-        metrics_buf_put(b, le[i], lelen[i]);
+        metrics_buf_put(b, sep, strlen(sep));
+        metrics_buf_put(b, "le=\"", 4);
+        metrics_buf_put(b, le[i], strlen(le[i]));
         metrics_buf_put(b, "\"} ", 3);
         metrics_buf_put_u64(b, cum);
         metrics_buf_put(b, "\n", 1);
     }
     metrics_buf_put(b, name, nlen);
     metrics_buf_put(b, "_sum{", 5);
-    metrics_buf_put(b, r->labels, r->labels_len);
+    metrics_buf_put(b, labels, llen);
     metrics_buf_put(b, extra, elen);
     metrics_buf_put(b, "} ", 2);
     metrics_buf_seconds(b, h->sum);
@@ -169,23 +159,23 @@ metrics_write_hist(struct metrics_buf *b, enum metrics_format fmt,
     metrics_buf_need(b, line);
     metrics_buf_put(b, name, nlen);
     metrics_buf_put(b, "_count{", 7);
-    metrics_buf_put(b, r->labels, r->labels_len);
+    metrics_buf_put(b, labels, llen);
     metrics_buf_put(b, extra, elen);
     metrics_buf_put(b, "} ", 2);
     metrics_buf_put_u64(b, h->count);
     metrics_buf_put(b, "\n", 1);
 }
 
+/*
+ * Liveness and what the last exchanges said: mcp_up (an exchange
+ * completes: a degraded server is up), the last round trip and success,
+ * the failure it is in now (a 1-valued info, only while failing), and
+ * when the next attempt may go.
+ */
 static void
 metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
-    static const char *const states[] = {
-        ",state=\"reachable\"", ",state=\"unreachable\"",
-        ",state=\"unknown\"", ",state=\"absent\"",
-    };
-    static const size_t state_len[] = { 18, 20, 16, 15 };
-
     metrics_write_head(b, fmt, "mcp_up", METRICS_TYPE_GAUGE, "1 when the "
         "server's liveness is reachable (mcptop completed an exchange with "
         "it), else 0.");
@@ -196,31 +186,54 @@ metrics_write_liveness(struct metrics *m, struct metrics_buf *b,
         metrics_buf_put(b, l->present && l->state == LIVENESS_REACHABLE ?
             "1\n" : "0\n", 2);
     }
-    metrics_write_head(b, fmt, "mcp_liveness", METRICS_TYPE_GAUGE, "The "
-        "liveness record, one-hot over reachable, unreachable, unknown and "
-        "absent (no observation yet).");
+    metrics_write_head(b, fmt, "mcp_last_rtt_seconds", METRICS_TYPE_GAUGE,
+        "The round trip of the last completed liveness exchange (or dial); "
+        "absent while the server is failing or not monitored.");
     for (size_t i = 0; i < m->norder; i++) {
-        const struct liveness *l = server_liveness(m->order[i]->server);
-        size_t                 now = l->present ? (size_t)l->state : 3;
+        const struct metrics_server *r = m->order[i];
+        enum health_state            h = metrics_health_state(r);
+        double                       rtt = server_rtt_ms(r->server);
 
-        for (size_t k = 0; k < 4; k++) {
-            metrics_write_open_n(b, "mcp_liveness", 12, m->order[i], states[k],
-                state_len[k]);
-            metrics_buf_put(b, k == now ? "1\n" : "0\n", 2);
-        }
-    }
-    metrics_write_head(b, fmt, "mcp_last_observation_timestamp_seconds",
-        METRICS_TYPE_GAUGE, "When the liveness record was last minted from an "
-        "exchange, epoch seconds.");
-    for (size_t i = 0; i < m->norder; i++) {
-        const struct liveness *l = server_liveness(m->order[i]->server);
-
-        if (!l->present)
+        if (rtt < 0 || !health_monitored(h) ||
+            metrics_current_failure(r->server) != NULL)
             continue;
-        metrics_write_open(b, "mcp_last_observation_timestamp_seconds",
-            m->order[i], "");
-        metrics_buf_epoch_ms(b, l->observed_at);
+        metrics_write_open(b, "mcp_last_rtt_seconds", r, "");
+        metrics_buf_seconds(b, rtt / 1000.0);
         metrics_buf_add(b, "\n", 1);
+    }
+    metrics_write_head(b, fmt, "mcp_last_success_timestamp_seconds",
+        METRICS_TYPE_GAUGE, "When an exchange with the server last "
+        "completed (a dial, the liveness exchange, a listing, the deep "
+        "check), epoch seconds; absent before one did.");
+    for (size_t i = 0; i < m->norder; i++) {
+        const struct metrics_server *r = m->order[i];
+
+        if (r->last_success <= 0)
+            continue;
+        metrics_write_open(b, "mcp_last_success_timestamp_seconds", r, "");
+        metrics_buf_epoch_ms(b, r->last_success);
+        metrics_buf_add(b, "\n", 1);
+    }
+    metrics_write_head(b, fmt, "mcp_last_failure_info", METRICS_TYPE_INFO,
+        "The failure the server is in now (its last exchange failed): kind, "
+        "delivery verdict and (http_status only) reason; absent when it is "
+        "not failing.");
+    for (size_t i = 0; i < m->norder; i++) {
+        const struct metrics_server *r = m->order[i];
+        const struct failure        *f = metrics_current_failure(
+            r->server);
+        char                         extra[128];
+
+        if (f == NULL || (unsigned)f->kind >= FAILURE__COUNT ||
+            (unsigned)f->delivered >= DELIVERED__COUNT ||
+            (unsigned)f->reason >= FAILURE_REASON__COUNT)
+            continue;
+        snprintf(extra, sizeof(extra),
+            ",kind=\"%s\",delivered=\"%s\",reason=\"%s\"",
+            failure_kind_name(f->kind), delivered_name(f->delivered),
+            failure_reason_name(f->reason));
+        metrics_write_open(b, "mcp_last_failure_info", r, extra);
+        metrics_buf_add(b, "1\n", 2);
     }
     metrics_write_head(b, fmt, "mcp_next_attempt_timestamp_seconds",
         METRICS_TYPE_GAUGE, "When the next dial or request may go (backoff, "
@@ -380,6 +393,56 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
     }
 }
 
+/*
+ * What will stop working on a date: the certificate an https server
+ * presented (from libcurl's certificate info, on each new connection) and
+ * a cached OAuth token (the token cache's expires_at), with whether mcptop
+ * can get another without a person: a refresh token, or the client
+ * credentials grant.
+ */
+static void
+metrics_write_expiry(struct metrics *m, struct metrics_buf *b,
+    enum metrics_format fmt)
+{
+    metrics_write_head(b, fmt, "mcp_tls_cert_not_after_timestamp_seconds",
+        METRICS_TYPE_GAUGE, "When the certificate the https server "
+        "presented on its last new connection expires (notAfter), epoch "
+        "seconds.");
+    for (size_t i = 0; i < m->norder; i++) {
+        int64_t t = server_tls_not_after(m->order[i]->server);
+
+        if (t <= 0)
+            continue;
+        metrics_write_open(b, "mcp_tls_cert_not_after_timestamp_seconds",
+            m->order[i], "");
+        metrics_buf_u64(b, (uint64_t)t);
+        metrics_buf_add(b, "\n", 1);
+    }
+    metrics_write_head(b, fmt, "mcp_oauth_token_expiry_timestamp_seconds",
+        METRICS_TYPE_GAUGE, "When the server's cached OAuth access token "
+        "expires, epoch seconds; refreshable is false when no new one can "
+        "come without a person (no refresh token, not client_credentials).");
+    for (size_t i = 0; m->opt.tokens != NULL && i < m->norder; i++) {
+        const struct metrics_server *r = m->order[i];
+        const struct config_server  *d = server_decl(r->server);
+        const struct oauth_token    *t;
+        bool                         fresh;
+
+        if (r->resource == NULL)
+            continue;
+        t = oauth_store_find(m->opt.tokens, r->name, r->resource);
+        if (t == NULL || t->expires_at <= 0)
+            continue;
+        fresh = (t->refresh_token != NULL && t->token_endpoint != NULL) ||
+            (d->oauth != NULL &&
+            d->oauth->grant == CONFIG_OAUTH_CLIENT_CREDENTIALS);
+        metrics_write_open(b, "mcp_oauth_token_expiry_timestamp_seconds", r,
+            fresh ? ",refreshable=\"true\"" : ",refreshable=\"false\"");
+        metrics_buf_u64(b, (uint64_t)t->expires_at);
+        metrics_buf_add(b, "\n", 1);
+    }
+}
+
 static void
 metrics_write_info(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
@@ -449,9 +512,11 @@ metrics_write_histograms(struct metrics *m, struct metrics_buf *b,
     enum metrics_format fmt)
 {
     metrics_write_head(b, fmt, "mcp_client_operation_duration_seconds",
-        METRICS_TYPE_HISTOGRAM, "Exchanges mcptop made, from send to outcome "
-        "(OpenTelemetry mcp.client.operation.duration); error_type is the "
-        "JSON-RPC error code or the mcptop failure kind, absent on success.");
+        METRICS_TYPE_HISTOGRAM, "The liveness exchange (ping, "
+        "server/discover, or tools/list where ping is unsupported), from "
+        "send to outcome (OpenTelemetry mcp.client.operation.duration); "
+        "error_type is the JSON-RPC error code or the mcptop failure kind, "
+        "absent on success.");
     for (size_t i = 0; i < m->norder; i++) {
         const struct metrics_server *r = m->order[i];
 
@@ -459,20 +524,27 @@ metrics_write_histograms(struct metrics *m, struct metrics_buf *b,
             const struct metrics_series *sr = &r->series[k];
 
             metrics_write_hist(b, fmt,
-                "mcp_client_operation_duration_seconds", r, sr->labels,
-                sr->labels_len, &sr->h);
+                "mcp_client_operation_duration_seconds", r->labels,
+                r->labels_len, sr->labels, sr->labels_len, &metrics_live,
+                &sr->h);
         }
     }
+    metrics_write_head(b, fmt, "mcp_dial_duration_seconds",
+        METRICS_TYPE_HISTOGRAM, "Dials that completed (connect, initialize "
+        "or server/discover, and the first listing, timed as one), "
+        "fleet-wide by transport and era.");
+    for (size_t i = 0; i < m->ndials; i++)
+        metrics_write_hist(b, fmt, "mcp_dial_duration_seconds",
+            m->dials[i].labels, m->dials[i].labels_len, "", 0,
+            &metrics_live, &m->dials[i].h);
     metrics_write_head(b, fmt, "mcp_client_session_duration_seconds",
         METRICS_TYPE_HISTOGRAM, "Sessions that ended, from open to no longer "
-        "usable (OpenTelemetry mcp.client.session.duration).");
-    for (size_t i = 0; i < m->norder; i++) {
-        const struct metrics_server *r = m->order[i];
-
-        if (r->session.count > 0)
-            metrics_write_hist(b, fmt, "mcp_client_session_duration_seconds",
-                r, "", 0, &r->session);
-    }
+        "usable (OpenTelemetry mcp.client.session.duration), fleet-wide by "
+        "transport and era.");
+    for (size_t i = 0; i < m->nsessions; i++)
+        metrics_write_hist(b, fmt, "mcp_client_session_duration_seconds",
+            m->sessions[i].labels, m->sessions[i].labels_len, "", 0,
+            &metrics_session, &m->sessions[i].h);
 }
 
 /* A sample with no server label: name{labels} value. */
@@ -588,6 +660,7 @@ metrics_write(struct metrics *m, struct metrics_buf *b,
     metrics_write_liveness(m, b, fmt);
     metrics_write_health(m, b, fmt);
     metrics_write_counts(m, b, fmt);
+    metrics_write_expiry(m, b, fmt);
     metrics_write_info(m, b, fmt);
     metrics_write_histograms(m, b, fmt);
     metrics_write_self(m, b, fmt);

@@ -47,7 +47,12 @@ TREE = ["bin/mcptop",
         "share/fish/vendor_completions.d/mcptop.fish",
         "share/doc/mcptop/LICENSE",
         "share/doc/mcptop/CHANGELOG.md",
-        "share/doc/mcptop/README.md"]
+        "share/doc/mcptop/README.md",
+        "share/doc/mcptop/examples/mcptop-serve.json",
+        "share/doc/mcptop/examples/mcptop-serve.env",
+        "lib/systemd/system/mcptop-serve.service"]
+UNIT = "lib/systemd/system/mcptop-serve.service"
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
 _state = {}
 
@@ -106,6 +111,56 @@ def a_install_tree(c):
     c.eq(r.rc, 0, "installed --version: exit code")
     c.check(r.stdout.startswith("mcptop %s " % mcptest.project_version()),
             "installed --version names %s: %r" % (mcptest.project_version(), r.stdout[:60]))
+
+
+def unit_directives(text):
+    """{(section, key): [values]} of a unit file; raises ValueError on a
+    line that is neither a comment, a [Section] nor KEY=VALUE."""
+    out, section = {}, None
+    for n, ln in enumerate(text.splitlines(), 1):
+        ln = ln.strip()
+        if not ln or ln.startswith(("#", ";")):
+            continue
+        m = re.match(r"^\[([A-Za-z]+)\]$", ln)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^([A-Za-z][A-Za-z0-9]*)=(.*)$", ln)
+        if not m or section is None:
+            raise ValueError("line %d: %r" % (n, ln))
+        out.setdefault((section, m.group(1)), []).append(m.group(2))
+    return out
+
+
+def g_systemd_unit(c):
+    """contrib/systemd/mcptop-serve.service as installed: it runs the
+    installed binary, as a dynamic user on a read-only system with a state
+    directory for the token cache, and systemd-analyze verify accepts it."""
+    p = prefix()
+    text = (p / UNIT).read_text()
+    try:
+        d = unit_directives(text)
+    except ValueError as e:
+        c.fatal("the unit's syntax: %s" % e)
+    start = d.get(("Service", "ExecStart"), [""])[0].split()
+    c.eq(start[:2], [str(p / "bin/mcptop"), "serve"], "ExecStart runs the installed binary's serve")
+    for (section, key), want in ((("Service", "DynamicUser"), "yes"), (("Service", "ProtectSystem"), "strict"),
+                                 (("Service", "StateDirectory"), "mcptop"), (("Service", "Restart"), "on-failure"),
+                                 (("Service", "NoNewPrivileges"), "yes"), (("Install", "WantedBy"), "multi-user.target")):
+        c.eq(d.get((section, key)), [want], "%s=%s" % (key, want))
+    env = " ".join(d.get(("Service", "Environment"), []))
+    c.check("XDG_STATE_HOME=%S" in env, "the token cache in the state directory: %s" % env)
+    c.check("-c /etc/mcptop/config.json" in " ".join(start), "the config under /etc/mcptop (read-only)")
+    if SYSTEMD_ANALYZE:
+        r = mcptest.run([SYSTEMD_ANALYZE, "verify", "--man=no", p / UNIT], timeout=60)
+        c.check(r.rc == 0 and r.stderr.strip() == "", "systemd-analyze verify:\n%s" % r.describe())
+    else:
+        c.attach("systemd-analyze not installed: the unit's syntax was checked alone")
+    # The example config the unit reads is one mcptop loads.
+    r = mcptest.run_mcptop(["end", "-c", p / "share/doc/mcptop/examples/mcptop-serve.json", "--list-servers"],
+                           timeout=20)
+    c.eq((r.rc, sorted(r.stdout.split())), (0, ["docs", "memory", "search"]),
+         "the example config loads:\n%s" % r.describe())
 
 
 def b_themes_relative_to_binary(c):
@@ -271,7 +326,7 @@ def e_deb_package(c):
     depends = deb_field(deb, "Depends")
     c.attach("Depends: %s" % depends)
     dep_names = {re.split(r"[\s(]", d.strip())[0] for alt in depends.split(",") for d in alt.split("|")}
-    for want in ("libc6", "libcurl4", "libev4", "libcjson1", "libncursesw6"):
+    for want in ("libc6", "libcurl4", "libev4", "libcjson1", "libncursesw6", "zlib1g"):
         c.check(want in dep_names, "Depends has %s: %s" % (want, depends))
     # Every shared library the binary links directly (ELF NEEDED) comes from
     # a package in Depends.
@@ -295,6 +350,11 @@ def e_deb_package(c):
     listing = r.stdout
     for rel in TREE + ["share/mcptop/themes/%s" % t for t in source_themes()]:
         c.check(" ./usr/%s" % rel in listing, "the package ships /usr/%s" % rel)
+    unpacked = mcptest.tmpdir() / "deb-unit"
+    r = mcptest.run(["dpkg-deb", "-x", deb, unpacked], timeout=60)
+    unit = unpacked / "usr" / UNIT
+    c.check(unit.is_file() and "ExecStart=/usr/bin/mcptop serve " in unit.read_text(),
+            "the package's unit runs /usr/bin/mcptop")
 
 
 def run_installed(c, binary, lab):
@@ -380,6 +440,7 @@ def main():
     rep.run("d_man_covers_help", d_man_covers_help)
     rep.run("e_deb_package", e_deb_package)
     rep.run("f_deb_runs", f_deb_runs)
+    rep.run("g_systemd_unit", g_systemd_unit)
     rep.finish()
 
 

@@ -17,6 +17,7 @@ Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_serve.py
 """
 
 import base64
+import gzip
 import json
 import os
 import re
@@ -139,7 +140,7 @@ class Serve:
 class Prometheus:
     """Debian's prometheus on 127.0.0.1, scraping targets every second."""
 
-    def __init__(self, targets, rules=None):
+    def __init__(self, targets, rules=None, probe_sd=None):
         if not (os.path.isfile(PROMETHEUS) and os.access(PROMETHEUS, os.X_OK)):
             raise SetupError("prometheus is not installed: run scripts/install-deps.sh")
         self.port = mcptest.free_port()
@@ -151,6 +152,17 @@ class Prometheus:
         cfg += ["scrape_configs:", "  - job_name: mcptop", "    scrape_interval: 1s",
                 "    scrape_timeout: 900ms", "    static_configs:",
                 "      - targets: %s" % json.dumps(targets)]
+        if probe_sd:
+            # The README's /probe job: targets from each exporter's /sd,
+            # the name relabelled into ?target=, the exporter's address
+            # from __meta_mcptop_address.
+            cfg += ["  - job_name: mcptop-probe", "    metrics_path: /probe", "    scrape_interval: 2s",
+                    "    scrape_timeout: 1900ms", "    http_sd_configs:"]
+            cfg += ["      - url: %s\n        refresh_interval: 1s" % json.dumps(u) for u in probe_sd]
+            cfg += ["    relabel_configs:",
+                    "      - source_labels: [__address__]", "        target_label: __param_target",
+                    "      - source_labels: [__param_target]", "        target_label: instance",
+                    "      - source_labels: [__meta_mcptop_address]", "        target_label: __address__"]
         (self.dir / "prometheus.yml").write_text("\n".join(cfg) + "\n")
         self.log = self.dir / "prometheus.log"
         with open(self.log, "wb") as log:
@@ -253,7 +265,8 @@ def prometheus_scrapes_two_shards(c):
     lab = faultlab.FaultLab().start()
     servers, cfg = lab_fleet(lab)
     shards = [Serve(["-c", cfg, "--shard", "%d/2" % k, "--label-from-tags", "team"]) for k in (1, 2)]
-    prom = Prometheus([s.target for s in shards], rules=ALERTS)
+    prom = Prometheus([s.target for s in shards], rules=ALERTS,
+                      probe_sd=["http://%s/sd" % s.target for s in shards])
     try:
         # Both targets up, scraped clean (Prometheus asks for OpenMetrics).
         c.require(prom.wait("targets up", lambda: prom.scalar('sum(up{job="mcptop"})') == 2),
@@ -272,15 +285,15 @@ def prometheus_scrapes_two_shards(c):
         # The state the fleet implies, through the query API.
         def settled():
             return (prom.scalar("sum(mcp_up)") == 4.0 and
-                    prom.scalar('count(mcp_liveness{state="unreachable"} == 1)') == 1.0 and
-                    prom.scalar('count(mcp_liveness{state="unknown"} == 1)') == 1.0 and
-                    prom.scalar('count(mcp_liveness{state="absent"} == 1)') == 1.0 and
-                    prom.scalar('sum(mcp_client_session_duration_seconds_count{server="expire"})') is not None)
+                    prom.scalar('count(mcp_health{state="down"})') == 1.0 and
+                    prom.scalar('count(mcp_health{state="unknown"})') == 1.0 and
+                    prom.scalar('count(mcp_health{state="invalid"})') == 1.0 and
+                    prom.scalar('sum(mcp_client_session_duration_seconds_count{transport="http"})') is not None)
         ok = prom.wait("fleet settled", settled)
-        c.check(ok, "sum(mcp_up) = 4 and one each of unreachable/unknown/absent, and the expired "
-                "session measured; up: %s; liveness: %s"
+        c.check(ok, "sum(mcp_up) = 4 and one each of down/unknown/invalid, and the expired "
+                "session measured (fleet-wide); up: %s; health: %s"
                 % (by_label(prom.query("mcp_up"), "server"),
-                   prom.query("mcp_liveness == 1")))
+                   prom.query("mcp_health")))
         up = by_label(prom.query("mcp_up"), "server")
         for n in ("healthy-a", "healthy-b", "rpc-ping", "expire"):
             c.eq(up.get(n), 1.0, "mcp_up{server=%s}" % n)
@@ -316,12 +329,28 @@ def prometheus_scrapes_two_shards(c):
              "servers with failures")
         c.eq(prom.scalar('count(mcp_failures_total{kind="connect_refused"})'), 1.0,
              "one connect_refused series in the fleet")
-        # error_type per the conventions: the JSON-RPC code, the kind below it.
+        # The liveness histogram's error_type per the conventions: the
+        # JSON-RPC code, the kind below it; the dial is fleet-wide.
         et = prom.query("sum by (server, mcp_method_name, error_type) (mcp_client_operation_duration_seconds_count)")
         keys = {(dict(k)["server"], dict(k)["mcp_method_name"], dict(k).get("error_type", "")) for k in et}
         c.check(("rpc-ping", "ping", "-32603") in keys, "rpc-ping's pings have error_type -32603: %s" % sorted(keys))
-        c.check(("refused", "dial", "connect_refused") in keys, "refused's dials have error_type connect_refused")
         c.check(("healthy-a", "ping", "") in keys, "healthy-a's pings have no error_type")
+        c.check(not any(m == "dial" for _, m, _ in keys), "no per-server dial series: %s" % sorted(keys))
+        c.check((prom.scalar('sum(mcp_dial_duration_seconds_count{transport="http",era="legacy"})') or 0) >= 4,
+                "the fleet-wide dial histogram counts the completed dials")
+        # The failure each server is in now, 1 only while failing.
+        cur = {dict(k)["server"]: (dict(k)["kind"], dict(k)["delivered"], dict(k).get("reason", ""))
+               for k in prom.query("mcp_last_failure_info == 1")}
+        c.eq(cur.get("refused"), ("connect_refused", "no", ""), "refused's current failure: %s" % cur)
+        c.eq(cur.get("auth"), ("http_status", "unknown", "auth"), "auth's current failure")
+        c.eq(cur.get("broken"), ("invalid_config", "no", ""), "broken's current failure")
+        c.check("healthy-a" not in cur and "healthy-b" not in cur, "no current failure on healthy servers")
+        rtt = by_label(prom.query("mcp_last_rtt_seconds"), "server")
+        c.check(0 < rtt.get("healthy-a", 0) < 2, "healthy-a's last round trip: %s" % rtt)
+        c.check("refused" not in rtt, "no round trip for a failing server")
+        last_ok = by_label(prom.query("time() - mcp_last_success_timestamp_seconds"), "server")
+        c.check(-5 < last_ok.get("healthy-a", -99) < 30, "healthy-a succeeded lately: %s" % last_ok)
+        c.check("refused" not in last_ok, "refused never succeeded")
         # Tags as labels; info; tools.
         c.eq(prom.scalar('count(mcp_up{team="core"})'), 1.0, "the team tag became a label on healthy-a")
         c.eq(by_label(prom.query("mcp_tools"), "server").get("healthy-b"), 5.0, "mcp_tools of healthy-b")
@@ -329,17 +358,36 @@ def prometheus_scrapes_two_shards(c):
         c.check(any(dict(k).get("era") == "legacy" and dict(k).get("server_name") == "faultlab"
                     and dict(k).get("protocol_version") for k in info),
                 "mcp_server_info of healthy-a: %s" % info)
-        # Buckets are the conventions' (Prometheus keeps le as written).
+        # The liveness buckets, 1 ms to 10 s (Prometheus keeps le as written).
         les = {dict(k)["le"] for k in prom.query(
             'mcp_client_operation_duration_seconds_bucket{server="healthy-a",mcp_method_name="ping"}')}
-        c.eq(len(les), 15, "15 buckets: %s" % sorted(les))
-        c.check({"0.01", "300.0", "+Inf"} <= les or {"0.01", "300", "+Inf"} <= les,
-                "buckets from 0.01 to 300 s: %s" % sorted(les))
+        c.eq(len(les), 8, "8 buckets: %s" % sorted(les))
+        c.check({"0.001", "10.0", "+Inf"} <= les or {"0.001", "10", "+Inf"} <= les,
+                "buckets from 0.001 to 10 s: %s" % sorted(les))
+        # /probe driven from /sd by relabelling: every server is a target
+        # of the probe job, probed through the exporter that lists it, and
+        # probe_success says which are ok (rpc-ping answers, degraded).
+        want_probe = {"healthy-a": 1.0, "healthy-b": 1.0, "rpc-ping": 0.0, "auth": 0.0, "refused": 0.0,
+                      "broken": 0.0}
+
+        def probes_now():
+            return by_label(prom.query('probe_success{job="mcptop-probe"}'), "instance")
+        c.check(prom.wait("probes", lambda: all(probes_now().get(n) == w for n, w in want_probe.items())),
+                "probe_success by /sd target: %s; targets: %s" % (
+                    probes_now(), [(t["labels"], t.get("lastError")) for t in prom.api("targets")["data"]["activeTargets"]
+                                   if t["labels"].get("job") == "mcptop-probe"]))
+        c.eq(sorted(by_label(prom.query('up{job="mcptop-probe"}'), "instance")), sorted(servers),
+             "one probe target per server, from both shards' /sd")
+        c.eq(by_label(prom.query('probe_success{job="mcptop-probe",team="core"}'), "server"), {"healthy-a": 1.0},
+             "a tag became a label of the probe's series, with server")
+        fi = {dict(k)["instance"]: dict(k)["kind"] for k in prom.query('mcp_probe_failure_info{job="mcptop-probe"}')}
+        c.eq((fi.get("refused"), fi.get("auth"), fi.get("broken")), ("connect_refused", "http_status", "invalid_config"),
+             "mcp_probe_failure_info of the failing targets: %s" % fi)
         # Scrapes clean, rules healthy, dashboard queries valid.
         for t in prom.api("targets")["data"]["activeTargets"]:
             c.eq(t.get("lastError"), "", "scrape error of %s" % t.get("scrapeUrl"))
         rules = [r for g in prom.api("rules")["data"]["groups"] for r in g["rules"]]
-        c.eq(len(rules), 9, "alert rules loaded")
+        c.eq(len(rules), 11, "alert rules loaded")
         c.check(prom.wait("rules evaluated", lambda: all(
             r.get("health") == "ok" for g in prom.api("rules")["data"]["groups"] for r in g["rules"])),
             "every rule evaluates: %s" % [(r["name"], r.get("health"), r.get("lastError"))
@@ -364,6 +412,28 @@ def prometheus_scrapes_two_shards(c):
         lab.stop()
 
 
+# What a healthy server has in a scrape (README, "mcptop serve"; the
+# METRICS_SERIES_HEALTHY of include/export/metrics.h): issue 29's bound.
+HEALTHY_SERIES = 18
+# Series that only a failure brings: a failed liveness exchange's own
+# histogram series (error_type), the counters and the current failure.
+_FAILURE_ONLY = re.compile(r'error_type="|^mcp_failures_total|^mcp_last_failure_info|^mcp_endings_total')
+
+
+def count_series(c, text, names):
+    """Every sample of each server in names: exactly HEALTHY_SERIES that
+    a healthy server always has, and at most 20 in all while nothing failed."""
+    for n in names:
+        lines = [ln for ln in text.splitlines()
+                 if ln and not ln.startswith("#") and ('{server="%s"' % n) in ln]
+        core = [ln for ln in lines if not _FAILURE_ONLY.search(ln)]
+        c.attach("series of %s: %d (%d without failures)" % (n, len(lines), len(core)))
+        if not c.eq(len(core), HEALTHY_SERIES, "series of the healthy server %s" % n):
+            c.attach("\n".join(lines))
+        if len(lines) == len(core):
+            c.check(len(lines) <= 20, "at most 20 series for %s: %d" % (n, len(lines)))
+
+
 @mcptest.case(rep)
 def promtool_accepts_exposition_and_rules(c):
     if not (os.path.isfile(PROMTOOL) and os.access(PROMTOOL, os.X_OK)):
@@ -377,14 +447,30 @@ def promtool_accepts_exposition_and_rules(c):
     s = Serve(["-c", cfg])
     try:
         c.require(s.wait_ready(), "readyz 200 once every first dial settled:\n%s" % s.stderr())
+        deadline = time.monotonic() + 20
         text = s.metrics()
-        for fam in ("mcp_up", "mcp_liveness", "mcp_probe_success", "mcp_health", "mcp_failures_total",
-                     "mcp_client_operation_duration_seconds",
+        while time.monotonic() < deadline and not all(
+                'mcp_client_operation_duration_seconds_count{server="%s"' % n in text for n in ("healthy-a", "healthy-b")):
+            time.sleep(0.2)
+            text = s.metrics()
+        count_series(c, text, ("healthy-a", "healthy-b"))
+        # What Prometheus gets: OpenMetrics, gzipped (it sends both headers).
+        status, h, body = s.get("/metrics", {"Accept-Encoding": "gzip",
+                                             "Accept": "application/openmetrics-text;version=1.0.0"})
+        c.eq((status, h.get("content-encoding")), (200, "gzip"), "/metrics gzipped for Prometheus")
+        om = gzip.decompress(body).decode()
+        c.check(om.endswith("# EOF\n") and "# TYPE mcp_health gauge" in om, "the gzipped OpenMetrics exposition")
+        for fam in ("mcp_up", "mcp_last_rtt_seconds", "mcp_last_success_timestamp_seconds", "mcp_last_failure_info",
+                    "mcp_probe_success", "mcp_health", "mcp_failures_total",
+                    "mcp_client_operation_duration_seconds", "mcp_dial_duration_seconds",
                     "mcp_server_info", "mcptop_build_info", "process_cpu_seconds_total"):
             c.check("# TYPE %s " % fam in text, "family %s in the exposition" % fam)
-        r = mcptest.run([PROMTOOL, "check", "metrics"], input=text.encode(), timeout=30)
-        c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
-                "promtool check metrics accepts the exposition:\n%s" % r.describe())
+        status, h, body = s.get("/metrics", {"Accept-Encoding": "gzip"})
+        c.eq(h.get("content-encoding"), "gzip", "text gzipped")
+        for what, t in (("plain", text.encode()), ("gunzipped", gzip.decompress(body))):
+            r = mcptest.run([PROMTOOL, "check", "metrics"], input=t, timeout=30)
+            c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
+                    "promtool check metrics accepts the %s exposition:\n%s" % (what, r.describe()))
     finally:
         s.signal(signal.SIGTERM)
         c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
@@ -419,8 +505,23 @@ def endpoints_and_bearer_token(c):
         c.eq(h.get("content-type"), "application/openmetrics-text; version=1.0.0; charset=utf-8",
              "OpenMetrics when asked")
         c.check(body.endswith(b"# EOF\n"), "OpenMetrics ends with # EOF")
+        # gzip when asked (Prometheus asks on every scrape), plain otherwise.
+        status, h, body = s.get("/metrics", {"Authorization": "Bearer " + token, "Accept-Encoding": "gzip"})
+        c.eq((status, h.get("content-encoding")), (200, "gzip"), "gzip when Accept-Encoding asks")
+        c.check("accept-encoding" in h.get("vary", "").lower(), "Vary: Accept-Encoding: %s" % h)
+        c.check(body[:2] == b"\x1f\x8b" and b'mcp_up{server="one"} 1' in gzip.decompress(body),
+                "the answer is a gzip member of the exposition")
+        for ae in ("gzip;q=0, identity", "identity", "br"):
+            status, h, body = s.get("/metrics", {"Authorization": "Bearer " + token, "Accept-Encoding": ae})
+            c.check(status == 200 and "content-encoding" not in h and b'mcp_up{server="one"} 1' in body,
+                    "plain for Accept-Encoding %r: %s" % (ae, h))
+        status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token, "Accept-Encoding": "x-gzip, *;q=0"})
+        c.check(h.get("content-encoding") == "gzip" and json.loads(gzip.decompress(body))["servers"],
+                "/fleet gzipped too: %s" % h)
         # /fleet: the check --json document, live.
         c.eq(s.get("/fleet")[0], 401, "/fleet needs the token too")
+        c.eq(s.get("/probe?target=one")[0], 401, "/probe needs the token too")
+        c.eq(s.get("/sd")[0], 401, "/sd needs the token too")
         status, h, body = s.get("/fleet", {"Authorization": "Bearer " + token})
         c.eq(status, 200, "/fleet")
         c.eq(h.get("content-type"), "application/json", "/fleet content type")
@@ -484,6 +585,248 @@ def endpoints_and_bearer_token(c):
     after = lab.endpoint_counts("/healthy").get("sessions_deleted", 0)
     c.eq(after - before, 1, "serve ended its session with DELETE on SIGTERM")
     lab.stop()
+
+
+# A stdio MCP server in a few lines of Python: initialize, the
+# initialized notice, tools/list (one tool), ping; it exits when stdin
+# closes (the stdio ending's first step).
+STDIO_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    r = {}
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "py", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    elif m["method"] == "server/discover":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
+def samples(text):
+    """{(name, frozenset(labels)): value} of a text exposition."""
+    out = {}
+    for ln in text.splitlines():
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', ln)
+        if m:
+            labels = frozenset(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def probe_value(smp, name, **labels):
+    return smp.get((name, frozenset(labels.items())))
+
+
+@mcptest.case(rep)
+def probe_one_server_now(c):
+    """/probe?target=NAME: one check of that server now, answered in
+    blackbox_exporter's names, its session ended before the answer; unknown
+    targets are 400s; at most 16 probes at once while /metrics goes on."""
+    import threading
+    lab = faultlab.FaultLab().start()
+    refused = "http://%s:%d/mcp" % (LOOPBACK, mcptest.free_port())
+    cfg = mcptest.write_config({
+        "probed": {"url": lab.url("/healthy?probe=1"), "tags": ["team=core", "prod", "9bad=x"]},
+        "refused": {"url": refused},
+        "rpc": {"url": lab.url("/rpcerror/ping")},
+        "hang": {"url": lab.url("/hang/any")},
+        "off": {"url": lab.url("/healthy?off=1"), "disabled": True},
+        "stdio": {"command": sys.executable, "args": ["-c", STDIO_SERVER]},
+    }, mcptop=FAST)
+    s = Serve(["-c", cfg])
+    threads = []
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        before = lab.endpoint_counts("/healthy?probe=1")
+        status, h, body = s.get("/probe?target=probed")
+        after = lab.endpoint_counts("/healthy?probe=1")
+        c.eq(status, 200, "/probe of a healthy server")
+        c.eq(h.get("content-type"), "text/plain; version=0.0.4; charset=utf-8", "/probe content type")
+        smp = samples(body.decode())
+        c.eq(probe_value(smp, "probe_success"), 1.0, "probe_success of the healthy server:\n%s" % body.decode())
+        c.check(0 < (probe_value(smp, "probe_duration_seconds") or 0) < 10, "probe_duration_seconds")
+        c.eq(probe_value(smp, "mcp_probe_tools"), 3.0, "mcp_probe_tools")
+        c.eq(probe_value(smp, "mcp_probe_protocol_info", version="2025-11-25", era="legacy"), 1.0,
+             "mcp_probe_protocol_info")
+        c.eq(probe_value(smp, "mcp_probe_ending_info", outcome="terminated"), 1.0, "the probe's ending")
+        c.check(not any(n == "mcp_probe_failure_info" for n, _ in smp), "no failure on success")
+        # Its own session, ended (DELETE) before the answer came.
+        c.eq(after.get("sessions_issued", 0) - before.get("sessions_issued", 0), 1, "the probe dialed its own session")
+        c.eq(after.get("sessions_deleted", 0) - before.get("sessions_deleted", 0), 1,
+             "the probe's session was ended before the answer")
+        if os.path.isfile(PROMTOOL):
+            r = mcptest.run([PROMTOOL, "check", "metrics"], input=body, timeout=30)
+            c.check(r.rc == 0 and r.stdout.strip() == "" and r.stderr.strip() == "",
+                    "promtool check metrics accepts /probe's answer:\n%s" % r.describe())
+        for name, kind, delivered in (("refused", "connect_refused", "no"), ("rpc", "protocol", "yes")):
+            status, _, body = s.get("/probe?target=" + name)
+            smp = samples(body.decode())
+            c.eq((status, probe_value(smp, "probe_success")), (200, 0.0), "probe_success of %s" % name)
+            c.eq(probe_value(smp, "mcp_probe_failure_info", kind=kind, delivered=delivered, reason=""), 1.0,
+                 "mcp_probe_failure_info of %s:\n%s" % (name, body.decode()))
+        # A stdio server's probe is a child of its own, ended (and reaped)
+        # before the answer; the monitored child goes on.
+        pid = [x.get("pid") for x in json.loads(s.get("/fleet")[2])["servers"] if x["name"] == "stdio"]
+        status, _, body = s.get("/probe?target=stdio")
+        smp = samples(body.decode())
+        c.check(status == 200 and probe_value(smp, "probe_success") == 1.0 and
+                probe_value(smp, "mcp_probe_ending_info", outcome="exited") == 1.0,
+                "a stdio server's probe: its own child, exited: %d %r" % (status, body))
+        c.eq([x.get("pid") for x in json.loads(s.get("/fleet")[2])["servers"] if x["name"] == "stdio"], pid,
+             "the monitored stdio child is the same after the probe")
+        c.check(pid and pid[0] and os.path.exists("/proc/%d" % pid[0]), "... and still runs: %s" % pid)
+        # /sd: one target group per server not disabled, its name the
+        # target, where to probe it from the Host it was asked at.
+        status, h, body = s.get("/sd")
+        c.eq((status, h.get("content-type")), (200, "application/json"), "/sd")
+        groups = json.loads(body)
+        c.eq(sorted(g["targets"][0] for g in groups), ["hang", "probed", "refused", "rpc", "stdio"],
+             "/sd lists the servers, not the disabled one")
+        probed = [g["labels"] for g in groups if g["targets"] == ["probed"]]
+        c.check(probed and probed[0].get("team") == "core" and "9bad" not in probed[0] and
+                probed[0].get("__meta_mcptop_tags") == ",team=core,prod,9bad=x,",
+                "a KEY=VALUE tag is a label, every tag in __meta_mcptop_tags: %s" % probed)
+        c.check(all(len(g["targets"]) == 1 and g["labels"]["server"] == g["targets"][0] and
+                    g["labels"]["__meta_mcptop_address"] == s.target and
+                    g["labels"]["__meta_mcptop_transport"] == ("stdio" if g["targets"] == ["stdio"] else "http")
+                    for g in groups),
+                "each group: its name, server, transport, the exporter's address: %s" % groups)
+        status, h, body = s.get("/sd", {"Accept-Encoding": "gzip"})
+        c.check(h.get("content-encoding") == "gzip" and json.loads(gzip.decompress(body)) == groups,
+                "/sd gzipped when asked")
+        # Never a 200 for what cannot be probed: a 400 with one line.
+        for q, want in (("nope", "unknown target \"nope\": not a configured server"),
+                        ("", "target parameter is missing"),
+                        ("off", "disabled in the config"),
+                        (urllib.parse.quote(lab.url("/healthy"), safe=""), "ad-hoc URLs need --probe-urls")):
+            status, _, body = s.get("/probe?target=" + q if q else "/probe")
+            text = body.decode()
+            c.check(status == 400 and want in text and text.count("\n") == 1,
+                    "/probe?target=%s: 400 with one line (%r): %d %r" % (q, want, status, text))
+        # At most 16 at once; the loop goes on meanwhile (a probe waits on
+        # the loop, it does not block it).
+        results = []
+        base = lab.endpoint_counts("/hang/any").get("POST", 0)
+
+        def hang_probe():
+            results.append(s.get("/probe?target=hang", {"X-Prometheus-Scrape-Timeout-Seconds": "4"}, timeout=20))
+
+        threads = [threading.Thread(target=hang_probe, daemon=True) for _ in range(16)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline and lab.endpoint_counts("/hang/any").get("POST", 0) < base + 16:
+            time.sleep(0.05)
+        if lab.endpoint_counts("/hang/any").get("POST", 0) >= base + 16:
+            status, _, body = s.get("/probe?target=probed")
+            c.check(status == 503 and b"in flight" in body, "a 17th probe is a 503: %d %r" % (status, body))
+            c.eq(s.get("/metrics", timeout=10)[0], 200, "/metrics answers while 16 probes wait")
+        else:
+            c.attach("the 16 probes did not all reach the lab within 3 s: the 503 was not tried")
+        for t in threads:
+            t.join(timeout=20)
+        c.eq(len(results), 16, "every hanging probe answered")
+        for status, _, body in results:
+            smp = samples(body.decode())
+            if not c.check(status == 200 and probe_value(smp, "probe_success") == 0.0 and
+                           probe_value(smp, "mcp_probe_failure_info", kind="timeout", delivered="no", reason="") == 1.0,
+                           "a hanging server's probe is a timeout by the scrape's deadline: %d %r" % (status, body)):
+                break
+        # A client that goes away while its probe runs: the answer is
+        # dropped, and the next probe gets its own.
+        import socket
+        k = socket.create_connection((LOOPBACK, s.port), timeout=5)
+        k.sendall(b"GET /probe?target=hang HTTP/1.1\r\nHost: x\r\nX-Prometheus-Scrape-Timeout-Seconds: 1.5\r\n\r\n")
+        time.sleep(0.2)
+        k.close()
+        time.sleep(1.5)
+        status, _, body = s.get("/probe?target=probed")
+        c.check(status == 200 and probe_value(samples(body.decode()), "probe_success") == 1.0,
+                "a probe after a client left mid-probe: %d %r" % (status, body))
+        # --probe-urls: an ad-hoc http(s) URL is probed too; nothing else.
+        s2 = Serve(["-c", mcptest.write_config({"x": {"url": "notaurl"}}), "--probe-urls"])
+        try:
+            status, _, body = s2.get("/probe?target=" + urllib.parse.quote(lab.url("/healthy?adhoc=1"), safe=""))
+            c.check(status == 200 and probe_value(samples(body.decode()), "probe_success") == 1.0,
+                    "--probe-urls probes an ad-hoc URL: %d %r" % (status, body))
+            c.eq(lab.endpoint_counts("/healthy?adhoc=1").get("sessions_deleted", 0), 1, "... and ends its session")
+            status, _, body = s2.get("/probe?target=" + urllib.parse.quote("file:///etc/passwd", safe=""))
+            c.check(status == 400 and b"http:// or https://" in body, "only http(s): %d %r" % (status, body))
+        finally:
+            s2.close()
+    finally:
+        for t in threads:
+            t.join(timeout=20)
+        s.signal(signal.SIGTERM)
+        c.eq(s.wait_exit(EXIT_WAIT), 0, "exit status after SIGTERM")
+        s.close()
+        lab.stop()
+
+
+@mcptest.case(rep)
+def certificate_and_token_expiry(c):
+    """The https server's certificate expiry (libcurl's certificate info)
+    and a cached token's, with whether it can be refreshed; a healthy https
+    server with a token has 20 series, at the bound."""
+    cert = faultlab.make_cert(days=2)
+    lab = faultlab.FaultLab(tls=cert).start()
+    state = mcptest.tmpdir() / "serve-state"
+    (state / "mcptop").mkdir(parents=True)
+    secure_url, plain_url = lab.tls_url("/healthy?tls=1"), lab.url("/healthy?tok=1")
+    expires = int(time.time()) + 1800
+    tokens = {"version": 1, "tokens": [
+        {"server": "secure", "resource": secure_url, "access_token": "at-1", "token_type": "Bearer",
+         "expires_at": expires, "obtained_at": expires - 3600},
+        {"server": "plain", "resource": plain_url, "access_token": "at-2", "token_type": "Bearer",
+         "expires_at": expires + 60, "obtained_at": expires - 3600, "refresh_token": "rt-2",
+         "token_endpoint": "http://127.0.0.1:9/token", "client_id": "c"}]}
+    tfile = state / "mcptop" / "tokens.json"
+    tfile.write_text(json.dumps(tokens))
+    os.chmod(tfile, 0o600)
+    os.chmod(state / "mcptop", 0o700)
+    cfg = mcptest.write_config({"secure": {"url": secure_url, "ca_file": cert.cert},
+                                "plain": {"url": plain_url}}, mcptop=FAST)
+    s = Serve(["-c", cfg], env={"XDG_STATE_HOME": str(state)})
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        deadline = time.monotonic() + 20
+        text = s.metrics()
+        while time.monotonic() < deadline and 'mcp_client_operation_duration_seconds_count{server="secure"' not in text:
+            time.sleep(0.2)
+            text = s.metrics()
+        smp = samples(text)
+        r = mcptest.run(["openssl", "x509", "-enddate", "-noout", "-in", cert.cert], timeout=10)
+        m = re.search(r"notAfter=(.*)", r.stdout)
+        want = int(time.mktime(time.strptime(m.group(1).strip(), "%b %d %H:%M:%S %Y GMT")) - time.timezone) if m else None
+        c.eq(probe_value(smp, "mcp_tls_cert_not_after_timestamp_seconds", server="secure"), float(want or -1),
+             "the certificate's notAfter (%s)" % (m.group(1) if m else r.describe()))
+        c.check(("mcp_tls_cert_not_after_timestamp_seconds", frozenset({("server", "plain")})) not in smp,
+                "no certificate for an http server")
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="secure", refreshable="false"),
+             float(expires), "a token with no refresh token: refreshable false")
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="plain", refreshable="true"),
+             float(expires + 60), "a token with a refresh token: refreshable true")
+        lines = [ln for ln in text.splitlines() if ln.startswith(("mcp_", "probe_")) and '{server="secure"' in ln]
+        if not _FAILURE_ONLY.search("\n".join(lines)):
+            c.eq(len(lines), HEALTHY_SERIES + 2, "a healthy https server with a token: 20 series:\n%s" % "\n".join(lines))
+        # A token file that changes is read again at the next scrape.
+        tokens["tokens"][0]["expires_at"] = expires + 7
+        tfile.write_text(json.dumps(tokens))
+        os.utime(tfile, (time.time() + 2, time.time() + 2))
+        smp = samples(s.metrics())
+        c.eq(probe_value(smp, "mcp_oauth_token_expiry_timestamp_seconds", server="secure", refreshable="false"),
+             float(expires + 7), "the token file read again when it changed")
+        c.check("at-1" not in text and "rt-2" not in text and "at-1" not in s.stderr(), "no token in the exposition")
+    finally:
+        s.close()
+        lab.stop()
 
 
 @mcptest.case(rep)

@@ -851,11 +851,61 @@ test_discover(void **state)
     free(home_file);
 }
 
+/* config_for_server: a deep copy that outlives the config it came from
+ * (serve's /probe dials one while a reload may free the original). */
+static void
+test_for_server_copies(void **state)
+{
+    struct config *cfg = parse_ok("{\"mcpServers\": {"
+        "\"web\": {\"url\": \"https://u:p@mcp.example.com/mcp?key=s\","
+        " \"headers\": {\"Authorization\": \"Bearer t0k\"},"
+        " \"tags\": [\"team=core\", \"prod\"], \"timeout_ms\": 1234,"
+        " \"oauth\": {\"client_id\": \"cid\", \"scope\": \"a b\"},"
+        " \"probe_tool\": {\"name\": \"echo\", \"arguments\": {\"x\": 1},"
+        " \"expect_text\": \"ok\"}},"
+        "\"cmd\": {\"command\": \"/bin/cat\", \"args\": [\"-u\", \"-\"],"
+        " \"env\": {\"K\": \"v\"}, \"cwd\": \"/tmp\"}}}");
+    struct config *web = config_for_server(&cfg->servers[0]);
+    struct config *cmd = config_for_server(&cfg->servers[1]);
+    const struct config_server *w = &web->servers[0], *c = &cmd->servers[0];
+
+    (void)state;
+    assert_true(config_server_same(&cfg->servers[0], w));
+    assert_true(config_server_same(&cfg->servers[1], c));
+    assert_ptr_not_equal(w->url, cfg->servers[0].url);
+    assert_ptr_not_equal(w->headers, cfg->servers[0].headers);
+    config_free(cfg);               /* the copies stand alone */
+    assert_int_equal(web->nservers, 1);
+    assert_string_equal(w->name, "web");
+    assert_string_equal(w->url, "https://u:p@mcp.example.com/mcp?key=s");
+    assert_null(strstr(w->url_shown, "p@"));
+    assert_int_equal(w->nheaders, 1);
+    assert_string_equal(w->headers[0].value, "Bearer t0k");
+    assert_int_equal(w->ntags, 2);
+    assert_string_equal(w->tags[1], "prod");
+    assert_int_equal(w->timeout_ms, 1234);
+    assert_string_equal(w->oauth->client_id, "cid");
+    assert_string_equal(w->oauth->scope, "a b");
+    assert_string_equal(w->probe->name, "echo");
+    assert_string_equal(w->probe->expect_text, "ok");
+    assert_int_equal(c->transport, CONFIG_STDIO);
+    assert_string_equal(c->command, "/bin/cat");
+    assert_int_equal(c->nargs, 2);
+    assert_string_equal(c->args[1], "-");
+    assert_string_equal(c->args_shown[0], "-u");
+    assert_int_equal(c->nenv, 1);
+    assert_string_equal(c->env[0].value, "v");
+    assert_string_equal(c->cwd, "/tmp");
+    config_free(web);
+    config_free(cmd);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mcpservers_shape),
+        cmocka_unit_test(test_for_server_copies),
         cmocka_unit_test(test_vscode_shape),
         cmocka_unit_test(test_jsonc_strings_untouched),
         cmocka_unit_test(test_both_maps_and_duplicate),

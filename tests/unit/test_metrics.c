@@ -256,9 +256,10 @@ expo_count(const struct expo *e, const char *name, const char *prefix)
     return n;
 }
 
-/* Every histogram series: buckets cumulative, the last +Inf == _count. */
+/* Every histogram series: nb finite buckets and +Inf, cumulative, the
+ * last +Inf == _count. */
 static void
-expo_check_histograms(const struct expo *e, const char *fam)
+expo_check_histograms(const struct expo *e, const char *fam, size_t nb)
 {
     char bucket[160], count[160];
 
@@ -285,7 +286,7 @@ expo_check_histograms(const struct expo *e, const char *fam)
             if (strcmp(le, "+Inf\"") == 0)
                 assert_true(e->s[j].value == e->s[i].value);
         }
-        assert_int_equal(seen, METRICS_BUCKETS + 1);
+        assert_int_equal(seen, nb + 1);
     }
 }
 
@@ -409,8 +410,9 @@ test_families(void **state)
     struct expo     e;
     char           *text;
     static const char *const families[] = {
-        "mcp_up", "mcp_liveness", "mcp_last_observation_timestamp_seconds",
-        "mcp_probe_success", "mcp_health",
+        "mcp_up", "mcp_last_rtt_seconds",
+        "mcp_last_success_timestamp_seconds", "mcp_last_failure_info",
+        "mcp_probe_success", "mcp_health", "mcp_dial_duration_seconds",
         "mcp_tools", "mcp_tools_changes_total", "mcp_failures_total",
         "mcp_endings_total", "mcp_server_info",
         "mcp_client_operation_duration_seconds",
@@ -432,18 +434,19 @@ test_families(void **state)
             fail_msg("family %s missing", families[i]);
     }
     assert_true(expo_value(&e, "mcp_up", A) == 0);
-    assert_true(expo_value(&e, "mcp_liveness", A ",state=\"absent\"") == 1);
-    assert_true(expo_value(&e, "mcp_liveness", A ",state=\"reachable\"") ==
-        0);
-    assert_true(expo_value(&e, "mcp_liveness", A ",state=\"unreachable\"")
-        == 0);
-    assert_true(expo_value(&e, "mcp_liveness", A ",state=\"unknown\"") == 0);
     assert_true(expo_value(&e, "mcp_probe_success", A) == 0);
     assert_true(expo_value(&e, "mcp_health", A ",state=\"pending\"") == 1);
-    /* No observation: no timestamp, no tools. */
+    /* The lean set: no liveness state set, no observation timestamp. */
+    assert_false(expo_has(&e, "mcp_liveness", NULL));
     assert_false(expo_has(&e, "mcp_last_observation_timestamp_seconds",
         NULL));
+    /* No observation: no round trip, no success, no failure, no tools,
+     * no histogram series. */
+    assert_false(expo_has(&e, "mcp_last_rtt_seconds", NULL));
+    assert_false(expo_has(&e, "mcp_last_success_timestamp_seconds", NULL));
+    assert_false(expo_has(&e, "mcp_last_failure_info", NULL));
     assert_false(expo_has(&e, "mcp_tools", NULL));
+    assert_false(expo_has(&e, "mcp_dial_duration_seconds_count", NULL));
     assert_true(expo_value(&e, "mcp_tools_changes_total", A) == 0);
     assert_true(expo_value(&e, "mcp_server_info", A ",transport=\"http\","
         "era=\"\",protocol_version=\"\",server_name=\"\","
@@ -479,8 +482,9 @@ test_families(void **state)
     expo_free(&e);
 }
 
-/* The conventions' buckets: each observation in the first bucket whose
- * bound it does not exceed (le is inclusive); cumulative; sum in seconds. */
+/* The liveness exchange's buckets, 1 ms to 10 s: each observation in the
+ * first bucket whose bound it does not exceed (le is inclusive);
+ * cumulative; sum in seconds. */
 static void
 test_histogram_buckets(void **state)
 {
@@ -488,21 +492,23 @@ test_histogram_buckets(void **state)
     const struct server *a = server_named(fx->fleet, "alpha");
     struct expo          e;
     char                *text;
-    static const double  ms[] = { 5, 10, 15, 250, 1000, 400000 };
+    static const double  ms[] = { 0.5, 1, 3, 30, 250, 1000, 400000 };
     static const struct {
         const char *le;
         double      want;
     } cum[] = {
-        { "0.01", 2 }, { "0.02", 3 }, { "0.05", 3 }, { "0.1", 3 },
-        { "0.2", 3 }, { "0.5", 4 }, { "1", 5 }, { "2", 5 }, { "5", 5 },
-        { "10", 5 }, { "30", 5 }, { "60", 5 }, { "120", 5 }, { "300", 5 },
-        { "+Inf", 6 },
+        { "0.001", 2 }, { "0.005", 3 }, { "0.025", 3 }, { "0.1", 4 },
+        { "0.5", 5 }, { "2.5", 6 }, { "10", 6 }, { "+Inf", 7 },
     };
     char labels[256];
 
-    assert_int_equal(METRICS_BUCKETS, 14);
-    assert_true(metrics_bucket_bounds[0] == 0.01);
-    assert_true(metrics_bucket_bounds[13] == 300);
+    assert_int_equal(METRICS_LIVE_BUCKETS, 7);
+    assert_true(metrics_live_bounds[0] == 0.001);
+    assert_true(metrics_live_bounds[METRICS_LIVE_BUCKETS - 1] == 10);
+    assert_int_equal(METRICS_SESSION_BUCKETS, 14);
+    assert_true(metrics_session_bounds[13] == 300);
+    /* What the README and the integration test count. */
+    assert_int_equal(METRICS_SERIES_HEALTHY, 18);
     for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
         feed(fx->m, a, "ping", ms[i], NULL);
     render(fx, METRICS_TEXT, &e, &text);
@@ -514,21 +520,26 @@ test_histogram_buckets(void **state)
             fail_msg("le=%s: want %g", cum[i].le, cum[i].want);
     }
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
-        A ",mcp_method_name=\"ping\"") == 6);
+        A ",mcp_method_name=\"ping\"") == 7);
     assert_true(fabs(expo_value(&e,
         "mcp_client_operation_duration_seconds_sum",
-        A ",mcp_method_name=\"ping\"") - 401.28) < 1e-9);
-    expo_check_histograms(&e, "mcp_client_operation_duration_seconds");
+        A ",mcp_method_name=\"ping\"") - 401.2845) < 1e-9);
+    expo_check_histograms(&e, "mcp_client_operation_duration_seconds",
+        METRICS_LIVE_BUCKETS);
+    /* A completed exchange is the last success (ts 1000 ms). */
+    assert_true(expo_value(&e, "mcp_last_success_timestamp_seconds", A) ==
+        1);
     free(text);
     expo_free(&e);
 
     /* OpenMetrics writes the bounds as floats. */
     render(fx, METRICS_OPENMETRICS, &e, NULL);
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_bucket",
-        A ",mcp_method_name=\"ping\",le=\"1.0\"") == 5);
+        A ",mcp_method_name=\"ping\",le=\"0.001\"") == 2);
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_bucket",
-        A ",mcp_method_name=\"ping\",le=\"300.0\"") == 5);
-    expo_check_histograms(&e, "mcp_client_operation_duration_seconds");
+        A ",mcp_method_name=\"ping\",le=\"10.0\"") == 6);
+    expo_check_histograms(&e, "mcp_client_operation_duration_seconds",
+        METRICS_LIVE_BUCKETS);
     expo_free(&e);
 }
 
@@ -569,18 +580,25 @@ test_error_type_and_counters(void **state)
     metrics_event_cb(fx->m, &evd);
     metrics_event_cb(fx->m, &tc);
     render(fx, METRICS_TEXT, &e, NULL);
-    assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
-        A ",mcp_method_name=\"tools/list\",error_type=\"-32601\"") == 1);
+    /* Per server, the liveness exchange only: a re-list (alpha's
+     * liveness method is ping), a dial and an unknown op have no series. */
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
         A ",mcp_method_name=\"server/discover\",error_type=\"-32601\"") == 1);
     assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
         A ",mcp_method_name=\"ping\",error_type=\"timeout\"") == 2);
-    assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
-        A ",mcp_method_name=\"dial\",error_type=\"http_status\"") == 1);
-    assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
-        A ",mcp_method_name=\"dial\"") == 1);
-    assert_true(expo_value(&e, "mcp_client_operation_duration_seconds_count",
-        A ",mcp_method_name=\"other\"") == 1);
+    assert_int_equal(expo_count(&e,
+        "mcp_client_operation_duration_seconds_count", A), 2);
+    /* The dial is fleet-wide, completed dials only. */
+    assert_true(expo_value(&e, "mcp_dial_duration_seconds_count",
+        "transport=\"http\",era=\"\"") == 1);
+    assert_int_equal(expo_count(&e, "mcp_dial_duration_seconds_count", ""),
+        1);
+    assert_true(expo_value(&e, "mcp_dial_duration_seconds_bucket",
+        "transport=\"http\",era=\"\",le=\"0.025\"") == 0);
+    assert_true(expo_value(&e, "mcp_dial_duration_seconds_bucket",
+        "transport=\"http\",era=\"\",le=\"0.1\"") == 1);
+    expo_check_histograms(&e, "mcp_dial_duration_seconds",
+        METRICS_LIVE_BUCKETS);
     assert_true(expo_value(&e, "mcp_failures_total", A ",kind=\"protocol\","
         "delivered=\"yes\",reason=\"\"") == 2);
     assert_true(expo_value(&e, "mcp_failures_total", A ",kind=\"timeout\","
@@ -592,7 +610,8 @@ test_error_type_and_counters(void **state)
         A ",outcome=\"terminated\"") == 2);
     assert_int_equal(expo_count(&e, "mcp_endings_total", A), 1);
     assert_true(expo_value(&e, "mcp_tools_changes_total", A) == 1);
-    expo_check_histograms(&e, "mcp_client_operation_duration_seconds");
+    expo_check_histograms(&e, "mcp_client_operation_duration_seconds",
+        METRICS_LIVE_BUCKETS);
     expo_free(&e);
 }
 

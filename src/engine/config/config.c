@@ -495,6 +495,19 @@ config_for_url(const char *url)
 
 /* See config.h. */
 struct config *
+config_for_server(const struct config_server *decl)
+{
+    struct config *cfg = xcalloc(1, sizeof *cfg);
+
+    cfg->origin = str_dup(decl->origin != NULL ? decl->origin : "copy");
+    cfg->servers = xcalloc(1, sizeof *cfg->servers);
+    cfg->nservers = 1;
+    config_server_copy(&cfg->servers[0], decl);
+    return cfg;
+}
+
+/* See config.h. */
+struct config *
 config_for_taps(const char *dir, char **cause)
 {
     DIR           *d = opendir(dir);

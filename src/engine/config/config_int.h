@@ -254,6 +254,10 @@ int config_opt(struct config_server *s, const cJSON *v, char **why);
 void config_server_defaults(struct config_server *s);
 /* Free everything s owns (not s itself). */
 void config_server_done(struct config_server *s);
+/* Make dst a deep copy of src (every string and array its own; secrets
+ * copied as they are). Free with config_server_done. */
+void config_server_copy(struct config_server *dst,
+    const struct config_server *src);
 /* Fill s from one entry of a server map; problems go to s->invalid or
  * the warnings. */
 void config_server_load(struct config_ctx *ctx, struct config_server *s,

@@ -499,6 +499,82 @@ config_server_done(struct config_server *s)
     free(s->invalid);
 }
 
+/* A copy of n strings (NULL when n is 0). */
+static char **
+config_strings_copy(char *const *a, size_t n)
+{
+    char **out;
+
+    if (a == NULL || n == 0)
+        return NULL;
+    out = xcalloc(n + 1, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = str_dup(a[i]);
+    return out;
+}
+
+static struct config_kv *
+config_kvs_copy(const struct config_kv *kv, size_t n)
+{
+    struct config_kv *out;
+
+    if (kv == NULL || n == 0)
+        return NULL;
+    out = xcalloc(n, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        out[i].name = str_dup(kv[i].name);
+        out[i].value = str_dup(kv[i].value);
+    }
+    return out;
+}
+
+void
+config_server_copy(struct config_server *dst, const struct config_server *src)
+{
+    *dst = *src;
+    dst->name = str_dup(src->name);
+    dst->url = str_dup(src->url);
+    dst->url_shown = str_dup(src->url_shown);
+    dst->headers = config_kvs_copy(src->headers, src->nheaders);
+    dst->nheaders = dst->headers != NULL ? src->nheaders : 0;
+    dst->ca_file = str_dup(src->ca_file);
+    if (src->oauth != NULL) {
+        dst->oauth = xcalloc(1, sizeof *dst->oauth);
+        *dst->oauth = *src->oauth;
+        dst->oauth->client_id = str_dup(src->oauth->client_id);
+        dst->oauth->client_secret = str_dup(src->oauth->client_secret);
+        dst->oauth->token_endpoint_auth_method =
+            str_dup(src->oauth->token_endpoint_auth_method);
+        dst->oauth->private_key_file = str_dup(src->oauth->private_key_file);
+        dst->oauth->signing_algorithm =
+            str_dup(src->oauth->signing_algorithm);
+        dst->oauth->scope = str_dup(src->oauth->scope);
+        dst->oauth->client_metadata_url =
+            str_dup(src->oauth->client_metadata_url);
+        dst->oauth->issuer = str_dup(src->oauth->issuer);
+    }
+    if (src->probe != NULL) {
+        dst->probe = xcalloc(1, sizeof *dst->probe);
+        *dst->probe = *src->probe;
+        dst->probe->name = str_dup(src->probe->name);
+        dst->probe->arguments = str_dup(src->probe->arguments);
+        dst->probe->expect_text = str_dup(src->probe->expect_text);
+    }
+    dst->command = str_dup(src->command);
+    dst->args = config_strings_copy(src->args, src->nargs);
+    dst->args_shown = src->args_shown != NULL ?
+        config_strings_copy(src->args_shown, src->nargs) : NULL;
+    dst->nargs = dst->args != NULL ? src->nargs : 0;
+    dst->env = config_kvs_copy(src->env, src->nenv);
+    dst->nenv = dst->env != NULL ? src->nenv : 0;
+    dst->cwd = str_dup(src->cwd);
+    dst->tags = config_strings_copy(src->tags, src->ntags);
+    dst->ntags = dst->tags != NULL ? src->ntags : 0;
+    dst->source = str_dup(src->source);
+    dst->origin = str_dup(src->origin);
+    dst->invalid = str_dup(src->invalid);
+}
+
 /*
  * Decide s->transport from the type, URL and command keys (any alias).
  * It is set to the best guess even on failure. 0, or -1 with *why.

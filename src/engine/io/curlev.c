@@ -14,13 +14,21 @@
  * It must never block, never call libcurl from the timer callback (only
  * from the watcher it arms), and never touch an ev_io after socket_action,
  * which may have freed it.
+ *
+ * A transfer that asked for CURLOPT_CERTINFO and made a new TLS
+ * connection leaves the server certificate's expiry ("Expire date" of the
+ * chain's first entry) under its key: the one fact of a handshake the
+ * exporter shows (mcp_tls_cert_not_after_timestamp_seconds).
  */
 #include "io/curlev.h"
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "util/xmalloc.h"
 
@@ -41,6 +49,8 @@ struct curlev {
     struct curlev_multi **groups;
     size_t                ngroups;
     size_t                running;
+    int64_t              *not_after;    /* by key: epoch s, 0 unknown */
+    size_t                nnot_after;
 };
 
 struct curlev_sock {
@@ -54,9 +64,11 @@ struct curlev_xfer {
     curlev_done_cb       done;
     void                *arg;
     struct curlev_multi *cm;
+    size_t               key;
 };
 
 static void curlev_check_done(struct curlev_multi *cm);
+static void curlev_note_cert(struct curlev *ce, CURL *easy, size_t key);
 
 static int
 curlev_events(int what)
@@ -185,11 +197,80 @@ curlev_check_done(struct curlev_multi *cm)
             curlev_done_cb done = x->done;
             void          *arg = x->arg;
 
+            curlev_note_cert(ce, easy, x->key);
             curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
             free(x);
             done(arg, easy, (int)code);
         }
     }
+}
+
+/*
+ * "Jun 16 12:00:00 2027 GMT" (OpenSSL's ASN1_TIME_print, as libcurl's
+ * certinfo writes "Expire date") as epoch seconds; 0 when it is not that.
+ * Read by hand: strptime's %b follows the locale.
+ */
+int64_t
+curlev_parse_cert_time(const char *s)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    struct tm          tm;
+    char               mon[4];
+    int                day, h, m, sec, year, n = 0;
+    const char        *at;
+
+    memset(&tm, 0, sizeof(tm));
+    if (s == NULL || sscanf(s, "%3s %d %d:%d:%d %d GMT%n", mon, &day, &h, &m,
+        &sec, &year, &n) != 6 || n == 0 || strlen(mon) != 3)
+        return 0;
+    at = strstr(months, mon);
+    if (at == NULL || (at - months) % 3 != 0 || day < 1 || day > 31 ||
+        h > 23 || m > 59 || sec > 60 || year < 1970 || year > 9999)
+        return 0;
+    tm.tm_mon = (int)((at - months) / 3);
+    tm.tm_mday = day;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    tm.tm_year = year - 1900;
+    return (int64_t)timegm(&tm);
+}
+
+/* The leaf certificate's expiry of a transfer that made a TLS handshake
+ * with CURLOPT_CERTINFO, kept under key. */
+static void
+curlev_note_cert(struct curlev *ce, CURL *easy, size_t key)
+{
+    struct curl_certinfo *ci = NULL;
+    int64_t               t = 0;
+
+    if (curl_easy_getinfo(easy, CURLINFO_CERTINFO, &ci) != CURLE_OK ||
+        ci == NULL || ci->num_of_certs < 1)
+        return;
+    for (struct curl_slist *l = ci->certinfo[0]; l != NULL; l = l->next) {
+        if (strncmp(l->data, "Expire date:", 12) == 0) {
+            t = curlev_parse_cert_time(l->data + 12);
+            break;
+        }
+    }
+    if (t <= 0)
+        return;
+    if (key >= ce->nnot_after) {
+        size_t n = key + 1 > 2 * ce->nnot_after ? key + 1 :
+            2 * ce->nnot_after;
+
+        ce->not_after = xrealloc(ce->not_after, n * sizeof(*ce->not_after));
+        memset(ce->not_after + ce->nnot_after, 0,
+            (n - ce->nnot_after) * sizeof(*ce->not_after));
+        ce->nnot_after = n;
+    }
+    ce->not_after[key] = t;
+}
+
+int64_t
+curlev_cert_not_after(const struct curlev *ce, size_t key)
+{
+    return key < ce->nnot_after ? ce->not_after[key] : 0;
 }
 
 static struct curlev_multi *
@@ -260,6 +341,7 @@ curlev_free(struct curlev *ce)
         free(cm);
     }
     free(ce->groups);
+    free(ce->not_after);
     free(ce);
 }
 
@@ -273,6 +355,7 @@ curlev_add(struct curlev *ce, size_t key, void *easy, curlev_done_cb done,
     x->done = done;
     x->arg = arg;
     x->cm = cm;
+    x->key = key;
     curl_easy_setopt(easy, CURLOPT_PRIVATE, x);
     if (curl_multi_add_handle(cm->multi, easy) != CURLM_OK) {
         curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);

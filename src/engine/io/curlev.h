@@ -9,6 +9,7 @@
 
 #include <ev.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct curlev;
 
@@ -39,5 +40,14 @@ void curlev_remove(struct curlev *ce, void *easy);
 struct ev_loop *curlev_loop(const struct curlev *ce);
 /* Transfers currently added. */
 size_t curlev_running(const struct curlev *ce);
+
+/* When the certificate of server `key` expires (epoch seconds): its
+ * leaf's "Expire date", from the last transfer that made a TLS handshake
+ * and asked for CURLOPT_CERTINFO (http_request.cert_info); 0 before one
+ * did. */
+int64_t curlev_cert_not_after(const struct curlev *ce, size_t key);
+/* "Jun 16 12:00:00 2027 GMT" (as libcurl's certinfo writes dates) as epoch
+ * seconds, whatever the locale; 0 when s is not such a date. */
+int64_t curlev_parse_cert_time(const char *s);
 
 #endif

@@ -578,6 +578,8 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    if (rq->cert_info && strncasecmp(rq->url, "https://", 8) == 0)
+        curl_easy_setopt(e, CURLOPT_CERTINFO, 1L);
     switch (rq->method) {
     case HTTP_POST:
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,

@@ -325,6 +325,7 @@ http_sse_request(const struct http_sse_transport *t, enum http_method method, co
         .tls_insecure = d->tls_insecure,
         .maybe_resent = t->used,
         .pool_key = t->base.env->pool_key,
+        .cert_info = true,
     };
 }
 

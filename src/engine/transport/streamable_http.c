@@ -239,6 +239,7 @@ streamable_http_issue(struct streamable_http_transport *t, struct streamable_htt
         .tls_insecure = d->tls_insecure,
         .maybe_resent = t->used || r->run != NULL,
         .pool_key = t->base.env->pool_key,
+        .cert_info = true,
         .authorization = oauth_authorization(t->oauth),
     };
 
