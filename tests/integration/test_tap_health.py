@@ -25,18 +25,15 @@ Standalone: MCPTOP_BIN=build/mcptop MCPTOP_TESTS_DIR=tests python3 tests/integra
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcptest  # noqa: E402
-from mcptest import LOOPBACK, SetupError  # noqa: E402
+from mcptest import SetupError  # noqa: E402
 
 rep = mcptest.Reporter("tap health: check, watch and serve agree on taps")
 
@@ -44,8 +41,6 @@ SETTLE_WAIT = 30.0
 STABLE_FOR = 2.0
 EXIT_WAIT = 15.0
 
-_LISTEN = re.compile(r"listening on http://([0-9.]+):(\d+)/metrics")
-_SAMPLE = re.compile(r'^(mcp_health|mcp_probe_success)\{server="([^"]*)"(?:,state="([^"]*)")?\} (\S+)$')
 
 # A stdio MCP server: initialize answered; every other request answered
 # with a result (mode ok) or -32603 (mode error); it appends each method it
@@ -159,59 +154,6 @@ class Tap:
             return mcptest.terminate(self.p)
 
 
-class Serve:
-    """`mcptop serve -c CFG --listen 127.0.0.1:0`."""
-
-    def __init__(self, cfg, timeout=20.0):
-        self.err_path = mcptest.tmpdir() / ("serve-taphealth-%d.log" % id(self))
-        with open(self.err_path, "wb") as err:
-            self.proc = mcptest.spawn([mcptest.MCPTOP_BIN, "serve", "-c", cfg, "--listen", "%s:0" % LOOPBACK],
-                                      env=mcptest.mcptop_env(), stdout=subprocess.DEVNULL, stderr=err)
-        self.port = None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            m = _LISTEN.search(self.stderr())
-            if m:
-                self.port = int(m.group(2))
-                return
-            time.sleep(0.05)
-        self.close()
-        raise SetupError("mcptop serve did not say where it listens:\n%s" % self.stderr())
-
-    def stderr(self):
-        try:
-            return self.err_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def health(self):
-        states, probe = {}, {}
-        try:
-            with urllib.request.urlopen("http://%s:%d/metrics" % (LOOPBACK, self.port), timeout=5) as r:
-                text = r.read().decode()
-        except (OSError, urllib.error.URLError):
-            return states, probe
-        for line in text.splitlines():
-            m = _SAMPLE.match(line)
-            if not m:
-                continue
-            fam, server, state, value = m.groups()
-            if fam == "mcp_health":
-                if float(value) == 1:
-                    states.setdefault(server, []).append(state)
-            else:
-                probe[server] = float(value)
-        return states, probe
-
-    def close(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            return mcptest.terminate(self.proc)
-
-
 def wait_stable(read, want, timeout=SETTLE_WAIT, stable_for=STABLE_FOR):
     """Poll read() until it equals want for stable_for seconds, or until it
     has not changed for stable_for seconds once it covers every server; the
@@ -243,7 +185,7 @@ def check_watch_serve_agree_on_taps(c):
         taps["erroring"].agent_session(3)
         taps["gone"].agent_session(1)
         w = mcptest.Watch(["watch", "-c", cfg])
-        s = Serve(cfg)
+        s = mcptest.ServeMetrics(cfg, exit_wait=EXIT_WAIT)
 
         def watch_last():
             last = {}
@@ -256,7 +198,7 @@ def check_watch_serve_agree_on_taps(c):
         before = dict(EXPECTED, gone="ok")
         got, ok = wait_stable(watch_last, before)
         c.check(ok, "watch settles with the tap still there: %s" % got)
-        got, ok = wait_stable(lambda: {n: tuple(v) for n, v in s.health()[0].items()},
+        got, ok = wait_stable(lambda: {n: tuple(st for st, x in v if x == 1) for n, v in s.health()[0].items()},
                               {n: (h,) for n, h in before.items()})
         c.check(ok, "serve settles with the tap still there: %s" % got)
 
@@ -275,7 +217,7 @@ def check_watch_serve_agree_on_taps(c):
 
         watch, ok = wait_stable(watch_last, EXPECTED)
         c.check(ok, "watch's health settled: %s" % watch)
-        serve, ok = wait_stable(lambda: {n: tuple(v) for n, v in s.health()[0].items()},
+        serve, ok = wait_stable(lambda: {n: tuple(st for st, x in v if x == 1) for n, v in s.health()[0].items()},
                                 {n: (h,) for n, h in EXPECTED.items()})
         c.check(ok, "serve's health settled: %s" % serve)
         serve = {n: (v[0] if len(v) == 1 else v) for n, v in (serve or {}).items()}
