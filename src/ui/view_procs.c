@@ -310,6 +310,13 @@ procs_rss(char *buf, size_t n, long kb)
         snprintf(buf, n, "%.1fG", (double)kb / (1024.0 * 1024.0));
 }
 
+/* The SERVER column: the width of a long name where there is room. */
+static int
+procs_server_w(const struct ui *ui)
+{
+    return ui->cols >= 120 ? 20 : ui->cols >= 100 ? 16 : 12;
+}
+
 static void
 procs_titles(struct ui *ui, struct ui_line *l, bool orphans)
 {
@@ -324,7 +331,8 @@ procs_titles(struct ui *ui, struct ui_line *l, bool orphans)
     ui_line_cell(l, UI_ROLE_HEADER, orphans ? "PPID" : "RESP", 7, true,
         ui->utf8);
     ui_line_add(l, UI_ROLE_HEADER, " ");
-    ui_line_cell(l, UI_ROLE_HEADER, "SERVER", 14, false, ui->utf8);
+    ui_line_cell(l, UI_ROLE_HEADER, "SERVER", procs_server_w(ui), false,
+        ui->utf8);
     ui_line_add(l, UI_ROLE_HEADER, " COMMAND");
 }
 
@@ -359,7 +367,8 @@ procs_row_line(struct ui *ui, struct ui_line *l, const struct procs_row *r)
     ui_line_cell(l, r->spawns > 1 ? UI_ROLE_WARNING : UI_ROLE_DIM, buf, 7,
         true, ui->utf8);
     ui_line_add(l, UI_ROLE_NORMAL, " ");
-    ui_line_cell(l, UI_ROLE_NORMAL, r->server, 14, false, ui->utf8);
+    ui_line_cell(l, UI_ROLE_NORMAL, r->server, procs_server_w(ui), false,
+        ui->utf8);
     ui_line_add(l, UI_ROLE_NORMAL, " ");
     for (int d = 0; d < r->depth; d++)
         ui_line_add(l, UI_ROLE_DIM, d + 1 == r->depth ?

@@ -187,6 +187,11 @@ def case_procs(c, cols, rows):
         c.check(o is not None and RSS.match(o[3]), "the orphan shows an RSS: %r" % o)
         k = row_of(kids, child)
         c.check(k is not None and k[6] == "0", "no respawn yet: %r" % k)
+        if cols >= 200:
+            # The tree: stubborn's sh runs a sleep, drawn under it.
+            t.expect(c, [("a child's descendant is drawn under it",
+                          lambda s: re.search(r"stubborn +sh -c .*\n.*\u2514\u2500sleep 1", s))],
+                     KEY_WAIT)
         # K n: asked, not ended.
         t.keys("End")
         t.keys("K")
