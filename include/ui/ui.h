@@ -31,7 +31,8 @@
     X(END,         "last row")                                      \
     X(DETAIL,      "toggle the detail pane")                        \
     X(DETAIL_DOWN, "scroll the detail pane down")                   \
-    X(DETAIL_UP,   "scroll the detail pane up")                     \
+    X(DETAIL_UP,   "scroll the detail pane up; in the process view: end "\
+                   "the selected orphan (TERM, then KILL), after y")  \
     X(FILTER,      "filter (see FILTER below; Ctrl-U clears the line)") \
     X(CANCEL,      "clear the filter / close a pane")               \
     X(SORT,        "sort by the next column")                       \
@@ -58,10 +59,8 @@
                    "group WORD, log, help (Tab completes)")          \
     X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
                    "newest first (/ filters it)")                     \
-    X(PROCS,       "the process view: the stdio children as trees (pid, "\
-                   "pgid, state, RSS, CPU%, uptime, respawns) and the "\
-                   "orphans; there K ends the selected orphan (TERM, then "\
-                   "KILL) after y")                                \
+    X(PROCS,       "the process view: the stdio children as trees, and "\
+                   "the orphans (K ends the selected one after y)")  \
     X(THEME,       "cycle the colour theme")                        \
     X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
                    "on a header folds the group)")                   \

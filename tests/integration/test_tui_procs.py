@@ -168,6 +168,14 @@ def case_procs(c, cols, rows):
         if cols >= 200:
             c.check(pid_of(t.screen(), "fakeA") == child, "the table's pid is that child")
         c.check(proc_argv(orphan.pid) == argv, "the orphan runs the same command line")
+        if cols >= 200:
+            t.keys("?")
+            t.expect(c, [("? lists o", lambda s: re.search(r"\n +o +the process view", s)),
+                         ("? says what K does there",
+                          lambda s: "in the process view: end the selected orphan" in s)],
+                     KEY_WAIT)
+            t.keys("Escape")
+            t.expect(c, [("back from the help", lambda s: "mcptop help" not in s)], KEY_WAIT)
         t.keys("o")
         text = t.expect(c, [
             ("the process view is shown", lambda s: "PROCESSES" in s),
