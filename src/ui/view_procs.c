@@ -382,7 +382,7 @@ view_procs_draw(struct ui *ui, int y, int rows)
     struct procs  *p = procs_get(ui);
     struct ui_line l;
     int            end = y + rows, at;
-    size_t         nlines, line_of_sel;
+    size_t         line_of_sel;
 
     if (rows <= 0)
         return;
@@ -403,7 +403,6 @@ view_procs_draw(struct ui *ui, int y, int rows)
     screen_line(y, &l, ui->cols, false);
     /* The lines: a title per section, the rows; the selection kept in
      * view (top is the first row line shown). */
-    nlines = p->n;
     line_of_sel = p->sel;
     /* room: rows less the header, two titles, the orphans' title */
     if (rows - 5 > 0) {
@@ -414,7 +413,6 @@ view_procs_draw(struct ui *ui, int y, int rows)
         else if (line_of_sel >= p->top + room)
             p->top = line_of_sel - room + 1;
     }
-    (void)nlines;
     at = y + 1;
     /* the children */
     if (at < end) {
