@@ -5,9 +5,10 @@
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
  * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
- * SESSION, HTTP, TREND, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
- * widens HISTORY, TREND and the rest. TREND is the newest round trips as
- * bars on one scale for every row, shown in its title ("TREND <=200ms"). HTTP gives way early because nothing is lost: the
+ * TREND, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
+ * widens HISTORY, TREND and the rest. TREND, last, is the newest round
+ * trips as bars on one scale for every row, shown in its title ("TREND
+ * <=200ms"). HTTP gives way early because nothing is lost: the
  * status and its reason move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
  * a glyph as well as a colour. A row never shows a value as if it were
  * current when the last exchange failed: the round trip is left blank and
@@ -36,11 +37,11 @@ enum table_col {
     TABLE_COL_PROTO,
     TABLE_COL_TOOLS,
     TABLE_COL_RTT,
-    TABLE_COL_TREND,
     TABLE_COL_FAILURE,
     TABLE_COL_DELIVERED,
     TABLE_COL_HTTP,
     TABLE_COL_HISTORY,
+    TABLE_COL_TREND,
     TABLE_COL__COUNT
 };
 
@@ -53,28 +54,26 @@ struct table_col_def {
     int             sort;       /* enum model_sort, or -1 */
 };
 
-#define TABLE_PRIOS 13
+#define TABLE_PRIOS 14
+#define TABLE_TREND_TITLED 12   /* "TREND ≤500ms" */
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_MARK]      = { "",             2,  2,  0, false, -1 },
     [TABLE_COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
-    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  10, false,
+    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  11, false,
                         MODEL_SORT_TRANSPORT },
     [TABLE_COL_HEALTH]    = { "HEALTH",       10, 10, 0, false,
                         MODEL_SORT_HEALTH },
     [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  11, true, MODEL_SORT_STREAK },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  12, true, MODEL_SORT_STREAK },
     [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 12, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 13, false,
                         MODEL_SORT_PROTOCOL },
-    [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
+    [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  10, true, MODEL_SORT_TOOLS },
     [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
-    /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
-     * (table_titles). */
-    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 6, false, -1 },
     [TABLE_COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
                         MODEL_SORT_FAILURE },
     [TABLE_COL_DELIVERED] = { "DELIV",        7,  7,  4, false,
@@ -82,6 +81,9 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 7, false, MODEL_SORT_HTTP },
     [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
+    /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
+     * (table_titles). */
+    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 9, false, -1 },
 };
 
 /* The order in which spare room widens columns. */
@@ -141,6 +143,16 @@ table_layout(struct table_layout *lay, int cols, const int *want, bool merge)
         }
     }
     spare = cols - used;
+    if (lay->on[TABLE_COL_TREND] && spare > 0 &&
+        lay->width[TABLE_COL_TREND] < TABLE_TREND_TITLED) {
+        /* TREND first takes the room of its whole title ("TREND
+         * <=500ms"), then HISTORY and the rest grow. */
+        int grow = TABLE_TREND_TITLED - lay->width[TABLE_COL_TREND];
+
+        grow = grow > spare ? spare : grow;
+        lay->width[TABLE_COL_TREND] += grow;
+        spare -= grow;
+    }
     for (size_t i = 0; i < sizeof(table_grow) / sizeof(table_grow[0]) &&
         spare > 0; i++) {
         enum table_col c = table_grow[i];
@@ -541,9 +553,9 @@ table_row(const struct ui *ui, struct ui_line *l,
     if (rtt >= 0)
         snprintf(buf, sizeof(buf), rtt < 10 ? "%.1f" : "%.0f", rtt);
     table_cell(ui, l, lay, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
-    table_trend(ui, l, lay, s, watched);
     table_failure(ui, l, lay, s);
     table_strip(ui, l, lay, s);
+    table_trend(ui, l, lay, s, watched);
 }
 
 /* A group's header row (issue 34): the fold, the grouping and the
