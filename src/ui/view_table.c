@@ -4,8 +4,8 @@
  * layout: NAME first, as wide as the longest name shown (up to a third of
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
- * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
- * TREND, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
+ * does not fit (PROTOCOL gives way first, then STRK, TRANS, TREND,
+ * TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
  * widens HISTORY, TREND and the rest. TREND, last, is the newest round
  * trips as bars on one scale for every row, shown in its title ("TREND
  * <=200ms"). HTTP gives way early because nothing is lost: the
@@ -72,7 +72,7 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
                         MODEL_SORT_SESSION },
     [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 13, false,
                         MODEL_SORT_PROTOCOL },
-    [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  10, true, MODEL_SORT_TOOLS },
+    [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
     [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
     [TABLE_COL_FAILURE]   = { "LAST FAILURE", 17, 23, 1, false,
                         MODEL_SORT_FAILURE },
@@ -83,7 +83,7 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
                         MODEL_SORT_HISTORY },
     /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
      * (table_titles). */
-    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 9, false, -1 },
+    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 10, false, -1 },
 };
 
 /* The order in which spare room widens columns. */

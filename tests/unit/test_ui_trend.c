@@ -3,7 +3,9 @@
  * and bar levels, the scale's text, the glyphs (UTF-8 and ASCII, clamped)
  * and the header graph's ring of ten-second buckets (the fewest ok in a
  * bucket, skipped buckets repeated, the ring's wrap, a clock that went
- * back).
+ * back); and the filter's tools:changed term (the incident line's "tools
+ * changed" entry) and the empty value of reason: and http: on a fleet
+ * built from a config and never started.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +13,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "engine/config.h"
+#include "engine/fleet.h"
+#include "engine/server.h"
+#include "ui/model.h"
 #include "ui/trend.h"
 
 static void
@@ -148,6 +156,63 @@ test_fleet_ring(void **state)
     assert_bucket(&f, 0, 4, 4);
 }
 
+static const char fixture[] =
+    "{\"mcpServers\": {"
+    "  \"alpha\": {\"url\": \"http://127.0.0.1:1/mcp\"},"
+    "  \"beta\": {\"url\": \"http://127.0.0.1:2/mcp\"},"
+    "  \"gamma\": {\"url\": \"http://127.0.0.1:3/mcp\"}"
+    "}}";
+
+/* The names the filter keeps, space separated. */
+static const char *
+kept(struct model *m, const char *filter)
+{
+    static char buf[256];
+
+    model_set_filter(m, filter);
+    model_rebuild(m, 0);
+    buf[0] = '\0';
+    for (size_t p = 0; p < m->nvis; p++)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+            p > 0 ? " " : "", server_name(fleet_server(m->fleet,
+            m->order[p])));
+    return buf;
+}
+
+static void
+test_filter_tools_changed(void **state)
+{
+    struct config       *cfg = NULL;
+    struct fleet        *fleet;
+    struct fleet_options opt = { 0 };
+    struct model         m;
+    char                *cause = NULL;
+
+    (void)state;
+    assert_int_equal(config_parse(fixture, strlen(fixture), "test", &cfg,
+        &cause), 0);
+    fleet = fleet_new(EV_DEFAULT, cfg, &opt, &cause);
+    assert_non_null(fleet);
+    model_init(&m, fleet);
+    assert_string_equal(kept(&m, "tools:changed"), "");
+    for (size_t i = 0; i < m.n; i++) {
+        if (strcmp(server_name(fleet_server(fleet, i)), "beta") == 0)
+            m.srv[i].tool_changes = 2;
+    }
+    assert_string_equal(kept(&m, "tools:changed"), "beta");
+    assert_string_equal(kept(&m, "tools:"), "beta");
+    assert_string_equal(kept(&m, "!tools:changed"), "alpha gamma");
+    assert_string_equal(kept(&m, "tools:other"), "");
+    assert_string_equal(m.filter_error, "");
+    /* No current failure: an empty reason: or http: matches nothing, so
+     * its negation keeps every row. */
+    assert_string_equal(kept(&m, "reason:"), "");
+    assert_string_equal(kept(&m, "!reason: !http:"), "alpha beta gamma");
+    model_done(&m);
+    fleet_free(fleet);
+    config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -156,6 +221,7 @@ main(void)
         cmocka_unit_test(test_level),
         cmocka_unit_test(test_text_and_glyphs),
         cmocka_unit_test(test_fleet_ring),
+        cmocka_unit_test(test_filter_tools_changed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
