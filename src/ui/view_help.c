@@ -106,7 +106,7 @@ help_columns(struct ui_out *o, struct ui_line *l)
     char                    buf[256];
 
     help_title(o, l, "COLUMNS  (narrow screens drop PROTOCOL first, then "
-        "STRK, TRANS, TREND, TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, "
+        "STRK, TREND, TRANS, TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, "
         "HISTORY, AGE)");
     snprintf(buf, sizeof(buf), "can agents use it now? %s ok  %s degraded: "
         "it answers, with errors  %s down: unreachable  %s unknown",

@@ -4,7 +4,7 @@
  * layout: NAME first, as wide as the longest name shown (up to a third of
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
- * does not fit (PROTOCOL gives way first, then STRK, TRANS, TREND,
+ * does not fit (PROTOCOL gives way first, then STRK, TREND, TRANS,
  * TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
  * widens HISTORY, TREND and the rest. TREND, last, is the newest round
  * trips as bars on one scale for every row, shown in its title ("TREND
@@ -54,7 +54,7 @@ struct table_col_def {
     int             sort;       /* enum model_sort, or -1 */
 };
 
-#define TABLE_PRIOS 14
+#define TABLE_PRIOS 15
 #define TABLE_TREND_TITLED 12   /* "TREND ≤500ms" */
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
@@ -67,10 +67,10 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  12, true, MODEL_SORT_STREAK },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  13, true, MODEL_SORT_STREAK },
     [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 13, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 14, false,
                         MODEL_SORT_PROTOCOL },
     [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
     [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
@@ -83,7 +83,7 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
                         MODEL_SORT_HISTORY },
     /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
      * (table_titles). */
-    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 10, false, -1 },
+    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 12, false, -1 },
 };
 
 /* The order in which spare room widens columns. */
