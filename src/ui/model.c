@@ -834,6 +834,17 @@ model_count(struct model *m, size_t i, const struct server *s)
     }
 }
 
+/* The header graph's sample: servers ok now. Not while every server is
+ * still pending (the first dials): that is no dip. */
+static void
+model_ok_sample(struct model *m, int64_t now_ms)
+{
+    if (m->n > 0 && m->counts.health[HEALTH_PENDING] == m->n)
+        return;
+    trend_fleet_sample(&m->ok_trend, now_ms, m->counts.health[HEALTH_OK],
+        m->n);
+}
+
 void
 model_rebuild(struct model *m, int64_t now_ms)
 {
@@ -842,8 +853,7 @@ model_rebuild(struct model *m, int64_t now_ms)
 
     m->now_ms = now_ms;
     if (!m->dirty) {
-        trend_fleet_sample(&m->ok_trend, now_ms, m->counts.health[HEALTH_OK],
-            m->n);
+        model_ok_sample(m, now_ms);
         return;
     }
     /* A selected header is found again by its name. */
@@ -868,8 +878,7 @@ model_rebuild(struct model *m, int64_t now_ms)
     qsort(m->order, m->nvis, sizeof(*m->order), model_cmp);
     model_sorting = NULL;
     m->dirty = false;
-    trend_fleet_sample(&m->ok_trend, now_ms, m->counts.health[HEALTH_OK],
-        m->n);
+    model_ok_sample(m, now_ms);
     m->nmatch = m->nvis;
     m->ngroups = 0;
     if (m->group != MODEL_GROUP_NONE)
@@ -927,8 +936,7 @@ model_refresh(struct model *m, int64_t now_ms)
     memset(&m->counts, 0, sizeof(m->counts));
     for (size_t i = 0; i < m->n; i++)
         model_count(m, i, fleet_server(m->fleet, i));
-    trend_fleet_sample(&m->ok_trend, now_ms, m->counts.health[HEALTH_OK],
-        m->n);
+    model_ok_sample(m, now_ms);
 }
 
 void
