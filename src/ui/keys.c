@@ -59,6 +59,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'o',       "o",      UI_ACT_PROCS },
     { 't',       "t",      UI_ACT_THEME },
     { 'b',       "b",      UI_ACT_GROUP },
+    { '\t',      "Tab",    UI_ACT_INCIDENTS },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },
@@ -121,4 +122,14 @@ bool
 keys_is_kill_word(int key)
 {
     return key == CTRL('w');
+}
+
+int
+keys_direction(int key)
+{
+    if (key == KEY_RIGHT || key == '\t')
+        return 1;
+    if (key == KEY_LEFT || key == KEY_BTAB)
+        return -1;
+    return 0;
 }

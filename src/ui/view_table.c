@@ -4,9 +4,11 @@
  * layout: NAME first, as wide as the longest name shown (up to a third of
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
- * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
- * SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room widens
- * HISTORY and the rest. HTTP gives way early because nothing is lost: the
+ * does not fit (PROTOCOL gives way first, then STRK, TREND, TRANS,
+ * TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
+ * widens HISTORY, TREND and the rest. TREND, last, is the newest round
+ * trips as bars on one scale for every row, shown in its title ("TREND
+ * <=200ms"). HTTP gives way early because nothing is lost: the
  * status and its reason move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
  * a glyph as well as a colour. A row never shows a value as if it were
  * current when the last exchange failed: the round trip is left blank and
@@ -19,6 +21,7 @@
 
 #include "engine/server.h"
 #include "ui/screen.h"
+#include "ui/trend.h"
 #include "ui/ui.h"
 #include "util/clock.h"
 
@@ -38,6 +41,7 @@ enum table_col {
     TABLE_COL_DELIVERED,
     TABLE_COL_HTTP,
     TABLE_COL_HISTORY,
+    TABLE_COL_TREND,
     TABLE_COL__COUNT
 };
 
@@ -50,22 +54,23 @@ struct table_col_def {
     int             sort;       /* enum model_sort, or -1 */
 };
 
-#define TABLE_PRIOS 13
+#define TABLE_PRIOS 15
+#define TABLE_TREND_TITLED 12   /* "TREND ≤500ms" */
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_MARK]      = { "",             2,  2,  0, false, -1 },
     [TABLE_COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
-    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  10, false,
+    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  11, false,
                         MODEL_SORT_TRANSPORT },
     [TABLE_COL_HEALTH]    = { "HEALTH",       10, 10, 0, false,
                         MODEL_SORT_HEALTH },
     [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  11, true, MODEL_SORT_STREAK },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  13, true, MODEL_SORT_STREAK },
     [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 12, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 14, false,
                         MODEL_SORT_PROTOCOL },
     [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
     [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
@@ -76,11 +81,14 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 7, false, MODEL_SORT_HTTP },
     [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
+    /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
+     * (table_titles). */
+    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 12, false, -1 },
 };
 
 /* The order in which spare room widens columns. */
 static const enum table_col table_grow[] = {
-    TABLE_COL_HISTORY, TABLE_COL_TOOLS, TABLE_COL_SESSION, TABLE_COL_STREAK, TABLE_COL_RTT,
+    TABLE_COL_HISTORY, TABLE_COL_TREND, TABLE_COL_TOOLS, TABLE_COL_SESSION, TABLE_COL_STREAK, TABLE_COL_RTT,
 };
 
 struct table_layout {
@@ -89,6 +97,8 @@ struct table_layout {
     bool on[TABLE_COL__COUNT];
     int  x[TABLE_COL__COUNT];         /* first column on screen */
     int  width[TABLE_COL__COUNT];
+    double trend_scale;               /* TREND's scale (ms), 0: no round
+                                         trip on screen */
 };
 
 /* The last layout drawn, for a click on the column titles. */
@@ -133,6 +143,16 @@ table_layout(struct table_layout *lay, int cols, const int *want, bool merge)
         }
     }
     spare = cols - used;
+    if (lay->on[TABLE_COL_TREND] && spare > 0 &&
+        lay->width[TABLE_COL_TREND] < TABLE_TREND_TITLED) {
+        /* TREND first takes the room of its whole title ("TREND
+         * <=500ms"), then HISTORY and the rest grow. */
+        int grow = TABLE_TREND_TITLED - lay->width[TABLE_COL_TREND];
+
+        grow = grow > spare ? spare : grow;
+        lay->width[TABLE_COL_TREND] += grow;
+        spare -= grow;
+    }
     for (size_t i = 0; i < sizeof(table_grow) / sizeof(table_grow[0]) &&
         spare > 0; i++) {
         enum table_col c = table_grow[i];
@@ -210,6 +230,89 @@ table_strip(const struct ui *ui, struct ui_line *l,
         else
             ui_line_add(l, table_role(l, st == LIVENESS_UNREACHABLE ?
                 UI_ROLE_UNREACHABLE : UI_ROLE_UNKNOWN), ui->g.strip[st]);
+    }
+    ui_line_pad(l, l->base, start + w);
+}
+
+/* The newest round trips of server s, oldest first, into v (at most max;
+ * a failed exchange as -1), an ending's exchanges left out (they are not
+ * monitoring); returns how many. Reads back from the newest: O(max). */
+static size_t
+table_trend_samples(const struct server *s, float *v, size_t max)
+{
+    size_t len = server_history_len(s), n = 0;
+
+    for (size_t i = len; i > 0 && n < max; i--) {
+        const struct server_exchange *x = server_history(s, i - 1);
+
+        if (x == NULL || x->ending)
+            continue;
+        v[n++] = x->completed ? x->ms : -1;
+    }
+    for (size_t i = 0; i < n / 2; i++) {
+        float t = v[i];
+
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    return n;
+}
+
+/* TREND's scale: the largest round trip any row on screen shows in its
+ * cell, rounded up to a nice number (trend_scale), so every row's bars
+ * are on one scale. O(rows x width). */
+static double
+table_trend_scale(const struct ui *ui, size_t rows, int width)
+{
+    const struct model *m = &ui->model;
+    float               v[TREND_SAMPLES];
+    double              max = 0;
+    size_t              w = width > TREND_SAMPLES ? TREND_SAMPLES :
+        (size_t)width;
+
+    for (size_t p = m->top; p < m->nvis && p < m->top + rows; p++) {
+        const struct server *s;
+        size_t               n;
+
+        if (m->order[p] >= m->n)
+            continue;           /* a group's header */
+        s = fleet_server(ui->fleet, m->order[p]);
+        if (!model_monitored(s))
+            continue;
+        n = table_trend_samples(s, v, w);
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] > max)
+                max = v[i];
+        }
+    }
+    return trend_scale(max);
+}
+
+/* The TREND cell: the newest round trips as bars on the table's scale,
+ * oldest at the left; a failed exchange is a gap mark (in its failure's
+ * role), never a short bar. Nothing for a server not monitored now. */
+static void
+table_trend(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct server *s, bool watched)
+{
+    float  v[TREND_SAMPLES];
+    int    w = lay->width[TABLE_COL_TREND], start;
+    size_t n;
+
+    if (!lay->on[TABLE_COL_TREND])
+        return;
+    if (l->cols > 0)
+        ui_line_add(l, l->base, " ");
+    start = l->cols;
+    n = watched ? table_trend_samples(s, v, w > TREND_SAMPLES ?
+        TREND_SAMPLES : (size_t)w) : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < 0)
+            ui_line_add(l, table_role(l, UI_ROLE_UNREACHABLE),
+                trend_gap(ui->utf8));
+        else
+            ui_line_add(l, table_role(l, UI_ROLE_REACHABLE),
+                trend_glyph(trend_level(v[i], lay->trend_scale), ui->utf8));
     }
     ui_line_pad(l, l->base, start + w);
 }
@@ -452,6 +555,7 @@ table_row(const struct ui *ui, struct ui_line *l,
     table_cell(ui, l, lay, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
     table_failure(ui, l, lay, s);
     table_strip(ui, l, lay, s);
+    table_trend(ui, l, lay, s, watched);
 }
 
 /* A group's header row (issue 34): the fold, the grouping and the
@@ -497,6 +601,16 @@ table_titles(const struct ui *ui, struct ui_line *l,
              * be. */
             snprintf(title, sizeof(title), "%.*s%s", tw < room ? tw : room,
                 table_cols[c].title, arrow);
+        } else if (c == TABLE_COL_TREND && lay->trend_scale > 0) {
+            char scale[16];
+
+            trend_scale_text(scale, sizeof(scale), lay->trend_scale);
+            snprintf(title, sizeof(title), "%s%s%s", table_cols[c].title,
+                ui->utf8 ? " \xe2\x89\xa4" : "<=", scale);    /* ≤ */
+            if (ui_text_cols(title, strlen(title)) > lay->width[c])
+                /* Narrow: the scale is what matters ("≤500ms"). */
+                snprintf(title, sizeof(title), "%s%s", ui->utf8 ?
+                    "\xe2\x89\xa4" : "<=", scale);
         } else {
             snprintf(title, sizeof(title), "%s", table_cols[c].title);
         }
@@ -524,6 +638,9 @@ view_table_draw(struct ui *ui, int y, int rows)
         table_want(ui, (size_t)ui->table_rows, want, true);
         table_layout(&lay, ui->cols, want, true);
     }
+    if (lay.on[TABLE_COL_TREND])
+        lay.trend_scale = table_trend_scale(ui, (size_t)ui->table_rows,
+            lay.width[TABLE_COL_TREND]);
     table_last = lay;
     table_titles(ui, &l, &lay);
     screen_line(y, &l, ui->cols, false);
