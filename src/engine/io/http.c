@@ -35,7 +35,8 @@
 struct http_xfer {
     struct curlev              *ce;
     CURL                       *easy;
-    struct curl_slist          *headers;
+    struct curl_slist          *headers;    /* its own, or hdrs' */
+    struct http_hdrs           *hdrs;       /* a session's, or NULL */
     const struct http_callbacks *cb;
     void                       *arg;
     enum http_method            method;
@@ -184,6 +185,18 @@ http_net_error(CURLcode c)
     }
 }
 
+size_t
+http_buffer_grow(size_t cap, size_t need, size_t bound)
+{
+    size_t want = cap ? cap : HTTP_BODY_START;
+
+    while (want < need && want <= bound / 2)
+        want *= 2;
+    if (want < need)
+        want = need;
+    return want > bound ? bound : want;
+}
+
 /* Grow the body buffer to hold n more bytes, within cap. false if past. */
 static bool
 http_body_append(struct http_xfer *x, const char *p, size_t n, size_t cap)
@@ -191,14 +204,11 @@ http_body_append(struct http_xfer *x, const char *p, size_t n, size_t cap)
     if (x->body_used + n > cap)
         return false;
     if (x->body_used + n + 1 > x->body_cap) {
-        size_t want = x->body_cap ? x->body_cap * 2 : 4096;
-
-        while (want < x->body_used + n + 1)
-            want *= 2;
-        if (want > cap + 1)
-            want = cap + 1;
-        x->body = xrealloc(x->body, want);
-        x->body_cap = want;
+        /* From a small start (a ping's answer is 40 bytes), doubled as
+         * it fills, never past the bound and its NUL. */
+        x->body_cap = http_buffer_grow(x->body_cap, x->body_used + n + 1,
+            cap + 1);
+        x->body = xrealloc(x->body, x->body_cap);
     }
     memcpy(x->body + x->body_used, p, n);
     x->body_used += n;
@@ -504,15 +514,84 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-/* "Name: value" onto the transfer's header list: joined on the stack
- * when it fits (a printf per header cost more than the rest of it). */
-static void
-http_add_header(struct http_xfer *x, const char *name, const char *value)
-{
-    size_t nl, vl;
-    char   buf[512];
-    char  *line;
+/*
+ * A request's header list, shared by the transfers of one session
+ * (refcounted): each transfer holds a reference until libcurl is done with
+ * it (curl_easy_cleanup), so a list replaced while a transfer still uses
+ * it lives until that transfer ends.
+ */
+struct http_hdrs {
+    unsigned           refs;
+    size_t             len;     /* the block's bytes, this struct first */
+    struct curl_slist *list;    /* in the block, after this struct */
+};
 
+/* One header line of a request: "name: value", or name as the whole line
+ * when literal. */
+typedef void (*http_line_cb)(void *ctx, const char *name, const char *value,
+    bool literal);
+
+/* Every header line rq asks for, in the order they are sent. */
+static void
+http_header_lines(const struct http_request *rq, http_line_cb cb, void *ctx)
+{
+    switch (rq->method) {
+    case HTTP_POST:
+        if (rq->content_type != NULL) {
+            /* An OAuth request: a form or a registration document. */
+            cb(ctx, "Content-Type", rq->content_type, false);
+            cb(ctx, "Accept", rq->accept != NULL ? rq->accept :
+                "application/json", false);
+        } else {
+            /* Exactly this: some servers reject a charset parameter. */
+            cb(ctx, "Content-Type: application/json", NULL, true);
+            cb(ctx, "Accept: application/json, text/event-stream", NULL,
+                true);
+        }
+        cb(ctx, "Expect:", NULL, true);
+        break;
+    case HTTP_GET:
+        if (rq->accept != NULL)
+            cb(ctx, "Accept", rq->accept, false);
+        else
+            cb(ctx, "Accept: text/event-stream", NULL, true);
+        break;
+    case HTTP_DELETE:
+    case HTTP_HEAD:
+    case HTTP_OPTIONS:
+        break;
+    }
+    for (size_t i = 0; i < rq->nheaders; i++)
+        cb(ctx, rq->headers[i].name, rq->headers[i].value, false);
+    if (rq->session_id != NULL)
+        cb(ctx, "Mcp-Session-Id", rq->session_id, false);
+    if (rq->protocol_version != NULL)
+        cb(ctx, "MCP-Protocol-Version", rq->protocol_version, false);
+    if (rq->last_event_id != NULL && rq->last_event_id[0] != '\0')
+        cb(ctx, "Last-Event-ID", rq->last_event_id, false);
+    if (rq->mcp_method != NULL)
+        cb(ctx, "Mcp-Method", rq->mcp_method, false);
+    if (rq->no_cache)
+        cb(ctx, "Cache-Control", "no-cache", false);
+    if (rq->authorization != NULL)
+        cb(ctx, "Authorization", rq->authorization, false);
+}
+
+/* http_line_cb: "Name: value" onto the list, joined on the stack when it
+ * fits (a printf per header cost more than the rest of it). */
+static void
+http_line_append(void *ctx, const char *name, const char *value,
+    bool literal)
+{
+    struct curl_slist **list = ctx;
+    size_t              nl, vl;
+    char                buf[512];
+    char               *line;
+
+    if (literal) {
+        *list = curl_slist_append(*list, name);
+        return;
+    }
     if (value == NULL)
         value = "";     /* never sent as "(null)", never a crash */
     nl = strlen(name);
@@ -522,9 +601,149 @@ http_add_header(struct http_xfer *x, const char *name, const char *value)
     line[nl] = ':';
     line[nl + 1] = ' ';
     memcpy(line + nl + 2, value, vl + 1);
-    x->headers = curl_slist_append(x->headers, line);
+    *list = curl_slist_append(*list, line);
     if (line != buf)
         free(line);
+}
+
+/* Walking a built list against the lines a request asks for. */
+struct http_line_match {
+    const struct curl_slist *at;    /* the next line to compare */
+    bool                     same;
+};
+
+/* http_line_cb: does the list's next line say exactly this? */
+static void
+http_line_compare(void *ctx, const char *name, const char *value,
+    bool literal)
+{
+    struct http_line_match *m = ctx;
+    const char             *d;
+    size_t                  nl;
+
+    if (!m->same)
+        return;
+    if (m->at == NULL) {
+        m->same = false;
+        return;
+    }
+    d = m->at->data;
+    m->at = m->at->next;
+    if (literal) {
+        m->same = strcmp(d, name) == 0;
+        return;
+    }
+    nl = strlen(name);
+    m->same = strncmp(d, name, nl) == 0 && d[nl] == ':' && d[nl + 1] == ' ' &&
+        strcmp(d + nl + 2, value != NULL ? value : "") == 0;
+}
+
+bool
+http_hdrs_fit(const struct http_hdrs *h, const struct http_request *rq)
+{
+    struct http_line_match m = { h != NULL ? h->list : NULL, h != NULL };
+
+    if (h != NULL)
+        http_header_lines(rq, http_line_compare, &m);
+    return m.same && m.at == NULL;
+}
+
+/* Sizing a list before it is laid out in one block. */
+struct http_line_size {
+    size_t n;       /* lines */
+    size_t bytes;   /* their text, NULs included */
+};
+
+/* http_line_cb: count the line. */
+static void
+http_line_measure(void *ctx, const char *name, const char *value,
+    bool literal)
+{
+    struct http_line_size *z = ctx;
+
+    z->n++;
+    z->bytes += strlen(name) + 1 + (literal ? 0 :
+        2 + strlen(value != NULL ? value : ""));
+}
+
+/* Laying a list out in its block: the next node and text. */
+struct http_line_fill {
+    struct curl_slist *node;
+    char              *text;
+};
+
+/* http_line_cb: the next node, its text "Name: value" after the last. */
+static void
+http_line_place(void *ctx, const char *name, const char *value,
+    bool literal)
+{
+    struct http_line_fill *f = ctx;
+    size_t                 nl = strlen(name);
+
+    f->node->data = f->text;
+    f->node->next = f->node + 1;
+    memcpy(f->text, name, nl);
+    f->text += nl;
+    if (!literal) {
+        size_t vl;
+
+        if (value == NULL)
+            value = "";     /* never sent as "(null)", never a crash */
+        vl = strlen(value);
+        *f->text++ = ':';
+        *f->text++ = ' ';
+        memcpy(f->text, value, vl);
+        f->text += vl;
+    }
+    *f->text++ = '\0';
+    f->node++;
+}
+
+/* A session's list in one allocation: the struct, the nodes, the text
+ * (a session keeps it, so no allocation of its own per line). libcurl
+ * only reads a header list; this one is never curl_slist_free_all'd. */
+static struct http_hdrs *
+http_hdrs_build(const struct http_request *rq)
+{
+    struct http_line_size z = { 0, 0 };
+    struct http_line_fill f;
+    struct http_hdrs     *h;
+
+    http_header_lines(rq, http_line_measure, &z);
+    h = xmalloc(sizeof(*h) + z.n * sizeof(struct curl_slist) + z.bytes);
+    h->refs = 1;
+    h->len = sizeof(*h) + z.n * sizeof(struct curl_slist) + z.bytes;
+    h->list = z.n > 0 ? (struct curl_slist *)(h + 1) : NULL;
+    f.node = h->list;
+    f.text = (char *)(h + 1) + z.n * sizeof(struct curl_slist);
+    http_header_lines(rq, http_line_place, &f);
+    if (z.n > 0)
+        h->list[z.n - 1].next = NULL;
+    return h;
+}
+
+struct http_hdrs *
+http_hdrs_for(struct http_hdrs **slot, const struct http_request *rq)
+{
+    if (!http_hdrs_fit(*slot, rq)) {
+        /* A header changed (a new session id, a refreshed token, the
+         * protocol version, another method): the old list stays alive for
+         * the transfers that hold it. */
+        http_hdrs_unref(*slot);
+        *slot = http_hdrs_build(rq);
+    }
+    (*slot)->refs++;
+    return *slot;
+}
+
+void
+http_hdrs_unref(struct http_hdrs *h)
+{
+    if (h == NULL || --h->refs > 0)
+        return;
+    /* The lines may carry the session id and a bearer token. */
+    explicit_bzero(h, h->len);
+    free(h);
 }
 
 /* True at most once a minute (loop time): this transfer prunes the DNS
@@ -585,19 +804,6 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
             (curl_off_t)rq->body_len);
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, rq->body);
-        if (rq->content_type != NULL) {
-            /* An OAuth request: a form or a registration document. */
-            http_add_header(x, "Content-Type", rq->content_type);
-            http_add_header(x, "Accept", rq->accept != NULL ? rq->accept :
-                "application/json");
-        } else {
-            /* Exactly this: some servers reject a charset parameter. */
-            x->headers = curl_slist_append(x->headers,
-                "Content-Type: application/json");
-            x->headers = curl_slist_append(x->headers,
-                "Accept: application/json, text/event-stream");
-        }
-        x->headers = curl_slist_append(x->headers, "Expect:");
         x->body_len = (int64_t)rq->body_len;
         break;
     case HTTP_GET:
@@ -607,11 +813,6 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
          * 21.6 KiB a session with a stream open, 1 KiB 18.8). A large
          * event only takes more callbacks. */
         curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
-        if (rq->accept != NULL)
-            http_add_header(x, "Accept", rq->accept);
-        else
-            x->headers = curl_slist_append(x->headers,
-                "Accept: text/event-stream");
         break;
     case HTTP_DELETE:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -623,25 +824,29 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "OPTIONS");
         break;
     }
-    for (size_t i = 0; i < rq->nheaders; i++)
-        http_add_header(x, rq->headers[i].name, rq->headers[i].value);
-    if (rq->session_id != NULL)
-        http_add_header(x, "Mcp-Session-Id", rq->session_id);
-    if (rq->protocol_version != NULL)
-        http_add_header(x, "MCP-Protocol-Version", rq->protocol_version);
-    if (rq->last_event_id != NULL && rq->last_event_id[0] != '\0')
-        http_add_header(x, "Last-Event-ID", rq->last_event_id);
-    if (rq->mcp_method != NULL)
-        http_add_header(x, "Mcp-Method", rq->mcp_method);
-    if (rq->no_cache)
-        http_add_header(x, "Cache-Control", "no-cache");
-    if (rq->authorization != NULL)
-        http_add_header(x, "Authorization", rq->authorization);
+    if (rq->hdrs_slot != NULL) {
+        x->hdrs = http_hdrs_for(rq->hdrs_slot, rq);
+        x->headers = x->hdrs->list;
+    } else {
+        http_header_lines(rq, http_line_append, &x->headers);
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
     return 0;
 }
 
 static void http_done_cb(void *arg, void *easy, int code);
+
+/* The transfer's header list: its own, or its reference to a session's. */
+static void
+http_xfer_free_headers(struct http_xfer *x)
+{
+    if (x->hdrs != NULL)
+        http_hdrs_unref(x->hdrs);
+    else
+        curl_slist_free_all(x->headers);
+    x->hdrs = NULL;
+    x->headers = NULL;
+}
 
 struct http_xfer *
 http_start(struct curlev *ce, const struct http_request *rq,
@@ -668,8 +873,8 @@ http_start(struct curlev *ce, const struct http_request *rq,
     http_setup(x, rq);
     if (curlev_add(ce, rq->pool_key, x->easy, http_done_cb, x) != 0) {
         *cause = xstrdup("cannot start the HTTP transfer");
-        curl_slist_free_all(x->headers);
         curl_easy_cleanup(x->easy);
+        http_xfer_free_headers(x);
         free(x);
         return NULL;
     }
@@ -679,8 +884,9 @@ http_start(struct curlev *ce, const struct http_request *rq,
 static void
 http_xfer_free(struct http_xfer *x)
 {
-    curl_slist_free_all(x->headers);
+    /* libcurl reads the list until the handle is gone. */
     curl_easy_cleanup(x->easy);
+    http_xfer_free_headers(x);
     sse_free(x->sse);
     free(x->content_type);
     free(x->session_id);

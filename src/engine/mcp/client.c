@@ -821,19 +821,19 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         return;
     }
     if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
-        !e->opened && c->sse_tried) {
+        !e->opened && c->sse_tried && c->sse_fallback != NULL) {
         char both[256];
         int  n;
 
         c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
-        n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback->detail);
         /* The GET's first clause (its status), not its words. */
         snprintf(both + n, sizeof(both) - (size_t)n,
             "; no HTTP+SSE stream either (GET: %.*s)",
             (int)strcspn(e->failure->detail, ";") < 48 ?
             (int)strcspn(e->failure->detail, ";") : 48, e->failure->detail);
-        client_dial_failed(c, &c->sse_fallback.evd, both);
+        client_dial_failed(c, &c->sse_fallback->evd, both);
         return;
     }
     client_dial_failed(c, &e->failure->evd, e->failure->detail);
@@ -1018,6 +1018,7 @@ client_free(struct client *c)
     free(c->cache_scope);
     free(c->probe_note);
     free(c->warning);
+    free(c->sse_fallback);
     client_list_free(c);
     client_free_strv(c->tool_names, c->ntools);
     client_free_strv(c->list_acc, c->list_n);

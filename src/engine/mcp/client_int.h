@@ -77,7 +77,9 @@ struct client {
     bool                        sse_tried;      /* this dial fell back */
     bool                        sse_fallback_now; /* ...and its HTTP+SSE
                                                open is the fallback's */
-    struct transport_failure    sse_fallback;   /* initialize's failure */
+    struct transport_failure   *sse_fallback;   /* initialize's failure,
+                                               once a dial fell back (352
+                                               bytes: cold, made then) */
     char                       *cache_scope;
     double                      list_ttl_ms;    /* -1: no hint */
     ev_tstamp                   listed_at;
