@@ -63,6 +63,15 @@ struct client_req {
     bool                   opened;      /* a listen's stream is open */
 };
 
+/* The deep check's state (probe_tool). */
+struct client_deep {
+    ev_timer                    timer;
+    double                      ms;             /* last completed, -1 */
+    unsigned long               notices;        /* progress/log seen */
+    unsigned long               calls;
+    bool                        ok;
+};
+
 struct client {
     const struct client_host   *host;
     void                       *host_arg;
@@ -146,12 +155,9 @@ struct client {
 
     struct client_req          *reqs;
 
-    /* the deep check (probe_tool) */
-    ev_timer                    probe_timer;
-    double                      probe_ms;       /* last completed, -1 */
-    unsigned long               probe_notices;  /* progress/log seen */
-    unsigned long               probe_calls;
-    bool                        probe_ok;
+    /* the deep check (probe_tool), made for a server that declares one
+     * (88 bytes the others do without), else NULL */
+    struct client_deep         *deep;
 
     /* the liveness exchange */
     double                      rtt_ms;
