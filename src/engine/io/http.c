@@ -557,8 +557,15 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
     /* Every encoding this libcurl decodes is asked for, and decoded: a CDN
      * may compress an answer whatever was asked (as the official SDK's
      * fetch asks too). One it cannot decode fails the transfer with
-     * CURLE_BAD_CONTENT_ENCODING, judged below. */
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+     * CURLE_BAD_CONTENT_ENCODING, judged below. The list by name, built
+     * once: "" would have libcurl build it again for every transfer, and
+     * the header line is one of ours (io/http_hdrs.c). */
+    {
+        const char *enc = http_decoded_encodings();
+
+        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, enc[0] != '\0' ? enc :
+            NULL);
+    }
     if (rq->no_reuse)
         curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
     if (rq->ca_file != NULL)

@@ -11,8 +11,10 @@
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "io/http_hdrs.h"
 #include "util/xmalloc.h"
@@ -34,10 +36,47 @@ struct http_hdrs {
 typedef void (*http_hdrs_line_cb)(void *ctx, const char *name, const char *value,
     bool literal);
 
+/*
+ * "Accept-Encoding: LIST" for the encodings this libcurl decodes, built
+ * once, or NULL when it decodes none. Sent as one of our lines, libcurl
+ * does not format its own for every request (it formats one unless the
+ * request's list has the header); CURLOPT_ACCEPT_ENCODING still turns its
+ * decoding on (io/http.c).
+ */
+static const char *
+http_hdrs_accept_encoding(void)
+{
+    static char line[64];
+    static bool done;
+
+    if (!done) {
+        const char *list = http_decoded_encodings();
+
+        done = true;
+        if (list[0] != '\0')
+            snprintf(line, sizeof(line), "Accept-Encoding: %s", list);
+    }
+    return line[0] != '\0' ? line : NULL;
+}
+
+/* True when the operator's own headers name Accept-Encoding: theirs goes
+ * out, ours does not. */
+static bool
+http_hdrs_own_encoding(const struct http_request *rq)
+{
+    for (size_t i = 0; i < rq->nheaders; i++) {
+        if (strcasecmp(rq->headers[i].name, "Accept-Encoding") == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Every header line rq asks for, in the order they are sent. */
 static void
 http_hdrs_lines(const struct http_request *rq, http_hdrs_line_cb cb, void *ctx)
 {
+    const char *enc = http_hdrs_accept_encoding();
+
     switch (rq->method) {
     case HTTP_POST:
         if (rq->content_type != NULL) {
@@ -64,6 +103,8 @@ http_hdrs_lines(const struct http_request *rq, http_hdrs_line_cb cb, void *ctx)
     case HTTP_OPTIONS:
         break;
     }
+    if (enc != NULL && !http_hdrs_own_encoding(rq))
+        cb(ctx, enc, NULL, true);
     for (size_t i = 0; i < rq->nheaders; i++)
         cb(ctx, rq->headers[i].name, rq->headers[i].value, false);
     if (rq->session_id != NULL)
