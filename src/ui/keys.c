@@ -58,6 +58,8 @@ static const struct ui_binding keys_bindings[] = {
     { 'l',       "l",      UI_ACT_EVENTLOG },
     { 't',       "t",      UI_ACT_THEME },
     { 'b',       "b",      UI_ACT_GROUP },
+    { 'c',       "c",      UI_ACT_COLUMNS },
+    { KEY_F(2),  "F2",     UI_ACT_COLUMNS },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },
@@ -120,4 +122,17 @@ bool
 keys_is_kill_word(int key)
 {
     return key == CTRL('w');
+}
+
+int
+keys_arrow(int key)
+{
+    return key == KEY_UP ? -1 : key == KEY_DOWN ? 1 : 0;
+}
+
+int
+keys_move(int key)
+{
+    return key == '+' || key == KEY_SR ? -1 : key == '-' || key == KEY_SF ?
+        1 : 0;
 }
