@@ -133,5 +133,8 @@ void tui_prefs_start_view(struct ui *ui, const char *name, bool flags);
  * there are. 0 or EXIT_USAGE. */
 int tui_prefs_check_view(const struct prefs *p, const char *path, int rc,
     const char *cause, const char *name);
+/* --list-views: the view names of tui.json on stdout, one a line (a
+ * problem with the file on stderr). */
+void tui_prefs_list_views(void);
 
 #endif

@@ -110,7 +110,7 @@ tui_usage(FILE *out)
         "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
         "                  [--view NAME]\n"
         "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
-        "       mcptop tui --list-themes\n"
+        "       mcptop tui --list-themes | --list-views\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
         "failure\n"
@@ -850,6 +850,7 @@ tui_args(int argc, char **argv, struct app_common *common,
         { "sort", required_argument, NULL, 's' },
         { "group", required_argument, NULL, 'g' },
         { "view", required_argument, NULL, 'V' },
+        { "list-views", no_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -898,6 +899,9 @@ tui_args(int argc, char **argv, struct app_common *common,
         case 'V':
             o->view = optarg;
             break;
+        case 'W':
+            tui_prefs_list_views();
+            return -1;
         case 'T':
             return tui_list_themes();
         case 'm':

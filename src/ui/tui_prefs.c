@@ -298,3 +298,20 @@ tui_prefs_check_view(const struct prefs *p, const char *path, int rc,
             "%s)\n", shown, path, names);
     return EXIT_USAGE;
 }
+
+/* See prefs.h. */
+void
+tui_prefs_list_views(void)
+{
+    struct prefs p;
+    char        *path = prefs_path(), *cause = NULL;
+
+    prefs_init(&p);
+    if (path != NULL && prefs_load(&p, path, &cause) != 0)
+        fprintf(stderr, "mcptop: %s\n", cause);
+    for (size_t i = 0; i < p.nviews; i++)
+        printf("%s\n", p.views[i].name);
+    free(cause);
+    free(path);
+    prefs_done(&p);
+}

@@ -210,6 +210,9 @@ def case_view_usage(c):
     c.eq(r.rc, 2, "--view nope: exit 2")
     c.check('no view "nope" in %s (views: calm triage)' % prefs_file(home) in r.stderr,
             "it lists the views there are: %r" % r.stderr)
+    r = mcptest.run_mcptop(["tui", "--list-views"], env={"XDG_CONFIG_HOME": home}, timeout=10)
+    c.check(r.rc == 0 and r.stdout.split() == ["calm", "triage"],
+            "--list-views prints the views, one a line: %r" % r.stdout)
     r = mcptest.run_mcptop(["tui", "--help"], timeout=10)
     c.check("--view NAME" in r.stdout and "tui.json" in r.stdout, "tui --help names --view and tui.json")
 
