@@ -46,6 +46,13 @@ struct prefs {
     int                mouse;           /* -1 not given, 0 off, 1 on */
     char             **history;         /* oldest first */
     size_t             nhistory;
+    /* What changed since the file was read, for prefs_save_merged: the
+     * views saved or deleted (by name), the default view, the theme, the
+     * mouse, and how many of the newest history entries are new. */
+    char             **dirty_views;
+    size_t             ndirty_views;
+    bool               dirty_default, dirty_theme, dirty_mouse;
+    size_t             dirty_history;
 };
 
 /*
@@ -78,9 +85,20 @@ int prefs_parse(struct prefs *p, const char *name, const char *text,
  */
 int prefs_save(const struct prefs *p, const char *path, char **cause);
 
+/*
+ * Save what changed in p since it was read (its dirty_* record) over the
+ * file as it is now on disk: another mcptop may have written it since, and
+ * its views and history are kept. The file is read again, p's changes are
+ * applied to it, the result written (prefs_save) and then held in p (its
+ * record cleared). 0, or -1 with *cause (caller frees): the file now has a
+ * problem (it is left alone), or the write failed.
+ */
+int prefs_save_merged(struct prefs *p, const char *path, char **cause);
+
 /* The view called name, or NULL. */
 const struct prefs_view *prefs_view(const struct prefs *p, const char *name);
-/* Keep a copy of v under v->name, replacing a view of that name. */
+/* Keep a copy of v under v->name, replacing a view of that name (recorded
+ * as changed, as a deletion is). */
 void prefs_view_set(struct prefs *p, const struct prefs_view *v);
 /* Delete the view called name; false when there is none. A default_view
  * naming it is cleared. */
@@ -92,6 +110,11 @@ void prefs_view_names(const struct prefs *p, char *buf, size_t n);
 
 /* Set a string preference (a copy; NULL clears it). */
 void prefs_set_string(char **field, const char *value);
+/* The default view, the theme (NULL clears) and the mouse, recorded as
+ * changed. */
+void prefs_set_default_view(struct prefs *p, const char *name);
+void prefs_set_theme(struct prefs *p, const char *name);
+void prefs_set_mouse(struct prefs *p, bool on);
 /* Add line to the history, newest last: an empty line or the same line
  * as the newest is not added; the oldest go past PREFS_HISTORY_MAX. */
 void prefs_history_add(struct prefs *p, const char *line);

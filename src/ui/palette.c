@@ -365,7 +365,7 @@ palette_view_run(struct ui *ui, const char *arg)
                     "there are none");
                 return;
             }
-            prefs_set_string(&p->default_view, nlen > 0 ? name : NULL);
+            prefs_set_default_view(p, nlen > 0 ? name : NULL);
             if (tui_prefs_save(ui))
                 ui_message(ui, UI_ROLE_NORMAL, nlen > 0 ? "default view: %s "
                     "(applied at start without --view, --filter, --sort, "

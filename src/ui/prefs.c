@@ -70,7 +70,36 @@ prefs_done(struct prefs *p)
     for (size_t i = 0; i < p->nhistory; i++)
         free(p->history[i]);
     free(p->history);
+    for (size_t i = 0; i < p->ndirty_views; i++)
+        free(p->dirty_views[i]);
+    free(p->dirty_views);
     prefs_init(p);
+}
+
+/* Record view name as changed (once). */
+static void
+prefs_dirty_view(struct prefs *p, const char *name)
+{
+    for (size_t i = 0; i < p->ndirty_views; i++) {
+        if (strcmp(p->dirty_views[i], name) == 0)
+            return;
+    }
+    p->dirty_views = xrealloc(p->dirty_views, (p->ndirty_views + 1) *
+        sizeof(*p->dirty_views));
+    p->dirty_views[p->ndirty_views++] = xstrdup(name);
+}
+
+/* Forget what changed: p is what the file says. */
+static void
+prefs_clean(struct prefs *p)
+{
+    for (size_t i = 0; i < p->ndirty_views; i++)
+        free(p->dirty_views[i]);
+    free(p->dirty_views);
+    p->dirty_views = NULL;
+    p->ndirty_views = 0;
+    p->dirty_default = p->dirty_theme = p->dirty_mouse = false;
+    p->dirty_history = 0;
 }
 
 /* The JSON type of v, in words. */
@@ -299,6 +328,7 @@ prefs_parse(struct prefs *p, const char *name, const char *text, size_t len,
         }
     }
     cJSON_Delete(root);
+    prefs_clean(p);
     return *cause != NULL ? 1 : 0;
 }
 
@@ -522,6 +552,7 @@ prefs_view_set(struct prefs *p, const struct prefs_view *v)
     copy.columns = xcalloc(v->ncolumns + 1, sizeof(*copy.columns));
     for (size_t c = 0; c < v->ncolumns; c++)
         copy.columns[copy.ncolumns++] = xstrdup(v->columns[c]);
+    prefs_dirty_view(p, v->name);
     for (i = 0; i < p->nviews; i++) {
         if (strcmp(p->views[i].name, v->name) == 0)
             break;
@@ -542,12 +573,13 @@ prefs_view_delete(struct prefs *p, const char *name)
     for (size_t i = 0; i < p->nviews; i++) {
         if (strcmp(p->views[i].name, name) != 0)
             continue;
+        prefs_dirty_view(p, name);
         prefs_view_done(&p->views[i]);
         memmove(&p->views[i], &p->views[i + 1], (p->nviews - i - 1) *
             sizeof(*p->views));
         p->nviews--;
         if (p->default_view != NULL && strcmp(p->default_view, name) == 0)
-            prefs_set_string(&p->default_view, NULL);
+            prefs_set_default_view(p, NULL);
         return true;
     }
     return false;
@@ -582,6 +614,76 @@ prefs_set_string(char **field, const char *value)
 
 /* See prefs.h. */
 void
+prefs_set_default_view(struct prefs *p, const char *name)
+{
+    prefs_set_string(&p->default_view, name);
+    p->dirty_default = true;
+}
+
+/* See prefs.h. */
+void
+prefs_set_theme(struct prefs *p, const char *name)
+{
+    prefs_set_string(&p->theme, name);
+    p->dirty_theme = true;
+}
+
+/* See prefs.h. */
+void
+prefs_set_mouse(struct prefs *p, bool on)
+{
+    p->mouse = on ? 1 : 0;
+    p->dirty_mouse = true;
+}
+
+/* See prefs.h. */
+int
+prefs_save_merged(struct prefs *p, const char *path, char **cause)
+{
+    struct prefs disk;
+    char        *why = NULL;
+    size_t       nnew = p->dirty_history < p->nhistory ? p->dirty_history :
+        p->nhistory;
+
+    *cause = NULL;
+    prefs_init(&disk);
+    if (prefs_load(&disk, path, &why) != 0) {
+        *cause = str_printf("%s (changed since the start; left alone)", why);
+        free(why);
+        prefs_done(&disk);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ndirty_views; i++) {
+        const struct prefs_view *v = prefs_view(p, p->dirty_views[i]);
+
+        if (v != NULL)
+            prefs_view_set(&disk, v);
+        else
+            prefs_view_delete(&disk, p->dirty_views[i]);
+    }
+    /* A default view that names a view deleted elsewhere is not kept. */
+    if (p->dirty_default || (disk.default_view != NULL &&
+        prefs_view(&disk, disk.default_view) == NULL))
+        prefs_set_string(&disk.default_view, p->dirty_default ?
+            p->default_view : NULL);
+    if (p->dirty_theme)
+        prefs_set_string(&disk.theme, p->theme);
+    if (p->dirty_mouse)
+        disk.mouse = p->mouse;
+    for (size_t i = p->nhistory - nnew; i < p->nhistory; i++)
+        prefs_history_add(&disk, p->history[i]);
+    if (prefs_save(&disk, path, cause) != 0) {
+        prefs_done(&disk);
+        return -1;
+    }
+    prefs_clean(&disk);
+    prefs_done(p);
+    *p = disk;
+    return 0;
+}
+
+/* See prefs.h. */
+void
 prefs_history_add(struct prefs *p, const char *line)
 {
     if (line == NULL || line[0] == '\0')
@@ -597,4 +699,5 @@ prefs_history_add(struct prefs *p, const char *line)
     if (p->history == NULL)
         p->history = xcalloc(PREFS_HISTORY_MAX, sizeof(*p->history));
     p->history[p->nhistory++] = xstrdup(line);
+    p->dirty_history++;
 }

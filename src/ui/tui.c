@@ -982,8 +982,8 @@ tui_run(struct ui *ui, bool no_mouse)
     }
     screen_fini();
     /* The palette's history, as htop keeps its settings: at the exit. */
-    if (ui->prefs != NULL && ui->prefs->nhistory > 0 && !ui->prefs_frozen &&
-        ui->prefs_path != NULL)
+    if (ui->prefs != NULL && ui->prefs->dirty_history > 0 &&
+        !ui->prefs_frozen && ui->prefs_path != NULL)
         tui_prefs_save(ui);
     if (summary != NULL)
         printf("%s\n", summary);

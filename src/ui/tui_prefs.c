@@ -183,11 +183,13 @@ tui_prefs_save(struct ui *ui)
             "start (fix or remove it); kept for this run", ui->prefs_path);
         return false;
     }
-    if (prefs_save(ui->prefs, ui->prefs_path, &cause) != 0) {
+    /* Over the file as it is now: another mcptop's views are kept. */
+    if (prefs_save_merged(ui->prefs, ui->prefs_path, &cause) != 0) {
         ui_message(ui, UI_ROLE_WARNING, "not saved: %s", cause);
         free(cause);
         return false;
     }
+    ui->history_pos = ui->prefs->nhistory;
     return true;
 }
 
@@ -228,7 +230,7 @@ tui_prefs_theme(struct ui *ui, const char *name)
     ui_message(ui, UI_ROLE_NORMAL, "theme: %s%s", ui->theme.name,
         ui->color ? "" : " (NO_COLOR: attributes only)");
     if (ui->prefs != NULL) {
-        prefs_set_string(&ui->prefs->theme, ui->themes[i]);
+        prefs_set_theme(ui->prefs, ui->themes[i]);
         tui_prefs_save(ui);
     }
     return true;
@@ -240,7 +242,7 @@ tui_prefs_mouse(struct ui *ui, bool on)
 {
     if (ui->prefs == NULL)
         return;
-    ui->prefs->mouse = on ? 1 : 0;
+    prefs_set_mouse(ui->prefs, on);
     tui_prefs_save(ui);
 }
 

@@ -118,6 +118,9 @@ struct table_layout {
     int  norder;
 };
 
+_Static_assert(TABLE_COL__COUNT <= UI_COLUMNS_MAX,
+    "struct ui keeps the columns in UI_COLUMNS_MAX entries");
+
 /* The last layout drawn, for a click on the column titles. */
 static struct table_layout table_last;
 
