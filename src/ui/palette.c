@@ -319,9 +319,13 @@ palette_view_run(struct ui *ui, const char *arg)
     }
     prefs_view_names(p, names, sizeof(names));
     if (arg[0] == '\0') {
+        char dflt[PREFS_NAME_MAX + 16] = "";
+
+        if (p->default_view != NULL)
+            snprintf(dflt, sizeof(dflt), " (default %s)", p->default_view);
+        str_sanitize(err, sizeof(err), dflt, strlen(dflt));
         ui_message(ui, UI_ROLE_NORMAL, "views: %s%s", names[0] != '\0' ?
-            names : "none yet (:view save NAME)", p->default_view != NULL ?
-            "" : "");
+            names : "none yet (:view save NAME)", err);
         return;
     }
     if ((len == 4 && strncmp(arg, "save", 4) == 0) ||

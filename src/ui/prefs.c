@@ -134,7 +134,20 @@ prefs_problem(char **cause, const char *name, const char *key,
     *cause = str_printf("%s: %s: %s", name, k, what);
 }
 
-/* A string member or NULL (a problem when present but not a string). */
+/* True when s has a control character (C0 or DEL): never drawn, so never
+ * taken from the file. */
+static bool
+prefs_has_control(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+/* A string member or NULL (a problem when present but not a string, or
+ * with a control character). */
 static char *
 prefs_string(const cJSON *v, const char *name, const char *key, char **cause)
 {
@@ -142,6 +155,11 @@ prefs_string(const cJSON *v, const char *name, const char *key, char **cause)
 
     if (v == NULL)
         return NULL;
+    if (cJSON_IsString(v) && v->valuestring != NULL &&
+        prefs_has_control(v->valuestring)) {
+        prefs_problem(cause, name, key, "a control character in it");
+        return NULL;
+    }
     if (cJSON_IsString(v) && v->valuestring != NULL)
         return xstrdup(v->valuestring);
     snprintf(what, sizeof(what), "%s, not a string", prefs_type(v));
@@ -191,8 +209,9 @@ prefs_parse_view(struct prefs_view *v, const cJSON *o, const char *name,
                 char ckey[PREFS_NAME_MAX + 64];
 
                 snprintf(ckey, sizeof(ckey), "%s[%zu]", key, i++);
-                if (!cJSON_IsString(c)) {
+                if (!cJSON_IsString(c) || prefs_has_control(c->valuestring)) {
                     snprintf(what, sizeof(what), "%s, not a column name",
+                        cJSON_IsString(c) ? "a control character" :
                         prefs_type(c));
                     prefs_problem(cause, name, ckey, what);
                     continue;
@@ -227,7 +246,7 @@ prefs_parse_views(struct prefs *p, const cJSON *o, const char *name,
         if (it->string == NULL)
             continue;
         if (it->string[0] == '\0' || strlen(it->string) > PREFS_NAME_MAX ||
-            strpbrk(it->string, " \t\r\n") != NULL) {
+            strchr(it->string, ' ') != NULL || prefs_has_control(it->string)) {
             char key[PREFS_NAME_MAX + 16];
 
             snprintf(key, sizeof(key), "views.%.*s", PREFS_NAME_MAX,
@@ -316,11 +335,11 @@ prefs_parse(struct prefs *p, const char *name, const char *text, size_t len,
                 continue;
             }
             cJSON_ArrayForEach(h, it) {
-                if (cJSON_IsString(h))
+                if (cJSON_IsString(h) && !prefs_has_control(h->valuestring))
                     prefs_history_add(p, h->valuestring);
                 else
                     prefs_problem(cause, name, "history", "an entry that is "
-                        "not a string");
+                        "not a string, or has a control character");
             }
         } else {
             prefs_problem(cause, name, it->string, "unknown key (tui.json "

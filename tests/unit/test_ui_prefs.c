@@ -135,6 +135,13 @@ test_parse_malformed(void **state)
     bad("{\"history\": [\"a\", 1]}", 1, "history: an entry that is not a "
         "string");
     bad("{\"defualt_view\": \"a\"}", 1, "defualt_view: unknown key");
+    /* Nothing with a control character is taken: it would be drawn. */
+    bad("{\"views\": {\"a\": {\"filter\": \"x\\u001b[2J\"}}}", 1,
+        "views.a.filter: a control character in it");
+    bad("{\"views\": {\"a\\u001b\": {}}}", 1, "a view name is 1 to 64");
+    bad("{\"views\": {\"a\": {\"columns\": [\"n\\u0007\"]}}}", 1,
+        "views.a.columns[0]: a control character, not a column name");
+    bad("{\"history\": [\"\\u001b]52;c;x\"]}", 1, "has a control character");
     /* A problem keeps what was well-formed. */
     prefs_init(&p);
     assert_int_equal(prefs_parse(&p, "t", mixed, strlen(mixed), &cause), 1);
