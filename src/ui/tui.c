@@ -138,6 +138,8 @@ tui_usage(FILE *out)
         "override them);\n"
         "                     without any of these, the default_view of "
         "tui.json\n"
+        "      --list-views   print the views saved in tui.json, one per "
+        "line, and exit\n"
         "  -h, --help         this help\n", model_sort_columns());
     app_usage_options(out);
     app_usage_record(out);
