@@ -190,6 +190,22 @@ palette_complete(struct ui *ui, char *buf, size_t n)
         free(v);
         return ok;
     }
+    if (cmd == 7 && strncmp(buf, "columns", 7) == 0) {
+        const char *v[UI_COLUMNS_MAX];
+        size_t      nv = 0;
+        char       *comma = strrchr(last, ',');
+        bool        ok;
+
+        for (size_t c = 1; c < view_table_ncolumns() && nv < UI_COLUMNS_MAX;
+            c++)
+            v[nv++] = view_table_column_word((int)c);
+        ok = palette_complete_word(buf, n, comma != NULL ? comma + 1 : last,
+            v, nv);
+        /* No space after a column: a comma and the next may follow. */
+        if (ok && buf[strlen(buf) - 1] == ' ')
+            buf[strlen(buf) - 1] = '\0';
+        return ok;
+    }
     if (words > 0)
         return false;
     if (cmd == 4 && strncmp(buf, "sort", 4) == 0) {
@@ -207,22 +223,6 @@ palette_complete(struct ui *ui, char *buf, size_t n)
     if (cmd == 5 && strncmp(buf, "theme", 5) == 0 && ui != NULL)
         return palette_complete_word(buf, n, arg,
             (const char *const *)ui->themes, ui->nthemes);
-    if (cmd == 7 && strncmp(buf, "columns", 7) == 0) {
-        const char *v[UI_COLUMNS_MAX];
-        size_t      nv = 0;
-        char       *comma = strrchr(arg, ',');
-        bool        ok;
-
-        for (size_t c = 1; c < view_table_ncolumns() && nv < UI_COLUMNS_MAX;
-            c++)
-            v[nv++] = view_table_column_word((int)c);
-        ok = palette_complete_word(buf, n, comma != NULL ? comma + 1 : arg,
-            v, nv);
-        /* No space after a column: a comma and the next may follow. */
-        if (ok && buf[strlen(buf) - 1] == ' ')
-            buf[strlen(buf) - 1] = '\0';
-        return ok;
-    }
     return false;
 }
 
@@ -297,7 +297,8 @@ palette_columns_run(struct ui *ui, const char *arg)
     }
     view_table_set_columns(ui, cols, n);
     view_table_columns_text(ui, text, sizeof(text));
-    ui_message(ui, UI_ROLE_NORMAL, "columns: %s", text);
+    ui_message(ui, UI_ROLE_NORMAL, "columns (:view save NAME keeps "
+        "them): %s", text);
 }
 
 /* :view NAME, :view save NAME, :view delete NAME, :view default [NAME],

@@ -143,7 +143,8 @@ view_columns_key(struct ui *ui, int key)
         view_table_set_columns(ui, cols, n);
         ui->mode = ch->back;
         view_table_columns_text(ui, text, sizeof(text));
-        ui_message(ui, UI_ROLE_NORMAL, "columns: %s", text);
+        ui_message(ui, UI_ROLE_NORMAL, "columns (:view save NAME keeps "
+            "them): %s", text);
     } else if (a == UI_ACT_CANCEL || a == UI_ACT_QUIT ||
         a == UI_ACT_COLUMNS) {
         ui->mode = ch->back;

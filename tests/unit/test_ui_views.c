@@ -278,6 +278,9 @@ test_palette_complete(void **state)
     snprintf(buf, sizeof(buf), "columns name,he");
     assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "columns name,health");
+    snprintf(buf, sizeof(buf), "columns name rt");    /* after a space */
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "columns name rtt");
     snprintf(buf, sizeof(buf), "columns pro");
     assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "columns protocol");
