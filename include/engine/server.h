@@ -188,6 +188,9 @@ const struct ending *server_ending(const struct server *s, size_t i);
 bool server_ending_busy(const struct server *s);
 /* Child pid for stdio servers (0 when none). */
 long server_pid(const struct server *s);
+/* stdio: how many times mcptop started this server's child this run (a
+ * respawn is every one after the first); 0 for other transports. */
+unsigned long server_spawns(const struct server *s);
 /* stdio: the stderr ring (and stray stdout lines, prefixed), oldest
  * first; sanitized. NULL past the end. */
 const char *server_stderr_line(const struct server *s, size_t i);

@@ -31,7 +31,8 @@
     X(END,         "last row")                                      \
     X(DETAIL,      "toggle the detail pane")                        \
     X(DETAIL_DOWN, "scroll the detail pane down")                   \
-    X(DETAIL_UP,   "scroll the detail pane up")                     \
+    X(DETAIL_UP,   "scroll the detail pane up; in the process view: end "\
+                   "the selected orphan (TERM, then KILL), after y")  \
     X(FILTER,      "filter (see FILTER below; Ctrl-U clears the line)") \
     X(CANCEL,      "clear the filter / close a pane")               \
     X(SORT,        "sort by the next column")                       \
@@ -60,6 +61,8 @@
                    "completes; Up/Down: history)")                   \
     X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
                    "newest first (/ filters it)")                     \
+    X(PROCS,       "the process view: the stdio children as trees, and "\
+                   "the orphans (K ends the selected one after y)")  \
     X(THEME,       "cycle the colour theme (remembered in tui.json)") \
     X(COLUMNS,     "choose the columns: Space shows/hides, + - move, " \
                    "Enter applies (:columns LIST too)")              \
@@ -100,6 +103,7 @@ enum ui_mode {
     UI_MODE_HELP,
     UI_MODE_LOG,                /* the event log pane */
     UI_MODE_COLUMNS,            /* the column chooser (c, F2, :columns) */
+    UI_MODE_PROCS,              /* the process view (o) */
 };
 
 enum ui_prompt {
@@ -109,6 +113,7 @@ enum ui_prompt {
     UI_PROMPT_END_ONE,
     UI_PROMPT_END_MARKED,
     UI_PROMPT_CANCEL_REQUEST,   /* a tap's request: y cancels it */
+    UI_PROMPT_END_ORPHAN,       /* the process view's K: y ends it */
 };
 
 /* The glyphs in use: UTF-8 or plain ASCII, picked from the locale. */
@@ -148,6 +153,7 @@ struct ui_chooser {
 
 struct app_common;
 struct prefs;
+struct procs;
 struct recording;
 struct replay;
 struct tui_opts;
@@ -195,6 +201,8 @@ struct ui {
     int                  endings_scroll;
     int                  log_scroll;    /* 0: follows the newest */
     struct eventlog      eventlog;
+    struct procs        *procs;         /* the process view's walk, or
+                                           NULL (view_procs.c) */
     const struct tui_opts *start;   /* the TUI's own options, or NULL */
     int                  help_scroll;
     int                  table_y;       /* first table row on screen */
@@ -363,6 +371,16 @@ void view_help_draw(struct ui *ui, int y, int rows);
 bool view_help_key(struct ui *ui, enum ui_action a);
 void view_log_draw(struct ui *ui, int y, int rows);
 bool view_log_key(struct ui *ui, enum ui_action a);
+/* view_procs.c: the process view (o). open shows it (a walk at the next
+ * draw), key takes its keys (ch 'K': end the selected orphan, after the
+ * END_ORPHAN prompt), prompt writes that prompt's question, answer takes
+ * its y/n; free frees the walk and stops an ending under way. */
+void view_procs_open(struct ui *ui);
+void view_procs_draw(struct ui *ui, int y, int rows);
+bool view_procs_key(struct ui *ui, enum ui_action a, int ch);
+void view_procs_prompt(struct ui *ui, struct ui_line *l);
+void view_procs_answer(struct ui *ui, int ch);
+void view_procs_free(struct ui *ui);
 /* An entry was logged: a scrolled log keeps showing the same lines. */
 void view_log_grew(struct ui *ui, const struct eventlog_entry *en);
 

@@ -273,6 +273,12 @@ server_pid(const struct server *s)
     return transport_pid(t);
 }
 
+unsigned long
+server_spawns(const struct server *s)
+{
+    return client_spawns(s->client);
+}
+
 const char *
 server_stderr_line(const struct server *s, size_t i)
 {

@@ -56,6 +56,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'P',       "P",      UI_ACT_PAUSE },
     { 'e',       "e",      UI_ACT_ENDINGS },
     { 'l',       "l",      UI_ACT_EVENTLOG },
+    { 'o',       "o",      UI_ACT_PROCS },
     { 't',       "t",      UI_ACT_THEME },
     { 'b',       "b",      UI_ACT_GROUP },
     { 'c',       "c",      UI_ACT_COLUMNS },

@@ -270,6 +270,9 @@ tui_draw(struct ui *ui)
     case UI_MODE_COLUMNS:
         view_columns_draw(ui, TUI_HEADER_ROWS, body);
         break;
+    case UI_MODE_PROCS:
+        view_procs_draw(ui, TUI_HEADER_ROWS, body);
+        break;
     default:
         if (!ui->detail) {
             view_table_draw(ui, TUI_HEADER_ROWS, body);
@@ -757,6 +760,7 @@ tui_ui_free(struct ui *ui)
 {
     free(ui->prefs_path);
     theme_list_free(ui->themes, ui->nthemes);
+    view_procs_free(ui);
     free(ui->quit_busy);
     free(ui);
 }
@@ -819,6 +823,7 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->frame_w);
     ev_timer_stop(ui->loop, &ui->age_w);
     ev_timer_stop(ui->loop, &ui->quit_w);
+    view_procs_free(ui);        /* an orphan's ending under way stops */
 }
 
 /* What the TUI's own options ask for (strings borrowed from argv). */

@@ -437,6 +437,13 @@ tui_key_command(struct ui *ui, enum ui_action a)
         ui->mode = ui->mode == UI_MODE_LOG ? UI_MODE_TABLE : UI_MODE_LOG;
         ui->log_scroll = 0;
         break;
+    case UI_ACT_PROCS:
+        if (ui->replay != NULL) {
+            ui_message(ui, UI_ROLE_WARNING, "a replay has no processes");
+            break;
+        }
+        view_procs_open(ui);
+        break;
     case UI_ACT_THEME:
         tui_key_theme_next(ui);
         break;
@@ -495,6 +502,8 @@ tui_key_mouse(struct ui *ui, const struct screen_click *click)
                 view_endings_key(ui, a);
             else if (ui->mode == UI_MODE_LOG)
                 view_log_key(ui, a);
+            else if (ui->mode == UI_MODE_PROCS)
+                view_procs_key(ui, a, 0);
             else
                 view_table_key(ui, a);
         }
@@ -553,6 +562,10 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         tui_key_cancel_answer(ui, ch);
         return;
     }
+    if (ui->prompt == UI_PROMPT_END_ORPHAN) {
+        view_procs_answer(ui, ch);
+        return;
+    }
     if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED) {
         enum ui_prompt p = ui->prompt;
 
@@ -598,6 +611,8 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
     if (ui->mode == UI_MODE_ENDINGS && view_endings_key(ui, a))
         return;
     if (ui->mode == UI_MODE_LOG && view_log_key(ui, a))
+        return;
+    if (ui->mode == UI_MODE_PROCS && view_procs_key(ui, a, ch))
         return;
     if (ui->mode == UI_MODE_TABLE) {
         if (ui->detail && view_detail_key(ui, a))

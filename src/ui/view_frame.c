@@ -312,6 +312,10 @@ frame_keys(struct ui *ui, struct ui_line *l)
         ui_line_add(l, UI_ROLE_DIM, "Space show/hide  +/- move  Enter apply  "
             "Esc cancel");
         return;
+    case UI_MODE_PROCS:
+        ui_line_add(l, UI_ROLE_DIM, "o/Esc back  Up/Down select  K end the "
+            "selected orphan  ? help  q quit");
+        return;
     default:
         break;
     }
@@ -325,8 +329,8 @@ frame_keys(struct ui *ui, struct ui_line *l)
     ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
     if (ui->model.nmarked > 0)
         ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
-    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  b group  "
-        "c columns  t theme  m mouse");
+    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  o procs  "
+        "b group  c columns  t theme  m mouse");
     if (ui->model.filter[0] != '\0')
         ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");
 }
@@ -363,6 +367,8 @@ view_status_draw(struct ui *ui, int y)
             ui->confirm_server));
         ui_line_addf(&l, UI_ROLE_WARNING, "End the session of %s? y: end and "
             "reconnect  s: end and stop  n: no", name);
+    } else if (ui->prompt == UI_PROMPT_END_ORPHAN) {
+        view_procs_prompt(ui, &l);
     } else if (ui->prompt == UI_PROMPT_CANCEL_REQUEST) {
         const struct server         *s = fleet_server(ui->fleet,
             ui->confirm_server);

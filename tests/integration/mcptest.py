@@ -13,6 +13,8 @@ What it gives a test file:
   - Tui: mcptop in tmux (keys in with send-keys, the screen out with
     capture-pane, bounded waits); table_row / table_cell / selected_name /
     header_counts read the table
+  - ServeMetrics: a running `mcptop serve` on a loopback port, its /metrics
+    and health samples read
   - Reporter: cases, checks, and the closing "N passed, N failed" line
 
 Environment:
@@ -854,6 +856,76 @@ def project_version():
 
 # --------------------------------------------------------------------------
 # assertions and reporting
+
+
+_SERVE_LISTEN = None
+_HEALTH_SAMPLE = None
+
+
+class ServeMetrics:
+    """`mcptop serve -c CFG --listen 127.0.0.1:0`, its port read from its
+    stderr; metrics() and health() read /metrics (bounded), close() sends
+    SIGTERM and returns the exit code."""
+
+    def __init__(self, cfg, timeout=20.0, exit_wait=10.0):
+        import re
+        global _SERVE_LISTEN, _HEALTH_SAMPLE
+        _SERVE_LISTEN = _SERVE_LISTEN or re.compile(r"listening on http://([0-9.]+):(\d+)/metrics")
+        _HEALTH_SAMPLE = _HEALTH_SAMPLE or re.compile(
+            r'^(mcp_health|mcp_probe_success)\{server="([^"]*)"(?:,state="([^"]*)")?\} (\S+)$')
+        self.exit_wait = exit_wait
+        self.err_path = tmpdir() / ("serve-%d.log" % id(self))
+        with open(self.err_path, "wb") as err:
+            self.proc = spawn([MCPTOP_BIN, "serve", "-c", cfg, "--listen", "%s:0" % LOOPBACK],
+                              env=mcptop_env(), stdout=subprocess.DEVNULL, stderr=err)
+        self.port = None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            m = _SERVE_LISTEN.search(self.stderr())
+            if m:
+                self.port = int(m.group(2))
+                return
+            time.sleep(0.05)
+        self.close()
+        raise SetupError("mcptop serve did not say where it listens:\n%s" % self.stderr())
+
+    def stderr(self):
+        try:
+            return self.err_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def metrics(self):
+        import urllib.error
+        import urllib.request
+        url = "http://%s:%d/metrics" % (LOOPBACK, self.port)
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return r.read().decode()
+        except (OSError, urllib.error.URLError):
+            return ""
+
+    def health(self):
+        """({server: [(state, value) of its mcp_health samples]}, {server: mcp_probe_success})."""
+        states, probe = {}, {}
+        for line in self.metrics().splitlines():
+            m = _HEALTH_SAMPLE.match(line)
+            if not m:
+                continue
+            fam, server, state, value = m.groups()
+            if fam == "mcp_health":
+                states.setdefault(server, []).append((state, float(value)))
+            else:
+                probe[server] = float(value)
+        return states, probe
+
+    def close(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=self.exit_wait)
+        except subprocess.TimeoutExpired:
+            return terminate(self.proc)
 
 
 class CaseFailed(AssertionError):

@@ -25,20 +25,15 @@ Everything on 127.0.0.1; every wait is bounded.
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_health_agree.py
 """
 
-import json
 import os
-import re
 import signal
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcptest  # noqa: E402
-from mcptest import LOOPBACK, SetupError  # noqa: E402
+from mcptest import LOOPBACK  # noqa: E402
 import faultlab  # noqa: E402
 
 rep = mcptest.Reporter("health: check, watch and serve agree")
@@ -60,8 +55,6 @@ EXPECTED = {
 }
 MONITORED = {n for n, h in EXPECTED.items() if h not in ("paused", "stopped", "disabled")}
 
-_LISTEN = re.compile(r"listening on http://([0-9.]+):(\d+)/metrics")
-_SAMPLE = re.compile(r'^(mcp_health|mcp_probe_success)\{server="([^"]*)"(?:,state="([^"]*)")?\} (\S+)$')
 
 
 def lab_fleet(lab):
@@ -101,69 +94,13 @@ def table(check, watch, serve):
     return "\n".join(rows)
 
 
-class Serve:
-    """`mcptop serve -c CFG --listen 127.0.0.1:0`."""
-
-    def __init__(self, cfg, timeout=20.0):
-        self.err_path = mcptest.tmpdir() / ("serve-health-%d.log" % id(self))
-        with open(self.err_path, "wb") as err:
-            self.proc = mcptest.spawn([mcptest.MCPTOP_BIN, "serve", "-c", cfg, "--listen", "%s:0" % LOOPBACK],
-                                      env=mcptest.mcptop_env(), stdout=subprocess.DEVNULL, stderr=err)
-        self.port = None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            m = _LISTEN.search(self.stderr())
-            if m:
-                self.port = int(m.group(2))
-                return
-            time.sleep(0.05)
-        self.close()
-        raise SetupError("mcptop serve did not say where it listens:\n%s" % self.stderr())
-
-    def stderr(self):
-        try:
-            return self.err_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def metrics(self):
-        url = "http://%s:%d/metrics" % (LOOPBACK, self.port)
-        try:
-            with urllib.request.urlopen(url, timeout=5) as r:
-                return r.read().decode()
-        except (OSError, urllib.error.URLError):
-            return ""
-
-    def health(self):
-        """({server: [states of its mcp_health samples valued 1]}, {server: mcp_probe_success})."""
-        states, probe = {}, {}
-        for line in self.metrics().splitlines():
-            m = _SAMPLE.match(line)
-            if not m:
-                continue
-            fam, server, state, value = m.groups()
-            if fam == "mcp_health":
-                states.setdefault(server, []).append((state, float(value)))
-            else:
-                probe[server] = float(value)
-        return states, probe
-
-    def close(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            return mcptest.terminate(self.proc)
-
-
 @mcptest.case(rep)
 def check_watch_serve_agree(c):
     mcptest.require_mcptop()
     lab = faultlab.FaultLab().start()
     cfg = lab_fleet(lab)
     w = mcptest.Watch(["watch", "-c", cfg])
-    s = Serve(cfg)
+    s = mcptest.ServeMetrics(cfg, exit_wait=EXIT_WAIT)
     try:
         # check: one run.
         r = mcptest.run_mcptop(["check", "--json", "-c", cfg], timeout=30)

@@ -117,6 +117,15 @@ def case_record(c):
         w.signal(signal.SIGINT)
         rc = w.wait_exit(20)
         c.eq(rc, 0, "watch's exit after SIGINT")
+        # Recording changes nothing of the promises: every session the
+        # steady endpoints issued was ended (the flapping one's sessions
+        # may die with its down phase, the stopped lab's with the lab).
+        eps = Env.lab.counts().get("endpoints", {})
+        for k in ("/healthy", "/healthy?q=1"):
+            cnt = eps.get(k, {})
+            c.check(cnt.get("sessions_issued", 0) >= 1, "the lab issued a session on %s: %s" % (k, cnt))
+            c.eq(cnt.get("sessions_ended", 0), cnt.get("sessions_issued", 0),
+                 "sessions ended == sessions issued on %s" % k)
     finally:
         w.close()
     Env.raw = open(Env.rec, "rb").read()

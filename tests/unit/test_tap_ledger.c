@@ -271,7 +271,8 @@ test_not_messages(void **state)
 
     (void)state;
     assert_true(line(l, TAP_SIDE_SERVER, "starting up...", 1.0));
-    assert_true(line(l, TAP_SIDE_SERVER, "[{\"jsonrpc\":\"2.0\"}]", 1.0));
+    assert_true(line(l, TAP_SIDE_SERVER, "[{\"jsonrpc\":\"2.0\",\"id\":3}]",
+        1.0));
     assert_true(line(l, TAP_SIDE_SERVER, "{\"id\":1,\"result\":{}}", 1.0));
     assert_true(line(l, TAP_SIDE_AGENT, "{\"jsonrpc\":\"2.0\",\"id\":{},"
         "\"method\":\"x\"}", 1.0));
@@ -279,6 +280,51 @@ test_not_messages(void **state)
     assert_int_equal(tap_ledger_stats(l)->unparsed[TAP_SIDE_SERVER], 4);
     assert_int_equal(tap_ledger_stats(l)->untracked, 1);
     assert_int_equal(s.started, 0);
+    tap_ledger_free(l);
+}
+
+static void
+test_batch(void **state)
+{
+    struct seen         s = { 0 };
+    struct tap_ledger  *l = tap_ledger_new(&host, &s, 0);
+    struct tap_request *r;
+
+    (void)state;
+    /* Two requests and a notification in one batch: both followed. */
+    assert_true(line(l, TAP_SIDE_AGENT, " [{\"jsonrpc\":\"2.0\",\"id\":1,"
+        "\"method\":\"tools/list\"},{\"jsonrpc\":\"2.0\",\"method\":"
+        "\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":2,"
+        "\"method\":\"tools/call\",\"params\":{\"name\":\"slow\"}}]", 1.0));
+    assert_int_equal(s.started, 2);
+    assert_int_equal(tap_ledger_count(l), 2);
+    assert_int_equal(tap_ledger_stats(l)->batches[TAP_SIDE_AGENT], 1);
+    /* The answers in one batch, out of order, one an error. */
+    assert_true(line(l, TAP_SIDE_SERVER, "[{\"jsonrpc\":\"2.0\",\"id\":2,"
+        "\"error\":{\"code\":-32603,\"message\":\"boom\"}},{\"jsonrpc\":"
+        "\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}]", 1.2));
+    assert_int_equal(s.ended, 2);
+    assert_int_equal(tap_ledger_count(l), 0);
+    assert_int_equal(tap_ledger_stats(l)->completed, 1);
+    assert_int_equal(tap_ledger_stats(l)->failed, 1);
+    /* A late answer to a cancelled request inside a batch is passed on
+     * with its batch (the tap never rewrites bytes), and counted so. */
+    line(l, TAP_SIDE_AGENT, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+        "\"tools/call\"}", 2.0);
+    r = tap_ledger_find(l, TAP_DIR_TO_SERVER, "3");
+    assert_non_null(r);
+    tap_ledger_cancel(l, r, 2.1);
+    assert_true(line(l, TAP_SIDE_SERVER, "[{\"jsonrpc\":\"2.0\",\"id\":3,"
+        "\"result\":{}},7,{}]", 2.2));
+    assert_int_equal(tap_ledger_stats(l)->late_dropped, 0);
+    assert_int_equal(tap_ledger_stats(l)->late_passed, 1);
+    assert_int_equal(tap_ledger_stats(l)->unparsed[TAP_SIDE_SERVER], 2);
+    /* An empty batch names no id: passed on unread. A broken one is no
+     * message. */
+    assert_true(line(l, TAP_SIDE_SERVER, "[]", 3.0));
+    assert_true(line(l, TAP_SIDE_SERVER, "[{\"id\":1,", 3.0));
+    assert_int_equal(tap_ledger_stats(l)->unparsed[TAP_SIDE_SERVER], 3);
+    assert_int_equal(tap_ledger_stats(l)->batches[TAP_SIDE_SERVER], 2);
     tap_ledger_free(l);
 }
 
@@ -347,6 +393,7 @@ main(void)
         cmocka_unit_test(test_sender_cancel),
         cmocka_unit_test(test_operator_cancel_drops_late_answer),
         cmocka_unit_test(test_not_messages),
+        cmocka_unit_test(test_batch),
         cmocka_unit_test(test_duplicates_and_bound),
         cmocka_unit_test(test_flood),
     };

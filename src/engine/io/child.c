@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -761,6 +762,30 @@ child_signal(struct child *c, int sig)
     /* The group first; the pid too, in case it left the group. */
     kill(-c->pid, sig);
     kill(c->pid, sig);
+}
+
+int
+child_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int
+child_signal_other(int pidfd, pid_t pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+    if (pidfd >= 0)
+        return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#else
+    (void)pidfd;
+#endif
+    return kill(pid, sig);
 }
 
 pid_t

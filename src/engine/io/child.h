@@ -62,6 +62,16 @@ void child_close_stdin(struct child *c);
 /* Send sig to the child's process group. */
 void child_signal(struct child *c, int sig);
 pid_t child_pid(const struct child *c);
+/*
+ * A process that is not mcptop's child (an orphan the operator ends, see
+ * io/proc.h): a pidfd for pid (pidfd_open(2)), -1 where the kernel has
+ * none (errno set). The caller closes it.
+ */
+int child_pidfd_open(pid_t pid);
+/* Send sig to that process: through pidfd when it is >= 0 (the signal
+ * reaches that process and no later one with the same pid), else by pid.
+ * 0, or -1 with errno (ESRCH: gone). The caller checked who it is. */
+int child_signal_other(int pidfd, pid_t pid, int sig);
 bool child_exited(const struct child *c);
 bool child_stdout_closed(const struct child *c);
 /* Bytes waiting to be written to stdin. */

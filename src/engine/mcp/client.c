@@ -979,6 +979,7 @@ client_new(const struct client_host *host, void *arg,
     c->tenv.log = env->log;
     c->tenv.log_name = log_name;
     c->tenv.test_keep_id = env->test_keep_id;
+    c->tenv.spawns = &c->spawns;
     c->tenv.cb = client_transport_cb;
     c->tenv.cb_arg = c;
     c->t = client_make_transport(c);
@@ -1030,6 +1031,12 @@ struct transport *
 client_transport(const struct client *c)
 {
     return c->t;
+}
+
+unsigned long
+client_spawns(const struct client *c)
+{
+    return c->spawns;
 }
 
 bool

@@ -136,6 +136,8 @@ void client_stop(struct client *c);
 
 /* The transport (for the ending procedure and the stdio getters). */
 struct transport *client_transport(const struct client *c);
+/* stdio: how many children this client started this run. */
+unsigned long client_spawns(const struct client *c);
 bool client_has_session(const struct client *c);
 enum server_era client_era(const struct client *c);
 void client_session(const struct client *c, struct server_session_info *out);

@@ -69,6 +69,7 @@ struct client {
     const struct server_env    *env;
     const struct config_server *decl;
     struct transport_env        tenv;
+    unsigned long               spawns;     /* children started (stdio) */
     struct transport           *t;
 
     /* the era (DESIGN.md section 6), remembered for this server */

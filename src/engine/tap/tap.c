@@ -376,6 +376,10 @@ tap_snapshot_cb(void *arg)
         (double)(s->unmatched[0] + s->unmatched[1]));
     cJSON_AddNumberToObject(st, "late_answers_dropped",
         (double)s->late_dropped);
+    cJSON_AddNumberToObject(st, "late_answers_passed_in_batches",
+        (double)s->late_passed);
+    cJSON_AddNumberToObject(st, "batches",
+        (double)(s->batches[0] + s->batches[1]));
     cJSON_AddNumberToObject(st, "untracked", (double)s->untracked);
     cJSON_AddNumberToObject(st, "completed", (double)s->completed);
     cJSON_AddNumberToObject(st, "failed", (double)s->failed);

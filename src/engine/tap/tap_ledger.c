@@ -512,39 +512,15 @@ tap_ledger_relevant(const char *line, size_t len)
     return false;
 }
 
-bool
-tap_ledger_line(struct tap_ledger *l, enum tap_side side, const char *line,
+/* One JSON-RPC message m (parsed, an object with "jsonrpc": "2.0") of len
+ * bytes that side wrote. False when it must not be passed on. */
+static bool
+tap_ledger_message(struct tap_ledger *l, enum tap_side side, const cJSON *m,
     size_t len, double now, int64_t wall)
 {
-    cJSON       *m;
-    const cJSON *v, *method, *id;
-    bool         pass = true;
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 
-    l->stats.lines[side]++;
-    {
-        size_t i = 0;
-
-        while (i < len && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i == len || line[i] != '{') {
-            /* No message (a log line, a batch): passed on. */
-            l->stats.unparsed[side]++;
-            return true;
-        }
-    }
-    if (!tap_ledger_relevant(line, len))
-        return true;
-    m = cJSON_ParseWithLength(line, len);
-    v = cJSON_GetObjectItemCaseSensitive(m, "jsonrpc");
-    if (!cJSON_IsObject(m) || !cJSON_IsString(v) ||
-        strcmp(v->valuestring, "2.0") != 0) {
-        /* Not one message (a batch, a log line, a blank): passed on. */
-        l->stats.unparsed[side]++;
-        cJSON_Delete(m);
-        return true;
-    }
-    method = cJSON_GetObjectItemCaseSensitive(m, "method");
-    id = cJSON_GetObjectItemCaseSensitive(m, "id");
     if (cJSON_IsString(method) && method->valuestring != NULL) {
         if (id != NULL && !cJSON_IsNull(id)) {
             char *key = tap_ledger_key(id);
@@ -558,12 +534,87 @@ tap_ledger_line(struct tap_ledger *l, enum tap_side side, const char *line,
             tap_ledger_notice(l, side, m, method->valuestring, len, wall,
                 now);
         }
-    } else if (cJSON_GetObjectItemCaseSensitive(m, "result") != NULL ||
-        cJSON_GetObjectItemCaseSensitive(m, "error") != NULL) {
-        pass = tap_ledger_answer(l, side, m, now);
-    } else {
-        l->stats.unparsed[side]++;
+        return true;
     }
+    if (cJSON_GetObjectItemCaseSensitive(m, "result") != NULL ||
+        cJSON_GetObjectItemCaseSensitive(m, "error") != NULL)
+        return tap_ledger_answer(l, side, m, now);
+    l->stats.unparsed[side]++;
+    return true;
+}
+
+static bool
+tap_ledger_is_message(const cJSON *m)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "jsonrpc");
+
+    return cJSON_IsObject(m) && cJSON_IsString(v) &&
+        strcmp(v->valuestring, "2.0") == 0;
+}
+
+/*
+ * A batch (JSON-RPC 2.0 section 6; MCP 2025-03-26 allows them, later
+ * revisions do not, and agents on that revision still send them): each
+ * message in it is followed as if it came alone, its bytes the batch's
+ * share. The line is always passed on whole: the tap never rewrites
+ * bytes, so a late answer to a cancelled request inside a batch reaches
+ * the agent (which must ignore an id it has no request for) and is
+ * counted as such.
+ */
+static void
+tap_ledger_batch(struct tap_ledger *l, enum tap_side side, const cJSON *a,
+    size_t len, double now, int64_t wall)
+{
+    const cJSON *m;
+    size_t       n = (size_t)cJSON_GetArraySize(a), share;
+
+    if (n == 0) {
+        l->stats.unparsed[side]++;
+        return;
+    }
+    l->stats.batches[side]++;
+    share = len / n;
+    cJSON_ArrayForEach(m, a) {
+        unsigned long dropped = l->stats.late_dropped;
+
+        if (!tap_ledger_is_message(m))
+            l->stats.unparsed[side]++;
+        else if (!tap_ledger_message(l, side, m, share, now, wall) &&
+            l->stats.late_dropped > dropped) {
+            /* Passed on with its batch, not dropped. */
+            l->stats.late_dropped = dropped;
+            l->stats.late_passed++;
+        }
+    }
+}
+
+bool
+tap_ledger_line(struct tap_ledger *l, enum tap_side side, const char *line,
+    size_t len, double now, int64_t wall)
+{
+    cJSON *m;
+    bool   pass = true, batch;
+    size_t i = 0;
+
+    l->stats.lines[side]++;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (i == len || (line[i] != '{' && line[i] != '[')) {
+        /* No message (a log line, a blank): passed on. */
+        l->stats.unparsed[side]++;
+        return true;
+    }
+    batch = line[i] == '[';
+    if (!tap_ledger_relevant(line, len))
+        return true;
+    m = cJSON_ParseWithLength(line, len);
+    if (batch && cJSON_IsArray(m))
+        tap_ledger_batch(l, side, m, len, now, wall);
+    else if (!batch && tap_ledger_is_message(m))
+        pass = tap_ledger_message(l, side, m, len, now, wall);
+    else
+        /* Not a message (a log line that starts with a brace). */
+        l->stats.unparsed[side]++;
     cJSON_Delete(m);
     return pass;
 }

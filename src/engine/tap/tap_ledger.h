@@ -93,6 +93,8 @@ struct tap_ledger_stats {
     unsigned long unparsed[2];      /* not a JSON-RPC message */
     unsigned long unmatched[2];     /* an answer to nothing in flight */
     unsigned long late_dropped;     /* answers to operator-cancelled ones */
+    unsigned long late_passed;      /* the same inside a batch: passed on */
+    unsigned long batches[2];       /* JSON-RPC batches, by side */
     unsigned long untracked;        /* past max, or an id too long */
     unsigned long duplicate_ids;    /* a request reused an id in flight */
     unsigned long completed, failed, cancelled;

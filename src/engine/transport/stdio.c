@@ -436,6 +436,8 @@ stdio_open(struct transport *base, struct transport_failure *f)
         free(cause);
         return -1;
     }
+    if (base->env->spawns != NULL)
+        (*base->env->spawns)++;
     transport_log(base, "spawned pid %ld", (long)child_pid(t->child));
     return 0;
 }

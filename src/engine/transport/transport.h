@@ -149,6 +149,10 @@ struct transport_env {
     FILE                       *log;        /* debug log or NULL */
     const char                 *log_name;   /* sanitized server name */
     bool                        test_keep_id;
+    unsigned long              *spawns;     /* stdio: counts each child
+                                               started (the client's
+                                               counter, kept across
+                                               transports), or NULL */
     transport_cb                cb;
     void                       *cb_arg;
 };
