@@ -19,6 +19,7 @@
 #include "engine/fleet.h"
 #include "engine/health.h"
 #include "engine/liveness.h"
+#include "ui/trend.h"
 
 /* One sort per table column, in the columns' order; the name is shown in
  * the header. */
@@ -110,6 +111,7 @@ enum model_field {
     MODEL_FIELD_TRANS,
     MODEL_FIELD_REASON,
     MODEL_FIELD_HTTP,
+    MODEL_FIELD_TOOLS,          /* tools:changed */
 };
 
 struct model_term {
@@ -158,6 +160,7 @@ struct model {
     size_t               nfolded;
     struct model_counts  counts;
     int64_t              now_ms;    /* wall clock of the last rebuild */
+    struct trend_fleet   ok_trend;  /* the header's graph: servers ok */
     struct model_server *srv;       /* per server index */
     int                 *name_w;    /* display width of each name */
     int                  longest_name;  /* the widest visible name */
@@ -222,6 +225,9 @@ void model_toggle_mark(struct model *m, size_t i);
  * transport, tags, current failure kind, reason, health or liveness word;
  * name:, tag: (whole tag), kind:, health: (or state:), live:, trans:,
  * reason: and http: (a status prefix, "5" is every 5xx) match one field;
+ * tools:changed keeps the servers whose tool list changed (the incident
+ * line's "tools changed"); an empty value ("reason:", "http:") matches
+ * any value, so "!reason:" is "no reason";
  * ! before a term negates it.
  * An unknown field leaves filter_error set and the term matching nothing.
  */

@@ -68,6 +68,9 @@
                    "Enter applies (:columns LIST too)")              \
     X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
                    "on a header folds the group)")                   \
+    X(INCIDENTS,   "focus the incident line: Left/Right (Tab/Shift-Tab) "\
+                   "pick an entry, Enter (or a click) filters on its "\
+                   "cause, on +N more groups by cause; Esc back") \
     X(HELP,        "this help")                                     \
     X(QUIT,        "quit: end open sessions first (again: at once)") \
     X(MOUSE,       "select a row; on the titles: sort; wheel scrolls") \
@@ -207,6 +210,9 @@ struct ui {
     int                  help_scroll;
     int                  table_y;       /* first table row on screen */
     int                  table_rows;    /* rows shown; 0 when hidden */
+    bool                 incident_focus;    /* Tab: the incident line has
+                                               the keys */
+    size_t               incident_sel;  /* its entry selected, first 0 */
     /* prompt and messages */
     enum ui_prompt       prompt;
     char                 input[128];
@@ -260,6 +266,9 @@ int keys_arrow(int key);
 /* Moving an entry of a list: -1 up (+, Shift-Up), 1 down (-, Shift-Down),
  * else 0. */
 int keys_move(int key);
+/* Moving along a line of entries: +1 for Right and Tab, -1 for Left and
+ * Shift-Tab, 0 for any other key. */
+int keys_direction(int key);
 
 /* tui.c: a message on the status line, until the next key or for a few
  * seconds (UI_MESSAGE_S, a warning UI_WARNING_S). */
@@ -362,6 +371,23 @@ bool view_table_title_click(struct ui *ui, int x);
 void view_detail_draw(struct ui *ui, int y, int rows);
 /* The detail of server i as text lines, to out (a snapshot, a copy). */
 void view_detail_text(struct ui *ui, size_t i, FILE *out);
+/*
+ * view_frame.c, the incident line's entries (issue 34), as last drawn:
+ * how many can be picked (the entries shown, then "+N more" when some did
+ * not fit), 0 when none or the line is not on screen.
+ */
+size_t view_incident_count(const struct ui *ui);
+/* Entry i picked (Enter, a click): the table's filter becomes the one
+ * that keeps exactly the servers it counts ("kind:timeout", "kind:
+ * http_status http:502 reason:bad_gateway", "tools:changed"); "+N more"
+ * groups the table by cause instead. The focus goes back to the table. */
+void view_incident_apply(struct ui *ui, size_t i);
+/* The entry drawn at screen row y, column x, or -1. */
+long view_incident_at(const struct ui *ui, int y, int x);
+/* A key while the incident line has the focus: moves, picks, or (Esc)
+ * leaves it; true when the key was taken. Any other key leaves the focus
+ * and returns false, so it does what it always does. */
+bool view_incident_key(struct ui *ui, int ch);
 /* The header's three lines as text, to out. */
 void view_header_text(struct ui *ui, FILE *out);
 bool view_detail_key(struct ui *ui, enum ui_action a);

@@ -61,6 +61,7 @@ static const struct ui_binding keys_bindings[] = {
     { 'b',       "b",      UI_ACT_GROUP },
     { 'c',       "c",      UI_ACT_COLUMNS },
     { KEY_F(2),  "F2",     UI_ACT_COLUMNS },
+    { '\t',      "Tab",    UI_ACT_INCIDENTS },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
     { KEY_F(1),  "F1",     UI_ACT_HELP },
@@ -136,4 +137,14 @@ keys_move(int key)
 {
     return key == '+' || key == KEY_SR ? -1 : key == '-' || key == KEY_SF ?
         1 : 0;
+}
+
+int
+keys_direction(int key)
+{
+    if (key == KEY_RIGHT || key == '\t')
+        return 1;
+    if (key == KEY_LEFT || key == KEY_BTAB)
+        return -1;
+    return 0;
 }

@@ -363,6 +363,14 @@ model_term_matches(const struct model_term *t, const struct server *s)
             return false;
         snprintf(http, sizeof(http), "%ld", f->http_status);
         return model_prefix(http, t->value);
+    case MODEL_FIELD_TOOLS: {
+        /* tools:changed, the incident line's "tools changed": the
+         * servers whose tool list changed since mcptop started. */
+        const struct model_server *ms = server_data(s);
+
+        return ms != NULL && ms->tool_changes > 0 &&
+            model_prefix("changed", t->value);
+    }
     default:
         break;
     }
@@ -410,6 +418,7 @@ static const struct {
     { "reason", MODEL_FIELD_REASON },
     { "http", MODEL_FIELD_HTTP },
     { "status", MODEL_FIELD_HTTP },
+    { "tools", MODEL_FIELD_TOOLS },
 };
 
 /* One term of the filter (len bytes at w) into t. false when its field
@@ -442,7 +451,7 @@ model_parse_term(struct model *m, struct model_term *t, const char *w,
             str_sanitize(field, sizeof(field), w, flen);
             snprintf(m->filter_error, sizeof(m->filter_error),
                 "no field \"%s\" (name tag kind health live trans "
-                "reason http)",
+                "reason http tools)",
                 field);
             return false;
         }
@@ -825,6 +834,17 @@ model_count(struct model *m, size_t i, const struct server *s)
     }
 }
 
+/* The header graph's sample: servers ok now. Not while every server is
+ * still pending (the first dials): that is no dip. */
+static void
+model_ok_sample(struct model *m, int64_t now_ms)
+{
+    if (m->n > 0 && m->counts.health[HEALTH_PENDING] == m->n)
+        return;
+    trend_fleet_sample(&m->ok_trend, now_ms, m->counts.health[HEALTH_OK],
+        m->n);
+}
+
 void
 model_rebuild(struct model *m, int64_t now_ms)
 {
@@ -832,8 +852,10 @@ model_rebuild(struct model *m, int64_t now_ms)
     char   sel_group[sizeof(m->groups[0].name)] = "";
 
     m->now_ms = now_ms;
-    if (!m->dirty)
+    if (!m->dirty) {
+        model_ok_sample(m, now_ms);
         return;
+    }
     /* A selected header is found again by its name. */
     if (model_header(m, m->sel) != NULL)
         snprintf(sel_group, sizeof(sel_group), "%s",
@@ -856,6 +878,7 @@ model_rebuild(struct model *m, int64_t now_ms)
     qsort(m->order, m->nvis, sizeof(*m->order), model_cmp);
     model_sorting = NULL;
     m->dirty = false;
+    model_ok_sample(m, now_ms);
     m->nmatch = m->nvis;
     m->ngroups = 0;
     if (m->group != MODEL_GROUP_NONE)
@@ -913,6 +936,7 @@ model_refresh(struct model *m, int64_t now_ms)
     memset(&m->counts, 0, sizeof(m->counts));
     for (size_t i = 0; i < m->n; i++)
         model_count(m, i, fleet_server(m->fleet, i));
+    model_ok_sample(m, now_ms);
 }
 
 void

@@ -464,6 +464,16 @@ tui_key_command(struct ui *ui, enum ui_action a)
                 "header folds it; b: the next grouping)",
                 model_group_name(m->group));
         break;
+    case UI_ACT_INCIDENTS:
+        if (ui->mode != UI_MODE_TABLE)
+            break;
+        if (view_incident_count(ui) == 0) {
+            ui_message(ui, UI_ROLE_DIM, "no incidents to pick");
+            break;
+        }
+        ui->incident_focus = true;
+        ui->incident_sel = 0;
+        break;
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());
         tui_prefs_mouse(ui, screen_mouse_enabled());
@@ -507,6 +517,13 @@ tui_key_mouse(struct ui *ui, const struct screen_click *click)
             else
                 view_table_key(ui, a);
         }
+        return;
+    }
+    if (ui->mode == UI_MODE_TABLE &&
+        view_incident_at(ui, click->y, click->x) >= 0) {
+        /* A click on an incident: as Enter on it. */
+        view_incident_apply(ui, (size_t)view_incident_at(ui, click->y,
+            click->x));
         return;
     }
     if (click->y == ui->table_y - 1 && ui->mode == UI_MODE_TABLE &&
@@ -587,6 +604,11 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
         return;
     }
     ui->message[0] = '\0';
+    if (ui->incident_focus && a != UI_ACT_MOUSE) {
+        if (ui->mode == UI_MODE_TABLE && view_incident_key(ui, ch))
+            return;
+        ui->incident_focus = false;
+    }
     if (ui->replay != NULL && ui->mode != UI_MODE_HELP &&
         tui_replay_key(ui, a))
         return;

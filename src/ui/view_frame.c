@@ -8,6 +8,7 @@
 
 #include "engine/server.h"
 #include "ui/screen.h"
+#include "ui/trend.h"
 #include "ui/ui.h"
 #include "util/str.h"
 
@@ -102,16 +103,64 @@ frame_counts_style(struct ui *ui, struct ui_line *l, int style)
     }
 }
 
+#define FRAME_GRAPH_MIN 20     /* the ok graph needs this many columns */
+#define FRAME_GRAPH_MAX TREND_FLEET_BUCKETS
+
+/* After the counts, when there is room for FRAME_GRAPH_MIN bars: the
+ * fleet's ok count over the last minutes, one bar per ten seconds (the
+ * fewest ok in it), on the scale 0 to the fleet's size; a bucket with
+ * none ok is a gap mark. "ok 5/12 ▅▆▇▇█▇▅·▁▂ last 2m". Dropped whole
+ * when it does not fit: the counts matter more. */
+static void
+frame_ok_graph(struct ui *ui, struct ui_line *l)
+{
+    const struct trend_fleet *f = &ui->model.ok_trend;
+    char                      label[48], tail[24];
+    int                       room, bars, secs;
+
+    if (f->len == 0)
+        return;
+    snprintf(label, sizeof(label), "  %s ok %zu/%zu ", ui->g.sep,
+        ui->model.counts.health[HEALTH_OK], ui->model.n);
+    room = ui->cols - l->cols - ui_text_cols(label, strlen(label)) -
+        (int)strlen(" last 10m");
+    if (room < FRAME_GRAPH_MIN)
+        return;
+    bars = room < FRAME_GRAPH_MAX ? room : FRAME_GRAPH_MAX;
+    if ((size_t)bars > f->len)
+        bars = (int)f->len;
+    secs = bars * (TREND_FLEET_BUCKET_MS / 1000);
+    if (secs < 60)
+        snprintf(tail, sizeof(tail), " last %ds", secs);
+    else
+        snprintf(tail, sizeof(tail), " last %dm", (secs + 30) / 60);
+    ui_line_add(l, UI_ROLE_DIM, label);
+    for (size_t i = f->len - (size_t)bars; i < f->len; i++) {
+        size_t ok, total;
+
+        trend_fleet_get(f, i, &ok, &total);
+        if (ok == 0 || total == 0)
+            ui_line_add(l, UI_ROLE_UNREACHABLE, trend_gap(ui->utf8));
+        else
+            ui_line_add(l, ok == total ? UI_ROLE_REACHABLE : UI_ROLE_WARNING,
+                trend_glyph(trend_level((double)ok, (double)total),
+                ui->utf8));
+    }
+    ui_line_add(l, UI_ROLE_DIM, tail);
+}
+
 /* The counts in the widest style that fits (glyphs only below 80
- * columns), so every word with a count stays on screen. */
+ * columns), so every word with a count stays on screen; then the ok
+ * graph if it fits too. */
 static void
 frame_counts(struct ui *ui, struct ui_line *l)
 {
     for (int style = ui->cols < 80 ? 2 : 0; style < 3; style++) {
         frame_counts_style(ui, l, style);
         if (l->cols <= ui->cols)
-            return;
+            break;
     }
+    frame_ok_graph(ui, l);
 }
 
 /* One entry of the incident line: a failure kind, one http_status group,
@@ -214,20 +263,36 @@ frame_append(struct ui_line *l, const struct ui_line *src)
     }
 }
 
+/* Where the incident line's entries were last drawn on screen, for a
+ * click: entry i spans columns [x0, x1). The last one may be "+N more". */
+static struct {
+    int    y;                   /* the line's row, -1 not drawn */
+    size_t n;                   /* entries drawn, "+N more" included */
+    bool   more;                /* the last one is "+N more" */
+    int    x0[FRAME_ENTRIES + 1], x1[FRAME_ENTRIES + 1];
+} frame_hits = { .y = -1 };
+
 /* The incident line: servers per current failure kind, http_status split
  * by status and reason ("502 bad gateway x20"), tool lists that changed.
  * Cut between entries, never inside one: what does not fit is counted at
- * the end ("+3 more"). */
+ * the end ("+3 more"). With the line focused (Tab), the selected entry is
+ * drawn in brackets in the selection's role. hits: record where each
+ * entry went (the screen's line, not a snapshot's). */
 static void
-frame_incidents(struct ui *ui, struct ui_line *l)
+frame_incidents(struct ui *ui, struct ui_line *l, bool hits)
 {
     const struct model_counts *c = &ui->model.counts;
     struct frame_entry         e[FRAME_ENTRIES];
     size_t                     n = frame_entries(c, e);
     static struct ui_line      x;  /* one entry; too big for the stack */
+    size_t                     shown = 0;
 
     ui_line_reset(l, UI_ROLE_NORMAL);
     ui_line_add(l, UI_ROLE_DIM, "incidents: ");
+    if (hits) {
+        frame_hits.n = 0;
+        frame_hits.more = false;
+    }
     if (n == 0) {
         ui_line_add(l, UI_ROLE_DIM, "none");
         return;
@@ -237,26 +302,176 @@ frame_incidents(struct ui *ui, struct ui_line *l)
          * others after a separator. */
         bool  cont = i > 0 && e[i].type == FRAME_ENTRY_HTTP &&
             e[i - 1].type == FRAME_ENTRY_HTTP;
+        bool  focus = ui->incident_focus && ui->incident_sel == i;
         char  more[32];
         int   sep = i == 0 ? 0 : cont ? 1 : 3;
         int   room;
 
         frame_entry(ui, &x, c, e, i);
-        /* Room for "+N more" after it, unless it is the last. */
+        /* Room for "+N more" after it, unless it is the last (and for
+         * the brackets of a focused entry). */
         snprintf(more, sizeof(more), " +%zu more", n - i - 1);
-        room = ui->cols - (i + 1 < n ? ui_text_cols(more, strlen(more)) : 0);
-        if (l->cols + sep + x.cols > room) {
-            snprintf(more, sizeof(more), "%s+%zu more", i > 0 ? " " : "",
-                n - i);
-            ui_line_add(l, UI_ROLE_DIM, more);
+        room = ui->cols - (i + 1 < n ? ui_text_cols(more, strlen(more)) +
+            (ui->incident_focus ? 2 : 0) : 0);
+        if (l->cols + sep + x.cols + (focus ? 2 : 0) > room) {
+            bool sel = ui->incident_focus && ui->incident_sel >= i;
+
+            if (i > 0)
+                ui_line_add(l, UI_ROLE_NORMAL, " ");
+            if (hits) {
+                frame_hits.x0[shown] = l->cols;
+                frame_hits.more = true;
+            }
+            snprintf(more, sizeof(more), "%s+%zu more%s", sel ? "[" : "",
+                n - i, sel ? "]" : "");
+            ui_line_add(l, sel ? UI_ROLE_SELECTION : UI_ROLE_DIM, more);
+            if (hits) {
+                frame_hits.x1[shown] = l->cols;
+                frame_hits.n = shown + 1;
+            }
             return;
         }
         if (cont)
             ui_line_add(l, UI_ROLE_NORMAL, " ");
         else if (i > 0)
             ui_line_addf(l, UI_ROLE_DIM, " %s ", ui->g.sep);
+        if (hits)
+            frame_hits.x0[shown] = l->cols;
+        if (focus) {
+            /* The focused entry: bracketed, so it shows without colour. */
+            ui_line_add(l, UI_ROLE_SELECTION, "[");
+            for (size_t k = 0; k < x.nspan; k++)
+                x.span[k].role = UI_ROLE_SELECTION;
+        }
         frame_append(l, &x);
+        if (focus)
+            ui_line_add(l, UI_ROLE_SELECTION, "]");
+        if (hits)
+            frame_hits.x1[shown] = l->cols;
+        shown++;
     }
+    if (hits)
+        frame_hits.n = shown;
+}
+
+/* See ui.h. */
+size_t
+view_incident_count(const struct ui *ui)
+{
+    (void)ui;
+    return frame_hits.y >= 0 ? frame_hits.n : 0;
+}
+
+/* The filter that keeps exactly the servers entry x counts (the terms
+ * model_set_filter reads; the counts and the filter both read
+ * model_current_failure). false when the language cannot say it exactly
+ * (an http_status server in no group of a full split): buf then keeps
+ * every http_status. */
+static bool
+frame_entry_filter(const struct model_counts *c, const struct frame_entry *x,
+    char *buf, size_t n)
+{
+    switch (x->type) {
+    case FRAME_ENTRY_KIND:
+        snprintf(buf, n, "kind:%s", failure_kind_name((enum failure_kind)x->k));
+        return true;
+    case FRAME_ENTRY_HTTP:
+        /* "!reason:": no reason (the empty value matches any reason). */
+        snprintf(buf, n, "kind:http_status http:%ld %s%s", c->http[x->k].status,
+            c->http[x->k].reason == FAILURE_REASON_NONE ? "!reason:" :
+            "reason:", failure_reason_name(c->http[x->k].reason));
+        return true;
+    case FRAME_ENTRY_HTTP_OTHER:
+        /* With a slot to spare every status has a group, so "other" is
+         * the http_status failures with no status ("!http:"). */
+        if (c->nhttp < MODEL_HTTP_SLOTS) {
+            snprintf(buf, n, "kind:http_status !http:");
+            return true;
+        }
+        snprintf(buf, n, "kind:http_status");
+        return false;
+    case FRAME_ENTRY_TOOLS:
+        snprintf(buf, n, "tools:changed");
+        return true;
+    }
+    return false;
+}
+
+/* See ui.h. */
+void
+view_incident_apply(struct ui *ui, size_t i)
+{
+    const struct model_counts *c = &ui->model.counts;
+    struct frame_entry         e[FRAME_ENTRIES];
+    size_t                     n = frame_entries(c, e);
+    char                       filter[128];
+    bool                       exact;
+
+    ui->incident_focus = false;
+    if (i >= view_incident_count(ui))
+        return;
+    if (frame_hits.more && i + 1 == frame_hits.n) {
+        /* "+N more": every cause, as header rows with their counts. */
+        if (ui->model.group != MODEL_GROUP_CAUSE)
+            model_set_group(&ui->model, MODEL_GROUP_CAUSE);
+        ui_message(ui, UI_ROLE_NORMAL, "group: by cause, every incident "
+            "as a header (b: the next grouping)");
+        return;
+    }
+    if (i >= n)
+        return;
+    exact = frame_entry_filter(c, &e[i], filter, sizeof(filter));
+    snprintf(ui->input, sizeof(ui->input), "%s", filter);
+    model_set_filter(&ui->model, filter);
+    ui->model.sel_pos = 0;
+    ui->model.top = 0;
+    ui->model.sel = MODEL_NONE;
+    if (exact)
+        ui_message(ui, UI_ROLE_NORMAL, "filter %s (Esc clears it)", filter);
+    else
+        ui_message(ui, UI_ROLE_WARNING, "filter %s: every http_status, the "
+            "split is full (Esc clears it)", filter);
+}
+
+/* See ui.h. */
+long
+view_incident_at(const struct ui *ui, int y, int x)
+{
+    (void)ui;
+    if (frame_hits.y < 0 || y != frame_hits.y)
+        return -1;
+    for (size_t i = 0; i < frame_hits.n; i++) {
+        if (x >= frame_hits.x0[i] && x < frame_hits.x1[i])
+            return (long)i;
+    }
+    return -1;
+}
+
+/* See ui.h. */
+bool
+view_incident_key(struct ui *ui, int ch)
+{
+    size_t n = view_incident_count(ui);
+    int    dir = keys_direction(ch);
+
+    if (n == 0) {
+        ui->incident_focus = false;
+        return false;
+    }
+    if (ui->incident_sel >= n)
+        ui->incident_sel = n - 1;
+    if (dir != 0) {
+        ui->incident_sel = (ui->incident_sel + n + (size_t)(dir > 0 ? 1 :
+            n - 1)) % n;
+        return true;
+    }
+    if (keys_is_enter(ch)) {
+        view_incident_apply(ui, ui->incident_sel);
+        return true;
+    }
+    ui->incident_focus = false;
+    /* Esc only leaves the line; another key does what it always does. */
+    return keys_action(ch) == UI_ACT_CANCEL;
 }
 
 void
@@ -272,9 +487,17 @@ view_header_draw(struct ui *ui, int y, int rows)
         frame_counts(ui, &l);
         screen_line(y + 1, &l, ui->cols, false);
     }
+    frame_hits.y = -1;
     if (rows >= 3) {
-        frame_incidents(ui, &l);
+        if (ui->incident_focus && ui->incident_sel >= FRAME_ENTRIES)
+            ui->incident_sel = 0;
+        frame_incidents(ui, &l, true);
+        frame_hits.y = y + 2;
         screen_line(y + 2, &l, ui->cols, false);
+        if (frame_hits.n == 0)
+            ui->incident_focus = false;
+        else if (ui->incident_sel >= frame_hits.n)
+            ui->incident_sel = frame_hits.n - 1;
     }
 }
 
@@ -288,7 +511,7 @@ view_header_text(struct ui *ui, FILE *out)
     fprintf(out, "%.*s\n", (int)l.len, l.text);
     frame_counts(ui, &l);
     fprintf(out, "%.*s\n", (int)l.len, l.text);
-    frame_incidents(ui, &l);
+    frame_incidents(ui, &l, false);
     fprintf(out, "%.*s\n", (int)l.len, l.text);
 }
 
@@ -296,6 +519,11 @@ view_header_text(struct ui *ui, FILE *out)
 static void
 frame_keys(struct ui *ui, struct ui_line *l)
 {
+    if (ui->incident_focus && ui->mode == UI_MODE_TABLE) {
+        ui_line_add(l, UI_ROLE_DIM, "incidents: Left/Right or Tab/Shift-Tab "
+            "move  Enter filter on it (+N more: group by cause)  Esc back");
+        return;
+    }
     switch (ui->mode) {
     case UI_MODE_HELP:
         ui_line_add(l, UI_ROLE_DIM, "Up/Down scroll  any other key: back");
@@ -354,7 +582,7 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, UI_ROLE_NORMAL, ui->input);
         ui_line_add(&l, UI_ROLE_SELECTION, " ");
         ui_line_add(&l, UI_ROLE_DIM, "  Enter keep  Esc clear  ^U clear line  "
-            "!neg tag: kind: health: live: trans: reason: http: name:");
+            "!neg tag: kind: health: live: trans: reason: http: tools: name:");
     } else if (ui->prompt == UI_PROMPT_COMMAND) {
         ui_line_add(&l, UI_ROLE_WARNING, ":");
         ui_line_add(&l, UI_ROLE_NORMAL, ui->palette);

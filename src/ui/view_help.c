@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ui/screen.h"
+#include "ui/trend.h"
 #include "ui/ui.h"
 
 /* "label     text": one legend line, the label in the header role. */
@@ -76,8 +77,11 @@ help_filter(struct ui_out *o, struct ui_line *l)
         "unknown, absent) or transport begins with it");
     help_line(o, l, "http:", "the current failure's HTTP status begins "
         "with it (http:5 is every 5xx)");
+    help_line(o, l, "tools:changed", "the tool list changed (the incident "
+        "line's \"tools changed\")");
     help_line(o, l, "!term", "negates the term (!tag:staging, "
-        "!live:reachable)");
+        "!live:reachable); an empty value matches any (!reason: is no "
+        "reason)");
     help_line(o, l, "Ctrl-U Ctrl-W", "clear the line, delete a word; Enter "
         "keeps the filter, Esc clears it");
 }
@@ -118,8 +122,8 @@ help_columns(struct ui_out *o, struct ui_line *l)
     char                    buf[256];
 
     help_title(o, l, "COLUMNS  (narrow screens drop PROTOCOL first, then "
-        "STRK, TRANS, TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, "
-        "AGE)");
+        "STRK, TREND, TRANS, TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, "
+        "HISTORY, AGE)");
     snprintf(buf, sizeof(buf), "can agents use it now? %s ok  %s degraded: "
         "it answers, with errors  %s down: unreachable  %s unknown",
         g->health[HEALTH_OK], g->health[HEALTH_DEGRADED],
@@ -192,6 +196,27 @@ help_glyphs(struct ui_out *o, struct ui_line *l)
         g->strip[LIVENESS_UNREACHABLE]);
     ui_line_addf(l, UI_ROLE_ABSENT, "%s not an observation", g->strip_absent);
     ui_out_line(o, l);
+    ui_line_reset(l, UI_ROLE_NORMAL);
+    ui_line_add(l, UI_ROLE_NORMAL, "  ");
+    ui_line_cell(l, UI_ROLE_HEADER, "TREND", 14, false, o->ui->utf8);
+    ui_line_add(l, UI_ROLE_NORMAL, " the newest round trips, oldest left: ");
+    for (int lv = 0; lv < TREND_LEVELS; lv++)
+        ui_line_add(l, UI_ROLE_REACHABLE, trend_glyph(lv, o->ui->utf8));
+    ui_line_addf(l, UI_ROLE_NORMAL, " from 0 to the scale in the title "
+        "(\"TREND %s500ms\": the largest round trip on screen, rounded up "
+        "to 1, 2 or 5 x 10^n; one scale for every row)  ", o->ui->utf8 ?
+        "\xe2\x89\xa4" : "<=");
+    ui_line_addf(l, UI_ROLE_UNREACHABLE, "%s", trend_gap(o->ui->utf8));
+    ui_line_add(l, UI_ROLE_NORMAL, " failed: no round trip");
+    ui_out_line(o, l);
+    help_line(o, l, "ok graph", "in the header: servers ok over the last "
+        "minutes, a bar per 10 s (the fewest ok in it), from 0 to the fleet's "
+        "size; shown when the line has room");
+    help_line(o, l, "incidents", "Tab focuses the line; Left/Right (Tab, "
+        "Shift-Tab) pick an entry; Enter or a click filters the table to "
+        "exactly its servers (kind:timeout, kind:http_status http:502 "
+        "reason:bad_gateway, tools:changed); +N more groups by cause; Esc "
+        "back to the table");
     ui_line_reset(l, UI_ROLE_NORMAL);
     ui_line_add(l, UI_ROLE_NORMAL, "  ");
     ui_line_cell(l, UI_ROLE_HEADER, "STALE Ns", 14, false, o->ui->utf8);

@@ -4,9 +4,11 @@
  * layout: NAME first, as wide as the longest name shown (up to a third of
  * the width), then HEALTH, the verdict (DESIGN.md section 4b); then the
  * other columns by a fixed order of importance, each dropped whole when it
- * does not fit (PROTOCOL gives way first, then STRK, TRANS, TOOLS,
- * SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room widens
- * HISTORY and the rest. HTTP gives way early because nothing is lost: the
+ * does not fit (PROTOCOL gives way first, then STRK, TREND, TRANS,
+ * TOOLS, SESSION, HTTP, LIVENESS, RTT, DELIV, HISTORY, AGE); spare room
+ * widens HISTORY, TREND and the rest. TREND, last, is the newest round
+ * trips as bars on one scale for every row, shown in its title ("TREND
+ * <=200ms"). HTTP gives way early because nothing is lost: the
  * status and its reason move into LAST FAILURE ("502 bad gateway x7"). Every state is a word or
  * a glyph as well as a colour. A row never shows a value as if it were
  * current when the last exchange failed: the round trip is left blank and
@@ -21,6 +23,7 @@
 #include "engine/config.h"
 #include "engine/server.h"
 #include "ui/screen.h"
+#include "ui/trend.h"
 #include "ui/ui.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -41,6 +44,7 @@ enum table_col {
     TABLE_COL_DELIVERED,
     TABLE_COL_HTTP,
     TABLE_COL_HISTORY,
+    TABLE_COL_TREND,
     TABLE_COL_TAGS,
     TABLE_COL_SOURCE,
     TABLE_COL__COUNT
@@ -56,22 +60,23 @@ struct table_col_def {
     bool            off;        /* hidden unless chosen (:columns, c) */
 };
 
-#define TABLE_PRIOS 15
+#define TABLE_PRIOS 17
+#define TABLE_TREND_TITLED 12   /* "TREND ≤500ms" */
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_MARK]      = { "",             2,  2,  0, false, -1 },
     [TABLE_COL_NAME]      = { "NAME",         5,  0,  0, false, MODEL_SORT_NAME },
-    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  10, false,
+    [TABLE_COL_TRANSPORT] = { "TRANS",        5,  5,  11, false,
                         MODEL_SORT_TRANSPORT },
     [TABLE_COL_HEALTH]    = { "HEALTH",       10, 10, 0, false,
                         MODEL_SORT_HEALTH },
     [TABLE_COL_LIVENESS]  = { "LIVENESS",     13, 13, 6, false,
                         MODEL_SORT_LIVENESS },
     [TABLE_COL_AGE]       = { "AGE",          4,  4,  2, true, MODEL_SORT_AGE },
-    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  11, true, MODEL_SORT_STREAK },
+    [TABLE_COL_STREAK]    = { "STRK",         4,  5,  13, true, MODEL_SORT_STREAK },
     [TABLE_COL_SESSION]   = { "SESSION",      9,  11, 8, false,
                         MODEL_SORT_SESSION },
-    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 12, false,
+    [TABLE_COL_PROTO]     = { "PROTOCOL",     10, 10, 14, false,
                         MODEL_SORT_PROTOCOL },
     [TABLE_COL_TOOLS]     = { "TOOLS",        5,  8,  9, true, MODEL_SORT_TOOLS },
     [TABLE_COL_RTT]       = { "RTT ms",       6,  7,  5, true, MODEL_SORT_RTT },
@@ -82,8 +87,11 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     [TABLE_COL_HTTP]      = { "HTTP",         8,  22, 7, false, MODEL_SORT_HTTP },
     [TABLE_COL_HISTORY]   = { "HISTORY",      7,  40, 3, false,
                         MODEL_SORT_HISTORY },
-    [TABLE_COL_TAGS]      = { "TAGS",         6,  24, 13, false, -1, true },
-    [TABLE_COL_SOURCE]    = { "SOURCE",       6,  6,  14, false, -1, true },
+    /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
+     * (table_titles). */
+    [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 12, false, -1 },
+    [TABLE_COL_TAGS]      = { "TAGS",         6,  24, 15, false, -1, true },
+    [TABLE_COL_SOURCE]    = { "SOURCE",       6,  6,  16, false, -1, true },
 };
 
 /* The words of :columns, the chooser and a view's "columns": a column's
@@ -105,7 +113,7 @@ struct table_cells {
 
 /* The order in which spare room widens columns. */
 static const enum table_col table_grow[] = {
-    TABLE_COL_HISTORY, TABLE_COL_TOOLS, TABLE_COL_SESSION, TABLE_COL_STREAK, TABLE_COL_RTT,
+    TABLE_COL_HISTORY, TABLE_COL_TREND, TABLE_COL_TOOLS, TABLE_COL_SESSION, TABLE_COL_STREAK, TABLE_COL_RTT,
 };
 
 struct table_layout {
@@ -116,6 +124,8 @@ struct table_layout {
     int  width[TABLE_COL__COUNT];
     int  order[TABLE_COL__COUNT];     /* the shown columns, left to right */
     int  norder;
+    double trend_scale;               /* TREND's scale (ms), 0: no round
+                                         trip on screen */
 };
 
 _Static_assert(TABLE_COL__COUNT <= UI_COLUMNS_MAX,
@@ -295,6 +305,16 @@ table_layout(struct table_layout *lay, const struct ui *ui, const int *want,
         }
     }
     spare = cols - used;
+    if (lay->on[TABLE_COL_TREND] && spare > 0 &&
+        lay->width[TABLE_COL_TREND] < TABLE_TREND_TITLED) {
+        /* TREND first takes the room of its whole title ("TREND
+         * <=500ms"), then HISTORY and the rest grow. */
+        int grow = TABLE_TREND_TITLED - lay->width[TABLE_COL_TREND];
+
+        grow = grow > spare ? spare : grow;
+        lay->width[TABLE_COL_TREND] += grow;
+        spare -= grow;
+    }
     for (size_t i = 0; i < sizeof(table_grow) / sizeof(table_grow[0]) &&
         spare > 0; i++) {
         enum table_col c = table_grow[i];
@@ -386,6 +406,89 @@ table_strip(const struct ui *ui, struct ui_line *l,
         else
             ui_line_add(l, table_role(l, st == LIVENESS_UNREACHABLE ?
                 UI_ROLE_UNREACHABLE : UI_ROLE_UNKNOWN), ui->g.strip[st]);
+    }
+    ui_line_pad(l, l->base, start + w);
+}
+
+/* The newest round trips of server s, oldest first, into v (at most max;
+ * a failed exchange as -1), an ending's exchanges left out (they are not
+ * monitoring); returns how many. Reads back from the newest: O(max). */
+static size_t
+table_trend_samples(const struct server *s, float *v, size_t max)
+{
+    size_t len = server_history_len(s), n = 0;
+
+    for (size_t i = len; i > 0 && n < max; i--) {
+        const struct server_exchange *x = server_history(s, i - 1);
+
+        if (x == NULL || x->ending)
+            continue;
+        v[n++] = x->completed ? x->ms : -1;
+    }
+    for (size_t i = 0; i < n / 2; i++) {
+        float t = v[i];
+
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    return n;
+}
+
+/* TREND's scale: the largest round trip any row on screen shows in its
+ * cell, rounded up to a nice number (trend_scale), so every row's bars
+ * are on one scale. O(rows x width). */
+static double
+table_trend_scale(const struct ui *ui, size_t rows, int width)
+{
+    const struct model *m = &ui->model;
+    float               v[TREND_SAMPLES];
+    double              max = 0;
+    size_t              w = width > TREND_SAMPLES ? TREND_SAMPLES :
+        (size_t)width;
+
+    for (size_t p = m->top; p < m->nvis && p < m->top + rows; p++) {
+        const struct server *s;
+        size_t               n;
+
+        if (m->order[p] >= m->n)
+            continue;           /* a group's header */
+        s = fleet_server(ui->fleet, m->order[p]);
+        if (!model_monitored(s))
+            continue;
+        n = table_trend_samples(s, v, w);
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] > max)
+                max = v[i];
+        }
+    }
+    return trend_scale(max);
+}
+
+/* The TREND cell: the newest round trips as bars on the table's scale,
+ * oldest at the left; a failed exchange is a gap mark (in its failure's
+ * role), never a short bar. Nothing for a server not monitored now. */
+static void
+table_trend(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct server *s, bool watched)
+{
+    float  v[TREND_SAMPLES];
+    int    w = lay->width[TABLE_COL_TREND], start;
+    size_t n;
+
+    if (!lay->on[TABLE_COL_TREND])
+        return;
+    if (l->cols > 0)
+        ui_line_add(l, l->base, " ");
+    start = l->cols;
+    n = watched ? table_trend_samples(s, v, w > TREND_SAMPLES ?
+        TREND_SAMPLES : (size_t)w) : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < 0)
+            ui_line_add(l, table_role(l, UI_ROLE_UNREACHABLE),
+                trend_gap(ui->utf8));
+        else
+            ui_line_add(l, table_role(l, UI_ROLE_REACHABLE),
+                trend_glyph(trend_level(v[i], lay->trend_scale), ui->utf8));
     }
     ui_line_pad(l, l->base, start + w);
 }
@@ -573,17 +676,19 @@ table_want(const struct ui *ui, size_t rows, int *want, bool merge)
 }
 
 /* A row's cells onto the line, in the layout's order (HISTORY is the
- * strip). */
+ * strip, TREND the round trips' bars). */
 static void
 table_emit(const struct ui *ui, struct ui_line *l,
     const struct table_layout *lay, const struct table_cells *cells,
-    const struct server *s)
+    const struct server *s, bool watched)
 {
     for (int i = 0; i < lay->norder; i++) {
         enum table_col c = (enum table_col)lay->order[i];
 
         if (c == TABLE_COL_HISTORY)
             table_strip(ui, l, lay, s);
+        else if (c == TABLE_COL_TREND)
+            table_trend(ui, l, lay, s, watched);
         else
             table_cell_now(ui, l, lay, c, cells->role[c], cells->text[c]);
     }
@@ -661,7 +766,7 @@ table_row(const struct ui *ui, struct ui_line *l,
     }
     table_cell(cells, TABLE_COL_SOURCE, UI_ROLE_DIM, server_is_tap(s) ?
         "tap" : "dial");
-    table_emit(ui, l, lay, cells, s);
+    table_emit(ui, l, lay, cells, s, watched);
 }
 
 /* A group's header row (issue 34): the fold, the grouping and the
@@ -709,6 +814,16 @@ table_titles(const struct ui *ui, struct ui_line *l,
              * be. */
             snprintf(title, sizeof(title), "%.*s%s", tw < room ? tw : room,
                 table_cols[c].title, arrow);
+        } else if (c == TABLE_COL_TREND && lay->trend_scale > 0) {
+            char scale[16];
+
+            trend_scale_text(scale, sizeof(scale), lay->trend_scale);
+            snprintf(title, sizeof(title), "%s%s%s", table_cols[c].title,
+                ui->utf8 ? " \xe2\x89\xa4" : "<=", scale);    /* ≤ */
+            if (ui_text_cols(title, strlen(title)) > lay->width[c])
+                /* Narrow: the scale is what matters ("≤500ms"). */
+                snprintf(title, sizeof(title), "%s%s", ui->utf8 ?
+                    "\xe2\x89\xa4" : "<=", scale);
         } else {
             snprintf(title, sizeof(title), "%s", table_cols[c].title);
         }
@@ -736,6 +851,9 @@ view_table_draw(struct ui *ui, int y, int rows)
         table_want(ui, (size_t)ui->table_rows, want, true);
         table_layout(&lay, ui, want, true);
     }
+    if (lay.on[TABLE_COL_TREND])
+        lay.trend_scale = table_trend_scale(ui, (size_t)ui->table_rows,
+            lay.width[TABLE_COL_TREND]);
     table_last = lay;
     table_titles(ui, &l, &lay);
     screen_line(y, &l, ui->cols, false);

@@ -770,7 +770,7 @@ def selected_name(text):
 
 
 TABLE_COLUMNS = ("NAME", "TRANS", "HEALTH", "LIVENESS", "AGE", "STRK", "SESSION", "PROTOCOL", "TOOLS",
-                 "RTT ms", "LAST FAILURE", "DELIV", "HTTP", "HISTORY")
+                 "RTT ms", "LAST FAILURE", "DELIV", "HTTP", "HISTORY", "TREND")
 
 
 def table_cell(text, name, column):
@@ -785,6 +785,11 @@ def table_cell(text, name, column):
     starts = []
     for t in TABLE_COLUMNS:
         i = head.find(t)
+        if i < 0 and t == "TREND":
+            import re
+            # Narrow, TREND's title is its scale alone: "\u2264500ms" ("<=500ms").
+            m = re.search(r"(?<=\s)(\u2264|<=)[\d.]+m?s\b", head)
+            i = m.start() if m else -1
         if i >= 0:
             starts.append((i, t))
     starts.sort()
