@@ -265,7 +265,7 @@ def case_chooser(c, cols, rows):
         t.keys("c")
         t.expect(c, [("c opens the chooser listing every column",
                       lambda s: "COLUMNS" in s and all(chooser_line(s, w) for w in (
-                          "name", "health", "protocol", "rtt", "history", "tags", "source")))], KEY_WAIT,
+                          "name", "health", "protocol", "rtt", "history", "trend", "tags", "source")))], KEY_WAIT,
                  require=True)
         for _ in range(20):
             if "protocol" in (chooser_line(t.screen(), "protocol") or "") and \
