@@ -837,8 +837,41 @@ def section_idle_mode(a, emit, mode, fleets):
                                    "the sessions to end")
                 except RuntimeError as e:
                     log(f"{mode}, {kind}: {e}")
+            if mode == "watch" and a.idle_floor:
+                idle_floor(a, emit, fleet, kind)
         finally:
             fleet.stop()
+
+
+def idle_floor(a, emit, fleet, kind):
+    """Issue 30: the floor pinging the same fleet at watch's default
+    interval (15 s, +-10% jitter; no GET stream), measured as watch is."""
+    base = fleet.stats()
+    t0 = time.monotonic()
+    p = subprocess.Popen([a.floor] + fleet.floor_args() +
+                         ["--idle-interval", "15000"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+    try:
+        fleet.wait_for(lambda st: st["sessions_live"] - base.get(
+            "sessions_live", 0) >= fleet.n, a.open_timeout,
+            f"the floor on the {kind} fleet")
+        opened = time.monotonic() - t0
+        log(f"floor idle, {kind}: all open in {opened:.1f} s; warm-up "
+            f"{a.idle_warmup} s, then {a.idle_windows} x {a.idle_seconds} s")
+        time.sleep(a.idle_warmup)
+        wins = measure_windows(a, p.pid, fleet)
+    finally:
+        stop_proc(p, signal.SIGTERM)
+    emit({"type": "idle-floor", "mode": "floor", "fleet": kind,
+          "n": fleet.n, "open_s": opened, "streams_open": 0,
+          "windows": wins, "keep_alive_timeout_ms": fleet.ready[0].get(
+              "keep_alive_timeout_ms")})
+    try:
+        fleet.wait_for(lambda st: st["sessions_live"] <=
+                       base["sessions_live"], 60, "the sessions to end")
+    except RuntimeError as e:
+        log(f"floor idle, {kind}: {e}")
 
 
 def section_idle(a, emit):
@@ -1159,6 +1192,9 @@ def write_label_section(w, label, recs):
                                f"{r.get('pings_completed')}"
                                for r in bad[:6]) + ")" if bad else "") + ".\n")
     for typ, title in (("idle", "mcptop watch, idle"),
+                       ("idle-floor", "the floor, idle (pinging the same "
+                        "fleet at 15 s, +-10% jitter, no GET stream; "
+                        "`--idle-floor`)"),
                        ("tui", "the TUI, idle (tmux, detached, 160x50)")):
         rs = [r for r in recs if r.get("type") == typ]
         if not rs:
@@ -1269,6 +1305,19 @@ def summary_rows(recs):
                              " connects a minute)", p < target,
                              f"< {target}%" if typ == "tui" or fl != "json"
                              else f"(< {target}%)"))
+    for fl in ("json", "sse", "sse-keep"):
+        rw = [r for r in recs if r.get("type") == "idle" and
+              r["fleet"] == fl and r.get("build", "a") == "a"]
+        rf = [r for r in recs if r.get("type") == "idle-floor" and
+              r["fleet"] == fl]
+        if rw and rf:
+            pw = med([v["pct"] for q in rw for v in q["windows"]])
+            pf = med([v["pct"] for q in rf for v in q["windows"]])
+            ratio = pw / pf if pf else None
+            rows.append((f"watch idle / the floor's at {rw[-1]['n']:,}, "
+                         f"{fl} fleet", f"{x(ratio)} ({pw:.2f}% / "
+                         f"{pf:.2f}%)", ratio is not None and ratio <= 1.1,
+                         "≤ 1.1×" if fl.startswith("sse") else "—"))
     for fl in ("sse", "json"):
         r = find(recs, "rss", fleet=fl)
         if r:
@@ -1458,6 +1507,10 @@ def main():
                     "cell (alternating which goes first)")
     ap.add_argument("--instr-timeout", type=int, default=1800,
                     help="seconds before a run under callgrind is killed")
+    ap.add_argument("--idle-floor", action="store_true",
+                    help="idle: after watch, the floor pinging the same "
+                    "fleet at the same interval (floor --idle-interval), "
+                    "measured the same way (issue 30)")
     ap.add_argument("--idle-n", type=int, default=1000)
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--idle-windows", type=int, default=3)

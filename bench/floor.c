@@ -37,9 +37,16 @@
  * `mcptop check --json --stats` (cpu_us, wall_ms, max_rss_kib per phase,
  * from getrusage; ping_round_ms).
  *
+ * Idle (issue 30): with --idle-interval MS, no rounds: after the dial every
+ * open session pings every MS with mcptop's +-10% jitter (a fresh easy
+ * handle a ping, as above; no GET stream, no grid), as `mcptop watch`
+ * does at its interval, until SIGINT/SIGTERM or --idle-seconds S; then
+ * the endings. The "pings" phase is the idle one; "idle_pings" counts.
+ *
  * usage: floor --base-port 20000 --count N [--pings 5] [--concurrency 50]
  *              [--path /mcp] [--one-port] [--dns-cache-timeout S]
  *              [--no-probe] [--servers-per-multi S]
+ *              [--idle-interval MS [--idle-seconds S]]
  * build: cc -O2 -o floor floor.c $(pkg-config --cflags --libs libcurl) -lev
  */
 #include <curl/curl.h>
@@ -64,6 +71,7 @@
 enum floor_kind { K_PROBE, K_INIT, K_NOTIFY, K_LIST, K_PING, K_DELETE };
 
 struct floor_sess {
+    ev_timer tick;          /* --idle-interval: the next ping */
     int     idx;
     char    url[80];
     char    sid[256];
@@ -117,6 +125,12 @@ static struct {
     const char         *path;
     int                 base_port;
     bool                probe;
+    /* --idle-interval: watch's idle pinging instead of rounds */
+    double              idle_s;     /* the interval (s), 0: rounds */
+    double              idle_for;   /* how long (s), 0: until a signal */
+    long                idle_pings;
+    ev_signal           sigint, sigterm;
+    ev_timer            idle_end;
     /* dial */
     int                 next;
     int                 dialing;
@@ -383,6 +397,80 @@ floor_start(struct floor_sess *s, enum floor_kind kind)
 /* ------------------------------------------------------------ phases */
 
 static void floor_start_round(void);
+static void floor_start_endings(void);
+
+/* --idle-interval: the next ping of s, the interval from now with mcptop's
+ * +-10% jitter (server.c), no grid: the bare schedule. */
+static void
+floor_idle_next(struct floor_sess *s)
+{
+    double iv = F.idle_s * (0.9 + 0.2 * ((double)rand() / RAND_MAX));
+
+    ev_timer_set(&s->tick, iv, 0.);
+    ev_timer_start(F.loop, &s->tick);
+}
+
+static void
+floor_idle_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct floor_sess *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    floor_start(s, K_PING);
+}
+
+/* The idle phase is over (its time, or SIGINT/SIGTERM): end the sessions. */
+static void
+floor_idle_stop(void)
+{
+    if (F.cur != &F.pings)
+        return;
+    for (int i = 0; i < F.n; i++)
+        ev_timer_stop(F.loop, &F.sess[i].tick);
+    ev_timer_stop(F.loop, &F.idle_end);
+    ev_signal_stop(F.loop, &F.sigint);
+    ev_signal_stop(F.loop, &F.sigterm);
+    floor_start_endings();
+}
+
+static void
+floor_idle_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
+    floor_idle_stop();
+}
+
+static void
+floor_idle_end_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
+    floor_idle_stop();
+}
+
+static void
+floor_idle_start(void)
+{
+    for (int i = 0; i < F.n; i++) {
+        F.sess[i].tick.data = &F.sess[i];
+        ev_init(&F.sess[i].tick, floor_idle_tick_cb);
+        if (F.sess[i].open)
+            floor_idle_next(&F.sess[i]);
+    }
+    ev_signal_init(&F.sigint, floor_idle_signal_cb, SIGINT);
+    ev_signal_start(F.loop, &F.sigint);
+    ev_signal_init(&F.sigterm, floor_idle_signal_cb, SIGTERM);
+    ev_signal_start(F.loop, &F.sigterm);
+    if (F.idle_for > 0) {
+        ev_timer_init(&F.idle_end, floor_idle_end_cb, F.idle_for, 0.);
+        ev_timer_start(F.loop, &F.idle_end);
+    }
+    fprintf(stderr, "floor idle %d\n", F.open);
+}
 
 static void
 floor_dial_more(void)
@@ -440,7 +528,10 @@ floor_dial_settled(struct floor_sess *s, bool ok)
     if (F.dialed == F.n) {
         floor_mark(&F.dial);
         F.cur = &F.pings;
-        floor_start_round();
+        if (F.idle_s > 0)
+            floor_idle_start();
+        else
+            floor_start_round();
         return;
     }
     floor_dial_more();
@@ -485,6 +576,13 @@ floor_done(struct floor_xfer *x, CURLcode code)
         floor_dial_settled(s, ok);
         break;
     case K_PING:
+        if (F.idle_s > 0) {
+            /* Idle: no rtt kept (unbounded), the next ping planned. */
+            F.idle_pings++;
+            if (F.cur == &F.pings)
+                floor_idle_next(s);
+            break;
+        }
         if (ok)
             F.rtt[F.nrtt++] = (floor_now() - x->t0) * 1000.0;
         if (--F.pending == 0) {
@@ -580,6 +678,9 @@ floor_report(void)
     } else {
         printf("null");
     }
+    if (F.idle_s > 0)
+        printf(",\"idle_interval_ms\":%.0f,\"idle_pings\":%ld",
+            F.idle_s * 1000.0, F.idle_pings);
     printf("},\"stats\":{\"servers\":%d,", F.n);
     floor_print_phase("dial", &F.dial, true);
     floor_print_phase("pings", &F.pings, true);
@@ -625,6 +726,10 @@ main(int argc, char **argv)
             F.path = v;
         else if (strcmp(a, "--servers-per-multi") == 0)
             F.per_multi = atoi(v);
+        else if (strcmp(a, "--idle-interval") == 0)
+            F.idle_s = atof(v) / 1000.0;
+        else if (strcmp(a, "--idle-seconds") == 0)
+            F.idle_for = atof(v);
         else if (strcmp(a, "--dns-cache-timeout") == 0)
             F.dns_timeout = strcmp(v, "mcptop") == 0 ? FLOOR_DNS_MCPTOP :
                 atol(v);
@@ -684,6 +789,7 @@ usage:
     fprintf(stderr, "usage: floor --base-port P --count N [--pings R] "
         "[--concurrency C] [--path /mcp] [--one-port]\n"
         "             [--dns-cache-timeout S|mcptop] [--no-probe] "
-        "[--servers-per-multi S (0: one)]\n");
+        "[--servers-per-multi S (0: one)]\n"
+        "             [--idle-interval MS [--idle-seconds S]]\n");
     return 2;
 }

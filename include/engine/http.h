@@ -70,7 +70,39 @@ struct http_request {
     const char             *content_type;   /* POST body type instead of
                                                application/json */
     const char             *accept;         /* Accept instead of MCP's */
+    /* The session's header list (http_hdrs_for), or NULL: a list of the
+     * transfer's own, built for it alone. */
+    struct http_hdrs      **hdrs_slot;
 };
+
+/* An answer's buffer starts this small and doubles as it fills. */
+#define HTTP_BODY_START 256
+
+/* The capacity (bytes) a buffer of cap grows to so that it holds need
+ * bytes: HTTP_BODY_START at first (cap 0), doubled until it does, never
+ * past bound (need > bound: bound, which the caller refuses). */
+size_t http_buffer_grow(size_t cap, size_t need, size_t bound);
+
+/*
+ * One header list for the requests of a session, built once and rebuilt
+ * only when a header changes (a new session id, a refreshed token, the
+ * protocol version, another method's Accept or Mcp-Method). Refcounted:
+ * the slot holds one reference, each transfer using the list another,
+ * dropped when libcurl is done with it, so a list replaced while a
+ * transfer is in flight lives until that transfer ends.
+ */
+struct http_hdrs;
+
+/* True when h (NULL: none) holds exactly the header lines rq asks for. */
+bool http_hdrs_fit(const struct http_hdrs *h, const struct http_request *rq);
+/* The list for rq: *slot when it fits, else a new one that replaces it
+ * there (the old one unreferenced). Returns a reference for the caller,
+ * dropped with http_hdrs_unref. */
+struct http_hdrs *http_hdrs_for(struct http_hdrs **slot,
+    const struct http_request *rq);
+/* Drop a reference (NULL: nothing); the last one wipes the lines, which
+ * may carry the session id and a token, and frees the list. */
+void http_hdrs_unref(struct http_hdrs *h);
 
 /* Everything known when the transfer ended. Borrowed during on_done. */
 struct http_result {

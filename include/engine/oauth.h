@@ -86,6 +86,11 @@ void oauth_set_consent(const struct oauth_consent *c);
  */
 int oauth_open_browser(const char *url, char **cause);
 
+/* Does decl need its OAuth state before a challenge: it declares "oauth",
+ * or the token file may hold a token (one look at the file a process,
+ * however many servers ask). A transport makes the state on first use:
+ * then, or at a 401 or 403. */
+bool oauth_wanted(const struct config_server *decl);
 /*
  * The authorization state of one server. NULL (nothing to do) for a stdio
  * server and for one whose headers already carry Authorization. decl,

@@ -38,7 +38,7 @@
 
 #define SERVER_BACKOFF_BASE_S   1.0
 #define SERVER_BACKOFF_CAP_S    60.0
-#define SERVER_PING_SLOT_S      0.25    /* pings due together share one
+#define SERVER_PING_SLOT_S      1.0     /* pings due together share one
                                            wake-up */
 
 
@@ -255,26 +255,40 @@ server_tick_in(struct server *s, double delay)
     s->dial_due = false;
 }
 
+double
+server_ping_delay(ev_tstamp now, double interval_s, double u, double slot_s)
+{
+    /* +-10% jitter: a fleet dialed together does not ping in one burst
+     * every interval, and the 2026-07-28 caching rules ask it of anyone
+     * polling server/discover. */
+    double iv = interval_s * (0.9 + 0.2 * u);
+
+    /* The due time then goes to the nearest point of a grid of slot_s, so
+     * that the servers due in one slot share one wake-up, and libcurl's
+     * timer and pool walk of their multi handle run once for the batch
+     * (pings one by one cost twice the CPU of pings in batches;
+     * bench/ANALYSIS.md, ANALYSIS-30.md). To the nearest, not up: the
+     * mean interval stays the configured one. Short intervals (tests,
+     * 4 slots or less) keep their exact time. */
+    if (slot_s > 0 && iv > 4 * slot_s) {
+        double due = round((now + iv) / slot_s) * slot_s;
+
+        iv = due - now;
+    }
+    return iv;
+}
+
 /* Plan the next ping (after one ended, or a dial completed). */
 static void
 server_ping_scheduled(struct server *s)
 {
-    /* ±10% jitter: a fleet dialed together does not ping in one burst
-     * every interval, and the 2026-07-28 caching rules ask it of anyone
-     * polling server/discover. The due time is then rounded up to a
-     * 250 ms grid, so that the servers due in the same slot share one
-     * wake-up (pings one by one cost twice the CPU of pings in batches;
-     * bench/ANALYSIS.md). */
-    double    iv = s->decl->ping_interval_ms / 1000.0 *
-        (0.9 + 0.2 * ((double)rand() / RAND_MAX));
-    ev_tstamp now = ev_now(s->env->loop);
-    double    slot = SERVER_PING_SLOT_S;
+    double iv = server_ping_delay(ev_now(s->env->loop),
+        s->decl->ping_interval_ms / 1000.0, (double)rand() / RAND_MAX,
+        SERVER_PING_SLOT_S);
 
     ev_timer_stop(s->env->loop, &s->tick);
     if (s->env->no_pings || s->state != SERVER_READY)
         return;
-    if (iv > 4 * slot)
-        iv = ceil((now + iv) / slot) * slot - now;
     server_tick_in(s, fmax(iv, server_wait_left(s)));
 }
 
@@ -366,7 +380,8 @@ server_dial_done_cb(void *arg, const struct failure *f, double ms)
  *   connection   ready                      a dial after the backoff
  *
  * Every wait has the server's Retry-After as its floor; pings have
- * jitter on a 250 ms grid, backoffs are exponential with jitter, capped.
+ * jitter on a grid of SERVER_PING_SLOT_S (server_ping_delay), backoffs
+ * are exponential with jitter, capped.
  */
 
 /* client_host.retries */

@@ -78,6 +78,14 @@ void server_exchange(struct server *s, const char *op,
 /* The same, stamped at (epoch ms): a tap's observation. */
 void server_exchange_at(struct server *s, const char *op,
     const struct failure *f, double ms, int64_t at);
+/*
+ * The delay (s) from now (loop time) to a scheduled ping: interval_s with
+ * +-10% jitter (u uniform in [0, 1]: the server's draw), its due time
+ * rounded to the nearest multiple of slot_s so that pings due together
+ * share a wake-up; intervals of 4 slots or less are not rounded.
+ */
+double server_ping_delay(ev_tstamp now, double interval_s, double u,
+    double slot_s);
 /* Seconds left of a wait the server asked for, 0 when none. */
 double server_wait_left(const struct server *s);
 

@@ -17,12 +17,14 @@
 #include <limits.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "io/curlev.h"
+#include "io/http_hdrs.h"
 #include "io/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -35,7 +37,8 @@
 struct http_xfer {
     struct curlev              *ce;
     CURL                       *easy;
-    struct curl_slist          *headers;
+    struct curl_slist          *headers;    /* its own, or hdrs' */
+    struct http_hdrs           *hdrs;       /* a session's, or NULL */
     const struct http_callbacks *cb;
     void                       *arg;
     enum http_method            method;
@@ -184,6 +187,18 @@ http_net_error(CURLcode c)
     }
 }
 
+size_t
+http_buffer_grow(size_t cap, size_t need, size_t bound)
+{
+    size_t want = cap ? cap : HTTP_BODY_START;
+
+    while (want < need && want <= bound / 2)
+        want *= 2;
+    if (want < need)
+        want = need;
+    return want > bound ? bound : want;
+}
+
 /* Grow the body buffer to hold n more bytes, within cap. false if past. */
 static bool
 http_body_append(struct http_xfer *x, const char *p, size_t n, size_t cap)
@@ -191,14 +206,11 @@ http_body_append(struct http_xfer *x, const char *p, size_t n, size_t cap)
     if (x->body_used + n > cap)
         return false;
     if (x->body_used + n + 1 > x->body_cap) {
-        size_t want = x->body_cap ? x->body_cap * 2 : 4096;
-
-        while (want < x->body_used + n + 1)
-            want *= 2;
-        if (want > cap + 1)
-            want = cap + 1;
-        x->body = xrealloc(x->body, want);
-        x->body_cap = want;
+        /* From a small start (a ping's answer is 40 bytes), doubled as
+         * it fills, never past the bound and its NUL. */
+        x->body_cap = http_buffer_grow(x->body_cap, x->body_used + n + 1,
+            cap + 1);
+        x->body = xrealloc(x->body, x->body_cap);
     }
     memcpy(x->body + x->body_used, p, n);
     x->body_used += n;
@@ -504,29 +516,6 @@ http_header_cb(char *line, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-/* "Name: value" onto the transfer's header list: joined on the stack
- * when it fits (a printf per header cost more than the rest of it). */
-static void
-http_add_header(struct http_xfer *x, const char *name, const char *value)
-{
-    size_t nl, vl;
-    char   buf[512];
-    char  *line;
-
-    if (value == NULL)
-        value = "";     /* never sent as "(null)", never a crash */
-    nl = strlen(name);
-    vl = strlen(value);
-    line = nl + vl + 3 <= sizeof(buf) ? buf : xmalloc(nl + vl + 3);
-    memcpy(line, name, nl);
-    line[nl] = ':';
-    line[nl + 1] = ' ';
-    memcpy(line + nl + 2, value, vl + 1);
-    x->headers = curl_slist_append(x->headers, line);
-    if (line != buf)
-        free(line);
-}
-
 /* True at most once a minute (loop time): this transfer prunes the DNS
  * cache. */
 static bool
@@ -585,19 +574,6 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
             (curl_off_t)rq->body_len);
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, rq->body);
-        if (rq->content_type != NULL) {
-            /* An OAuth request: a form or a registration document. */
-            http_add_header(x, "Content-Type", rq->content_type);
-            http_add_header(x, "Accept", rq->accept != NULL ? rq->accept :
-                "application/json");
-        } else {
-            /* Exactly this: some servers reject a charset parameter. */
-            x->headers = curl_slist_append(x->headers,
-                "Content-Type: application/json");
-            x->headers = curl_slist_append(x->headers,
-                "Accept: application/json, text/event-stream");
-        }
-        x->headers = curl_slist_append(x->headers, "Expect:");
         x->body_len = (int64_t)rq->body_len;
         break;
     case HTTP_GET:
@@ -607,11 +583,6 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
          * 21.6 KiB a session with a stream open, 1 KiB 18.8). A large
          * event only takes more callbacks. */
         curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
-        if (rq->accept != NULL)
-            http_add_header(x, "Accept", rq->accept);
-        else
-            x->headers = curl_slist_append(x->headers,
-                "Accept: text/event-stream");
         break;
     case HTTP_DELETE:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -623,25 +594,29 @@ http_setup(struct http_xfer *x, const struct http_request *rq)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "OPTIONS");
         break;
     }
-    for (size_t i = 0; i < rq->nheaders; i++)
-        http_add_header(x, rq->headers[i].name, rq->headers[i].value);
-    if (rq->session_id != NULL)
-        http_add_header(x, "Mcp-Session-Id", rq->session_id);
-    if (rq->protocol_version != NULL)
-        http_add_header(x, "MCP-Protocol-Version", rq->protocol_version);
-    if (rq->last_event_id != NULL && rq->last_event_id[0] != '\0')
-        http_add_header(x, "Last-Event-ID", rq->last_event_id);
-    if (rq->mcp_method != NULL)
-        http_add_header(x, "Mcp-Method", rq->mcp_method);
-    if (rq->no_cache)
-        http_add_header(x, "Cache-Control", "no-cache");
-    if (rq->authorization != NULL)
-        http_add_header(x, "Authorization", rq->authorization);
+    if (rq->hdrs_slot != NULL) {
+        x->hdrs = http_hdrs_for(rq->hdrs_slot, rq);
+        x->headers = http_hdrs_list(x->hdrs);
+    } else {
+        x->headers = http_hdrs_own(rq);
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
     return 0;
 }
 
 static void http_done_cb(void *arg, void *easy, int code);
+
+/* The transfer's header list: its own, or its reference to a session's. */
+static void
+http_xfer_free_headers(struct http_xfer *x)
+{
+    if (x->hdrs != NULL)
+        http_hdrs_unref(x->hdrs);
+    else
+        curl_slist_free_all(x->headers);
+    x->hdrs = NULL;
+    x->headers = NULL;
+}
 
 struct http_xfer *
 http_start(struct curlev *ce, const struct http_request *rq,
@@ -668,8 +643,8 @@ http_start(struct curlev *ce, const struct http_request *rq,
     http_setup(x, rq);
     if (curlev_add(ce, rq->pool_key, x->easy, http_done_cb, x) != 0) {
         *cause = xstrdup("cannot start the HTTP transfer");
-        curl_slist_free_all(x->headers);
         curl_easy_cleanup(x->easy);
+        http_xfer_free_headers(x);
         free(x);
         return NULL;
     }
@@ -679,8 +654,9 @@ http_start(struct curlev *ce, const struct http_request *rq,
 static void
 http_xfer_free(struct http_xfer *x)
 {
-    curl_slist_free_all(x->headers);
+    /* libcurl reads the list until the handle is gone. */
     curl_easy_cleanup(x->easy);
+    http_xfer_free_headers(x);
     sse_free(x->sse);
     free(x->content_type);
     free(x->session_id);

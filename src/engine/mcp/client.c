@@ -340,7 +340,8 @@ client_drop(struct client *c, const char *why)
     ev_timer_stop(c->env->loop, &c->stream_timer);
     ev_timer_stop(c->env->loop, &c->stream_idle);
     ev_timer_stop(c->env->loop, &c->relist_timer);
-    ev_timer_stop(c->env->loop, &c->probe_timer);
+    if (c->deep != NULL)
+        ev_timer_stop(c->env->loop, &c->deep->timer);
     c->relist_wanted = false;
     session = transport_release(c->t);
     if (session != NULL)
@@ -821,19 +822,19 @@ client_on_open_failed(struct client *c, const struct transport_event *e)
         return;
     }
     if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
-        !e->opened && c->sse_tried) {
+        !e->opened && c->sse_tried && c->sse_fallback != NULL) {
         char both[256];
         int  n;
 
         c->era = SERVER_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
-        n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback.detail);
+        n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback->detail);
         /* The GET's first clause (its status), not its words. */
         snprintf(both + n, sizeof(both) - (size_t)n,
             "; no HTTP+SSE stream either (GET: %.*s)",
             (int)strcspn(e->failure->detail, ";") < 48 ?
             (int)strcspn(e->failure->detail, ";") : 48, e->failure->detail);
-        client_dial_failed(c, &c->sse_fallback.evd, both);
+        client_dial_failed(c, &c->sse_fallback->evd, both);
         return;
     }
     client_dial_failed(c, &e->failure->evd, e->failure->detail);
@@ -955,7 +956,8 @@ client_stop(struct client *c)
     ev_timer_stop(loop, &c->stream_timer);
     ev_timer_stop(loop, &c->stream_idle);
     ev_timer_stop(loop, &c->relist_timer);
-    ev_timer_stop(loop, &c->probe_timer);
+    if (c->deep != NULL)
+        ev_timer_stop(loop, &c->deep->timer);
     c->stream_opened = false;
 }
 
@@ -1000,9 +1002,12 @@ client_new(const struct client_host *host, void *arg,
     c->stream_idle.data = c;
     ev_timer_init(&c->relist_timer, client_relist_cb, 0., 0.);
     c->relist_timer.data = c;
-    ev_timer_init(&c->probe_timer, client_probe_timer_cb, 0., 0.);
-    c->probe_timer.data = c;
-    c->probe_ms = -1;
+    if (decl->probe != NULL) {
+        c->deep = xcalloc(1, sizeof(*c->deep));
+        ev_timer_init(&c->deep->timer, client_probe_timer_cb, 0., 0.);
+        c->deep->timer.data = c;
+        c->deep->ms = -1;
+    }
     return c;
 }
 
@@ -1019,6 +1024,8 @@ client_free(struct client *c)
     free(c->cache_scope);
     free(c->probe_note);
     free(c->warning);
+    free(c->sse_fallback);
+    free(c->deep);
     client_list_free(c);
     client_free_strv(c->tool_names, c->ntools);
     client_free_strv(c->list_acc, c->list_n);
@@ -1135,19 +1142,19 @@ client_list_note(const struct client *c)
 double
 client_probe_ms(const struct client *c)
 {
-    return c->probe_ms;
+    return c->deep != NULL ? c->deep->ms : -1;
 }
 
 unsigned long
 client_probe_notices(const struct client *c)
 {
-    return c->probe_notices;
+    return c->deep != NULL ? c->deep->notices : 0;
 }
 
 bool
 client_probe_ok(const struct client *c)
 {
     /* No deep check configured, or none made yet, or the last one held. */
-    return c->decl->probe == NULL || c->probe_calls == 0 || c->probe_ok ||
+    return c->deep == NULL || c->deep->calls == 0 || c->deep->ok ||
         client_find(c, CLIENT_OP_CALL) != NULL;
 }

@@ -271,8 +271,10 @@ client_on_initialize(struct client *c, struct client_req *rq,
 
             c->sse_tried = true;
             c->sse_fallback_now = true;
-            c->sse_fallback.evd = evd;
-            snprintf(c->sse_fallback.detail, sizeof(c->sse_fallback.detail),
+            if (c->sse_fallback == NULL)
+                c->sse_fallback = xcalloc(1, sizeof(*c->sse_fallback));
+            c->sse_fallback->evd = evd;
+            snprintf(c->sse_fallback->detail, sizeof(c->sse_fallback->detail),
                 "%s", detail);
             client_use_transport(c, transport_older(c->t, &c->tenv));
             c->era = SERVER_ERA_LEGACY_SSE;

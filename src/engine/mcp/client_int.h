@@ -63,6 +63,15 @@ struct client_req {
     bool                   opened;      /* a listen's stream is open */
 };
 
+/* The deep check's state (probe_tool). */
+struct client_deep {
+    ev_timer                    timer;
+    double                      ms;             /* last completed, -1 */
+    unsigned long               notices;        /* progress/log seen */
+    unsigned long               calls;
+    bool                        ok;
+};
+
 struct client {
     const struct client_host   *host;
     void                       *host_arg;
@@ -78,7 +87,9 @@ struct client {
     bool                        sse_tried;      /* this dial fell back */
     bool                        sse_fallback_now; /* ...and its HTTP+SSE
                                                open is the fallback's */
-    struct transport_failure    sse_fallback;   /* initialize's failure */
+    struct transport_failure   *sse_fallback;   /* initialize's failure,
+                                               once a dial fell back (352
+                                               bytes: cold, made then) */
     char                       *cache_scope;
     double                      list_ttl_ms;    /* -1: no hint */
     ev_tstamp                   listed_at;
@@ -145,12 +156,9 @@ struct client {
 
     struct client_req          *reqs;
 
-    /* the deep check (probe_tool) */
-    ev_timer                    probe_timer;
-    double                      probe_ms;       /* last completed, -1 */
-    unsigned long               probe_notices;  /* progress/log seen */
-    unsigned long               probe_calls;
-    bool                        probe_ok;
+    /* the deep check (probe_tool), made for a server that declares one
+     * (88 bytes the others do without), else NULL */
+    struct client_deep         *deep;
 
     /* the liveness exchange */
     double                      rtt_ms;

@@ -28,23 +28,33 @@ client_probe_timeout_ms(const struct client *c)
         client_timeout_ms(c);
 }
 
+/* The last deep check held (ok) or not. */
+static void
+client_probe_held(struct client *c, bool ok)
+{
+    if (c->deep != NULL)
+        c->deep->ok = ok;
+}
+
 void
 client_probe_schedule(struct client *c)
 {
     const struct config_probe *p = c->decl->probe;
     double                     in;
 
-    ev_timer_stop(c->env->loop, &c->probe_timer);
+    if (c->deep == NULL)
+        return;
+    ev_timer_stop(c->env->loop, &c->deep->timer);
     if (p == NULL || c->env->no_pings || client_state(c) != SERVER_READY)
         return;
     /* The first call right after the dial, then at the interval, with
      * the ping's jitter (a fleet does not call in one burst). */
-    in = c->probe_calls == 0 ? 0. : p->interval_ms / 1000.0 *
+    in = c->deep->calls == 0 ? 0. : p->interval_ms / 1000.0 *
         (0.9 + 0.2 * ((double)rand() / RAND_MAX));
     if (client_wait_left(c) > in)
         in = client_wait_left(c);
-    ev_timer_set(&c->probe_timer, in, 0.);
-    ev_timer_start(c->env->loop, &c->probe_timer);
+    ev_timer_set(&c->deep->timer, in, 0.);
+    ev_timer_start(c->env->loop, &c->deep->timer);
 }
 
 void
@@ -67,7 +77,8 @@ client_probe_now(struct client *c)
     size_t                     len;
     char                      *body, *cause = NULL;
 
-    if (p == NULL || client_find(c, CLIENT_OP_CALL) != NULL ||
+    if (p == NULL || c->deep == NULL ||
+        client_find(c, CLIENT_OP_CALL) != NULL ||
         client_state(c) != SERVER_READY || client_wait_left(c) > 0)
         return false;
     id = c->next_id++;
@@ -75,7 +86,7 @@ client_probe_now(struct client *c)
     body = jsonrpc_build_tool_call(id, p->name, p->arguments,
         c->era == SERVER_ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
         MCPTOP_VERSION, &len);
-    c->probe_calls++;
+    c->deep->calls++;
     client_log(c, "tools/call %s (the deep check)", p->name);
     if (!client_send(c, rq, body, len, c->era == SERVER_ERA_MODERN ?
         TRANSPORT_MODERN : 0, client_probe_timeout_ms(c), &cause)) {
@@ -101,7 +112,7 @@ client_probe_timed_out(struct client *c, struct failure_evidence *evd,
     snprintf(detail, sizeof(detail), "no answer to tools/call %.60s within "
         "%ld ms (the deep check's timeout)", p != NULL ? p->name : "?",
         client_probe_timeout_ms(c));
-    c->probe_ok = false;
+    client_probe_held(c, false);
     client_fail(c, "tools/call", evd, ms, why != NULL ? why : detail);
     client_probe_schedule(c);
 }
@@ -118,7 +129,7 @@ client_on_call(struct client *c, struct client_req *rq,
 
     client_req_free(rq, NULL);
     if (client_judge(res, &evd, detail, sizeof(detail))) {
-        c->probe_ok = false;
+        client_probe_held(c, false);
         if (!client_session_lost(c, "tools/call", res->carried_session, &evd,
             ms, detail))
             client_fail(c, "tools/call", &evd, ms, detail);
@@ -143,13 +154,14 @@ client_on_call(struct client *c, struct client_req *rq,
             snprintf(detail, sizeof(detail), "tool %.60s: expected text not "
                 "found%s%.120s", p != NULL ? p->name : "?", clean[0] ?
                 "; it said: " : "", clean);
-        c->probe_ok = false;
+        client_probe_held(c, false);
         client_fail(c, "tools/call", &evd, ms, detail);
         client_probe_schedule(c);
         return;
     }
-    c->probe_ok = true;
-    c->probe_ms = ms;
+    client_probe_held(c, true);
+    if (c->deep != NULL)
+        c->deep->ms = ms;
     c->host->exchange(c->host_arg, "tools/call", NULL, ms);
     client_probe_schedule(c);
 }

@@ -287,7 +287,8 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
         (strcmp(method, "notifications/progress") == 0 ||
         strcmp(method, "notifications/message") == 0)) {
         /* Progress or a log line before the tool's result: counted. */
-        c->probe_notices++;
+        if (c->deep != NULL)
+            c->deep->notices++;
         client_log(c, "tools/call: %s", method);
         return;
     }

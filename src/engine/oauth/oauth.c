@@ -442,6 +442,12 @@ oauth_save_error(void)
 
 /* --- life -------------------------------------------------------------- */
 
+bool
+oauth_wanted(const struct config_server *decl)
+{
+    return decl->oauth != NULL || oauth_store_may_hold();
+}
+
 struct oauth *
 oauth_new(struct ev_loop *loop, struct curlev *ce,
     const struct config_server *decl, size_t pool_key, FILE *log)

@@ -222,6 +222,24 @@ static const struct http_callbacks streamable_http_http_cb = {
 
 /* --- requests ----------------------------------------------------------- */
 
+/* The server's OAuth state (568 bytes), made on first use: for a server
+ * that declares "oauth" or may have a token in the file, or at its first
+ * challenge; NULL for one that never needs it, or never may have it (its
+ * own Authorization header, not HTTP). */
+static struct oauth *
+streamable_http_oauth(struct streamable_http_transport *t, bool challenged)
+{
+    const struct transport_env *env = t->base.env;
+
+    if (t->oauth == NULL && !t->oauth_never &&
+        (challenged || oauth_wanted(env->decl))) {
+        t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
+            env->log);
+        t->oauth_never = t->oauth == NULL;
+    }
+    return t->oauth;
+}
+
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
 int
@@ -240,7 +258,8 @@ streamable_http_issue(struct streamable_http_transport *t, struct streamable_htt
         .maybe_resent = t->used || r->run != NULL,
         .pool_key = t->base.env->pool_key,
         .cert_info = true,
-        .authorization = oauth_authorization(t->oauth),
+        .authorization = oauth_authorization(streamable_http_oauth(t,
+            false)),
     };
 
     /*
@@ -268,6 +287,9 @@ streamable_http_issue(struct streamable_http_transport *t, struct streamable_htt
     } else {
         rq.body = r->body;
         rq.body_len = r->len;
+        /* The POSTs share one header list; a GET stream or a DELETE,
+         * rare, builds its own (the GET's lives as long as the stream). */
+        rq.hdrs_slot = &t->hdrs;
         if (r->flags & TRANSPORT_MODERN) {
             /* 2026-07-28: no session; the version and the method ride on
              * every POST as headers too (basic/transports). */
@@ -443,8 +465,9 @@ streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable
             r->auth_rounds);
         return false;
     }
-    if (t->oauth == NULL || r->run != NULL || r->auth_rounds >= 2 ||
+    if (r->run != NULL || r->auth_rounds >= 2 ||
         (res->status != 401 && res->status != 403) ||
+        streamable_http_oauth(t, true) == NULL ||
         !oauth_on_challenge(t->oauth, res->status, res->www_authenticate,
         streamable_http_auth_resume_cb, r))
         return false;
@@ -744,6 +767,9 @@ streamable_http_close(struct transport *base)
     }
     streamable_http_wipe(t->session_id);
     t->session_id = NULL;
+    /* The session's header list (its id, a token) goes with it. */
+    http_hdrs_unref(t->hdrs);
+    t->hdrs = NULL;
     free(t->last_event_id);
     t->last_event_id = NULL;
 }
@@ -767,6 +793,7 @@ streamable_http_free(struct transport *base)
 static void
 streamable_http_destroy(struct streamable_http_transport *t)
 {
+    http_hdrs_unref(t->hdrs);
     oauth_free(t->oauth);
     free(t->protocol_version);
     streamable_http_wipe(t->kept_id);
@@ -841,8 +868,6 @@ streamable_http_new(const struct transport_env *env)
     t->base.env = env;
     t->url = xstrdup(env->decl->url != NULL ? env->decl->url : "");
     t->keep_alive_s = -1;
-    t->oauth = oauth_new(env->loop, env->curl, env->decl, env->pool_key,
-        env->log);
     transport_queue_init(&t->queue, env->loop, streamable_http_defer_cb, t);
     return &t->base;
 }

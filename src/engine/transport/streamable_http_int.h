@@ -98,7 +98,12 @@ struct streamable_http_transport {
     char                  *url;         /* the endpoint: the configured
                                            one, or where it redirects */
     char                  *warning;     /* a redirect followed */
-    struct oauth          *oauth;       /* MCP authorization, or NULL */
+    struct oauth          *oauth;       /* MCP authorization, made on
+                                           first use, or NULL */
+    bool                   oauth_never; /* oauth_new said no: never */
+    struct http_hdrs      *hdrs;        /* the requests' header list,
+                                           rebuilt when a header changes
+                                           (io/http.c) */
     ev_tstamp              activity;    /* bytes last seen on a stream */
     long                   keep_alive_s;/* the last Keep-Alive timeout the
                                            server announced (s), or -1 */
