@@ -2,7 +2,7 @@
 #
 # Installed as share/bash-completion/completions/mcptop. Needs nothing from
 # the bash-completion package. Theme names come from `mcptop tui
-# --list-themes`, server names from `mcptop end [-c FILE | URL]
+# --list-themes`, view names from `mcptop tui --list-views`, server names from `mcptop end [-c FILE | URL]
 # --list-servers` with the -c FILE or URL already on the command line.
 
 # Print the -c FILE / URL arguments found in words 2..COMP_CWORD-1, one
@@ -108,6 +108,12 @@ _mcptop()
                 return
             fi
             ;;
+        --view)
+            if [[ -z $cmd || $cmd == tui ]]; then
+                _mcptop_add_lines raw < <("$bin" tui --list-views 2>/dev/null)
+                return
+            fi
+            ;;
         --group)
             if [[ -z $cmd || $cmd == tui ]]; then
                 COMPREPLY=($(compgen -W 'cause tag host transport none' \
@@ -169,7 +175,7 @@ _mcptop()
             ;;
         tui)
             opts="$sources --theme --no-mouse --list-themes --record
-                  --record-max --filter --sort --group"
+                  --record-max --filter --sort --group --view --list-views"
             ;;
         replay)
             opts='--speed --from --to --theme --no-mouse -h --help'
@@ -179,7 +185,8 @@ _mcptop()
             ;;
         *)
             opts="$sources --theme --no-mouse --list-themes --record
-                  --record-max --filter --sort --group -V --version"
+                  --record-max --filter --sort --group --view --list-views -V
+                  --version"
             ;;
     esac
     if [[ $cur == -* ]]; then

@@ -27,6 +27,12 @@ function __mcptop_themes
     $tokens[1] tui --list-themes 2>/dev/null
 end
 
+function __mcptop_views
+    set -l tokens (commandline -opc)
+    command -q -- $tokens[1]; or return
+    $tokens[1] tui --list-views 2>/dev/null
+end
+
 # The configured server names, from the -c FILE or URL on the line.
 function __mcptop_servers
     set -l tokens (commandline -opc)
@@ -89,6 +95,8 @@ complete -c mcptop -n __mcptop_tui -l list-themes -d 'Print the theme names and 
 complete -c mcptop -n __mcptop_tui -l no-mouse -d 'Leave the mouse to the terminal'
 complete -c mcptop -n __mcptop_tui -l group -x -a 'cause tag host transport none' -d 'Start with the rows grouped'
 complete -c mcptop -n __mcptop_tui -l filter -x -d 'Start with this filter'
+complete -c mcptop -n __mcptop_tui -l view -x -a '(__mcptop_views)' -d 'Start with a saved view'
+complete -c mcptop -n __mcptop_tui -l list-views -d 'Print the saved views and exit'
 complete -c mcptop -n __mcptop_tui -l sort -x -a 'name transport health liveness age streak session protocol tools rtt failure delivered http history' -d 'Start sorted by this column'
 
 # --record: the TUI, watch, serve

@@ -56,12 +56,16 @@
                    "cancels, n offers the next)")                   \
     X(ENDINGS,     "show / hide the endings pane")                  \
     X(PALETTE,     "the command palette: sort COL[,desc], filter EXPR, "\
-                   "group WORD, log, help (Tab completes)")          \
+                   "group WORD, columns LIST, view [save|delete|default] "\
+                   "NAME, theme NAME, end, redial, log, help (Tab "  \
+                   "completes; Up/Down: history)")                   \
     X(EVENTLOG,    "show / hide the event log: health, liveness, endings, "\
                    "newest first (/ filters it)")                     \
     X(PROCS,       "the process view: the stdio children as trees, and "\
                    "the orphans (K ends the selected one after y)")  \
-    X(THEME,       "cycle the colour theme")                        \
+    X(THEME,       "cycle the colour theme (remembered in tui.json)") \
+    X(COLUMNS,     "choose the columns: Space shows/hides, + - move, " \
+                   "Enter applies (:columns LIST too)")              \
     X(GROUP,       "group by cause, tag, host, transport, none (Enter "\
                    "on a header folds the group)")                   \
     X(INCIDENTS,   "focus the incident line: Left/Right (Tab/Shift-Tab) "\
@@ -101,6 +105,7 @@ enum ui_mode {
     UI_MODE_ENDINGS,
     UI_MODE_HELP,
     UI_MODE_LOG,                /* the event log pane */
+    UI_MODE_COLUMNS,            /* the column chooser (c, F2, :columns) */
     UI_MODE_PROCS,              /* the process view (o) */
 };
 
@@ -136,7 +141,21 @@ struct ui_glyphs {
     const char *ending;
 };
 
+/* The most table columns there are (view_table.c has the list). */
+#define UI_COLUMNS_MAX 32
+
+/* The column chooser (issue 34): every column, [x] shown or [ ] not, in
+ * the order being edited; applied on Enter. */
+struct ui_chooser {
+    int    col[UI_COLUMNS_MAX];     /* view_table's column indexes */
+    bool   on[UI_COLUMNS_MAX];
+    size_t n;
+    size_t sel;
+    enum ui_mode back;              /* the mode under it */
+};
+
 struct app_common;
+struct prefs;
 struct procs;
 struct recording;
 struct replay;
@@ -153,6 +172,21 @@ struct ui {
     ev_timer             replay_w;  /* the replay clock's tick */
     ev_tstamp            replay_last;
     struct model         model;
+    /* the table's columns (issue 34): the shown ones, left to right, by
+     * view_table's index; ncolumns 0: the default set */
+    signed char          columns[UI_COLUMNS_MAX];
+    size_t               ncolumns;
+    struct ui_chooser    chooser;
+    /* tui.json (issue 34): the preferences, views and palette history;
+     * prefs_path NULL when there is nowhere to keep them; prefs_frozen:
+     * the file had a problem and is not written this run */
+    struct prefs        *prefs;
+    char                *prefs_path;
+    bool                 prefs_frozen;
+    size_t               history_pos;   /* Up/Down in the palette: nhistory
+                                           is the line being typed */
+    char                 history_line[160];
+    const char          *start_theme;   /* --theme, or NULL */
     /* look */
     struct theme         theme;
     char               **themes;
@@ -227,6 +261,11 @@ bool keys_is_backspace(int key);
 /* Ctrl-U: clear the line; Ctrl-W: delete the word before the cursor. */
 bool keys_is_kill_line(int key);
 bool keys_is_kill_word(int key);
+/* The arrow keys alone (a line editor's history): -1 Up, 1 Down, else 0. */
+int keys_arrow(int key);
+/* Moving an entry of a list: -1 up (+, Shift-Up), 1 down (-, Shift-Down),
+ * else 0. */
+int keys_move(int key);
 /* Moving along a line of entries: +1 for Right and Tab, -1 for Left and
  * Shift-Tab, 0 for any other key. */
 int keys_direction(int key);
@@ -278,14 +317,48 @@ void tui_quit(struct ui *ui);
 struct screen_click;
 /* tui_key.c: act on one key ch (click: where a mouse event happened). */
 void tui_key(struct ui *ui, int ch, const struct screen_click *click);
+/* tui_key.c: what action a does, as its key would (:end, :redial). */
+void tui_key_action(struct ui *ui, enum ui_action a);
+
+/* view_table.c: the table's columns (issue 34). Indexes run from 1 to
+ * view_table_ncolumns() - 1 (0 is the mark, always first). */
+size_t view_table_ncolumns(void);
+/* The word of column c (":columns name,rtt", a view's "columns"): lower
+ * case, the title's first word unless named otherwise; NULL for 0. */
+const char *view_table_column_word(int c);
+const char *view_table_column_title(int c);
+/* The column whose word is the len bytes at word (any case), or -1. */
+int view_table_column_of(const char *word, size_t len);
+/* NAME and HEALTH: always shown (NAME always first). */
+bool view_table_column_fixed(int c);
+/* The columns shown, left to right, into out (UI_COLUMNS_MAX); their
+ * count. */
+size_t view_table_columns(const struct ui *ui, int *out);
+/* Show these n columns in this order (NAME put first, HEALTH added when
+ * left out; repeats and bad indexes skipped). */
+bool view_table_set_columns(struct ui *ui, const int *cols, size_t n);
+/* The columns shown as "name,health,..." into buf (n bytes). */
+void view_table_columns_text(const struct ui *ui, char *buf, size_t n);
+
+/* view_columns.c: the column chooser overlay. Open it (from mode back);
+ * draw it; a raw key while it is open (Space toggles, + - or Shift-Up /
+ * Shift-Down move, Enter applies, Esc cancels). */
+void view_columns_open(struct ui *ui);
+void view_columns_draw(struct ui *ui, int y, int rows);
+void view_columns_key(struct ui *ui, int ch);
 
 /* palette.c: run one palette line (":sort rtt"); says on the status line
  * what it did or why not. */
 void palette_run(struct ui *ui, const char *line);
 /* Tab on the palette's line buf (n bytes): complete the command, a --sort
- * column after "sort ", a grouping after "group " (the longest common
- * prefix; a space after a unique match). false when nothing matched. */
-bool palette_complete(char *buf, size_t n);
+ * column after "sort ", a grouping after "group ", a view after "view ",
+ * a theme after "theme ", a column after "columns " (after the last
+ * comma), a tag after "tag:" and a server after "name:" in "filter " (the
+ * longest common prefix; a space after a unique match). false when
+ * nothing matched. */
+bool palette_complete(struct ui *ui, char *buf, size_t n);
+/* Up (older true) or Down in the palette: the history's line. */
+void palette_history(struct ui *ui, bool older);
 
 /* Views: each draws `rows` screen rows from row y, and handles the
  * actions that concern it (true when it did). */

@@ -59,6 +59,8 @@ static const struct ui_binding keys_bindings[] = {
     { 'o',       "o",      UI_ACT_PROCS },
     { 't',       "t",      UI_ACT_THEME },
     { 'b',       "b",      UI_ACT_GROUP },
+    { 'c',       "c",      UI_ACT_COLUMNS },
+    { KEY_F(2),  "F2",     UI_ACT_COLUMNS },
     { '\t',      "Tab",    UI_ACT_INCIDENTS },
     { 'm',       "m",      UI_ACT_MOUSE_TOGGLE },
     { '?',       "?",      UI_ACT_HELP },
@@ -122,6 +124,19 @@ bool
 keys_is_kill_word(int key)
 {
     return key == CTRL('w');
+}
+
+int
+keys_arrow(int key)
+{
+    return key == KEY_UP ? -1 : key == KEY_DOWN ? 1 : 0;
+}
+
+int
+keys_move(int key)
+{
+    return key == '+' || key == KEY_SR ? -1 : key == '-' || key == KEY_SF ?
+        1 : 0;
 }
 
 int

@@ -28,6 +28,7 @@
 #include "front/app.h"
 #include "engine/server.h"
 #include "export/recording.h"
+#include "ui/prefs.h"
 #include "ui/replay.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
@@ -107,8 +108,9 @@ tui_usage(FILE *out)
         "Usage: mcptop [tui] " APP_USAGE "\n"
         "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
         "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
+        "                  [--view NAME]\n"
         "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
-        "       mcptop tui --list-themes\n"
+        "       mcptop tui --list-themes | --list-views\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
         "failure\n"
@@ -130,12 +132,22 @@ tui_usage(FILE *out)
         "      --group cause|tag|host|transport|none\n"
         "                     start with the rows grouped (b in the TUI "
         "cycles)\n"
+        "      --view NAME    start with a view saved by :view save NAME (its "
+        "sort,\n"
+        "                     filter, group, columns; the flags above "
+        "override them);\n"
+        "                     without any of these, the default_view of "
+        "tui.json\n"
+        "      --list-views   print the views saved in tui.json, one per "
+        "line, and exit\n"
         "  -h, --help         this help\n", model_sort_columns());
     app_usage_options(out);
     app_usage_record(out);
     fprintf(out,
         "\n"
         "Themes are looked up in %s.\n"
+        "Views, the theme, the mouse and the palette's history are kept in\n"
+        "$XDG_CONFIG_HOME/mcptop/tui.json (~/.config/mcptop/tui.json).\n"
         "NO_COLOR=1 draws without colour. Press ? in the TUI for the keys.\n",
         where);
     free(where);
@@ -254,6 +266,9 @@ tui_draw(struct ui *ui)
         break;
     case UI_MODE_LOG:
         view_log_draw(ui, TUI_HEADER_ROWS, body);
+        break;
+    case UI_MODE_COLUMNS:
+        view_columns_draw(ui, TUI_HEADER_ROWS, body);
         break;
     case UI_MODE_PROCS:
         view_procs_draw(ui, TUI_HEADER_ROWS, body);
@@ -743,6 +758,7 @@ tui_ui_new(const char *theme)
 void
 tui_ui_free(struct ui *ui)
 {
+    free(ui->prefs_path);
     theme_list_free(ui->themes, ui->nthemes);
     view_procs_free(ui);
     free(ui->quit_busy);
@@ -820,6 +836,7 @@ struct tui_opts {
     bool             invert;
     bool             grouped;   /* --group given */
     enum model_group group;
+    const char      *view;      /* --view NAME, or NULL */
 };
 
 /* Parse argv into common and *o. 0, -1 for --help or --list-themes
@@ -839,6 +856,8 @@ tui_args(int argc, char **argv, struct app_common *common,
         { "filter", required_argument, NULL, 'f' },
         { "sort", required_argument, NULL, 's' },
         { "group", required_argument, NULL, 'g' },
+        { "view", required_argument, NULL, 'V' },
+        { "list-views", no_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -884,6 +903,12 @@ tui_args(int argc, char **argv, struct app_common *common,
             }
             o->grouped = true;
             break;
+        case 'V':
+            o->view = optarg;
+            break;
+        case 'W':
+            tui_prefs_list_views();
+            return -1;
         case 'T':
             return tui_list_themes();
         case 'm':
@@ -911,6 +936,8 @@ tui_run(struct ui *ui, bool no_mouse)
     if (ui->start != NULL) {
         const struct tui_opts *o = ui->start;
 
+        tui_prefs_start_view(ui, o->view, o->filter != NULL || o->sorted ||
+            o->grouped);
         if (o->filter != NULL)
             model_set_filter(&ui->model, o->filter);
         if (o->sorted) {
@@ -961,6 +988,10 @@ tui_run(struct ui *ui, bool no_mouse)
         recording_exit(ui->rec, asked, unended);
     }
     screen_fini();
+    /* The palette's history, as htop keeps its settings: at the exit. */
+    if (ui->prefs != NULL && ui->prefs->dirty_history > 0 &&
+        !ui->prefs_frozen && ui->prefs_path != NULL)
+        tui_prefs_save(ui);
     if (summary != NULL)
         printf("%s\n", summary);
     free(summary);
@@ -974,32 +1005,47 @@ tui_main(int argc, char **argv)
     struct config       *cfg = NULL;
     struct ui           *ui;
     struct tui_opts      opts = { 0 };
-    char                *cause = NULL;
-    int                  rc;
+    struct prefs         prefs;
+    char                *cause = NULL, *ppath, *pcause = NULL;
+    int                  rc, prc;
 
     rc = tui_args(argc, argv, &common, &opts);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     setlocale(LC_ALL, "");
-    rc = app_load_config(&common, &cfg);
-    if (rc != 0)
+    /* tui.json: before the terminal, so that a bad --view is a usage
+     * error a script sees. */
+    prefs_init(&prefs);
+    ppath = prefs_path();
+    prc = ppath != NULL ? prefs_load(&prefs, ppath, &pcause) : 0;
+    rc = tui_prefs_check_view(&prefs, ppath, prc, pcause, opts.view);
+    if (rc != 0 || (rc = app_load_config(&common, &cfg)) != 0) {
+        free(ppath);
+        free(pcause);
+        prefs_done(&prefs);
         return rc;
+    }
     if ((!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) &&
         getenv("MCPTOP_BENCH_FRAMES") == NULL) {
         fprintf(stderr, "mcptop: the TUI needs a terminal on stdin and "
             "stdout (for scripts: 'mcptop watch' or 'mcptop check')\n");
-        config_free(cfg);
-        return EXIT_USAGE;
+        rc = EXIT_USAGE;
+        goto out_prefs;
     }
     rc = app_open_log(&common);
-    if (rc != 0) {
-        config_free(cfg);
-        return rc;
-    }
+    if (rc != 0)
+        goto out_prefs;
     ui = tui_ui_new(opts.theme);
     ui->cfg = cfg;
     ui->start = &opts;
     ui->common = &common;
+    ui->start_theme = opts.theme;
+    tui_prefs_attach(ui, &prefs, ppath, prc, pcause);
+    ppath = NULL;
+    free(pcause);
+    pcause = NULL;
+    if (prefs.mouse == 0)
+        opts.no_mouse = true;
     {
         struct fleet_options opt = { .log = common.log };
 
@@ -1046,7 +1092,11 @@ tui_main(int argc, char **argv)
     eventlog_done(&ui->eventlog);
 out_theme:
     tui_ui_free(ui);
-    config_free(cfg);
     app_close_log(&common);
+out_prefs:
+    config_free(cfg);
+    free(ppath);
+    free(pcause);
+    prefs_done(&prefs);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/server.h"
+#include "ui/prefs.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/str.h"
@@ -86,21 +87,13 @@ tui_key_end_marked(struct ui *ui)
     m->nmarked = 0;
 }
 
+/* t: the next theme, remembered in tui.json. */
 static void
 tui_key_theme_next(struct ui *ui)
 {
-    char *cause = NULL;
-
-    ui->theme_i = (ui->theme_i + 1) % ui->nthemes;
-    if (theme_load(&ui->theme, ui->themes[ui->theme_i], &cause) != 0) {
-        ui_message(ui, UI_ROLE_WARNING, "theme: %s; using the built-in dark "
-            "theme", cause);
-        free(cause);
-    } else {
-        ui_message(ui, UI_ROLE_NORMAL, "theme: %s%s", ui->theme.name,
-            ui->color ? "" : " (NO_COLOR: attributes only)");
-    }
-    screen_theme(&ui->theme, ui->color);
+    if (ui->nthemes == 0)
+        return;
+    tui_prefs_theme(ui, ui->themes[(ui->theme_i + 1) % ui->nthemes]);
 }
 
 /* A key while the palette's line is open: edit, complete (Tab), run
@@ -116,7 +109,9 @@ tui_key_palette(struct ui *ui, int ch)
         ui->prompt = UI_PROMPT_NONE;
         palette_run(ui, ui->palette);
     } else if (ch == '\t') {
-        palette_complete(ui->palette, sizeof(ui->palette));
+        palette_complete(ui, ui->palette, sizeof(ui->palette));
+    } else if (keys_arrow(ch) != 0) {
+        palette_history(ui, keys_arrow(ch) < 0);
     } else if (keys_is_backspace(ch)) {
         while (len > 0) {
             len--;
@@ -315,6 +310,10 @@ tui_key_command(struct ui *ui, enum ui_action a)
     case UI_ACT_PALETTE:
         ui->prompt = UI_PROMPT_COMMAND;
         ui->palette[0] = '\0';
+        ui->history_pos = ui->prefs != NULL ? ui->prefs->nhistory : 0;
+        break;
+    case UI_ACT_COLUMNS:
+        view_columns_open(ui);
         break;
     case UI_ACT_FILTER:
         ui->prompt = UI_PROMPT_FILTER;
@@ -477,6 +476,7 @@ tui_key_command(struct ui *ui, enum ui_action a)
         break;
     case UI_ACT_MOUSE_TOGGLE:
         screen_mouse(!screen_mouse_enabled());
+        tui_prefs_mouse(ui, screen_mouse_enabled());
         if (screen_mouse_enabled())
             ui_message(ui, UI_ROLE_NORMAL, "mouse capture on: a click selects "
                 "a row, the wheel scrolls (m: off)");
@@ -487,6 +487,13 @@ tui_key_command(struct ui *ui, enum ui_action a)
     default:
         break;
     }
+}
+
+/* See ui.h. */
+void
+tui_key_action(struct ui *ui, enum ui_action a)
+{
+    tui_key_command(ui, a);
 }
 
 /* A mouse event: a press on a table row selects it; the wheel scrolls
@@ -590,6 +597,10 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
             tui_key_end(ui, &ui->confirm_server, 1);
         else
             tui_key_end_marked(ui);
+        return;
+    }
+    if (ui->mode == UI_MODE_COLUMNS) {
+        view_columns_key(ui, ch);
         return;
     }
     ui->message[0] = '\0';

@@ -536,6 +536,10 @@ frame_keys(struct ui *ui, struct ui_line *l)
         ui_line_add(l, UI_ROLE_DIM, "l/Esc back  / filter  Up/Down scroll  "
             "Home follow  ? help  q quit");
         return;
+    case UI_MODE_COLUMNS:
+        ui_line_add(l, UI_ROLE_DIM, "Space show/hide  +/- move  Enter apply  "
+            "Esc cancel");
+        return;
     case UI_MODE_PROCS:
         ui_line_add(l, UI_ROLE_DIM, "o/Esc back  Up/Down select  K end the "
             "selected orphan  ? help  q quit");
@@ -553,8 +557,8 @@ frame_keys(struct ui *ui, struct ui_line *l)
     ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
     if (ui->model.nmarked > 0)
         ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
-    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  o procs  b group  t theme  "
-        "m mouse");
+    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  o procs  "
+        "b group  c columns  t theme  m mouse");
     if (ui->model.filter[0] != '\0')
         ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");
 }
@@ -583,8 +587,9 @@ view_status_draw(struct ui *ui, int y)
         ui_line_add(&l, UI_ROLE_WARNING, ":");
         ui_line_add(&l, UI_ROLE_NORMAL, ui->palette);
         ui_line_add(&l, UI_ROLE_SELECTION, " ");
-        ui_line_add(&l, UI_ROLE_DIM, "  Tab complete  Enter run  Esc cancel  "
-            "sort COL[,desc]  filter EXPR  group WORD  log  help");
+        ui_line_add(&l, UI_ROLE_DIM, "  Tab complete  Up/Down history  Enter "
+            "run  Esc cancel  sort filter group columns view theme end redial "
+            "log help");
     } else if (ui->prompt == UI_PROMPT_END_ONE) {
         fmt_name(name, sizeof(name), fleet_server(ui->fleet,
             ui->confirm_server));

@@ -100,6 +100,22 @@ help_groups(struct ui_out *o, struct ui_line *l)
 }
 
 static void
+help_views(struct ui_out *o, struct ui_line *l)
+{
+    help_title(o, l, "VIEWS AND PREFERENCES  kept in $XDG_CONFIG_HOME/"
+        "mcptop/tui.json (~/.config/mcptop/tui.json)");
+    help_line(o, l, ":view save N", "keep the sort, filter, group and "
+        "columns as N; :view N applies it, --view N starts with it");
+    help_line(o, l, ":view default", "N: start with N when no --view, "
+        "--filter, --sort or --group is given; :view delete NAME");
+    help_line(o, l, "c F2 :columns", "the chooser: Space shows or hides, + - "
+        "(Shift-Up/Down) move, Enter applies, Esc cancels; :columns "
+        "name,health,rtt sets them");
+    help_line(o, l, "remembered", "the theme (t, :theme NAME), the mouse "
+        "(m) and the palette's history (Up/Down at :) when they change");
+}
+
+static void
 help_columns(struct ui_out *o, struct ui_line *l)
 {
     const struct ui_glyphs *g = &o->ui->g;
@@ -158,6 +174,8 @@ help_columns(struct ui_out *o, struct ui_line *l)
     help_line(o, l, "HTTP", "the status instead of an MCP answer, and why: "
         "auth, challenge (a CDN/WAF check), bad gateway... (narrow: in LAST "
         "FAILURE)");
+    help_line(o, l, "TAGS SOURCE", "the config's tags; tap (read from mcptop "
+        "tap) or dial (off unless chosen: c, :columns)");
 }
 
 static void
@@ -222,6 +240,7 @@ view_help_draw(struct ui *ui, int y, int rows)
     help_keys(&o, &l);
     help_filter(&o, &l);
     help_groups(&o, &l);
+    help_views(&o, &l);
     help_columns(&o, &l);
     help_glyphs(&o, &l);
     if (ui->help_scroll > 0 && o.n - ui->help_scroll < rows) {

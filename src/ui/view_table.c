@@ -18,12 +18,15 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+#include "engine/config.h"
 #include "engine/server.h"
 #include "ui/screen.h"
 #include "ui/trend.h"
 #include "ui/ui.h"
 #include "util/clock.h"
+#include "util/str.h"
 
 enum table_col {
     TABLE_COL_MARK,
@@ -42,6 +45,8 @@ enum table_col {
     TABLE_COL_HTTP,
     TABLE_COL_HISTORY,
     TABLE_COL_TREND,
+    TABLE_COL_TAGS,
+    TABLE_COL_SOURCE,
     TABLE_COL__COUNT
 };
 
@@ -52,9 +57,10 @@ struct table_col_def {
     int             prio;       /* lower: kept longer when narrow */
     bool            right;
     int             sort;       /* enum model_sort, or -1 */
+    bool            off;        /* hidden unless chosen (:columns, c) */
 };
 
-#define TABLE_PRIOS 15
+#define TABLE_PRIOS 17
 #define TABLE_TREND_TITLED 12   /* "TREND ≤500ms" */
 
 static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
@@ -84,6 +90,25 @@ static const struct table_col_def table_cols[TABLE_COL__COUNT] = {
     /* The title carries the scale: "TREND <=200ms", narrow "<=200ms"
      * (table_titles). */
     [TABLE_COL_TREND]     = { "TREND",        8,  TREND_SAMPLES, 12, false, -1 },
+    [TABLE_COL_TAGS]      = { "TAGS",         6,  24, 15, false, -1, true },
+    [TABLE_COL_SOURCE]    = { "SOURCE",       6,  6,  16, false, -1, true },
+};
+
+/* The words of :columns, the chooser and a view's "columns": a column's
+ * word is here, or its title's first word in lower case (so a new column
+ * needs no entry). MARK has none: it is always first. */
+static const char *const table_col_words[TABLE_COL__COUNT] = {
+    [TABLE_COL_TRANSPORT] = "transport",
+    [TABLE_COL_STREAK]    = "streak",
+    [TABLE_COL_FAILURE]   = "failure",
+    [TABLE_COL_DELIVERED] = "delivered",
+};
+
+/* One row's cells, formatted in the table's own order and then emitted
+ * in the order the operator chose. */
+struct table_cells {
+    char         text[TABLE_COL__COUNT][160];
+    enum ui_role role[TABLE_COL__COUNT];
 };
 
 /* The order in which spare room widens columns. */
@@ -97,34 +122,171 @@ struct table_layout {
     bool on[TABLE_COL__COUNT];
     int  x[TABLE_COL__COUNT];         /* first column on screen */
     int  width[TABLE_COL__COUNT];
+    int  order[TABLE_COL__COUNT];     /* the shown columns, left to right */
+    int  norder;
     double trend_scale;               /* TREND's scale (ms), 0: no round
                                          trip on screen */
 };
 
+_Static_assert(TABLE_COL__COUNT <= UI_COLUMNS_MAX,
+    "struct ui keeps the columns in UI_COLUMNS_MAX entries");
+
 /* The last layout drawn, for a click on the column titles. */
 static struct table_layout table_last;
+
+/* See ui.h. */
+size_t
+view_table_ncolumns(void)
+{
+    return TABLE_COL__COUNT;
+}
+
+/* See ui.h. */
+const char *
+view_table_column_word(int c)
+{
+    static char words[TABLE_COL__COUNT][24];
+
+    if (c <= TABLE_COL_MARK || c >= TABLE_COL__COUNT)
+        return NULL;
+    if (table_col_words[c] != NULL)
+        return table_col_words[c];
+    if (words[c][0] == '\0') {
+        const char *t = table_cols[c].title;
+        size_t      i;
+
+        for (i = 0; t[i] != '\0' && t[i] != ' ' && i + 1 < sizeof(words[c]);
+            i++)
+            words[c][i] = (char)(t[i] >= 'A' && t[i] <= 'Z' ? t[i] + 32 :
+                t[i]);
+        words[c][i] = '\0';
+    }
+    return words[c];
+}
+
+/* See ui.h. */
+const char *
+view_table_column_title(int c)
+{
+    return c > TABLE_COL_MARK && c < TABLE_COL__COUNT ? table_cols[c].title :
+        "";
+}
+
+/* See ui.h. */
+int
+view_table_column_of(const char *word, size_t len)
+{
+    for (int c = TABLE_COL_MARK + 1; c < TABLE_COL__COUNT; c++) {
+        const char *w = view_table_column_word(c);
+
+        if (strlen(w) == len && strncasecmp(w, word, len) == 0)
+            return c;
+    }
+    return -1;
+}
+
+/* See ui.h. */
+bool
+view_table_column_fixed(int c)
+{
+    return c == TABLE_COL_NAME || c == TABLE_COL_HEALTH;
+}
+
+/* See ui.h. */
+size_t
+view_table_columns(const struct ui *ui, int *out)
+{
+    size_t n = 0;
+
+    if (ui->ncolumns == 0) {
+        for (int c = TABLE_COL_MARK + 1; c < TABLE_COL__COUNT; c++) {
+            if (!table_cols[c].off)
+                out[n++] = c;
+        }
+        return n;
+    }
+    for (size_t i = 0; i < ui->ncolumns && i < TABLE_COL__COUNT; i++)
+        out[n++] = ui->columns[i];
+    return n;
+}
+
+/* See ui.h. */
+bool
+view_table_set_columns(struct ui *ui, const int *cols, size_t n)
+{
+    bool   seen[TABLE_COL__COUNT] = { false };
+    size_t k = 0;
+
+    /* NAME first, always; HEALTH always shown (after NAME when not
+     * placed). */
+    ui->columns[k++] = TABLE_COL_NAME;
+    seen[TABLE_COL_NAME] = true;
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i] <= TABLE_COL_MARK || cols[i] >= TABLE_COL__COUNT ||
+            seen[cols[i]])
+            continue;
+        seen[cols[i]] = true;
+        ui->columns[k++] = (signed char)cols[i];
+    }
+    if (!seen[TABLE_COL_HEALTH]) {
+        memmove(&ui->columns[2], &ui->columns[1], (k - 1) *
+            sizeof(ui->columns[0]));
+        ui->columns[1] = TABLE_COL_HEALTH;
+        k++;
+    }
+    ui->ncolumns = k;
+    return true;
+}
+
+/* See ui.h. */
+void
+view_table_columns_text(const struct ui *ui, char *buf, size_t n)
+{
+    int    cols[TABLE_COL__COUNT];
+    size_t nc = view_table_columns(ui, cols), off = 0;
+
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < nc; i++) {
+        int w = snprintf(buf + off, n - off, "%s%s", i > 0 ? "," : "",
+            view_table_column_word(cols[i]));
+
+        if (w < 0 || (size_t)w >= n - off)
+            break;
+        off += (size_t)w;
+    }
+}
 
 /*
  * The layout for cols columns. want[c] is the width a column's content
  * asks for (the longest name, the longest failure and status shown), or
  * 0 for its minimum. NAME is placed first (up to a third of the width),
- * then every other column that fits at the width its content wants (within
- * its minimum and maximum), most important first; a column that does not
- * fit is dropped whole. Spare room then widens HISTORY and the rest
- * (table_grow). merge: HTTP is left out, its text is in LAST FAILURE.
+ * then every other column the operator shows that fits at the width its
+ * content wants (within its minimum and maximum), most important first; a
+ * column that does not fit is dropped whole. Spare room then widens
+ * HISTORY and the rest (table_grow). merge: HTTP is left out, its text is
+ * in LAST FAILURE. The columns are placed in the operator's order.
  */
 static void
-table_layout(struct table_layout *lay, int cols, const int *want, bool merge)
+table_layout(struct table_layout *lay, const struct ui *ui, const int *want,
+    bool merge)
 {
-    int used = 0, spare, x = 0;
+    bool shown[TABLE_COL__COUNT] = { false };
+    int  chosen[TABLE_COL__COUNT];
+    int  used = 0, spare, x = 0, cols = ui->cols;
+    size_t nchosen = view_table_columns(ui, chosen);
 
     memset(lay, 0, sizeof(*lay));
     lay->merge = merge;
+    shown[TABLE_COL_MARK] = true;
+    for (size_t i = 0; i < nchosen; i++)
+        shown[chosen[i]] = true;
     for (int prio = 0; prio < TABLE_PRIOS; prio++) {
         for (int c = 0; c < TABLE_COL__COUNT; c++) {
             int w = table_cols[c].width;
 
-            if (table_cols[c].prio != prio)
+            if (table_cols[c].prio != prio || !shown[c])
                 continue;
             if (merge && c == TABLE_COL_HTTP)
                 continue;
@@ -164,9 +326,14 @@ table_layout(struct table_layout *lay, int cols, const int *want, bool merge)
         lay->width[c] += grow;
         spare -= grow;
     }
-    for (int c = 0; c < TABLE_COL__COUNT; c++) {
-        if (!lay->on[c])
-            continue;
+    lay->order[lay->norder++] = TABLE_COL_MARK;
+    for (size_t i = 0; i < nchosen; i++) {
+        if (lay->on[chosen[i]])
+            lay->order[lay->norder++] = chosen[i];
+    }
+    for (int i = 0; i < lay->norder; i++) {
+        int c = lay->order[i];
+
         lay->x[c] = x;
         x += lay->width[c] + 1;
     }
@@ -181,9 +348,9 @@ table_role(const struct ui_line *l, enum ui_role role)
         role;
 }
 
-/* One cell, with its separator. */
+/* One cell, with its separator, on the line now. */
 static void
-table_cell(const struct ui *ui, struct ui_line *l,
+table_cell_now(const struct ui *ui, struct ui_line *l,
     const struct table_layout *lay, enum table_col c, enum ui_role role,
     const char *text)
 {
@@ -193,6 +360,15 @@ table_cell(const struct ui *ui, struct ui_line *l,
         ui_line_add(l, l->base, " ");
     ui_line_cell(l, table_role(l, role), text, lay->width[c],
         table_cols[c].right, ui->utf8);
+}
+
+/* One cell of a row, kept for table_emit. */
+static void
+table_cell(struct table_cells *cells, enum table_col c, enum ui_role role,
+    const char *text)
+{
+    snprintf(cells->text[c], sizeof(cells->text[c]), "%s", text);
+    cells->role[c] = role;
 }
 
 /* The history strip: the newest `width` exchanges, oldest at the left. An
@@ -320,20 +496,20 @@ table_trend(const struct ui *ui, struct ui_line *l,
 /* The session cell: the id prefix (marked stale when the last exchange
  * failed), the child's pid, or what the era says. */
 static void
-table_session(const struct ui *ui, struct ui_line *l,
-    const struct table_layout *lay, const struct server *s, bool failing)
+table_session(const struct ui *ui, struct table_cells *cells,
+    const struct server *s, bool failing)
 {
     struct server_session_info si;
     char                       buf[64];
     enum ui_role               role;
 
     if (server_state(s) == SERVER_ENDING || server_ending_busy(s)) {
-        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_WARNING, ui->g.ending);
+        table_cell(cells, TABLE_COL_SESSION, UI_ROLE_WARNING, ui->g.ending);
         return;
     }
     if (server_state(s) == SERVER_PAUSED || server_state(s) == SERVER_STOPPED
         || server_state(s) == SERVER_DISABLED) {
-        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_DIM,
+        table_cell(cells, TABLE_COL_SESSION, UI_ROLE_DIM,
             server_state_name(server_state(s)));
         return;
     }
@@ -343,7 +519,7 @@ table_session(const struct ui *ui, struct ui_line *l,
             999) / 1000);
 
         snprintf(buf, sizeof(buf), "retry %lds", left > 0 ? left : 0);
-        table_cell(ui, l, lay, TABLE_COL_SESSION, UI_ROLE_DIM, buf);
+        table_cell(cells, TABLE_COL_SESSION, UI_ROLE_DIM, buf);
         return;
     }
     if (server_is_tap(s)) {
@@ -358,7 +534,7 @@ table_session(const struct ui *ui, struct ui_line *l,
             fmt_age(age, sizeof(age), waited);
         snprintf(buf, sizeof(buf), "%s %zu%s%s", ui->utf8 ? "\xe2\x87\x84" :
             "tap", server_in_flight(s), r != NULL ? " " : "", age);
-        table_cell(ui, l, lay, TABLE_COL_SESSION, r == NULL ? UI_ROLE_DIM :
+        table_cell(cells, TABLE_COL_SESSION, r == NULL ? UI_ROLE_DIM :
             waited > 60000 ? UI_ROLE_WARNING : UI_ROLE_NORMAL, buf);
         return;
     }
@@ -380,14 +556,14 @@ table_session(const struct ui *ui, struct ui_line *l,
     } else {
         snprintf(buf, sizeof(buf), "-");
     }
-    table_cell(ui, l, lay, TABLE_COL_SESSION, role, buf);
+    table_cell(cells, TABLE_COL_SESSION, role, buf);
 }
 
 /* The tools cell: the count, and Δn when the list changed n times (in the
  * warning role for a minute after a change). */
 static void
-table_tools(const struct ui *ui, struct ui_line *l,
-    const struct table_layout *lay, const struct server *s, size_t idx)
+table_tools(const struct ui *ui, struct table_cells *cells,
+    const struct server *s, size_t idx)
 {
     const struct model_server *ms = &ui->model.srv[idx];
     long                       tools = server_tools(s);
@@ -401,7 +577,7 @@ table_tools(const struct ui *ui, struct ui_line *l,
         snprintf(buf, sizeof(buf), "%ld", tools);
     recent = ms->tool_changes > 0 &&
         ui->model.now_ms - ms->tools_changed_at < 60000;
-    table_cell(ui, l, lay, TABLE_COL_TOOLS, recent ? UI_ROLE_WARNING : UI_ROLE_NORMAL,
+    table_cell(cells, TABLE_COL_TOOLS, recent ? UI_ROLE_WARNING : UI_ROLE_NORMAL,
         buf);
 }
 
@@ -447,25 +623,25 @@ table_failure_text(const struct ui *ui, const struct server *s, char *kind,
 /* The failure cells: the current failure (warning, with its streak) or
  * an old one (dim: later exchanges completed). */
 static void
-table_failure(const struct ui *ui, struct ui_line *l,
-    const struct table_layout *lay, const struct server *s)
+table_failure(const struct ui *ui, struct table_cells *cells,
+    const struct server *s, bool merge)
 {
     char                  kind[96], http[64];
     bool                  cur;
     const struct failure *f = table_failure_text(ui, s, kind, sizeof(kind),
-        http, sizeof(http), &cur, lay->merge);
+        http, sizeof(http), &cur, merge);
 
     if (f == NULL) {
-        table_cell(ui, l, lay, TABLE_COL_FAILURE, UI_ROLE_DIM, "");
-        table_cell(ui, l, lay, TABLE_COL_DELIVERED, UI_ROLE_DIM, "");
-        table_cell(ui, l, lay, TABLE_COL_HTTP, UI_ROLE_DIM, "");
+        table_cell(cells, TABLE_COL_FAILURE, UI_ROLE_DIM, "");
+        table_cell(cells, TABLE_COL_DELIVERED, UI_ROLE_DIM, "");
+        table_cell(cells, TABLE_COL_HTTP, UI_ROLE_DIM, "");
         return;
     }
-    table_cell(ui, l, lay, TABLE_COL_FAILURE, cur ? UI_ROLE_WARNING : UI_ROLE_DIM, kind);
-    table_cell(ui, l, lay, TABLE_COL_DELIVERED, cur ?
+    table_cell(cells, TABLE_COL_FAILURE, cur ? UI_ROLE_WARNING : UI_ROLE_DIM, kind);
+    table_cell(cells, TABLE_COL_DELIVERED, cur ?
         fmt_delivered_role(f->delivered) : UI_ROLE_DIM,
         delivered_name(f->delivered));
-    table_cell(ui, l, lay, TABLE_COL_HTTP, fmt_reason_role(f->reason, cur), http);
+    table_cell(cells, TABLE_COL_HTTP, fmt_reason_role(f->reason, cur), http);
 }
 
 /* What the rows on screen ask of the columns whose width follows their
@@ -499,6 +675,25 @@ table_want(const struct ui *ui, size_t rows, int *want, bool merge)
     }
 }
 
+/* A row's cells onto the line, in the layout's order (HISTORY is the
+ * strip, TREND the round trips' bars). */
+static void
+table_emit(const struct ui *ui, struct ui_line *l,
+    const struct table_layout *lay, const struct table_cells *cells,
+    const struct server *s, bool watched)
+{
+    for (int i = 0; i < lay->norder; i++) {
+        enum table_col c = (enum table_col)lay->order[i];
+
+        if (c == TABLE_COL_HISTORY)
+            table_strip(ui, l, lay, s);
+        else if (c == TABLE_COL_TREND)
+            table_trend(ui, l, lay, s, watched);
+        else
+            table_cell_now(ui, l, lay, c, cells->role[c], cells->text[c]);
+    }
+}
+
 /* Format server s as one table row. */
 static void
 table_row(const struct ui *ui, struct ui_line *l,
@@ -513,6 +708,8 @@ table_row(const struct ui *ui, struct ui_line *l,
     int64_t                    since = 0;
     struct health              h = server_health(s, &since);
     bool                       watched = health_monitored(h.state);
+    const struct config_server *d = server_decl(s);
+    struct table_cells         cellv, *cells = &cellv;
     char                       buf[160];
 
     /* Not monitored now: dim throughout, and no observation shown. */
@@ -521,17 +718,17 @@ table_row(const struct ui *ui, struct ui_line *l,
      * colour or reverse video. */
     snprintf(buf, sizeof(buf), "%s%s", selected ? ui->g.cursor : " ",
         marked ? ui->g.mark : " ");
-    table_cell(ui, l, lay, TABLE_COL_MARK, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
+    table_cell(cells, TABLE_COL_MARK, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
     fmt_name(buf, sizeof(buf), s);
-    table_cell(ui, l, lay, TABLE_COL_NAME, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
-    table_cell(ui, l, lay, TABLE_COL_TRANSPORT, UI_ROLE_NORMAL,
+    table_cell(cells, TABLE_COL_NAME, marked ? UI_ROLE_MARKED : UI_ROLE_NORMAL, buf);
+    table_cell(cells, TABLE_COL_TRANSPORT, UI_ROLE_NORMAL,
         server_transport_name(s));
     fmt_health(ui, buf, sizeof(buf), h.state);
-    table_cell(ui, l, lay, TABLE_COL_HEALTH, fmt_health_role(h.state), buf);
+    table_cell(cells, TABLE_COL_HEALTH, fmt_health_role(h.state), buf);
     buf[0] = '\0';
     if (watched)
         fmt_liveness(ui, buf, sizeof(buf), live);
-    table_cell(ui, l, lay, TABLE_COL_LIVENESS, fmt_live_role(live), buf);
+    table_cell(cells, TABLE_COL_LIVENESS, fmt_live_role(live), buf);
     /* AGE: of the observation; when not monitored, of the verdict (how
      * long it has been paused, stopped, disabled). */
     buf[0] = '\0';
@@ -539,23 +736,37 @@ table_row(const struct ui *ui, struct ui_line *l,
         fmt_age(buf, sizeof(buf), ui->model.now_ms - since);
     else if (watched && live->present)
         fmt_age(buf, sizeof(buf), ui->model.now_ms - live->observed_at);
-    table_cell(ui, l, lay, TABLE_COL_AGE, UI_ROLE_DIM, buf);
+    table_cell(cells, TABLE_COL_AGE, UI_ROLE_DIM, buf);
     buf[0] = '\0';
     if (watched && live->present)
         snprintf(buf, sizeof(buf), "%lu", server_streak(s));
-    table_cell(ui, l, lay, TABLE_COL_STREAK, UI_ROLE_DIM, buf);
-    table_session(ui, l, lay, s, failing);
+    table_cell(cells, TABLE_COL_STREAK, UI_ROLE_DIM, buf);
+    table_session(ui, cells, s, failing);
     server_session(s, &si);
-    table_cell(ui, l, lay, TABLE_COL_PROTO, UI_ROLE_DIM,
+    table_cell(cells, TABLE_COL_PROTO, UI_ROLE_DIM,
         si.open && si.protocol_version != NULL ? si.protocol_version : "");
-    table_tools(ui, l, lay, s, idx);
+    table_tools(ui, cells, s, idx);
     buf[0] = '\0';
     if (rtt >= 0)
         snprintf(buf, sizeof(buf), rtt < 10 ? "%.1f" : "%.0f", rtt);
-    table_cell(ui, l, lay, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
-    table_failure(ui, l, lay, s);
-    table_strip(ui, l, lay, s);
-    table_trend(ui, l, lay, s, watched);
+    table_cell(cells, TABLE_COL_RTT, UI_ROLE_NORMAL, buf);
+    table_failure(ui, cells, s, lay->merge);
+    buf[0] = '\0';
+    for (size_t t = 0; d != NULL && t < d->ntags; t++) {
+        size_t off = strlen(buf);
+
+        snprintf(buf + off, sizeof(buf) - off, "%s%s", t > 0 ? "," : "",
+            d->tags[t]);
+    }
+    {
+        char tags[160];
+
+        str_sanitize(tags, sizeof(tags), buf, strlen(buf));
+        table_cell(cells, TABLE_COL_TAGS, UI_ROLE_DIM, tags);
+    }
+    table_cell(cells, TABLE_COL_SOURCE, UI_ROLE_DIM, server_is_tap(s) ?
+        "tap" : "dial");
+    table_emit(ui, l, lay, cells, s, watched);
 }
 
 /* A group's header row (issue 34): the fold, the grouping and the
@@ -568,7 +779,7 @@ table_group_row(const struct ui *ui, struct ui_line *l,
     char buf[160];
 
     ui_line_reset(l, UI_ROLE_HEADER);
-    table_cell(ui, l, lay, TABLE_COL_MARK, UI_ROLE_NORMAL,
+    table_cell_now(ui, l, lay, TABLE_COL_MARK, UI_ROLE_NORMAL,
         selected ? ui->g.cursor : " ");
     ui_line_pad(l, UI_ROLE_HEADER, lay->x[TABLE_COL_NAME]);
     ui_line_addf(l, UI_ROLE_HEADER, "%s %s: ", g->folded ?
@@ -581,7 +792,8 @@ table_group_row(const struct ui *ui, struct ui_line *l,
     ui_line_add(l, fmt_health_role(g->worst), buf);
 }
 
-/* The column titles; the sorted one carries the sort's direction. */
+/* The column titles, in the layout's order; the sorted one carries the
+ * sort's direction. */
 static void
 table_titles(const struct ui *ui, struct ui_line *l,
     const struct table_layout *lay)
@@ -589,7 +801,8 @@ table_titles(const struct ui *ui, struct ui_line *l,
     const struct model *m = &ui->model;
 
     ui_line_reset(l, UI_ROLE_HEADER);
-    for (int c = 0; c < TABLE_COL__COUNT; c++) {
+    for (int i = 0; i < lay->norder; i++) {
+        int  c = lay->order[i];
         char title[32];
 
         if (table_cols[c].sort >= 0 && table_cols[c].sort == (int)m->sort) {
@@ -614,7 +827,7 @@ table_titles(const struct ui *ui, struct ui_line *l,
         } else {
             snprintf(title, sizeof(title), "%s", table_cols[c].title);
         }
-        table_cell(ui, l, lay, (enum table_col)c, UI_ROLE_HEADER, title);
+        table_cell_now(ui, l, lay, (enum table_col)c, UI_ROLE_HEADER, title);
     }
 }
 
@@ -632,11 +845,11 @@ view_table_draw(struct ui *ui, int y, int rows)
         return;
     model_scroll(m, (size_t)ui->table_rows);
     table_want(ui, (size_t)ui->table_rows, want, false);
-    table_layout(&lay, ui->cols, want, false);
+    table_layout(&lay, ui, want, false);
     if (!lay.on[TABLE_COL_HTTP]) {
         /* HTTP gave way: its status moves into LAST FAILURE. */
         table_want(ui, (size_t)ui->table_rows, want, true);
-        table_layout(&lay, ui->cols, want, true);
+        table_layout(&lay, ui, want, true);
     }
     if (lay.on[TABLE_COL_TREND])
         lay.trend_scale = table_trend_scale(ui, (size_t)ui->table_rows,

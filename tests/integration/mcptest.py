@@ -616,6 +616,12 @@ class Tui:
         self.env.pop("TMUX", None)
         self.env.pop("NO_COLOR", None)
         self.env.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color"})
+        # The TUI keeps its preferences in $XDG_CONFIG_HOME/mcptop/tui.json
+        # and writes them when a key changes one (t, m): each run gets an
+        # empty directory of its own unless the test names one, so that no
+        # run reads another's theme or the developer's own file.
+        if "XDG_CONFIG_HOME" not in (env or {}):
+            self.env["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="xdg-", dir=tmpdir())
         self.env.update(env or {})
         argv = [MCPTOP_BIN] + [str(a) for a in args]
         inner = "%s; echo __EXIT=$?__; sleep 120" % " ".join(shlex.quote(a) for a in argv)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The shell completions (completions/: bash, zsh, fish) run in the real
 shells: commands, every option each command's --help lists, theme names
-(from `mcptop tui --list-themes`) and, for --server, the names in the config
-given on the command line (from `mcptop end --list-servers`).
+(from `mcptop tui --list-themes`), view names (`--list-views`, from
+tui.json) and, for --server, the names in the config given on the command
+line (from `mcptop end --list-servers`).
 
 bash: the function is called with COMP_WORDS set. zsh: an interactive
 `zsh -f` in a zpty (zsh_complete.zsh) records what reaches compadd. fish:
@@ -43,9 +44,13 @@ def ctx():
     link = bindir / "mcptop"
     if not link.exists():
         os.symlink(os.path.abspath(mcptest.MCPTOP_BIN), link)
+    # Saved views in tui.json, for --view.
+    xdg = mcptest.tmpdir() / "xdg"
+    (xdg / "mcptop").mkdir(parents=True, exist_ok=True)
+    (xdg / "mcptop" / "tui.json").write_text(json.dumps({"views": {"triage": {}, "calm": {}}}))
     _ctx["env"] = mcptest.mcptop_env({"PATH": "%s:%s" % (bindir, os.environ.get("PATH", "")),
                                       "MCPTOP_THEMES": "", "HOME": str(mcptest.tmpdir()),
-                                      "LC_ALL": "C.UTF-8"})
+                                      "XDG_CONFIG_HOME": str(xdg), "LC_ALL": "C.UTF-8"})
     _ctx["config"] = str(mcptest.write_config({n: {"url": "http://127.0.0.1:9/mcp"} for n in SERVERS}))
     # A client's file in HOME: with no -c, the names come from it (bare
     # mcptop reads --from all when it has no config of its own).
@@ -153,6 +158,12 @@ def run_shell(c, shell, complete, words_of, unescape=lambda s: s):
         expect_all(c, shell, got, o["themes"], "theme names after %s" % " ".join(prefix), r)
     r, got = complete(words_of(["mcptop", "--theme", "hi"]))
     c.check("high-contrast" in got, "%s: --theme hi -> high-contrast: %r" % (shell, got))
+    # View names, from tui.json (mcptop tui --list-views).
+    for prefix in (["mcptop", "--view"], ["mcptop", "tui", "--view"]):
+        r, got = complete(words_of(prefix + [""]))
+        expect_all(c, shell, got, ["calm", "triage"], "view names after %s" % " ".join(prefix), r)
+    r, got = complete(words_of(["mcptop", "--view", "tr"]))
+    c.check(got == ["triage"], "%s: --view tr -> triage: %r" % (shell, got))
     # Server names from the config on the line.
     for opts in (["-c", o["config"]], ["--config", o["config"]]):
         for flag in ("--server", "-s"):

@@ -125,7 +125,7 @@ def case_rows_and_header(c):
 
 def case_help(c):
     # Tall enough for the whole help at once; then the scroll at 30 rows.
-    t = Tui(["-c", fixture(shared_server())], rows=90)
+    t = Tui(["-c", fixture(shared_server())], rows=110)
     try:
         t.expect(c, [("the three rows settle", settled)], START_WAIT, require=True)
         t.keys("?")

@@ -252,25 +252,54 @@ test_palette_complete(void **state)
 
     (void)state;
     snprintf(buf, sizeof(buf), "so");
-    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "sort ");
     snprintf(buf, sizeof(buf), "sort de");
-    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "sort delivered ");
     snprintf(buf, sizeof(buf), "sort s");      /* session, streak */
-    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "sort s");
     snprintf(buf, sizeof(buf), "group tr");
-    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "group transport ");
     snprintf(buf, sizeof(buf), "group t");
-    assert_true(palette_complete(buf, sizeof(buf)));
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "group t");
     snprintf(buf, sizeof(buf), "zz");
-    assert_false(palette_complete(buf, sizeof(buf)));
+    assert_false(palette_complete(NULL, buf, sizeof(buf)));
     assert_string_equal(buf, "zz");
     snprintf(buf, sizeof(buf), "filter ta");   /* free text: nothing */
-    assert_false(palette_complete(buf, sizeof(buf)));
+    assert_false(palette_complete(NULL, buf, sizeof(buf)));
+    /* :columns completes after the last comma, with no space after. */
+    snprintf(buf, sizeof(buf), "co");
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "columns ");
+    snprintf(buf, sizeof(buf), "columns name,he");
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "columns name,health");
+    snprintf(buf, sizeof(buf), "columns name rt");    /* after a space */
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "columns name rtt");
+    snprintf(buf, sizeof(buf), "columns pro");
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "columns protocol");
+    snprintf(buf, sizeof(buf), "vi");
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "view ");
+    snprintf(buf, sizeof(buf), "view sa");     /* its verbs, no ui */
+    assert_true(palette_complete(NULL, buf, sizeof(buf)));
+    assert_string_equal(buf, "view save ");
+    /* The column words: named, or the title's first word. */
+    assert_int_equal(view_table_column_of("RTT", 3),
+        view_table_column_of("rtt", 3));
+    assert_true(view_table_column_of("rtt", 3) > 0);
+    assert_true(view_table_column_of("streak", 6) > 0);
+    assert_true(view_table_column_of("protocol", 8) > 0);
+    assert_int_equal(view_table_column_of("bogus", 5), -1);
+    assert_true(view_table_column_fixed(view_table_column_of("name", 4)));
+    assert_true(view_table_column_fixed(view_table_column_of("health", 6)));
+    assert_false(view_table_column_fixed(view_table_column_of("rtt", 3)));
 }
 
 int
