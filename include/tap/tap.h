@@ -25,11 +25,17 @@ struct tap_options {
                                    the tap's goes to the server) */
     long         probe_interval_ms;
     bool         no_socket;     /* relay only */
+    /* The HTTP form (argv unused): listen on listen ("127.0.0.1:8808"),
+     * pass every request on to upstream (a Streamable HTTP endpoint). */
+    const char  *listen;
+    const char  *upstream;
+    bool         listen_any;    /* a non-loopback listen is meant */
 };
 
 /*
  * Run the tap until the server exits (or the agent closes stdin and the
- * shutdown sequence ends it, or a signal). Returns the process's exit
+ * shutdown sequence ends it, or a signal; the HTTP form: until a signal,
+ * exit status 0, or 2 when it cannot listen). Returns the process's exit
  * status: the server's own (128 + N for signal N); 2 when the server
  * could not be started (said on stderr), as a shell would say 127.
  * The socket cannot stop the relay: a socket that cannot be made is said

@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "io/curlev.h"
+#include "io/http_relay.h"
 #include "io/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -182,6 +183,13 @@ http_net_error(CURLcode c)
     default:
         return NET_OTHER;
     }
+}
+
+/* See http_relay.h. */
+enum net_error
+http_net_error_of(int curl_code)
+{
+    return http_net_error((CURLcode)curl_code);
 }
 
 /* Grow the body buffer to hold n more bytes, within cap. false if past. */
