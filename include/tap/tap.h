@@ -59,4 +59,15 @@ char *tap_socket_dir(char **cause);
 int tap_cancel(const char *path, const char *id, const char *reason,
     long timeout_ms, char **answer, char **cause);
 
+/*
+ * Ask the HTTP tap at path to end the agent's session whose id starts
+ * with prefix (the snapshot's id_prefix): the tap sends the DELETE under
+ * its teardown deadline. Waits at most timeout_ms. 0 with *answer (the
+ * tap's session_end line: outcome, status, ms; caller frees) when the
+ * ending has an outcome; -1 with *cause (caller frees) when the tap
+ * refused (no such session, a stdio tap) or did not answer in time.
+ */
+int tap_end(const char *path, const char *prefix, long timeout_ms,
+    char **answer, char **cause);
+
 #endif

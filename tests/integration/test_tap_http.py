@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""The HTTP tap (issue 31): `mcptop tap --listen 127.0.0.1:PORT --upstream
+URL` between an agent and a Streamable HTTP server, and the monitor
+reading it.
+
+  sdk_identical_streamed  the official SDK client (StreamableHTTPClient-
+                    Transport) with server-everything: tools/list, echo, a
+                    long-running tool with progress, through the tap and
+                    directly: the same results; the progress notices
+                    arrive spread over the call, before its answer (the
+                    SSE answer is passed on as it comes, not held to its
+                    end); the socket saw the exchanges
+  in_flight_cancel  while a long call runs, check --json on {"tap": PATH}
+                    shows it in flight with its progress and the agent's
+                    session; mcptop cancel ends it: the client gets -32800
+                    (the reason in data) as an SSE event on its open
+                    answer, the ledger says cancelled_by_operator
+  session_end       the agent's session is listed (8 characters of its id,
+                    never the whole) and mcptop end --session ends it
+                    through the tap (DELETE upstream: terminated); the
+                    client's next call gets the server's 404
+  upstream_killed   the server killed during a call: that request ends as
+                    connection_closed (delivered unknown) in the ledger
+                    and the record
+  refused_and_502   an upstream that refuses: the agent gets 502 and the
+                    record says connect_refused, delivered no; the fault
+                    lab's 502 gateway page is passed on with its status and
+                    the record says http_status
+  loopback_only     a non-loopback --listen is refused without --public
+
+Everything local; every wait is bounded.
+
+Standalone: MCPTOP_BIN=build/mcptop MCPTOP_TESTS_DIR=tests python3 tests/integration/test_tap_http.py
+"""
+
+import json
+import socket
+import threading
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+import faultlab  # noqa: E402
+
+rep = mcptest.Reporter("tap_http: mcptop tap --listen between an agent and its HTTP server")
+
+CLIENT_MJS = mcptest.TESTS_DIR / "integration" / "tap_http_client.mjs"
+NODE = mcptest._NODE
+
+
+def tmp(name):
+    return str(mcptest.tmpdir() / name)
+
+
+class Reader:
+    """A reader of a tap's socket: its JSON lines collected on a thread."""
+
+    def __init__(self, path, timeout=10.0):
+        self.lines = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock.connect(path)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise mcptest.SetupError("no tap socket at %s" % path)
+                time.sleep(0.05)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    obj = {"unparsable": line[:200].decode(errors="replace")}
+                with self.lock:
+                    self.lines.append(obj)
+
+    def wait_for(self, pred, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                for o in self.lines:
+                    if pred(o):
+                        return o
+            time.sleep(0.05)
+        return None
+
+    def events(self, name):
+        with self.lock:
+            return [o for o in self.lines if o.get("event") == name]
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Tap:
+    """mcptop tap --listen 127.0.0.1:PORT --upstream URL, its socket."""
+
+    def __init__(self, upstream, name="ev"):
+        self.port = mcptest.free_port()
+        self.sock = tmp("tap-http-%s-%d.sock" % (name, self.port))
+        self.err = tmp("tap-http-%d.err" % self.port)
+        with open(self.err, "wb") as err:
+            self.proc = mcptest.spawn([mcptest.MCPTOP_BIN, "tap", "--listen",
+                                       "%s:%d" % (mcptest.LOOPBACK, self.port),
+                                       "--upstream", upstream, "--name", name,
+                                       "--socket", self.sock],
+                                      env=mcptest.mcptop_env(), stderr=err)
+        if not mcptest.wait_port(self.port, timeout=20, proc=self.proc):
+            raise mcptest.SetupError("the tap did not listen: %s" % self.stderr())
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+
+    def stderr(self):
+        with open(self.err, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        mcptest.terminate(self.proc)
+        return self.proc.returncode
+
+
+def client(mode, out, url, stdin=subprocess.DEVNULL):
+    return mcptest.spawn([NODE, str(CLIENT_MJS), mode, out, url], env=mcptest.mcptop_env(),
+                         stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def run_client(mode, out, url, timeout=60.0):
+    return mcptest.run([NODE, str(CLIENT_MJS), mode, out, url], timeout=timeout,
+                       env=mcptest.mcptop_env())
+
+
+def wait_line(proc, word, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            return None
+        if line.startswith(word):
+            return line.decode(errors="replace").strip()
+    return None
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def tap_server(cfg_sock):
+    got = mcptest.run_mcptop(["check", "-c", mcptest.write_config({"ev": {"tap": cfg_sock}}),
+                              "--json"], timeout=30)
+    return got, mcptest.dig(got.json() or {}, "servers", 0)
+
+
+@mcptest.case(rep)
+def sdk_identical_streamed(c):
+    with mcptest.everything_http() as ev:
+        tap = Tap(ev.url)
+        r = Reader(tap.sock)
+        try:
+            direct, tapped = tmp("direct.json"), tmp("tapped.json")
+            got = run_client("script", direct, ev.url)
+            c.require(got.rc == 0, "the SDK client runs directly: %s" % got.describe())
+            got = run_client("script", tapped, tap.url)
+            c.require(got.rc == 0, "the SDK client runs through the tap: %s\n%s" %
+                      (got.describe(), tap.stderr()))
+            a, b = load(direct), load(tapped)
+            c.check(len(a["tools"]) > 0, "tools/list directly")
+            c.eq(b["tools"], a["tools"], "tools/list through the tap")
+            c.eq(b["echo"], a["echo"], "the echo result")
+            c.eq(b["long"], a["long"], "the long-running tool's result")
+            at = [p["at"] for p in b["progress"]]
+            c.check(len(at) >= 3, "progress notices through the tap: %r" % b["progress"])
+            # Passed on as they came: spread over the 2 s call, the first
+            # well before the answer (a stream held to its end would bring
+            # them all at once, with the answer).
+            c.check(len(at) >= 2 and at[-1] - at[0] >= 500,
+                    "the notices arrive spread out (%r ms)" % [x - at[0] for x in at])
+            c.check(len(at) >= 1 and b["long_done_at"] - at[0] >= 500,
+                    "the first notice comes before the answer (%d ms)" %
+                    (b["long_done_at"] - at[0] if at else -1))
+            c.eq([p.get("progress") for p in b["progress"]],
+                 [p.get("progress") for p in a["progress"]][:len(at)], "the notices' progress")
+            ends = [o for o in r.events("request_end") if o.get("method") == "tools/call"]
+            c.check(len(ends) == 2 and all(o.get("outcome") == "completed" for o in ends),
+                    "the ledger saw both calls complete: %r" % ends)
+            x = r.wait_for(lambda o: o.get("event") == "exchange" and o.get("op") == "initialize", 5)
+            c.eq(mcptest.dig(x, "outcome"), "completed", "the record: initialize")
+            snap = mcptest.run_mcptop(["check", "-c", mcptest.write_config({"ev": {"tap": tap.sock}}),
+                                       "--json"], timeout=30)
+            s = mcptest.dig(snap.json() or {}, "servers", 0)
+            c.eq(mcptest.dig(s, "health"), "ok", "check --json: health from the agent's traffic")
+        finally:
+            r.close()
+            c.eq(tap.stop(), 0, "the tap exits 0 on SIGTERM")
+
+
+@mcptest.case(rep)
+def in_flight_cancel(c):
+    with mcptest.everything_http() as ev:
+        tap = Tap(ev.url)
+        r = Reader(tap.sock)
+        out = tmp("long.json")
+        cl = client("long", out, tap.url)
+        try:
+            c.require(wait_line(cl, b"STARTED") is not None, "the long call reports progress")
+            got, s = tap_server(tap.sock)
+            c.no_crash(got, "check")
+            c.eq(mcptest.dig(s, "source"), "tap", "check --json: source")
+            fl = mcptest.dig(s, "in_flight")
+            c.require(isinstance(fl, list) and len(fl) == 1, "one request in flight: %r" % fl)
+            req = fl[0]
+            c.eq(req.get("method"), "tools/call", "in flight: method")
+            c.eq(req.get("tool"), "trigger-long-running-operation", "in flight: tool")
+            c.check(mcptest.dig(req, "progress", "total") == 60, "in flight: progress %r" %
+                    req.get("progress"))
+            sessions = mcptest.dig(s, "sessions")
+            c.check(isinstance(sessions, list) and len(sessions) == 1 and
+                    len(sessions[0].get("id_prefix", "")) == 8,
+                    "check --json: the agent's session: %r" % sessions)
+            t0 = time.monotonic()
+            got = mcptest.run_mcptop(["cancel", "--socket", tap.sock, "--request",
+                                      json.dumps(req["id"]), "--reason", "stuck"], timeout=20)
+            c.eq(got.rc, 0, "mcptop cancel: %s" % got.describe())
+            try:
+                cl.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                c.fatal("the client still waits after the cancel")
+            mcptest.log("  the client had its answer %.2f s after mcptop cancel started" %
+                        (time.monotonic() - t0))
+            res = load(out)
+            c.eq(mcptest.dig(res, "error", "code"), -32800, "the client's error code")
+            c.eq(mcptest.dig(res, "error", "data", "reason"), "stuck", "the reason in data")
+            end = r.wait_for(lambda o: o.get("event") == "request_end" and
+                             o.get("method") == "tools/call", 10)
+            c.eq(mcptest.dig(end, "outcome"), "cancelled_by_operator", "the ledger's end")
+            again = mcptest.run_mcptop(["cancel", "--socket", tap.sock, "--request", "12345"],
+                                       timeout=20)
+            c.eq(again.rc, 1, "cancelling what is not in flight: %s" % again.describe())
+        finally:
+            mcptest.terminate(cl)
+            r.close()
+            tap.stop()
+
+
+@mcptest.case(rep)
+def session_end(c):
+    with mcptest.everything_http() as ev:
+        tap = Tap(ev.url)
+        r = Reader(tap.sock)
+        out = tmp("ended.json")
+        cl = client("ended", out, tap.url, stdin=subprocess.PIPE)
+        try:
+            ready = wait_line(cl, b"READY")
+            c.require(ready is not None, "the client initialized through the tap")
+            sid = ready.split(" ", 1)[1] if " " in ready else ""
+            c.require(len(sid) > 8, "the server issued a session id")
+            cfg = mcptest.write_config({"ev": {"tap": tap.sock}})
+            got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30)
+            s = mcptest.dig(got.json() or {}, "servers", 0)
+            sessions = mcptest.dig(s, "sessions") or []
+            c.eq([x.get("id_prefix") for x in sessions], [sid[:8]], "the agent's session, listed")
+            c.check(sid not in got.stdout, "the whole id is never shown")
+            c.check(all(isinstance(x.get("requests"), int) and x["requests"] >= 1 and
+                        isinstance(x.get("age_ms"), (int, float)) for x in sessions),
+                    "its requests and age: %r" % sessions)
+            got = mcptest.run_mcptop(["end", "-c", cfg, "--server", "ev", "--session", sid[:8],
+                                      "--json"], timeout=30)
+            c.eq(got.rc, 0, "mcptop end --session on the tap: %s" % got.describe())
+            ans = got.json() or {}
+            c.eq(ans.get("outcome"), "terminated", "the DELETE's outcome")
+            c.check(sid not in got.stdout, "the ending shows only the prefix")
+            gone = r.wait_for(lambda o: o.get("event") == "session_gone", 10)
+            c.check(gone is not None, "the session left the list")
+            got = mcptest.run_mcptop(["end", "-c", cfg, "--server", "ev", "--session", sid[:8]],
+                                     timeout=30)
+            c.eq(got.rc, 1, "an ended session cannot be ended again: %s" % got.describe())
+            cl.stdin.write(b"go\n")
+            cl.stdin.flush()
+            try:
+                cl.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                c.fatal("the client's next call did not end")
+            res = load(out)
+            c.eq(mcptest.dig(res, "error", "code"), 404, "the client's next call gets the server's 404: %r" % res)
+            ex = [o for o in r.events("exchange") if o.get("op") == "tools/call"]
+            c.check(any(o.get("outcome") == "http_status" for o in ex),
+                    "the record: that call's http_status: %r" % ex)
+        finally:
+            mcptest.terminate(cl)
+            r.close()
+            tap.stop()
+
+
+@mcptest.case(rep)
+def upstream_killed(c):
+    with mcptest.everything_http() as ev:
+        tap = Tap(ev.url)
+        r = Reader(tap.sock)
+        cl = client("long", tmp("killed.json"), tap.url)
+        try:
+            c.require(wait_line(cl, b"STARTED") is not None, "the long call reports progress")
+            ev.kill()
+            end = r.wait_for(lambda o: o.get("event") == "request_end" and
+                             o.get("method") == "tools/call", 15)
+            c.eq(mcptest.dig(end, "kind"), "connection_closed", "the ledger: that request's end")
+            x = r.wait_for(lambda o: o.get("event") == "exchange" and o.get("op") == "tools/call", 5)
+            c.eq(mcptest.dig(x, "outcome"), "connection_closed", "the record: that exchange")
+            c.eq(mcptest.dig(x, "delivered"), "unknown", "delivered")
+        finally:
+            mcptest.terminate(cl)
+            r.close()
+            tap.stop()
+
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test_tap_http", "version": "0"}}}).encode()
+
+
+def post(url, body):
+    rq = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(rq, timeout=20) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+@mcptest.case(rep)
+def refused_and_502(c):
+    dead = mcptest.free_port()
+    tap = Tap("http://%s:%d/mcp" % (mcptest.LOOPBACK, dead), name="dead")
+    r = Reader(tap.sock)
+    try:
+        status, body = post(tap.url, INIT)
+        c.eq(status, 502, "a refused upstream: the agent gets 502 (%r)" % body[:200])
+        x = r.wait_for(lambda o: o.get("event") == "exchange", 10)
+        c.eq(mcptest.dig(x, "outcome"), "connect_refused", "the record: connect_refused")
+        c.eq(mcptest.dig(x, "delivered"), "no", "delivered no")
+    finally:
+        r.close()
+        tap.stop()
+    lab = faultlab.FaultLab().start()
+    try:
+        tap = Tap(lab.url("/html502/dial"), name="lab")
+        r = Reader(tap.sock)
+        try:
+            status, body = post(tap.url, INIT)
+            c.eq(status, 502, "the gateway's 502 is passed on")
+            c.check(b"<" in body, "with its page: %r" % body[:120])
+            x = r.wait_for(lambda o: o.get("event") == "exchange", 10)
+            c.eq(mcptest.dig(x, "outcome"), "http_status", "the record: http_status")
+        finally:
+            r.close()
+            tap.stop()
+    finally:
+        lab.stop()
+
+
+@mcptest.case(rep)
+def loopback_only(c):
+    got = mcptest.run_mcptop(["tap", "--listen", "0.0.0.0:0", "--upstream",
+                              "http://127.0.0.1:9/mcp", "--no-socket"], timeout=20)
+    c.eq(got.rc, 2, "a non-loopback --listen is refused: %s" % got.describe())
+    c.check("--public" in got.stderr, "saying how to mean it: %r" % got.stderr)
+    got = mcptest.run_mcptop(["tap", "--listen", "127.0.0.1:1", "--upstream", "ftp://x/"],
+                             timeout=20)
+    c.eq(got.rc, 2, "an upstream that is no http URL: %s" % got.describe())
+
+
+rep.finish()
