@@ -175,6 +175,22 @@ def tap_server(cfg_sock):
     return got, mcptest.dig(got.json() or {}, "servers", 0)
 
 
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test_tap_http", "version": "0"}}}).encode()
+
+
+def post(url, body, extra=None):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    headers.update(extra or {})
+    rq = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(rq, timeout=20) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
 @mcptest.case(rep)
 def sdk_identical_streamed(c):
     with mcptest.everything_http() as ev:
@@ -305,7 +321,14 @@ def session_end(c):
             except subprocess.TimeoutExpired:
                 c.fatal("the client's next call did not end")
             res = load(out)
-            c.eq(mcptest.dig(res, "error", "code"), 404, "the client's next call gets the server's 404: %r" % res)
+            # What the server says of an ended session, passed on: the
+            # spec's 404 (server-everything answers 400 "No valid session
+            # ID provided"): the same status as asked directly.
+            direct, _ = post(ev.url, INIT.replace(b'"initialize"', b'"tools/list"'),
+                             {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
+            c.is_in(direct, (400, 404), "directly, the ended session is refused")
+            c.eq(mcptest.dig(res, "error", "code"), direct,
+                 "the client's next call gets the server's status: %r" % res)
             ex = [o for o in r.events("exchange") if o.get("op") == "tools/call"]
             c.check(any(o.get("outcome") == "http_status" for o in ex),
                     "the record: that call's http_status: %r" % ex)
@@ -334,21 +357,6 @@ def upstream_killed(c):
             mcptest.terminate(cl)
             r.close()
             tap.stop()
-
-
-INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "test_tap_http", "version": "0"}}}).encode()
-
-
-def post(url, body):
-    rq = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-    try:
-        with urllib.request.urlopen(rq, timeout=20) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 @mcptest.case(rep)
