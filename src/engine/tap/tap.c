@@ -368,7 +368,7 @@ tap_snapshot_cb(void *arg)
     }
     cJSON_AddItemToObject(o, "in_flight", tap_in_flight_json(t));
     if (t->http != NULL)
-        cJSON_AddItemToObject(o, "sessions", tap_http_sessions_json(t));
+        cJSON_AddItemToObject(o, "sessions", tap_session_list_json(t));
     st = cJSON_AddObjectToObject(o, "stats");
     cJSON_AddNumberToObject(st, "bytes_from_agent",
         (double)t->bytes[TAP_SIDE_AGENT]);
@@ -518,7 +518,7 @@ tap_command_cb(void *arg, const char *line, size_t len)
         answer = tap_cancel_cmd(t, cmd);
     } else if (cJSON_IsString(word) && strcmp(word->valuestring, "end") == 0) {
         const cJSON *sess = cJSON_GetObjectItemCaseSensitive(cmd, "session");
-        cJSON       *o = tap_http_end(t, cJSON_IsString(sess) ?
+        cJSON       *o = tap_session_end(t, cJSON_IsString(sess) ?
             sess->valuestring : NULL);
 
         answer = cJSON_PrintUnformatted(o);

@@ -21,13 +21,9 @@
  * Nothing of the tap's own goes upstream but the operator's cancel
  * (notifications/cancelled) and the operator's ending (DELETE).
  *
- * Sessions (tap_http_sessions_json): every Mcp-Session-Id the server
- * issued in an initialize answer, with its age, requests and last
- * activity; the full id and the agent's Authorization are kept to end it
- * and never published (the snapshot shows 8 characters, as mcptop shows
- * its own sessions).
+ * The agent's sessions and the tap's own requests: tap_session.c.
  */
-#include "tap/tap_int.h"
+#include "tap/tap_http.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -45,99 +41,6 @@
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
-
-#define TAP_HTTP_LOW_WATER     (TAP_HIGH_WATER / 4)
-#define TAP_HTTP_HEADERS_MAX   100         /* the agent's, passed on */
-#define TAP_HTTP_SESSIONS_MAX  256
-#define TAP_HTTP_CONNECTIONS   64
-#define TAP_HTTP_BLOCK         (16 * 1024)
-
-enum tap_hx_state {
-    TAP_HX_BODY,        /* the agent's body is arriving */
-    TAP_HX_WAIT,        /* upstream has it; no head yet (suspended) */
-    TAP_HX_HEAD,        /* the head came: the answer goes on resume */
-    TAP_HX_STREAM,      /* the answer is queued; its body flows */
-};
-
-/* One request of the agent's and its answer. */
-struct tap_hx {
-    struct tap_http       *h;
-    struct MHD_Connection *conn;
-    struct tap_hx         *prev, *next;
-    char                   method[16];
-    char                 **hdrs;            /* passed on, "Name: value" */
-    size_t                 nhdrs;
-    char                  *session;         /* its Mcp-Session-Id */
-    char                  *body;
-    size_t                 len, cap;
-    bool                   too_large;
-    char                 **ids;             /* requests in the body */
-    size_t                 nids;
-    bool                   initialize;
-    struct http_relay     *up;
-    enum tap_hx_state      state;
-    bool                   suspended;
-    long                   status;
-    char                 **rhdrs;           /* the answer's, passed on */
-    size_t                 nrhdrs;
-    bool                   sse;
-    struct sse            *parser;
-    char                  *copy;            /* a JSON answer's copy */
-    size_t                 copy_len, copy_cap;
-    bool                   copy_skip;
-    char                  *out;             /* for the agent */
-    size_t                 off, olen, ocap;
-    bool                   up_done, cut;
-    unsigned               nl_run;          /* line ends in a row */
-    bool                   any;             /* a byte was passed on */
-    char                  *inject;          /* the tap's SSE event */
-    bool                   stopped;         /* the tap ended upstream */
-    bool                   own;             /* the tap answers itself */
-    int                    own_status;
-    char                  *own_body;
-    const char            *own_type;
-};
-
-/* An agent's session, as the server issued it. */
-struct tap_session {
-    char               *id;                 /* never published */
-    char               *protocol;           /* MCP-Protocol-Version */
-    char               *authorization;      /* never published */
-    int64_t             created_ms;
-    double              created, last;
-    unsigned long       requests;
-    bool                ending;             /* the operator's DELETE */
-    struct tap_session *next;
-};
-
-/* A request of the tap's own (a cancel's notification, an ending). */
-struct tap_own {
-    struct tap_http   *h;
-    struct http_relay *up;
-    bool               end;
-    char               prefix[16];
-    double             started;
-    long               status;
-    char              *session;             /* the ending's id */
-    struct tap_own    *prev, *next;
-};
-
-struct tap_http {
-    struct tap          *t;
-    struct MHD_Daemon   *mhd;
-    ev_io                io;
-    ev_timer             timer, kick;
-    ev_prepare           flow;
-    struct curlev       *ce;
-    char                *upstream;
-    char                *shown;             /* the URL without secrets */
-    char                 listen[80];
-    struct tap_hx       *xs;
-    struct tap_session  *sessions;
-    size_t               nsessions;
-    struct tap_own      *owns;
-    bool                 resume_due;
-};
 
 /* --- the loop ------------------------------------------------------------ */
 
@@ -218,29 +121,6 @@ tap_lines_free(char **v, size_t n)
     free(v);
 }
 
-static bool
-tap_http_name_is(const char *line, const char *name)
-{
-    size_t n = strlen(name);
-
-    return strncasecmp(line, name, n) == 0 && line[n] == ':';
-}
-
-/* The value of header name in lines, or NULL. Borrowed. */
-static const char *
-tap_http_header(char *const *lines, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (tap_http_name_is(lines[i], name)) {
-            const char *v = lines[i] + strlen(name) + 1;
-
-            while (*v == ' ' || *v == '\t')
-                v++;
-            return v;
-        }
-    }
-    return NULL;
-}
 
 /* A header that is the connection's, not the message's (RFC 9110 7.6.1),
  * or one the tap must set itself. */
@@ -286,144 +166,6 @@ tap_http_shown_url(const char *url)
     q = str_sanitized(s);
     free(s);
     return q;
-}
-
-/* --- sessions ------------------------------------------------------------ */
-
-static struct tap_session *
-tap_http_session(struct tap_http *h, const char *id)
-{
-    for (struct tap_session *s = h->sessions; s != NULL; s = s->next) {
-        if (strcmp(s->id, id) == 0)
-            return s;
-    }
-    return NULL;
-}
-
-static void
-tap_session_free(struct tap_session *s)
-{
-    free(s->id);
-    free(s->protocol);
-    str_wipe_free(s->authorization);
-    free(s);
-}
-
-static void
-tap_http_session_drop(struct tap_http *h, const char *id, const char *why)
-{
-    for (struct tap_session **p = &h->sessions; *p != NULL;
-        p = &(*p)->next) {
-        struct tap_session *s = *p;
-        cJSON              *o;
-        char                pre[16];
-
-        if (strcmp(s->id, id) != 0)
-            continue;
-        snprintf(pre, sizeof(pre), "%.8s", s->id);
-        o = tap_event_new(h->t, "session_gone", 0);
-        cJSON_AddItemToObject(o, "session", cJSON_CreateString(
-            str_is_visible_ascii(pre, strlen(pre)) ? pre : "?"));
-        cJSON_AddStringToObject(o, "detail", why);
-        tap_event_publish(h->t, o);
-        *p = s->next;
-        tap_session_free(s);
-        h->nsessions--;
-        return;
-    }
-}
-
-/* The session x's request belongs to saw activity. */
-static void
-tap_http_session_touch(struct tap_http *h, struct tap_hx *x)
-{
-    struct tap_session *s = x->session != NULL ?
-        tap_http_session(h, x->session) : NULL;
-    const char         *auth, *proto;
-
-    if (s == NULL)
-        return;
-    s->requests++;
-    s->last = tap_now(h->t);
-    auth = tap_http_header(x->hdrs, x->nhdrs, "Authorization");
-    if (auth != NULL && (s->authorization == NULL ||
-        strcmp(s->authorization, auth) != 0)) {
-        str_wipe_free(s->authorization);
-        s->authorization = xstrdup(auth);
-    }
-    proto = tap_http_header(x->hdrs, x->nhdrs, "MCP-Protocol-Version");
-    if (proto != NULL && (s->protocol == NULL ||
-        strcmp(s->protocol, proto) != 0)) {
-        free(s->protocol);
-        s->protocol = xstrdup(proto);
-    }
-}
-
-/* An initialize answer issued id. */
-static void
-tap_http_session_new(struct tap_http *h, struct tap_hx *x, const char *id)
-{
-    struct tap_session *s;
-    const char         *auth;
-    cJSON              *o;
-    char                pre[16];
-
-    if (id[0] == '\0' || strlen(id) > 512 || tap_http_session(h, id) != NULL)
-        return;
-    if (h->nsessions >= TAP_HTTP_SESSIONS_MAX) {
-        /* The oldest goes from the list (the agent keeps its session). */
-        struct tap_session **p = &h->sessions;
-
-        while ((*p)->next != NULL)
-            p = &(*p)->next;
-        tap_session_free(*p);
-        *p = NULL;
-        h->nsessions--;
-    }
-    s = xcalloc(1, sizeof(*s));
-    s->id = xstrdup(id);
-    s->created_ms = clock_wall_ms();
-    s->created = s->last = tap_now(h->t);
-    auth = tap_http_header(x->hdrs, x->nhdrs, "Authorization");
-    if (auth != NULL)
-        s->authorization = xstrdup(auth);
-    s->next = h->sessions;
-    h->sessions = s;
-    h->nsessions++;
-    snprintf(pre, sizeof(pre), "%.8s", id);
-    o = tap_event_new(h->t, "session", 0);
-    cJSON_AddStringToObject(o, "session", str_is_visible_ascii(pre,
-        strlen(pre)) ? pre : "?");
-    tap_event_publish(h->t, o);
-}
-
-cJSON *
-tap_http_sessions_json(const struct tap *t)
-{
-    cJSON  *arr = cJSON_CreateArray();
-    double  now;
-
-    if (t->http == NULL)
-        return arr;
-    now = tap_now(t);
-    for (const struct tap_session *s = t->http->sessions; s != NULL;
-        s = s->next) {
-        cJSON *o = cJSON_CreateObject();
-        char   pre[16];
-
-        snprintf(pre, sizeof(pre), "%.8s", s->id);
-        cJSON_AddStringToObject(o, "id_prefix", str_is_visible_ascii(pre,
-            strlen(pre)) ? pre : "?");
-        cJSON_AddNumberToObject(o, "created_at", (double)s->created_ms);
-        cJSON_AddNumberToObject(o, "age_ms", (double)(long)((now -
-            s->created) * 1000.0));
-        cJSON_AddNumberToObject(o, "requests", (double)s->requests);
-        cJSON_AddNumberToObject(o, "idle_ms", (double)(long)((now - s->last) *
-            1000.0));
-        cJSON_AddBoolToObject(o, "ending", s->ending);
-        cJSON_AddItemToArray(arr, o);
-    }
-    return arr;
 }
 
 /* --- the agent's request: its body, its ids ------------------------------ */
@@ -567,13 +309,13 @@ tap_hx_head_cb(void *arg, long status, const char *const *lines, size_t n)
         x->parser = sse_new(h->t->decl.max_message_bytes, tap_hx_sse_cb, x);
     sid = tap_http_header(x->rhdrs, x->nrhdrs, "Mcp-Session-Id");
     if (x->initialize && status >= 200 && status < 300 && sid != NULL)
-        tap_http_session_new(h, x, sid);
+        tap_session_new(h, x, sid);
     if (x->session != NULL && status == 404)
-        tap_http_session_drop(h, x->session, "the server answered 404 "
+        tap_session_drop(h, x->session, "the server answered 404 "
             "(the session is gone)");
     if (x->session != NULL && strcmp(x->method, "DELETE") == 0 &&
         status >= 200 && status < 300)
-        tap_http_session_drop(h, x->session, "the agent ended it");
+        tap_session_drop(h, x->session, "the agent ended it");
     if (status >= 300) {
         /* A status instead of MCP, as the dialer judges it. */
         struct failure_evidence evd = { .http_status = status,
@@ -872,7 +614,7 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
             return tap_hx_queue_buffer(conn, 413, "text/plain",
                 "mcptop tap: the request is larger than the tap reads\n");
         tap_hx_observe_request(x);
-        tap_http_session_touch(h, x);
+        tap_session_touch(h, x);
         x->state = TAP_HX_WAIT;
         if (tap_hx_start(x) != 0)
             return tap_hx_queue_buffer(conn, 502, "text/plain",
@@ -943,175 +685,6 @@ tap_http_log_cb(void *cls, const char *fmt, va_list ap)
     fprintf(stderr, "mcptop tap: http: %s\n", line);
 }
 
-/* --- the tap's own requests ---------------------------------------------- */
-
-static void
-tap_own_free(struct tap_own *o)
-{
-    struct tap_http *h = o->h;
-
-    if (o->prev != NULL)
-        o->prev->next = o->next;
-    else
-        h->owns = o->next;
-    if (o->next != NULL)
-        o->next->prev = o->prev;
-    http_relay_abort(o->up);
-    free(o->session);
-    free(o);
-}
-
-static void
-tap_own_head_cb(void *arg, long status, const char *const *lines, size_t n)
-{
-    struct tap_own *o = arg;
-
-    (void)lines;
-    (void)n;
-    o->status = status;
-}
-
-static enum http_relay_take
-tap_own_body_cb(void *arg, const char *p, size_t n)
-{
-    (void)arg;
-    (void)p;
-    (void)n;
-    return HTTP_RELAY_TAKEN;    /* not read */
-}
-
-/* An ending's outcome, by DESIGN.md section 5. */
-static const char *
-tap_own_outcome(const struct tap_own *o, const struct failure_evidence *evd)
-{
-    if (evd->net == NET_TIMEDOUT)
-        return "timed_out";
-    if (evd->net != NET_OK)
-        return "failed";
-    if (o->status >= 200 && o->status < 300)
-        return "terminated";
-    if (o->status == 405)
-        return "not_allowed";
-    if (o->status == 404)
-        return "already_gone";
-    return "rejected";
-}
-
-static void
-tap_own_done_cb(void *arg, const struct failure_evidence *evd,
-    const char *text)
-{
-    struct tap_own *o = arg;
-    struct tap     *t = o->h->t;
-    cJSON          *ev;
-
-    o->up = NULL;
-    if (o->end) {
-        const char *outcome = tap_own_outcome(o, evd);
-
-        ev = tap_event_new(t, "session_end", 0);
-        cJSON_AddStringToObject(ev, "session", o->prefix);
-        cJSON_AddStringToObject(ev, "outcome", outcome);
-        if (o->status != 0)
-            cJSON_AddNumberToObject(ev, "status", (double)o->status);
-        else
-            cJSON_AddNullToObject(ev, "status");
-        if (evd->net != NET_OK) {
-            struct failure f;
-            char          *clean = str_sanitized(text != NULL ? text :
-                "the DELETE failed");
-
-            failure_make(&f, evd, FAILURE_SITE_REQUEST, clean);
-            cJSON_AddStringToObject(ev, "kind", failure_kind_name(f.kind));
-            cJSON_AddStringToObject(ev, "delivered",
-                delivered_name(f.delivered));
-            cJSON_AddStringToObject(ev, "detail", f.detail);
-            free(clean);
-        }
-        cJSON_AddNumberToObject(ev, "ms", (double)(long)((tap_now(t) -
-            o->started) * 1000.0));
-        tap_event_publish(t, ev);
-        if (strcmp(outcome, "terminated") == 0 ||
-            strcmp(outcome, "already_gone") == 0)
-            tap_http_session_drop(o->h, o->session, "the operator ended it");
-        else {
-            struct tap_session *s = tap_http_session(o->h, o->session);
-
-            if (s != NULL)
-                s->ending = false;
-        }
-    }
-    tap_own_free(o);
-}
-
-static const struct http_relay_callbacks tap_own_relay_cb = {
-    .on_head = tap_own_head_cb,
-    .on_body = tap_own_body_cb,
-    .on_done = tap_own_done_cb,
-};
-
-/* Send a request of the tap's own upstream, with the agent's session,
- * protocol version and credentials. */
-static struct tap_own *
-tap_own_send(struct tap_http *h, const char *method, const char *session,
-    const char *protocol, const char *authorization, const char *body,
-    long timeout_ms)
-{
-    struct tap_own           *o = xcalloc(1, sizeof(*o));
-    const char               *lines[6];
-    char                     *owned[6];
-    size_t                    n = 0;
-    struct http_relay_request rq = { .method = method, .url = h->upstream,
-        .body = body, .body_len = body != NULL ? strlen(body) : 0,
-        .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms };
-    char                     *cause = NULL;
-
-    if (body != NULL) {
-        owned[n] = xstrdup("Content-Type: application/json");
-        lines[n] = owned[n];
-        n++;
-        owned[n] = xstrdup("Accept: application/json, text/event-stream");
-        lines[n] = owned[n];
-        n++;
-    }
-    if (session != NULL) {
-        owned[n] = str_printf("Mcp-Session-Id: %s", session);
-        lines[n] = owned[n];
-        n++;
-    }
-    if (protocol != NULL) {
-        owned[n] = str_printf("MCP-Protocol-Version: %s", protocol);
-        lines[n] = owned[n];
-        n++;
-    }
-    if (authorization != NULL) {
-        owned[n] = str_printf("Authorization: %s", authorization);
-        lines[n] = owned[n];
-        n++;
-    }
-    rq.headers = lines;
-    rq.nheaders = n;
-    o->h = h;
-    o->started = tap_now(h->t);
-    o->up = http_relay_start(h->ce, &rq, &tap_own_relay_cb, o, &cause);
-    for (size_t i = 0; i < n; i++) {
-        if (strncmp(owned[i], "Authorization", 13) == 0)
-            str_wipe_free(owned[i]);
-        else
-            free(owned[i]);
-    }
-    if (o->up == NULL) {
-        free(cause);
-        free(o);
-        return NULL;
-    }
-    o->next = h->owns;
-    if (h->owns != NULL)
-        h->owns->prev = o;
-    h->owns = o;
-    return o;
-}
-
 /* --- the operator: cancel and end ---------------------------------------- */
 
 int
@@ -1134,7 +707,7 @@ tap_http_cancel(struct tap *t, const struct tap_request *r,
     /* To the server (MCP basic/utilities/cancellation), in the agent's
      * session. */
     if (x != NULL)
-        tap_own_send(h, "POST", x->session, tap_http_header(x->hdrs,
+        tap_session_send(h, "POST", x->session, tap_http_header(x->hdrs,
             x->nhdrs, "MCP-Protocol-Version"), tap_http_header(x->hdrs,
             x->nhdrs, "Authorization"), to_server, 10000);
     if (x == NULL) {
@@ -1165,54 +738,6 @@ tap_http_cancel(struct tap *t, const struct tap_request *r,
         tap_hx_wake(x);
     }
     return 0;
-}
-
-cJSON *
-tap_http_end(struct tap *t, const char *prefix)
-{
-    struct tap_http    *h = t->http;
-    struct tap_session *hit = NULL;
-    size_t              hits = 0, pl = prefix != NULL ? strlen(prefix) : 0;
-    cJSON              *o = tap_event_new(t, "end_result", 0);
-    struct tap_own     *own;
-
-    if (prefix != NULL)
-        cJSON_AddStringToObject(o, "session", prefix);
-    if (h == NULL) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", "a stdio tap offers cancel "
-            "only: ending the agent's session would end its server");
-        return o;
-    }
-    for (struct tap_session *s = h->sessions; s != NULL && pl > 0;
-        s = s->next) {
-        if (strncmp(s->id, prefix, pl) == 0) {
-            hit = s;
-            hits++;
-        }
-    }
-    if (hits != 1 || hit->ending) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", hits == 0 ? "no session of the "
-            "agent's starts with that" : hits > 1 ? "more than one session "
-            "starts with that: give more of the id" : "that session is "
-            "being ended already");
-        return o;
-    }
-    own = tap_own_send(h, "DELETE", hit->id, hit->protocol,
-        hit->authorization, NULL, t->opt.teardown_ms);
-    if (own == NULL) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", "cannot start the DELETE");
-        return o;
-    }
-    own->end = true;
-    own->session = xstrdup(hit->id);
-    snprintf(own->prefix, sizeof(own->prefix), "%.8s", hit->id);
-    hit->ending = true;
-    cJSON_AddBoolToObject(o, "ok", true);
-    cJSON_AddNumberToObject(o, "deadline_ms", (double)t->opt.teardown_ms);
-    return o;
 }
 
 /* --- start and stop ------------------------------------------------------ */
@@ -1373,7 +898,7 @@ tap_http_stop(struct tap *t)
         }
     }
     while (h->owns != NULL)
-        tap_own_free(h->owns);
+        tap_session_own_free(h->owns);
     MHD_run(h->mhd);
     MHD_stop_daemon(h->mhd);
     while (h->xs != NULL)

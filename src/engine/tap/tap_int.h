@@ -138,13 +138,14 @@ void tap_http_stop(struct tap *t);
  * SSE event ending its stream). 0, or -1 with *detail (caller frees). */
 int  tap_http_cancel(struct tap *t, const struct tap_request *r,
     const char *to_server, const char *to_agent, char **detail);
-/* The operator's ending of the agent's session whose id starts with
- * prefix: a DELETE upstream under the teardown deadline; the answer line
- * (end_result) now, the outcome later as a session_end event. */
-cJSON *tap_http_end(struct tap *t, const char *prefix);
+/* tap_session.c: the operator's ending of the agent's session whose id
+ * starts with
+ * prefix: a DELETE upstream under the teardown deadline; the answer
+ * line (end_result) now, the outcome later as a session_end event. */
+cJSON *tap_session_end(struct tap *t, const char *prefix);
 /* The sessions for the snapshot (never their full ids). */
-cJSON *tap_http_sessions_json(const struct tap *t);
-/* "127.0.0.1:8808"; the upstream URL as shown (no userinfo, no query). */
+cJSON *tap_session_list_json(const struct tap *t);
+/* tap_http.c: "127.0.0.1:8808"; the upstream URL as shown (no userinfo, no query). */
 const char *tap_http_listen(const struct tap *t);
 const char *tap_http_upstream(const struct tap *t);
 
