@@ -18,6 +18,7 @@ reading it.
   session_end       the agent's session is listed (8 characters of its id,
                     never the whole) and mcptop end --session ends it
                     through the tap (DELETE upstream: terminated); the
+                    TUI's detail pane lists it; the
                     client's next call gets the server's 404
   upstream_killed   the server killed during a call: that request ends as
                     connection_closed (delivered unknown) in the ledger
@@ -303,6 +304,13 @@ def session_end(c):
             c.check(all(isinstance(x.get("requests"), int) and x["requests"] >= 1 and
                         isinstance(x.get("age_ms"), (int, float)) for x in sessions),
                     "its requests and age: %r" % sessions)
+            if mcptest.tmux_bin() is not None:
+                tui = mcptest.Tui(["-c", cfg], cols=140, rows=40)
+                tui.keys("Enter")
+                tui.expect(c, [("the detail pane lists the agent's session",
+                                lambda t: "the agent's sessions (1" in t and sid[:8] in t and
+                                sid not in t)], timeout=20)
+                tui.close(c)
             got = mcptest.run_mcptop(["end", "-c", cfg, "--server", "ev", "--session", sid[:8],
                                       "--json"], timeout=30)
             c.eq(got.rc, 0, "mcptop end --session on the tap: %s" % got.describe())
