@@ -47,7 +47,7 @@ cli_tap_usage(FILE *out)
         "requests to http://HOST:PORT/ go to URL as they came, the answers\n"
         "(JSON, SSE streams) come back as they arrive; the same copy is read\n"
         "and published, and the agent's sessions are listed (mcptop end\n"
-        "--session ends one).\n"
+        "ends one by its prefix).\n"
         "  --listen HOST:PORT  where the agent connects (a numeric loopback\n"
         "                   address; port 0 picks one, said on stderr)\n"
         "  --upstream URL   the server's own endpoint\n"
