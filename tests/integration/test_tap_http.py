@@ -23,6 +23,8 @@ reading it.
   upstream_killed   the server killed during a call: that request ends as
                     connection_closed (delivered unknown) in the ledger
                     and the record
+  agent_goes_away   an agent that closes its connection under a call:
+                    the call leaves the ledger as cancelled
   refused_and_502   an upstream that refuses: the agent gets 502 and the
                     record says connect_refused, delivered no; the fault
                     lab's 502 gateway page is passed on with its status and
@@ -141,7 +143,11 @@ class Tap:
 
     def stop(self):
         mcptest.terminate(self.proc)
+        STOPPED.append((self.port, self.proc.returncode, self.stderr()))
         return self.proc.returncode
+
+
+STOPPED = []    # (port, exit status, stderr) of every tap, for the last case
 
 
 def client(mode, out, url, stdin=subprocess.DEVNULL):
@@ -368,6 +374,45 @@ def upstream_killed(c):
 
 
 @mcptest.case(rep)
+def agent_goes_away(c):
+    # An agent that closes its connection under a call: the call leaves
+    # the ledger (as the agent's own cancel would), nothing stays in
+    # flight for ever.
+    import http.client
+    with mcptest.everything_http() as ev:
+        tap = Tap(ev.url)
+        r = Reader(tap.sock)
+        try:
+            conn = http.client.HTTPConnection(mcptest.LOOPBACK, tap.port, timeout=20)
+            hdrs = {"Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream"}
+            conn.request("POST", "/mcp", INIT, hdrs)
+            resp = conn.getresponse()
+            sid = resp.getheader("Mcp-Session-Id")
+            resp.read()
+            c.require(resp.status == 200 and sid, "initialize through the tap: %d" % resp.status)
+            hdrs.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
+            conn.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), hdrs)
+            conn.getresponse().read()
+            conn.request("POST", "/mcp", json.dumps({
+                "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": "trigger-long-running-operation",
+                           "arguments": {"duration": 30, "steps": 30},
+                           "_meta": {"progressToken": "p"}}}), hdrs)
+            resp = conn.getresponse()
+            c.eq(resp.getheader("Content-Type"), "text/event-stream", "the answer is a stream")
+            c.require(r.wait_for(lambda o: o.get("event") == "progress", 15) is not None,
+                      "the call progresses")
+            conn.sock.close()
+            conn.close()
+            end = r.wait_for(lambda o: o.get("event") == "request_end" and o.get("id") == 9, 15)
+            c.eq(mcptest.dig(end, "outcome"), "cancelled", "the call leaves the ledger")
+        finally:
+            r.close()
+            tap.stop()
+
+
+@mcptest.case(rep)
 def refused_and_502(c):
     dead = mcptest.free_port()
     tap = Tap("http://%s:%d/mcp" % (mcptest.LOOPBACK, dead), name="dead")
@@ -407,6 +452,17 @@ def loopback_only(c):
     got = mcptest.run_mcptop(["tap", "--listen", "127.0.0.1:1", "--upstream", "ftp://x/"],
                              timeout=20)
     c.eq(got.rc, 2, "an upstream that is no http URL: %s" % got.describe())
+
+
+@mcptest.case(rep)
+def taps_exit_clean(c):
+    # Every tap above ended on SIGTERM with status 0 and said nothing of a
+    # sanitizer's (an ASan build reports leaks and errors on stderr).
+    c.check(len(STOPPED) >= 5, "the taps above were stopped: %d" % len(STOPPED))
+    for port, rc, err in STOPPED:
+        c.check("Sanitizer" not in err and "runtime error" not in err,
+                "the tap on port %d: no sanitizer report: %s" % (port, err[-2000:]))
+        c.eq(rc, 0, "the tap on port %d exits 0 on SIGTERM" % port)
 
 
 rep.finish()

@@ -631,6 +631,29 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
     return MHD_YES;
 }
 
+/* The agent went away from x before its answer ended: what it carried
+ * leaves the ledger as the agent's own cancel would (it will never read
+ * the answer; the server is not told, as it would not be without the
+ * tap). */
+static void
+tap_hx_abandoned(struct tap_hx *x)
+{
+    struct tap *t = x->h->t;
+
+    for (size_t i = 0; i < x->nids; i++) {
+        char *note;
+
+        if (tap_ledger_find(t->ledger, TAP_DIR_TO_SERVER, x->ids[i]) == NULL)
+            continue;
+        note = str_printf("{\"jsonrpc\":\"2.0\",\"method\":"
+            "\"notifications/cancelled\",\"params\":{\"requestId\":%s,"
+            "\"reason\":\"the agent closed its connection\"}}", x->ids[i]);
+        tap_ledger_line(t->ledger, TAP_SIDE_AGENT, note, strlen(note),
+            tap_now(t), clock_wall_ms());
+        free(note);
+    }
+}
+
 static void
 tap_hx_free(struct tap_hx *x)
 {
@@ -666,10 +689,11 @@ tap_http_completed_cb(void *cls, struct MHD_Connection *conn,
 
     (void)cls;
     (void)conn;
-    (void)toe;
     if (x == NULL)
         return;
     *req_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && x->up != NULL)
+        tap_hx_abandoned(x);
     tap_hx_free(x);
 }
 
