@@ -25,6 +25,9 @@ reading it.
                     and the record
   agent_goes_away   an agent that closes its connection under a call:
                     the call leaves the ledger as cancelled
+  slow_agent_backpressure  an agent that does not read a 25 MiB SSE
+                    answer: the tap's memory stays bounded (the upstream
+                    pauses); then every event comes, in order
   refused_and_502   an upstream that refuses: the agent gets 502 and the
                     record says connect_refused, delivered no; the fault
                     lab's 502 gateway page is passed on with its status and
@@ -410,6 +413,119 @@ def agent_goes_away(c):
         finally:
             r.close()
             tap.stop()
+
+
+BIG_EVENTS = 400            # 400 events of 64 KiB: 25 MiB of answer
+
+
+class BigUpstream:
+    """A Streamable HTTP endpoint of the test's own: every POST is answered
+    with an SSE stream of BIG_EVENTS notifications of 64 KiB, written as
+    fast as the tap takes them, then the answer to the request's id."""
+
+    def __init__(self):
+        import http.server
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                pad = "x" * 65000
+                for i in range(BIG_EVENTS):
+                    ev = {"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": "%d %s" % (i, pad)}}
+                    self.wfile.write(b"event: message\ndata: " + json.dumps(ev).encode() + b"\n\n")
+                ans = {"jsonrpc": "2.0", "id": body.get("id"), "result": {}}
+                self.wfile.write(b"event: message\ndata: " + json.dumps(ans).encode() + b"\n\n")
+                self.wfile.flush()
+
+        self.server = http.server.ThreadingHTTPServer((mcptest.LOOPBACK, 0), H)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+@mcptest.case(rep)
+def slow_agent_backpressure(c):
+    # An agent that does not read: the tap pauses the upstream transfer
+    # rather than hold 25 MiB for it; once it reads, every byte comes, in
+    # order, and the answer ends the call in the ledger.
+    up = BigUpstream()
+    tap = Tap(up.url, name="big")
+    r = Reader(tap.sock)
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        s.connect((mcptest.LOOPBACK, tap.port))
+        body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                           "params": {"name": "big", "arguments": {}}}).encode()
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n"
+                  % len(body) + body)
+        base = rss_kib(tap.proc.pid)
+        time.sleep(3)       # the agent reads nothing meanwhile
+        held = rss_kib(tap.proc.pid)
+        mcptest.log("  the tap's RSS: %d KiB, then %d KiB with the agent not reading" % (base, held))
+        c.check(held - base < 12 * 1024, "the tap holds a bounded amount for a slow agent "
+                "(%d KiB more, not 25 MiB)" % (held - base))
+        parts, tail = [], b""
+        s.settimeout(30)
+        t0 = time.monotonic()
+        while True:
+            b = s.recv(1 << 18)
+            if not b:
+                break
+            parts.append(b)
+            tail = (tail + b)[-16:]
+            if tail.endswith(b"\r\n0\r\n\r\n"):
+                break
+        s.close()
+        got = b"".join(parts)
+        mcptest.log("  %d bytes read in %.1f s" % (len(got), time.monotonic() - t0))
+        head, _, rest = got.partition(b"\r\n\r\n")
+        c.check(head.startswith(b"HTTP/1.1 200"), "the answer's status: %r" % head[:40])
+        # chunked toward the agent: undo it
+        chunks, pos = [], 0
+        while pos < len(rest):
+            eol = rest.index(b"\r\n", pos)
+            n = int(rest[pos:eol], 16)
+            if n == 0:
+                break
+            chunks.append(rest[eol + 2:eol + 2 + n])
+            pos = eol + 2 + n + 2
+        data = b"".join(chunks)
+        events = [e for e in data.split(b"\n\n") if e]
+        c.eq(len(events), BIG_EVENTS + 1, "every event came")
+        c.check(all(json.loads(e.split(b"data: ", 1)[1])["params"]["data"].startswith("%d " % i)
+                    for i, e in enumerate(events[:-1])), "in order, whole")
+        end = r.wait_for(lambda o: o.get("event") == "request_end" and o.get("id") == 5, 10)
+        c.eq(mcptest.dig(end, "outcome"), "completed", "the answer ended the call")
+    finally:
+        r.close()
+        tap.stop()
+        up.stop()
 
 
 @mcptest.case(rep)
