@@ -28,6 +28,10 @@ reading it.
   slow_agent_backpressure  an agent that does not read a 25 MiB SSE
                     answer: the tap's memory stays bounded (the upstream
                     pauses); then every event comes, in order
+  headers_passed    the agent's headers reach the server but the
+                    hop-by-hop ones, Host the upstream's; the server's
+                    reach the agent the same way; the credentials and the
+                    whole session id are never on the socket or stderr
   refused_and_502   an upstream that refuses: the agent gets 502 and the
                     record says connect_refused, delivered no; the fault
                     lab's 502 gateway page is passed on with its status and
@@ -526,6 +530,102 @@ def slow_agent_backpressure(c):
         r.close()
         tap.stop()
         up.stop()
+
+
+class HeaderUpstream:
+    """An endpoint that answers every request with JSON naming the headers
+    it received, and headers of its own (some of them hop-by-hop)."""
+
+    def __init__(self):
+        import http.server
+        self.seen = []
+        seen = self.seen
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def answer(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                seen.append({"method": self.command, "headers": dict(self.headers.items()),
+                             "body": body.decode(errors="replace")})
+                out = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Mcp-Session-Id", "sess-0123456789abcdef")
+                self.send_header("X-Upstream", "yes")
+                self.send_header("Keep-Alive", "timeout=5")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_POST = answer
+            do_GET = answer
+            do_DELETE = answer
+
+        self.server = http.server.ThreadingHTTPServer((mcptest.LOOPBACK, 0), H)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@mcptest.case(rep)
+def headers_passed(c):
+    # What the agent sends reaches the server but the hop-by-hop headers;
+    # Host is the upstream's; what the server answers reaches the agent
+    # the same way; the credentials are never on the socket or stderr.
+    up = HeaderUpstream()
+    tap = Tap(up.url, name="hdr")
+    r = Reader(tap.sock)
+    secret = "Bearer sekrit-token-4711"
+    try:
+        rq = urllib.request.Request(tap.url, data=INIT, method="POST", headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "Authorization": secret, "MCP-Protocol-Version": "2025-06-18",
+            "Last-Event-ID": "ev-7", "X-Agent": "kept", "TE": "trailers",
+            "Proxy-Authorization": "Basic cHJveHk=", "Accept-Encoding": "gzip",
+            "User-Agent": "test-agent/1"})
+        with urllib.request.urlopen(rq, timeout=20) as resp:
+            status, rh, body = resp.status, resp.headers, resp.read()
+        c.eq(status, 200, "the status")
+        c.eq(json.loads(body).get("result"), {}, "the body")
+        c.eq(rh.get("X-Upstream"), "yes", "the server's own header reaches the agent")
+        c.eq(rh.get("Mcp-Session-Id"), "sess-0123456789abcdef", "Mcp-Session-Id reaches the agent")
+        c.check(rh.get("Keep-Alive") is None, "a hop-by-hop answer header does not: %r" % rh.get("Keep-Alive"))
+        c.require(len(up.seen) == 1, "the server got one request: %d" % len(up.seen))
+        h = {k.lower(): v for k, v in up.seen[0]["headers"].items()}
+        c.eq(up.seen[0]["body"], INIT.decode(), "the body, unchanged")
+        c.eq(h.get("authorization"), secret, "Authorization reaches the server")
+        c.eq(h.get("mcp-protocol-version"), "2025-06-18", "MCP-Protocol-Version")
+        c.eq(h.get("last-event-id"), "ev-7", "Last-Event-ID")
+        c.eq(h.get("x-agent"), "kept", "the agent's own header")
+        c.eq(h.get("accept"), "application/json, text/event-stream", "Accept")
+        c.eq(h.get("host"), "%s:%d" % (mcptest.LOOPBACK, up.port), "Host is the upstream's")
+        for hop in ("te", "proxy-authorization", "accept-encoding"):
+            c.check(hop not in h, "%s is not passed on" % hop)
+        c.eq(h.get("user-agent"), "test-agent/1", "the agent's User-Agent, not libcurl's")
+        got, s = tap_server(tap.sock)
+        c.eq([x.get("id_prefix") for x in mcptest.dig(s, "sessions") or []], ["sess-012"],
+             "the session the server issued, 8 characters")
+        r2 = Reader(tap.sock)
+        time.sleep(0.5)
+        seen = json.dumps(r.lines + r2.lines)
+        r2.close()
+        c.check("sekrit" not in seen and "sess-0123456789abcdef" not in seen,
+                "the socket shows neither the credentials nor the whole session id")
+        c.check("sekrit" not in got.stdout, "nor check --json")
+    finally:
+        r.close()
+        tap.stop()
+        up.stop()
+    c.check("sekrit" not in tap.stderr(), "nor the tap's stderr")
 
 
 @mcptest.case(rep)
