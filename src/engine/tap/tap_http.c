@@ -841,6 +841,9 @@ tap_http_start(struct tap *t, char **cause)
         MHD_OPTION_EXTERNAL_LOGGER, tap_http_log_cb, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)TAP_HTTP_CONNECTIONS,
+        /* An idle keep-alive connection goes in time (a waiting answer
+         * is suspended, and never times out). */
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)TAP_HTTP_IDLE_S,
         MHD_OPTION_NOTIFY_COMPLETED, tap_http_completed_cb, h,
         MHD_OPTION_END);
     if (h->mhd == NULL || h->ce == NULL) {

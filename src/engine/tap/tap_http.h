@@ -23,6 +23,7 @@ struct MHD_Daemon;
 #define TAP_HTTP_HEADERS_MAX   100         /* the agent's, passed on */
 #define TAP_HTTP_SESSIONS_MAX  256
 #define TAP_HTTP_CONNECTIONS   64
+#define TAP_HTTP_IDLE_S        600         /* an idle agent connection */
 #define TAP_HTTP_BLOCK         (16 * 1024)
 
 enum tap_hx_state {
