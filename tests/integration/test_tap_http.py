@@ -32,6 +32,11 @@ reading it.
                     hop-by-hop ones, Host the upstream's; the server's
                     reach the agent the same way; the credentials and the
                     whole session id are never on the socket or stderr
+  cancel_reaches_upstream  a cancel while the server is mid-event:
+                    notifications/cancelled upstream in the agent's
+                    session with its credentials; the agent gets the rest
+                    of that event, then -32800 as an event, never the late
+                    answer
   refused_and_502   an upstream that refuses: the agent gets 502 and the
                     record says connect_refused, delivered no; the fault
                     lab's 502 gateway page is passed on with its status and
@@ -626,6 +631,109 @@ def headers_passed(c):
         tap.stop()
         up.stop()
     c.check("sekrit" not in tap.stderr(), "nor the tap's stderr")
+
+
+class HoldingUpstream:
+    """An endpoint whose tools/call answer is an SSE stream with one
+    progress notice that then waits (at most 20 s) for the request's
+    notifications/cancelled; every request's method and headers are kept."""
+
+    def __init__(self):
+        import http.server
+        self.seen = []
+        self.cancelled = threading.Event()
+        up = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                up.seen.append({"msg": msg, "headers": {k.lower(): v for k, v in self.headers.items()}})
+                if msg.get("method") != "tools/call":
+                    if msg.get("method") == "notifications/cancelled":
+                        up.cancelled.set()
+                    self.send_response(202)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                note = {"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": "t", "progress": 1, "total": 10}}
+                # half an event first: the tap's answer waits for its end
+                self.wfile.write(b"event: message\ndata: " + json.dumps(note).encode())
+                self.wfile.flush()
+                time.sleep(0.5)
+                self.wfile.write(b"\n\n")
+                self.wfile.flush()
+                up.cancelled.wait(20)
+                late = {"jsonrpc": "2.0", "id": msg["id"], "result": {"late": True}}
+                try:
+                    self.wfile.write(b"event: message\ndata: " + json.dumps(late).encode() + b"\n\n")
+                    self.wfile.flush()
+                except OSError:
+                    pass
+
+        self.server = http.server.ThreadingHTTPServer((mcptest.LOOPBACK, 0), H)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+
+    def stop(self):
+        self.cancelled.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@mcptest.case(rep)
+def cancel_reaches_upstream(c):
+    # The operator's cancel mid-event: notifications/cancelled goes
+    # upstream in the agent's session with its credentials; the agent's
+    # stream gets the rest of the event it was in, then the -32800 answer
+    # as an event of its own, then the end; the late answer never comes.
+    up = HoldingUpstream()
+    tap = Tap(up.url, name="hold")
+    try:
+        s = socket.create_connection((mcptest.LOOPBACK, tap.port), timeout=20)
+        body = json.dumps({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+                           "params": {"name": "slow", "arguments": {},
+                                      "_meta": {"progressToken": "t"}}}).encode()
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                  b"Mcp-Session-Id: agent-session-42\r\nAuthorization: Bearer tok-9\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        time.sleep(0.2)     # the tap is mid-event now
+        got = mcptest.run_mcptop(["cancel", "--socket", tap.sock, "--request", "41",
+                                  "--reason", "stop it"], timeout=20)
+        c.eq(got.rc, 0, "mcptop cancel: %s" % got.describe())
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+        s.close()
+        c.check(up.cancelled.wait(10), "notifications/cancelled reached the server")
+        notes = [x for x in up.seen if x["msg"].get("method") == "notifications/cancelled"]
+        c.require(len(notes) == 1, "one notification: %r" % notes)
+        c.eq(mcptest.dig(notes[0], "msg", "params", "requestId"), 41, "its requestId")
+        c.eq(notes[0]["headers"].get("mcp-session-id"), "agent-session-42", "in the agent's session")
+        c.eq(notes[0]["headers"].get("authorization"), "Bearer tok-9", "with the agent's credentials")
+        text = data.decode(errors="replace")
+        i_note = text.find("notifications/progress")
+        i_err = text.find("-32800")
+        c.check(0 <= i_note < i_err, "the progress event whole, then the tap's answer: %r" % text[-600:])
+        c.check('"late"' not in text, "the late answer never reaches the agent")
+        c.check("\n\nevent: message\ndata: {" in text[i_note:], "the answer is an event of its own")
+    finally:
+        tap.stop()
+        up.stop()
 
 
 @mcptest.case(rep)
