@@ -335,6 +335,8 @@ def session_end(c):
             ans = got.json() or {}
             c.eq(ans.get("outcome"), "terminated", "the DELETE's outcome")
             c.check(sid not in got.stdout, "the ending shows only the prefix")
+            dx = r.wait_for(lambda o: o.get("event") == "exchange" and o.get("op") == "delete", 10)
+            c.eq(mcptest.dig(dx, "outcome"), "completed", "the DELETE is an exchange of the record")
             gone = r.wait_for(lambda o: o.get("event") == "session_gone", 10)
             c.check(gone is not None, "the session left the list")
             got = mcptest.run_mcptop(["end", "-c", cfg, "--server", "ev", "--session", sid[:8]],

@@ -194,8 +194,9 @@ tap_health_update(struct tap *t)
     tap_event_publish(t, o);
 }
 
-/* One exchange of the agent's ended: the record, its lines. */
-static void
+/* One exchange ended (the agent's, or the operator's DELETE through an
+ * HTTP tap): the record, its lines. */
+void
 tap_exchange(struct tap *t, const char *op, const char *id,
     const struct failure *f, double ms)
 {

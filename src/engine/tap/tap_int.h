@@ -126,6 +126,10 @@ double tap_now(const struct tap *t);
  * (ts 0: now). Publish it (and free it) with tap_event_publish. */
 cJSON *tap_event_new(const struct tap *t, const char *event, int64_t ts);
 void   tap_event_publish(struct tap *t, cJSON *o);
+/* An exchange for the record (op lives as long as the call; id the
+ * request's JSON text or NULL; f NULL: completed), published. */
+void   tap_exchange(struct tap *t, const char *op, const char *id,
+    const struct failure *f, double ms);
 
 /* tap_http.c: the HTTP form. Listen on t->opt.listen and pass every
  * request on to t->opt.upstream (0), or -1 with *cause. */

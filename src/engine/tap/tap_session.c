@@ -245,6 +245,22 @@ tap_session_own_done_cb(void *arg, const struct failure_evidence *evd,
         cJSON_AddNumberToObject(ev, "ms", (double)(long)((tap_now(t) -
             o->started) * 1000.0));
         tap_event_publish(t, ev);
+        /* A DELETE is an exchange too (DESIGN.md section 5): an answer
+         * the spec allows is reach, a transport failure counts against
+         * it, another status is the ending's outcome only. */
+        if (strcmp(outcome, "rejected") != 0) {
+            struct failure f;
+            char          *clean = NULL;
+
+            if (evd->net != NET_OK) {
+                clean = str_sanitized(text != NULL ? text :
+                    "the DELETE failed");
+                failure_make(&f, evd, FAILURE_SITE_REQUEST, clean);
+            }
+            tap_exchange(t, "delete", NULL, evd->net != NET_OK ? &f : NULL,
+                (tap_now(t) - o->started) * 1000.0);
+            free(clean);
+        }
         if (strcmp(outcome, "terminated") == 0 ||
             strcmp(outcome, "already_gone") == 0)
             tap_session_drop(o->h, o->session, "the operator ended it");
