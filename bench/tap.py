@@ -15,7 +15,15 @@ numbers go in bench/RESULTS.md by hand (see the tap section there).
             against cat's own CPU for the same bytes (what a direct pipe
             costs the process that copies them)
 
-usage: bench/tap.py [--mcptop BIN] [--n N] [--mb M] [--runs R]
+  http      (--http N) the HTTP form: N ping round trips (POST, the
+            answer read whole: server-everything answers each on an SSE
+            stream) on one keep-alive connection, to server-everything's
+            Streamable HTTP endpoint directly, then through `mcptop tap
+            --listen --upstream` with a socket reader attached; median and
+            p99 of each and of the difference, and the tap's CPU per
+            exchange (needs tests/node_modules)
+
+usage: bench/tap.py [--mcptop BIN] [--n N] [--mb M] [--runs R] [--http N]
 """
 
 import argparse
@@ -135,15 +143,86 @@ def bulk(argv, mb):
     return cpu, wall, done.get("bytes", 0), count * len(line)
 
 
+def http_round_trips(port, n):
+    """initialize, then n pings on one connection; microseconds each."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    conn.request("POST", "/mcp", json.dumps({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}}), hdrs)
+    resp = conn.getresponse()
+    sid = resp.getheader("Mcp-Session-Id")
+    resp.read()
+    hdrs.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"})
+    conn.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0",
+                                             "method": "notifications/initialized"}), hdrs)
+    conn.getresponse().read()
+    out = []
+    for i in range(n):
+        body = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % (i + 1)
+        t0 = time.perf_counter_ns()
+        conn.request("POST", "/mcp", body, hdrs)
+        got = conn.getresponse().read()
+        out.append((time.perf_counter_ns() - t0) / 1000.0)
+        if b'"result"' not in got:
+            raise RuntimeError("no answer to ping %d: %r" % (i, got[:200]))
+    conn.request("DELETE", "/mcp", headers=hdrs)
+    conn.getresponse().read()
+    conn.close()
+    return out
+
+
+def http_latency(mcptop, n, sock):
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+    import mcptest
+    with mcptest.everything_http() as ev:
+        d = http_round_trips(ev.port, n)
+        port = mcptest.free_port()
+        tap = subprocess.Popen([mcptop, "tap", "--listen", "127.0.0.1:%d" % port, "--upstream",
+                                ev.url, "--name", "bench-http", "--socket", sock],
+                               stderr=subprocess.DEVNULL)
+        mcptest.wait_port(port, timeout=20, proc=tap)
+        stop = threading.Event()
+        got = {}
+        th = threading.Thread(target=lambda: got.update(bytes=reader(sock, stop)), daemon=True)
+        th.start()
+        time.sleep(0.2)
+        t = http_round_trips(port, n)
+        stop.set()
+        th.join(5)
+        tap.terminate()
+        _, _, ru = os.wait4(tap.pid, 0)
+    return {
+        "http_direct_median_us": statistics.median(d), "http_direct_p99_us": quantile(d, 0.99),
+        "http_tap_median_us": statistics.median(t), "http_tap_p99_us": quantile(t, 0.99),
+        "http_added_median_us": statistics.median(t) - statistics.median(d),
+        "http_added_p99_us": quantile(t, 0.99) - quantile(d, 0.99),
+        "http_events_bytes_read": got.get("bytes", 0),
+        "http_tap_cpu_us_per_exchange": (ru.ru_utime + ru.ru_stime) * 1e6 / (n + 3),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mcptop", default=os.path.join(HERE, "..", "build", "mcptop"))
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--mb", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--http", type=int, default=0, metavar="N")
     a = ap.parse_args()
     sock = "/tmp/mcptop-bench-tap-%d.sock" % os.getpid()
     rows = []
+    if a.http > 0:
+        for run in range(a.runs):
+            row = dict(run=run + 1, **http_latency(a.mcptop, a.http, sock))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        med = {k: statistics.median(r[k] for r in rows) for k in rows[0]
+               if isinstance(rows[0][k], float)}
+        print("medians of %d runs: %s" % (a.runs, json.dumps({k: round(v, 2) for k, v in med.items()})))
+        return 0
     for run in range(a.runs):
         d, t, evbytes, lat_cpu = latency(a.mcptop, a.n, sock)
         cat_cpu, cat_wall, cat_out, sent = bulk(["cat"], a.mb)

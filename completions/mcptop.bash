@@ -134,7 +134,7 @@ _mcptop()
             ;;
         --timeout | --teardown | --pings | --wait | --session | --shard | \
             --listen | -l | --label-from-tags | --parallel | --record-max | --speed | \
-            --name | --request | --reason | --probe-interval)
+            --name | --request | --reason | --probe-interval | --upstream)
             return
             ;;
     esac
@@ -167,7 +167,7 @@ _mcptop()
             ;;
         tap)
             opts='--name --socket --teardown --probe --probe-interval --no-socket
-                  -h --help'
+                  --listen --upstream --public -h --help'
             ;;
         cancel)
             opts="$sources --server --socket --request --reason --timeout

@@ -152,6 +152,9 @@ complete -c mcptop -n '__mcptop_using tap' -l teardown -x -d "The shutdown seque
 complete -c mcptop -n '__mcptop_using tap' -l probe -d 'Ping the server when the agent is quiet'
 complete -c mcptop -n '__mcptop_using tap' -l probe-interval -x -d 'How quiet, before a ping (ms)'
 complete -c mcptop -n '__mcptop_using tap' -l no-socket -d 'Relay and read only'
+complete -c mcptop -n '__mcptop_using tap' -l listen -x -d 'The HTTP form: where the agent connects (HOST:PORT)'
+complete -c mcptop -n '__mcptop_using tap' -l upstream -x -d "The HTTP form: the server's URL"
+complete -c mcptop -n '__mcptop_using tap' -l public -d 'Let --listen be a non-loopback address'
 
 # cancel
 complete -c mcptop -n '__mcptop_using cancel' -l server -x -a '(__mcptop_servers)' -d "The tap's server"

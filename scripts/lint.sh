@@ -32,8 +32,12 @@ TOML_OK=(src/engine/config/config_toml.cpp)  # the one C++ file: toml++
 # endpoints that answer on their own (issue 29): /probe suspends its
 # connection while the probe runs and resumes it with the answer, /sd
 # writes the discovery document; serve.h is what they share.
+# The HTTP tap (issue 31) is such a server too: it stands in for an
+# agent's Streamable HTTP server, suspending each connection while the
+# upstream answers and resuming it piece by piece as the answer arrives.
 MHD_OK=(src/cli/serve.c src/cli/serve_guard.c include/cli/serve_guard.h
-        src/cli/serve_probe.c src/cli/serve_sd.c include/cli/serve.h)
+        src/cli/serve_probe.c src/cli/serve_sd.c include/cli/serve.h
+        src/engine/tap/tap_http.c)
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled

@@ -300,6 +300,22 @@ const struct server_request *server_request(const struct server *s,
  * not connected to it. */
 bool server_cancel_request(struct server *s, const char *id,
     const char *reason);
+/* An agent's session an HTTP tap saw issued (issue 31): never its whole
+ * id. */
+struct server_agent_session {
+    char          id_prefix[16];    /* 8 characters, as mcptop shows its
+                                       own */
+    int64_t       created_at;       /* epoch ms */
+    int64_t       last_at;          /* epoch ms of its last request */
+    unsigned long requests;
+    bool          ending;           /* the operator's DELETE runs */
+};
+/* An HTTP tap's agent sessions, newest first; -1 when s is no HTTP tap's
+ * server (a stdio tap has none to list). Borrowed until the next event
+ * on s. */
+long server_agent_sessions(const struct server *s);
+const struct server_agent_session *server_agent_session(
+    const struct server *s, size_t i);
 
 /* Counters for display. */
 unsigned long server_session_expiries(const struct server *s);

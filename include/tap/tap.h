@@ -25,11 +25,17 @@ struct tap_options {
                                    the tap's goes to the server) */
     long         probe_interval_ms;
     bool         no_socket;     /* relay only */
+    /* The HTTP form (argv unused): listen on listen ("127.0.0.1:8808"),
+     * pass every request on to upstream (a Streamable HTTP endpoint). */
+    const char  *listen;
+    const char  *upstream;
+    bool         listen_any;    /* a non-loopback listen is meant */
 };
 
 /*
  * Run the tap until the server exits (or the agent closes stdin and the
- * shutdown sequence ends it, or a signal). Returns the process's exit
+ * shutdown sequence ends it, or a signal; the HTTP form: until a signal,
+ * exit status 0, or 2 when it cannot listen). Returns the process's exit
  * status: the server's own (128 + N for signal N); 2 when the server
  * could not be started (said on stderr), as a shell would say 127.
  * The socket cannot stop the relay: a socket that cannot be made is said
@@ -52,5 +58,16 @@ char *tap_socket_dir(char **cause);
  */
 int tap_cancel(const char *path, const char *id, const char *reason,
     long timeout_ms, char **answer, char **cause);
+
+/*
+ * Ask the HTTP tap at path to end the agent's session whose id starts
+ * with prefix (the snapshot's id_prefix): the tap sends the DELETE under
+ * its teardown deadline. Waits at most timeout_ms. 0 with *answer (the
+ * tap's session_end line: outcome, status, ms; caller frees) when the
+ * ending has an outcome; -1 with *cause (caller frees) when the tap
+ * refused (no such session, a stdio tap) or did not answer in time.
+ */
+int tap_end(const char *path, const char *prefix, long timeout_ms,
+    char **answer, char **cause);
 
 #endif

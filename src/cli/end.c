@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "engine/ending.h"
 #include "export/jsonl.h"
+#include "tap/tap.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -54,7 +55,10 @@ end_usage(FILE *out)
         "      --session ID   end the session ID of another client on the\n"
         "                     one server given (a URL or --server NAME): its\n"
         "                     DELETE, nothing dialed; the id is never shown\n"
-        "                     whole\n"
+        "                     whole. On a tap entry ({\"tap\": PATH} of an\n"
+        "                     HTTP tap) ID is an agent's session's prefix\n"
+        "                     (check --json's sessions[].id_prefix) and the\n"
+        "                     tap sends the DELETE\n"
         "      --list-servers print the configured server names (what\n"
         "                     --server takes), one per line, and exit\n"
         "  -h, --help         this help\n");
@@ -281,6 +285,54 @@ end_choose(struct end_run *r, const struct config *cfg)
     return 0;
 }
 
+/* --session PREFIX on a tap entry ({"tap": PATH} of an HTTP tap): the
+ * tap ends the agent's session (its DELETE, under the tap's deadline).
+ * Returns the exit code. */
+static int
+end_tap_session(struct end_run *r, const struct config_server *d)
+{
+    char        *answer = NULL, *cause = NULL, *name;
+    cJSON       *o;
+    const cJSON *oc, *st, *ms;
+    int          rc = EXIT_NOT_OK;
+
+    name = str_sanitized(d->name);
+    if (tap_end(d->tap, r->session, (r->teardown > 0 ? r->teardown :
+        CONFIG_DEFAULT_TEARDOWN_MS) + 5000, &answer, &cause) != 0) {
+        fprintf(stderr, "mcptop end: %s: %s\n", name, cause != NULL ? cause :
+            "not ended");
+        free(cause);
+        free(name);
+        return EXIT_NOT_OK;
+    }
+    o = cJSON_Parse(answer);
+    oc = cJSON_GetObjectItemCaseSensitive(o, "outcome");
+    st = cJSON_GetObjectItemCaseSensitive(o, "status");
+    ms = cJSON_GetObjectItemCaseSensitive(o, "ms");
+    if (cJSON_IsString(oc) && (strcmp(oc->valuestring, "terminated") == 0 ||
+        strcmp(oc->valuestring, "not_allowed") == 0 ||
+        strcmp(oc->valuestring, "already_gone") == 0))
+        rc = 0;
+    if (r->json) {
+        printf("%s\n", answer);
+    } else {
+        char *outcome = str_sanitized(cJSON_IsString(oc) ? oc->valuestring :
+            "?");
+
+        printf("%s: the agent's session %.8s: %s", name, r->session, outcome);
+        if (cJSON_IsNumber(st))
+            printf(" (HTTP %d)", st->valueint);
+        if (cJSON_IsNumber(ms))
+            printf(" in %.0f ms", ms->valuedouble);
+        printf("\n");
+        free(outcome);
+    }
+    cJSON_Delete(o);
+    free(answer);
+    free(name);
+    return rc;
+}
+
 /* cli_preamble.loaded: --list-servers, or the servers chosen, their
  * teardown deadline, and the bound of the whole run. */
 static int
@@ -295,6 +347,12 @@ end_loaded(void *arg, struct config *cfg, int *rc)
     *rc = end_choose(r, cfg);
     if (*rc != 0)
         return -1;
+    for (size_t i = 0; r->session != NULL && i < cfg->nservers; i++) {
+        if (r->chosen[i] && cfg->servers[i].tap != NULL) {
+            *rc = end_tap_session(r, &cfg->servers[i]);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < cfg->nservers; i++) {
         const struct config_server *d = &cfg->servers[i];
 

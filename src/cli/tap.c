@@ -19,6 +19,8 @@ cli_tap_usage(FILE *out)
         "Usage: mcptop tap [--name NAME] [--socket PATH] [--teardown MS]\n"
         "                  [--probe [--probe-interval MS]] [--no-socket]\n"
         "                  -- CMD [ARG]...\n"
+        "       mcptop tap --listen HOST:PORT --upstream URL [--public]\n"
+        "                  [--name NAME] [--socket PATH] [--teardown MS]\n"
         "\n"
         "Start the stdio MCP server CMD and stand in for it: every byte\n"
         "passes unchanged between the agent (this process's stdin and\n"
@@ -40,10 +42,21 @@ cli_tap_usage(FILE *out)
         "                   answers are not passed on\n"
         "  --probe-interval MS  that interval (15000)\n"
         "  --no-socket      relay and read only, publish nothing\n"
+        "\n"
+        "The HTTP form stands in for a Streamable HTTP server: the agent's\n"
+        "requests to http://HOST:PORT/ go to URL as they came, the answers\n"
+        "(JSON, SSE streams) come back as they arrive; the same copy is read\n"
+        "and published, and the agent's sessions are listed (mcptop end\n"
+        "ends one by its prefix).\n"
+        "  --listen HOST:PORT  where the agent connects (a numeric loopback\n"
+        "                   address; port 0 picks one, said on stderr)\n"
+        "  --upstream URL   the server's own endpoint\n"
+        "  --public         let --listen be a non-loopback address\n"
         "  -h, --help       this help\n"
         "\n"
         "Exit status: the server's (128+N when signal N ended it); 127 when\n"
-        "it could not be started; 2 for a usage error.\n");
+        "it could not be started; 2 for a usage error. The HTTP form: 0\n"
+        "when a signal ended it, 2 when it could not listen.\n");
 }
 
 int
@@ -56,6 +69,9 @@ cli_tap(int argc, char **argv)
         { "no-socket", no_argument, NULL, 'N' },
         { "probe", no_argument, NULL, 'p' },
         { "probe-interval", required_argument, NULL, 'i' },
+        { "listen", required_argument, NULL, 'l' },
+        { "upstream", required_argument, NULL, 'u' },
+        { "public", no_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -100,6 +116,15 @@ cli_tap(int argc, char **argv)
                 return app_usage_error("tap", "--probe-interval needs a "
                     "positive number of milliseconds");
             break;
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'u':
+            o.upstream = optarg;
+            break;
+        case 'P':
+            o.listen_any = true;
+            break;
         case 'h':
             cli_tap_usage(stdout);
             return 0;
@@ -109,6 +134,15 @@ cli_tap(int argc, char **argv)
     }
     if (optind < split)
         return app_usage_error("tap", "unexpected argument before '--'");
+    if ((o.listen == NULL) != (o.upstream == NULL))
+        return app_usage_error("tap", "--listen and --upstream go together");
+    if (o.listen != NULL) {
+        if (split < argc)
+            return app_usage_error("tap", "the HTTP form takes no command");
+        if (o.probe)
+            return app_usage_error("tap", "--probe is for the stdio form");
+        return tap_run(&o);
+    }
     if (split >= argc - 1)
         return app_usage_error("tap", "the server's command goes after "
             "'--' (mcptop tap -- CMD [ARG]...)");

@@ -127,3 +127,15 @@ server_cancel_request(struct server *s, const char *id, const char *reason)
 {
     return s->tap != NULL && tap_source_cancel(s->tap, id, reason) == 0;
 }
+
+long
+server_agent_sessions(const struct server *s)
+{
+    return s->tap != NULL ? tap_source_sessions(s->tap) : -1;
+}
+
+const struct server_agent_session *
+server_agent_session(const struct server *s, size_t i)
+{
+    return s->tap != NULL ? tap_source_session(s->tap, i) : NULL;
+}

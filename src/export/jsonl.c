@@ -287,6 +287,24 @@ jsonl_tap(struct jsonw *w, const struct server *s)
         jsonw_object_close(w);
     }
     jsonw_array_close(w);
+    if (server_agent_sessions(s) >= 0) {
+        /* An HTTP tap's: the agent's sessions (prefixes only). */
+        jsonw_array_open(w, "sessions");
+        for (size_t i = 0; i < (size_t)server_agent_sessions(s); i++) {
+            const struct server_agent_session *a = server_agent_session(s, i);
+
+            jsonw_object_open(w, NULL);
+            jsonl_sanitized(w, "id_prefix", a->id_prefix);
+            jsonw_int(w, "created_at", a->created_at);
+            jsonw_int(w, "age_ms", now - a->created_at);
+            jsonw_int(w, "requests", (int64_t)a->requests);
+            jsonw_int(w, "last_at", a->last_at);
+            jsonw_int(w, "idle_ms", now - a->last_at);
+            jsonw_bool(w, "ending", a->ending);
+            jsonw_object_close(w);
+        }
+        jsonw_array_close(w);
+    }
     jsonl_sanitized(w, "tap", server_decl(s)->tap);
     for (size_t i = server_history_len(s); i > 0 && last == 0; i--) {
         const struct server_exchange *x = server_history(s, i - 1);

@@ -331,6 +331,40 @@ detail_ledger(struct ui_out *o, struct ui_line *l, const struct server *s)
     }
 }
 
+/* An HTTP tap's agent sessions (issue 31), newest first: 8 characters
+ * of each id, its age, requests and last activity; mcptop end --session
+ * ends one through the tap. */
+static void
+detail_agent_sessions(struct ui_out *o, struct ui_line *l,
+    const struct server *s)
+{
+    long    n = server_agent_sessions(s);
+    int64_t now = clock_wall_ms();
+    char    buf[160], age[24], idle[24];
+
+    if (n < 0)
+        return;
+    snprintf(buf, sizeof(buf), "the agent's sessions (%ld%s)", n, n > 0 ?
+        "; mcptop end --session PREFIX ends one" : "");
+    detail_title(o, l, buf);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        const struct server_agent_session *a = server_agent_session(s, i);
+
+        if (a == NULL)
+            break;
+        fmt_age(age, sizeof(age), now - a->created_at);
+        fmt_age(idle, sizeof(idle), now - a->last_at);
+        ui_line_reset(l, UI_ROLE_NORMAL);
+        ui_line_add(l, UI_ROLE_NORMAL, "  ");
+        ui_line_cell(l, UI_ROLE_NORMAL, a->id_prefix, 10, false, o->ui->utf8);
+        ui_line_addf(l, UI_ROLE_NORMAL, " age %6s  %5lu requests  last %6s "
+            "ago", age, a->requests, idle);
+        if (a->ending)
+            ui_line_add(l, UI_ROLE_WARNING, "  ending");
+        ui_out_line(o, l);
+    }
+}
+
 static void
 detail_tail(struct ui_out *o, struct ui_line *l, const struct server *s)
 {
@@ -414,8 +448,10 @@ detail_body(struct ui_out *o, struct ui_line *l, const struct server *s)
         detail_kv(o, l, "sources", UI_ROLE_NORMAL, shown);
     }
     detail_session(o, l, s);
-    if (server_is_tap(s))
+    if (server_is_tap(s)) {
         detail_ledger(o, l, s);
+        detail_agent_sessions(o, l, s);
+    }
     detail_lists(o, l, s);
     detail_history(o, l, s);
     detail_tail(o, l, s);

@@ -25,6 +25,7 @@
 
 #include "io/curlev.h"
 #include "io/http_hdrs.h"
+#include "io/http_relay.h"
 #include "io/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
@@ -197,6 +198,13 @@ http_buffer_grow(size_t cap, size_t need, size_t bound)
     if (want < need)
         want = need;
     return want > bound ? bound : want;
+}
+
+/* See http_relay.h. */
+enum net_error
+http_net_error_of(int curl_code)
+{
+    return http_net_error((CURLcode)curl_code);
 }
 
 /* Grow the body buffer to hold n more bytes, within cap. false if past. */

@@ -58,8 +58,8 @@ tap_op(struct tap *t, const char *method)
 /* --- events ------------------------------------------------------------- */
 
 /* {"ts", "event", "server", "source": "tap"}: the head of every line. */
-static cJSON *
-tap_event(const struct tap *t, const char *event, int64_t ts)
+cJSON *
+tap_event_new(const struct tap *t, const char *event, int64_t ts)
 {
     cJSON *o = cJSON_CreateObject();
     char   iso[40];
@@ -72,8 +72,8 @@ tap_event(const struct tap *t, const char *event, int64_t ts)
     return o;
 }
 
-static void
-tap_publish_obj(struct tap *t, cJSON *o)
+void
+tap_event_publish(struct tap *t, cJSON *o)
 {
     char *text;
 
@@ -181,7 +181,7 @@ tap_health_update(struct tap *t)
 
     if (t->health_set && h.state == t->health.state)
         return;
-    o = tap_event(t, "health", 0);
+    o = tap_event_new(t, "health", 0);
     cJSON_AddStringToObject(o, "state", health_state_name(h.state));
     if (t->health_set)
         cJSON_AddStringToObject(o, "was", health_state_name(t->health.state));
@@ -191,17 +191,18 @@ tap_health_update(struct tap *t)
     t->health = h;
     t->health_set = true;
     t->health_since = clock_wall_ms();
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
 }
 
-/* One exchange of the agent's ended: the record, its lines. */
-static void
+/* One exchange ended (the agent's, or the operator's DELETE through an
+ * HTTP tap): the record, its lines. */
+void
 tap_exchange(struct tap *t, const char *op, const char *id,
     const struct failure *f, double ms)
 {
     int64_t wall = clock_wall_ms();
     bool    changed = record_exchange(&t->rec, tap_op(t, op), f, ms, wall);
-    cJSON  *o = tap_event(t, "exchange", wall);
+    cJSON  *o = tap_event_new(t, "exchange", wall);
 
     cJSON_AddStringToObject(o, "op", op);
     if (f == NULL)
@@ -214,9 +215,9 @@ tap_exchange(struct tap *t, const char *op, const char *id,
         cJSON_AddItemToObject(o, "id", tap_id_json(id));
         cJSON_AddStringToObject(o, "direction", "to_server");
     }
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
     if (changed) {
-        o = tap_event(t, "liveness", wall);
+        o = tap_event_new(t, "liveness", wall);
         cJSON_AddStringToObject(o, "state",
             liveness_state_name(t->rec.liveness.state));
         if (t->rec.liveness.has_error_code)
@@ -224,7 +225,7 @@ tap_exchange(struct tap *t, const char *op, const char *id,
                 failure_kind_name(t->rec.liveness.error_code));
         cJSON_AddNumberToObject(o, "observed_at",
             (double)t->rec.liveness.observed_at);
-        tap_publish_obj(t, o);
+        tap_event_publish(t, o);
     }
     tap_health_update(t);
 }
@@ -234,13 +235,13 @@ static void
 tap_started_cb(void *arg, const struct tap_request *r)
 {
     struct tap *t = arg;
-    cJSON      *o = tap_event(t, "request", r->started_ms);
+    cJSON      *o = tap_event_new(t, "request", r->started_ms);
 
     t->last_traffic = r->started;
 
     cJSON_AddItemToObject(o, "request", tap_request_json(r, tap_now(t),
         clock_wall_ms()));
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
 }
 
 /* tap_ledger_host.progress */
@@ -248,11 +249,11 @@ static void
 tap_progress_cb(void *arg, const struct tap_request *r)
 {
     struct tap *t = arg;
-    cJSON      *o = tap_event(t, "progress", r->progress_ms);
+    cJSON      *o = tap_event_new(t, "progress", r->progress_ms);
 
     cJSON_AddItemToObject(o, "request", tap_request_json(r, tap_now(t),
         clock_wall_ms()));
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
 }
 
 /* tap_ledger_host.ended */
@@ -261,7 +262,7 @@ tap_ended_cb(void *arg, const struct tap_request *r, enum tap_end how,
     const struct failure *f, double ms)
 {
     struct tap *t = arg;
-    cJSON      *o = tap_event(t, "request_end", 0);
+    cJSON      *o = tap_event_new(t, "request_end", 0);
 
     cJSON_AddItemToObject(o, "id", tap_id_json(r->id));
     cJSON_AddStringToObject(o, "direction", tap_dir_name(r->dir));
@@ -272,7 +273,7 @@ tap_ended_cb(void *arg, const struct tap_request *r, enum tap_end how,
     if (f != NULL)
         cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind));
     cJSON_AddNumberToObject(o, "ms", tap_ms1(ms));
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
     if (r->own)
         t->probe = NULL;
     t->last_traffic = tap_now(t);
@@ -310,7 +311,7 @@ static char *
 tap_snapshot_cb(void *arg)
 {
     struct tap                    *t = arg;
-    cJSON                         *o = tap_event(t, "snapshot", 0);
+    cJSON                         *o = tap_event_new(t, "snapshot", 0);
     cJSON                         *tp = cJSON_AddObjectToObject(o, "tap");
     cJSON                         *h, *hist, *st;
     const struct tap_ledger_stats *s = tap_ledger_stats(t->ledger);
@@ -324,7 +325,13 @@ tap_snapshot_cb(void *arg)
         cJSON_AddNullToObject(tp, "server_pid");
     cJSON_AddStringToObject(tp, "command", t->command);
     cJSON_AddNumberToObject(tp, "started_at", (double)t->started_ms);
-    cJSON_AddStringToObject(tp, "transport", "stdio");
+    if (t->http != NULL) {
+        cJSON_AddStringToObject(tp, "transport", "streamable_http");
+        cJSON_AddStringToObject(tp, "listen", tap_http_listen(t));
+        cJSON_AddStringToObject(tp, "upstream", tap_http_upstream(t));
+    } else {
+        cJSON_AddStringToObject(tp, "transport", "stdio");
+    }
     tap_liveness_json(o, &t->rec.liveness);
     h = cJSON_AddObjectToObject(o, "health");
     if (t->health_set) {
@@ -361,6 +368,8 @@ tap_snapshot_cb(void *arg)
         cJSON_AddItemToArray(hist, e);
     }
     cJSON_AddItemToObject(o, "in_flight", tap_in_flight_json(t));
+    if (t->http != NULL)
+        cJSON_AddItemToObject(o, "sessions", tap_session_list_json(t));
     st = cJSON_AddObjectToObject(o, "stats");
     cJSON_AddNumberToObject(st, "bytes_from_agent",
         (double)t->bytes[TAP_SIDE_AGENT]);
@@ -423,13 +432,14 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
     const cJSON        *id = cJSON_GetObjectItemCaseSensitive(cmd, "id");
     const cJSON        *why = cJSON_GetObjectItemCaseSensitive(cmd, "reason");
     struct tap_request *r = tap_find(t, id);
-    cJSON              *o = tap_event(t, "cancel_result", 0);
+    cJSON              *o = tap_event_new(t, "cancel_result", 0);
     cJSON              *note, *err, *data;
-    char               *reason, *text;
+    char               *reason, *text, *to_server;
 
     if (id != NULL)
         cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, true));
-    if (r == NULL || t->child == NULL || t->exited || r->own ||
+    if (r == NULL || (t->http == NULL && (t->child == NULL || t->exited)) ||
+        r->own ||
         strcmp(r->method, "initialize") == 0) {
         cJSON_AddBoolToObject(o, "ok", false);
         cJSON_AddStringToObject(o, "detail", r == NULL ?
@@ -451,9 +461,7 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
     data = cJSON_AddObjectToObject(note, "params");
     cJSON_AddItemToObject(data, "requestId", tap_id_json(r->id));
     cJSON_AddStringToObject(data, "reason", reason);
-    text = cJSON_PrintUnformatted(note);
-    tap_relay_to_server(t, text);
-    free(text);
+    to_server = cJSON_PrintUnformatted(note);
     cJSON_Delete(note);
     /* To the agent: its request is answered, so it does not wait. */
     note = cJSON_CreateObject();
@@ -467,9 +475,25 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
     cJSON_AddStringToObject(data, "reason", reason);
     cJSON_AddStringToObject(data, "by", "mcptop tap");
     text = cJSON_PrintUnformatted(note);
-    tap_relay_to_agent(t, text);
-    free(text);
     cJSON_Delete(note);
+    if (t->http != NULL) {
+        char *detail = NULL;
+
+        if (tap_http_cancel(t, r, to_server, text, &detail) != 0) {
+            cJSON_AddBoolToObject(o, "ok", false);
+            cJSON_AddStringToObject(o, "detail", detail);
+            free(detail);
+            free(text);
+            free(to_server);
+            free(reason);
+            goto out;
+        }
+    } else {
+        tap_relay_to_server(t, to_server);
+        tap_relay_to_agent(t, text);
+    }
+    free(to_server);
+    free(text);
     cJSON_AddBoolToObject(o, "ok", true);
     cJSON_AddStringToObject(o, "method", r->method);
     if (r->tool != NULL)
@@ -497,12 +521,20 @@ tap_command_cb(void *arg, const char *line, size_t len)
     } else if (cJSON_IsString(word) &&
         strcmp(word->valuestring, "cancel") == 0) {
         answer = tap_cancel_cmd(t, cmd);
+    } else if (cJSON_IsString(word) && strcmp(word->valuestring, "end") == 0) {
+        const cJSON *sess = cJSON_GetObjectItemCaseSensitive(cmd, "session");
+        cJSON       *o = tap_session_end(t, cJSON_IsString(sess) ?
+            sess->valuestring : NULL);
+
+        answer = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
     } else {
-        cJSON *o = tap_event(t, "error", 0);
+        cJSON *o = tap_event_new(t, "error", 0);
 
         cJSON_AddStringToObject(o, "detail", "unknown command (expected "
-            "{\"cmd\": \"snapshot\"} or {\"cmd\": \"cancel\", \"id\": ID, "
-            "\"reason\": TEXT})");
+            "{\"cmd\": \"snapshot\"}, {\"cmd\": \"cancel\", \"id\": ID, "
+            "\"reason\": TEXT} or {\"cmd\": \"end\", \"session\": "
+            "PREFIX})");
         answer = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
     }
@@ -604,13 +636,13 @@ tap_server_closed(struct tap *t)
         failure_make(&f, &evd, FAILURE_SITE_REQUEST, detail);
         tap_exchange(t, "process", NULL, &f, 0);
     }
-    o = tap_event(t, "exit", wall);
+    o = tap_event_new(t, "exit", wall);
     if (t->exited && WIFSIGNALED(t->status))
         cJSON_AddNumberToObject(o, "signal", WTERMSIG(t->status));
     else if (t->exited)
         cJSON_AddNumberToObject(o, "code", WEXITSTATUS(t->status));
     cJSON_AddStringToObject(o, "detail", detail);
-    tap_publish_obj(t, o);
+    tap_event_publish(t, o);
     t->done = true;
     ev_io_stop(t->loop, &t->in_w);
     t->linger_until = tap_now(t) + TAP_LINGER_S;
@@ -626,8 +658,14 @@ tap_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
     struct tap *t = w->data;
 
-    (void)loop;
     (void)revents;
+    if (t->http != NULL) {
+        /* The HTTP form ends on a signal: its agents reconnect to the
+         * server's own URL or to the next tap. */
+        t->shutdown = true;
+        ev_break(loop, EVBREAK_ALL);
+        return;
+    }
     if (t->shutdown && t->child != NULL && !t->exited) {
         child_signal(t->child, SIGKILL);
         return;
@@ -660,6 +698,29 @@ tap_command_line(char *const *argv, size_t argc)
     return clean;
 }
 
+/* The HTTP form's default name: the upstream URL's host. */
+static char *
+tap_host_name(const char *url)
+{
+    const char *p = strstr(url, "://");
+    const char *at, *end;
+    char       *host, *clean;
+
+    p = p != NULL ? p + 3 : url;
+    end = p + strcspn(p, "/?#");
+    at = memchr(p, '@', (size_t)(end - p));
+    if (at != NULL)
+        p = at + 1;
+    if (*p == '[')
+        end = p + strcspn(p, "]") + 1;
+    else
+        end = p + strcspn(p, ":/?#");
+    host = str_ndup(p, (size_t)(end - p));
+    clean = str_sanitized(host[0] != '\0' ? host : "http");
+    free(host);
+    return clean;
+}
+
 char *
 tap_socket_path(const char *name, char **cause)
 {
@@ -685,20 +746,36 @@ tap_run(const struct tap_options *opt)
     if (t.opt.teardown_ms <= 0)
         t.opt.teardown_ms = CONFIG_DEFAULT_TEARDOWN_MS;
     t.loop = ev_default_loop(0);
-    t.name = opt->name != NULL ? str_sanitized(opt->name) :
-        tap_default_name(opt->argv[0]);
-    t.command = tap_command_line(opt->argv, opt->argc);
     t.started_ms = clock_wall_ms();
-    t.decl.name = t.name;
-    t.decl.transport = CONFIG_STDIO;
-    t.decl.command = opt->argv[0];
-    t.decl.args = (char **)(opt->argv + 1);
-    t.decl.nargs = opt->argc - 1;
     t.decl.teardown_ms = t.opt.teardown_ms;
     t.decl.max_message_bytes = CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
     record_init(&t.rec);
     t.ledger = tap_ledger_new(&tap_ledger_host, &t, 0);
-    if (tap_relay_start(&t, &cause) != 0) {
+    if (opt->upstream != NULL) {
+        t.name = opt->name != NULL ? str_sanitized(opt->name) :
+            tap_host_name(opt->upstream);
+        t.decl.name = t.name;
+        t.decl.transport = CONFIG_HTTP;
+        if (tap_http_start(&t, &cause) != 0) {
+            fprintf(stderr, "mcptop tap: %s\n", cause != NULL ? cause :
+                "cannot listen");
+            free(cause);
+            t.command = NULL;
+            rc = 2;
+            goto out;
+        }
+        t.command = xstrdup(tap_http_upstream(&t));
+    } else {
+        t.name = opt->name != NULL ? str_sanitized(opt->name) :
+            tap_default_name(opt->argv[0]);
+        t.command = tap_command_line(opt->argv, opt->argc);
+        t.decl.name = t.name;
+        t.decl.transport = CONFIG_STDIO;
+        t.decl.command = opt->argv[0];
+        t.decl.args = (char **)(opt->argv + 1);
+        t.decl.nargs = opt->argc - 1;
+    }
+    if (opt->upstream == NULL && tap_relay_start(&t, &cause) != 0) {
         fprintf(stderr, "mcptop tap: %s\n", cause != NULL ? cause :
             "cannot start the server");
         free(cause);
@@ -761,7 +838,9 @@ tap_run(const struct tap_options *opt)
     ev_signal_stop(t.loop, &t.sigint);
     ev_signal_stop(t.loop, &t.sigterm);
     ev_signal_stop(t.loop, &t.sighup);
-    if (!t.exited)
+    if (t.http != NULL)
+        rc = 0;
+    else if (!t.exited)
         rc = 1;
     else if (WIFSIGNALED(t.status))
         rc = 128 + WTERMSIG(t.status);
@@ -769,7 +848,10 @@ tap_run(const struct tap_options *opt)
         rc = WEXITSTATUS(t.status);
 out:
     tap_publish_free(t.pub);
-    tap_relay_stop(&t);
+    if (t.http != NULL)
+        tap_http_stop(&t);
+    else if (opt->upstream == NULL)
+        tap_relay_stop(&t);
     grace = t.opt.teardown_ms / 1000.0;
     child_groups_kill_all();
     child_orphans_end(grace);

@@ -43,13 +43,34 @@ tap_cancel_wait(int fd, short events, int64_t deadline)
     }
 }
 
-/* Read lines until one is the cancel's answer; it is returned (caller
+/* What was read from the tap and not yet taken. */
+struct tap_cancel_buf {
+    char  *buf;
+    size_t len, cap;
+};
+
+/* Is the event of line one of names (NULL-ended)? */
+static bool
+tap_cancel_is(const cJSON *o, const char *const *names)
+{
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+
+    for (size_t i = 0; cJSON_IsString(ev) && names[i] != NULL; i++) {
+        if (strcmp(ev->valuestring, names[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Read lines until one is an event of names; it is returned (caller
  * frees), or NULL with *cause. */
 static char *
-tap_cancel_answer(int fd, int64_t deadline, char **cause)
+tap_cancel_answer(int fd, int64_t deadline, struct tap_cancel_buf *b,
+    const char *const *names, char **cause)
 {
-    char  *buf = NULL;
-    size_t len = 0, cap = 0;
+    char  *buf = b->buf;
+    size_t len = b->len, cap = b->cap;
+    char  *got = NULL;
 
     for (;;) {
         char   *nl;
@@ -58,18 +79,15 @@ tap_cancel_answer(int fd, int64_t deadline, char **cause)
         while ((nl = len > 0 ? memchr(buf, '\n', len) : NULL) != NULL) {
             size_t       l = (size_t)(nl - buf);
             cJSON       *o = cJSON_ParseWithLength(buf, l);
-            const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-            bool         ours = cJSON_IsString(ev) &&
-                (strcmp(ev->valuestring, "cancel_result") == 0 ||
-                strcmp(ev->valuestring, "error") == 0);
+            bool         ours = tap_cancel_is(o, names);
             char        *line = ours ? str_ndup(buf, l) : NULL;
 
             cJSON_Delete(o);
             memmove(buf, nl + 1, len - l - 1);
             len -= l + 1;
             if (ours) {
-                free(buf);
-                return line;
+                got = line;
+                goto out;
             }
         }
         if (!tap_cancel_wait(fd, POLLIN, deadline)) {
@@ -93,8 +111,11 @@ tap_cancel_answer(int fd, int64_t deadline, char **cause)
         }
         len += (size_t)n;
     }
-    free(buf);
-    return NULL;
+out:
+    b->buf = buf;
+    b->len = len;
+    b->cap = cap;
+    return got;
 }
 
 /* See tap_source.h. */
@@ -118,21 +139,18 @@ tap_cancel_command(const char *id, const char *reason)
     return line;
 }
 
-int
-tap_cancel(const char *path, const char *id, const char *reason,
-    long timeout_ms, char **answer, char **cause)
+/* Connect to the tap at path and send line (freed). The descriptor,
+ * or -1 with *cause. */
+static int
+tap_cancel_send(const char *path, char *line, int64_t deadline, char **cause)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int64_t            deadline = clock_mono_ms() + timeout_ms;
-    cJSON             *o;
-    char              *line, *got;
     size_t             len, off = 0;
-    int                fd, rc = -1;
+    int                fd;
 
-    if (answer != NULL)
-        *answer = NULL;
     if (strlen(path) >= sizeof(sa.sun_path)) {
         *cause = str_printf("%s: path too long", path);
+        free(line);
         return -1;
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -142,9 +160,9 @@ tap_cancel(const char *path, const char *id, const char *reason,
             "no socket there (the tap is not running)" : strerror(errno));
         if (fd >= 0)
             close(fd);
+        free(line);
         return -1;
     }
-    line = tap_cancel_command(id, reason);
     len = strlen(line);
     line[len++] = '\n';     /* the buffer has the terminator's room */
     while (off < len) {
@@ -152,18 +170,43 @@ tap_cancel(const char *path, const char *id, const char *reason,
 
         if (!tap_cancel_wait(fd, POLLOUT, deadline)) {
             *cause = str_printf("the tap did not take the command in time");
-            goto out;
+            goto fail;
         }
         n = send(fd, line + off, len - off, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
             *cause = str_printf("the tap closed the connection");
-            goto out;
+            goto fail;
         }
         off += (size_t)n;
     }
-    got = tap_cancel_answer(fd, deadline, cause);
+    free(line);
+    return fd;
+fail:
+    free(line);
+    close(fd);
+    return -1;
+}
+
+int
+tap_cancel(const char *path, const char *id, const char *reason,
+    long timeout_ms, char **answer, char **cause)
+{
+    static const char *const names[] = { "cancel_result", "error", NULL };
+    int64_t                  deadline = clock_mono_ms() + timeout_ms;
+    struct tap_cancel_buf    b = { 0 };
+    cJSON                   *o;
+    char                    *got;
+    int                      fd, rc = -1;
+
+    if (answer != NULL)
+        *answer = NULL;
+    fd = tap_cancel_send(path, tap_cancel_command(id, reason), deadline,
+        cause);
+    if (fd < 0)
+        return -1;
+    got = tap_cancel_answer(fd, deadline, &b, names, cause);
     if (got == NULL)
         goto out;
     o = cJSON_Parse(got);
@@ -181,7 +224,50 @@ tap_cancel(const char *path, const char *id, const char *reason,
     else
         free(got);
 out:
-    free(line);
+    free(b.buf);
+    close(fd);
+    return rc;
+}
+
+int
+tap_end(const char *path, const char *prefix, long timeout_ms,
+    char **answer, char **cause)
+{
+    static const char *const first[] = { "end_result", "error", NULL };
+    static const char *const then[] = { "session_end", NULL };
+    int64_t                  deadline = clock_mono_ms() + timeout_ms;
+    struct tap_cancel_buf    b = { 0 };
+    cJSON                   *cmd = cJSON_CreateObject(), *o;
+    const cJSON             *d;
+    char                    *got = NULL;
+    int                      fd, rc = -1;
+
+    *answer = NULL;
+    cJSON_AddStringToObject(cmd, "cmd", "end");
+    cJSON_AddStringToObject(cmd, "session", prefix);
+    fd = tap_cancel_send(path, cJSON_PrintUnformatted(cmd), deadline, cause);
+    cJSON_Delete(cmd);
+    if (fd < 0)
+        return -1;
+    got = tap_cancel_answer(fd, deadline, &b, first, cause);
+    o = cJSON_Parse(got);
+    if (got != NULL && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o,
+        "ok"))) {
+        d = cJSON_GetObjectItemCaseSensitive(o, "detail");
+        *cause = str_sanitized(cJSON_IsString(d) ? d->valuestring :
+            "the tap refused");
+    } else if (got != NULL) {
+        /* The DELETE runs under the tap's deadline: its outcome. */
+        free(got);
+        got = tap_cancel_answer(fd, deadline, &b, then, cause);
+        rc = got != NULL ? 0 : -1;
+    }
+    cJSON_Delete(o);
+    if (rc == 0)
+        *answer = got;
+    else
+        free(got);
+    free(b.buf);
     close(fd);
     return rc;
 }

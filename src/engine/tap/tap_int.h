@@ -19,7 +19,10 @@
 #include "tap/tap_ledger.h"
 #include "tap/tap_publish.h"
 
+#include <cjson/cJSON.h>
+
 struct child;
+struct tap_http;
 
 /* Past this much queued one way, reading that way's source pauses. */
 #define TAP_HIGH_WATER (1024u * 1024)
@@ -97,6 +100,7 @@ struct tap {
     ev_timer             linger;        /* the last lines' drain at exit */
     double               linger_until;
     bool                 done;
+    struct tap_http     *http;          /* the HTTP form (tap_http.c) */
 };
 
 /* tap_relay.c */
@@ -118,5 +122,35 @@ void tap_relay_flush(struct tap *t);
 void tap_server_closed(struct tap *t);  /* exited and stdout shut (or the
                                            grace after one passed) */
 double tap_now(const struct tap *t);
+/* {"ts", "event", "server", "source": "tap"}: the head of an event line
+ * (ts 0: now). Publish it (and free it) with tap_event_publish. */
+cJSON *tap_event_new(const struct tap *t, const char *event, int64_t ts);
+void   tap_event_publish(struct tap *t, cJSON *o);
+/* An exchange for the record (op lives as long as the call; id the
+ * request's JSON text or NULL; f NULL: completed), published. */
+void   tap_exchange(struct tap *t, const char *op, const char *id,
+    const struct failure *f, double ms);
+
+/* tap_http.c: the HTTP form. Listen on t->opt.listen and pass every
+ * request on to t->opt.upstream (0), or -1 with *cause. */
+int  tap_http_start(struct tap *t, char **cause);
+/* Stop listening, end every transfer, free. */
+void tap_http_stop(struct tap *t);
+/* The operator's cancel of the agent's request r over HTTP: to_server
+ * (notifications/cancelled) goes upstream in the agent's session, to_agent
+ * (the -32800 error) answers the agent's open request (as JSON, or as an
+ * SSE event ending its stream). 0, or -1 with *detail (caller frees). */
+int  tap_http_cancel(struct tap *t, const struct tap_request *r,
+    const char *to_server, const char *to_agent, char **detail);
+/* tap_session.c: the operator's ending of the agent's session whose id
+ * starts with
+ * prefix: a DELETE upstream under the teardown deadline; the answer
+ * line (end_result) now, the outcome later as a session_end event. */
+cJSON *tap_session_end(struct tap *t, const char *prefix);
+/* The sessions for the snapshot (never their full ids). */
+cJSON *tap_session_list_json(const struct tap *t);
+/* tap_http.c: "127.0.0.1:8808"; the upstream URL as shown (no userinfo, no query). */
+const char *tap_http_listen(const struct tap *t);
+const char *tap_http_upstream(const struct tap *t);
 
 #endif

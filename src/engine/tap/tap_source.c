@@ -54,6 +54,8 @@ struct tap_source {
     size_t                        nops;
     long                          pid, server_pid;
     char                         *command;
+    struct server_agent_session  *sessions;
+    long                          nsessions;    /* -1: none listed */
 };
 
 /* An op name as a string that lives as long as the source. */
@@ -279,6 +281,51 @@ tap_source_exchange(struct tap_source *ts, const cJSON *o, int64_t at,
     ts->host->exchange(ts->arg, tap_source_op(ts, op), &f, ms, at);
 }
 
+/* An HTTP tap's sessions, from its snapshot (at most 256 kept). */
+static void
+tap_source_sessions_of(struct tap_source *ts, const cJSON *arr)
+{
+    const cJSON *e;
+    int64_t      now = clock_wall_ms();
+    double       v;
+
+    free(ts->sessions);
+    ts->sessions = NULL;
+    ts->nsessions = -1;
+    if (!cJSON_IsArray(arr))
+        return;
+    ts->nsessions = 0;
+    ts->sessions = xcalloc(256, sizeof(*ts->sessions));
+    cJSON_ArrayForEach(e, arr) {
+        struct server_agent_session *s = &ts->sessions[ts->nsessions];
+
+        if (ts->nsessions == 256)
+            break;
+        tap_source_copy(s->id_prefix, sizeof(s->id_prefix), e, "id_prefix");
+        s->created_at = tap_source_num(e, "created_at", &v) ? (int64_t)v : 0;
+        s->last_at = tap_source_num(e, "idle_ms", &v) ? now - (int64_t)v :
+            s->created_at;
+        s->requests = tap_source_num(e, "requests", &v) && v > 0 ?
+            (unsigned long)v : 0;
+        s->ending = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e,
+            "ending"));
+        ts->nsessions++;
+    }
+}
+
+long
+tap_source_sessions(const struct tap_source *ts)
+{
+    return ts->nsessions;
+}
+
+const struct server_agent_session *
+tap_source_session(const struct tap_source *ts, size_t i)
+{
+    return ts->nsessions >= 0 && i < (size_t)ts->nsessions ?
+        &ts->sessions[i] : NULL;
+}
+
 /* The snapshot: the history not yet taken, the ledger as it is now. */
 static void
 tap_source_snapshot(struct tap_source *ts, const cJSON *o)
@@ -293,6 +340,8 @@ tap_source_snapshot(struct tap_source *ts, const cJSON *o)
 
     if (tap_source_num(tap, "pid", &v))
         ts->pid = (long)v;
+    tap_source_sessions_of(ts, cJSON_GetObjectItemCaseSensitive(o,
+        "sessions"));
     ts->server_pid = tap_source_num(tap, "server_pid", &v) ? (long)v : 0;
     free(ts->command);
     ts->command = tap_source_str(tap, "command") != NULL ?
@@ -415,6 +464,11 @@ tap_source_line(struct tap_source *ts, const char *line, size_t len)
         if (ts->host->request != NULL)
             ts->host->request(ts->arg, cJSON_IsTrue(ok) ?
                 SERVER_REQUEST_CANCEL_OK : SERVER_REQUEST_CANCEL_FAILED, &r);
+    } else if (strcmp(ev, "session") == 0 ||
+        strcmp(ev, "session_gone") == 0 || strcmp(ev, "session_end") == 0) {
+        /* An HTTP tap's sessions changed: the list comes with a fresh
+         * snapshot (rare: a session's start and end). */
+        tap_source_send(ts, "{\"cmd\":\"snapshot\"}");
     } else if (strcmp(ev, "gap") == 0) {
         /* Lines were lost: a fresh snapshot puts the view right. */
         tap_source_send(ts, "{\"cmd\":\"snapshot\"}");
@@ -597,6 +651,8 @@ tap_source_new(struct ev_loop *loop, const char *path,
 {
     struct tap_source *ts = xcalloc(1, sizeof(*ts));
 
+    ts->nsessions = -1;
+
     ts->loop = loop;
     ts->path = xstrdup(path);
     ts->host = host;
@@ -640,6 +696,7 @@ tap_source_free(struct tap_source *ts)
     free(ts->in);
     free(ts->out);
     free(ts->command);
+    free(ts->sessions);
     free(ts->path);
     free(ts);
 }

@@ -55,6 +55,11 @@ const struct server_request *tap_source_request(const struct tap_source *ts,
  * when none), the command (sanitized, "" before a snapshot). */
 long tap_source_pid(const struct tap_source *ts, long *server_pid);
 const char *tap_source_command(const struct tap_source *ts);
+/* An HTTP tap's agent sessions (its last snapshot); -1 for a stdio tap
+ * or before a snapshot. */
+long tap_source_sessions(const struct tap_source *ts);
+const struct server_agent_session *tap_source_session(
+    const struct tap_source *ts, size_t i);
 /* Ask the tap to cancel the agent's request id (its JSON text) with
  * reason (may be NULL). -1 when not connected. The answer comes as a
  * request report of phase SERVER_REQUEST_CANCEL_OK or _FAILED. */
