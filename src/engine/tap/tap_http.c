@@ -184,9 +184,10 @@ tap_hx_observe_request(struct tap_hx *x)
     tap_ledger_line(t->ledger, TAP_SIDE_AGENT, x->body, x->len, tap_now(t),
         clock_wall_ms());
     o = cJSON_ParseWithLength(x->body, x->len);
-    for (int i = 0, n = cJSON_IsArray(o) ? cJSON_GetArraySize(o) : 1;
-        o != NULL && i < n && i < 1000; i++) {
-        const cJSON *m = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, i) : o;
+    /* One message, or a batch's messages in order (a walk of its list,
+     * never an index into it), at most 1000. */
+    for (const cJSON *m = cJSON_IsArray(o) ? o->child : o;
+        m != NULL && x->nids < 1000; m = cJSON_IsArray(o) ? m->next : NULL) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
         const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
 
