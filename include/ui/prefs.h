@@ -25,6 +25,10 @@
 #define PREFS_HISTORY_MAX 100
 /* The longest view name taken (bytes). */
 #define PREFS_NAME_MAX    64
+/* The most views kept: a file with more is a problem (the first ones
+ * kept), and :view save refuses a new one past it. Each view is looked
+ * up by a walk of the list, so the cap also bounds that walk. */
+#define PREFS_VIEWS_MAX   256
 
 /* One saved view; a NULL field (columns: has_columns false) was not
  * given and leaves that setting as it is. */

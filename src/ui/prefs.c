@@ -257,6 +257,12 @@ prefs_parse_views(struct prefs *p, const cJSON *o, const char *name,
         }
         if (prefs_view(p, it->string) != NULL)
             continue;           /* cJSON keeps duplicates: the first wins */
+        if (p->nviews == PREFS_VIEWS_MAX) {
+            snprintf(what, sizeof(what), "more than %d views (the first %d "
+                "kept)", PREFS_VIEWS_MAX, PREFS_VIEWS_MAX);
+            prefs_problem(cause, name, "views", what);
+            break;
+        }
         v = &p->views[p->nviews++];
         v->name = xstrdup(it->string);
         prefs_parse_view(v, it, name, cause);
@@ -363,7 +369,9 @@ prefs_load(struct prefs *p, const char *path, char **cause)
 
     prefs_done(p);
     *cause = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) at the path must not block the
+     * open; fstat then refuses anything but a regular file. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT)
             return 0;
