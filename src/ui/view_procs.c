@@ -198,6 +198,8 @@ procs_scan(struct ui *ui, struct procs *p)
     size_t             nsrv = fleet_size(ui->fleet);
     int               *match;
     char               name[64];
+    struct proc_id     kept = { 0 };
+    bool               keep = false;
 
     /* The walk before is kept for CPU% unless it is too recent to
      * measure against (a walk again at once, after K). */
@@ -211,6 +213,12 @@ procs_scan(struct ui *ui, struct procs *p)
     memset(&p->cur, 0, sizeof(p->cur));
     p->cur_at = ev_now(ui->loop);
     p->scanned = true;
+    /* The selection follows its process, as htop's does: a row gone above
+     * it must not move the highlight (and K) onto the next process. */
+    if (p->sel < p->n) {
+        kept = p->rows[p->sel].id;
+        keep = true;
+    }
     p->n = p->nchildren = p->norphans = 0;
     t = &p->cur;
     p->scan_errno = proc_table_scan(t, "/proc") != 0 ? errno : 0;
@@ -293,6 +301,13 @@ procs_scan(struct ui *ui, struct procs *p)
         p->norphans++;
     }
     free(match);
+    for (size_t r = 0; keep && r < p->n; r++) {
+        if (p->rows[r].id.pid == kept.pid &&
+            p->rows[r].id.start == kept.start) {
+            p->sel = r;
+            break;
+        }
+    }
     if (p->n > 0 && p->sel >= p->n)
         p->sel = p->n - 1;
 }
