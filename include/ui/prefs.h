@@ -109,7 +109,8 @@ void prefs_view_set(struct prefs *p, const struct prefs_view *v);
 bool prefs_view_delete(struct prefs *p, const char *name);
 /* Free what one view holds. */
 void prefs_view_done(struct prefs_view *v);
-/* The view names, space-separated ("" when none), into buf (n bytes). */
+/* The view names, space-separated ("" when none), into buf (n bytes),
+ * each sanitized (str_sanitize) for the screen. */
 void prefs_view_names(const struct prefs *p, char *buf, size_t n);
 
 /* Set a string preference (a copy; NULL clears it). */

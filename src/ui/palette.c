@@ -402,7 +402,8 @@ palette_view_run(struct ui *ui, const char *arg)
         ui_message(ui, UI_ROLE_WARNING, "%s", err);
         return;
     }
-    ui_message(ui, UI_ROLE_NORMAL, "view %s", name);
+    str_sanitize(err, sizeof(err), name, strlen(name));
+    ui_message(ui, UI_ROLE_NORMAL, "view %s", err);
 }
 
 void

@@ -622,8 +622,14 @@ prefs_view_names(const struct prefs *p, char *buf, size_t n)
         return;
     buf[0] = '\0';
     for (size_t i = 0; i < p->nviews && off + 1 < n; i++) {
-        int w = snprintf(buf + off, n - off, "%s%s", i > 0 ? " " : "",
-            p->views[i].name);
+        char shown[PREFS_NAME_MAX + 1];
+        int  w;
+
+        /* Shown as the terminal would draw it: a name from the file may
+         * hold a C1 control or a bidirectional override (U+202E). */
+        str_sanitize(shown, sizeof(shown), p->views[i].name,
+            strlen(p->views[i].name));
+        w = snprintf(buf + off, n - off, "%s%s", i > 0 ? " " : "", shown);
 
         if (w < 0 || (size_t)w >= n - off)
             break;

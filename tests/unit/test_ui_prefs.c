@@ -357,6 +357,25 @@ test_save_merged(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The names as listed (":view", --view's error) are sanitized: a name
+ * from the file with U+202E or a C1 CSI is shown without it. */
+static void
+test_view_names_shown(void **state)
+{
+    static const char text[] = "{\"views\": {\"a\\u009b31mX\": {}, "
+        "\"b\\u202eY\": {}}}";
+    struct prefs p;
+    char        *cause = NULL, names[64];
+
+    (void)state;
+    prefs_init(&p);
+    assert_int_equal(prefs_parse(&p, "t", text, strlen(text), &cause), 0);
+    assert_int_equal(p.nviews, 2);
+    prefs_view_names(&p, names, sizeof(names));
+    assert_string_equal(names, "aX bY");  /* the CSI and its parameters */
+    prefs_done(&p);
+}
+
 /* A file with more views than PREFS_VIEWS_MAX: the first ones kept and a
  * problem named (each view is found by a walk of the list: 80,000 of them
  * in a 1 MB file took seconds at every start and every save). */
@@ -426,6 +445,7 @@ main(void)
         cmocka_unit_test(test_save_load),
         cmocka_unit_test(test_save_merged),
         cmocka_unit_test(test_views_capped),
+        cmocka_unit_test(test_view_names_shown),
         cmocka_unit_test(test_load_fifo),
     };
 
