@@ -498,13 +498,16 @@ void
 view_procs_prompt(struct ui *ui, struct ui_line *l)
 {
     struct procs *p = procs_get(ui);
-    char          cmd[48];
-    size_t        n = strlen(p->confirm.cmd);
+    size_t        n = strlen(p->confirm.cmd), fit;
+    int           used;
 
-    snprintf(cmd, sizeof(cmd), "%.40s%s", p->confirm.cmd,
-        n > 40 ? ui->g.ellipsis : "");
-    ui_line_addf(l, UI_ROLE_WARNING, "end orphan pid %d (%s)? y/n",
-        (int)p->confirm.id.pid, cmd);
+    /* 40 columns of the command, cut between characters (a cut inside
+     * one sent half a UTF-8 sequence, and the y/n after it was lost). */
+    fit = ui_text_cols(p->confirm.cmd, n) > 40 ?
+        ui_text_fit(p->confirm.cmd, n, 40, &used) : n;
+    ui_line_addf(l, UI_ROLE_WARNING, "end orphan pid %d (%.*s%s)? y/n",
+        (int)p->confirm.id.pid, (int)fit, p->confirm.cmd, fit < n ?
+        ui->g.ellipsis : "");
 }
 
 void

@@ -257,9 +257,13 @@ def case_procs(c, cols, rows):
 def case_selection_follows(c):
     """Three orphans A < B < D by pid, B selected; A ends outside mcptop:
     the selection stays on B (it used to stay on the row number, so the
-    highlight and K moved onto D)."""
-    marker = "procs-sel-%d" % os.getpid()
-    decl = {"command": "sh", "args": ["-c", "while :; do sleep 1; done", marker]}
+    highlight and K moved onto D). The command line has an e-acute at the
+    prompt's 40-column cut: the question is cut between characters and
+    still ends in y/n (half a UTF-8 sequence lost it)."""
+    marker = "xx" + "\u00e9" * 9 + "-%d" % os.getpid()
+    # sleep 1000: each orphan's one descendant stays (no rows that come and
+    # go every second).
+    decl = {"command": "sh", "args": ["-c", "while :; do sleep 1000; done", marker]}
     argv = [decl["command"]] + decl["args"]
     cfg = mcptest.write_config({"loop": decl}, mcptop={"ping_interval_s": 1})
     spawned = [mcptest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -284,6 +288,10 @@ def case_selection_follows(c):
         c.check(ok and ("orphan pid %d " % b.pid) in status_line(text),
                 "K after a row above went away still asks about pid %d: %r"
                 % (b.pid, status_line(text)))
+        c.check(re.search(r"\(sh -c while :; do sleep 1000; done xx\u00e9{3}\u2026\)\? y/n\s*$",
+                          status_line(text)),
+                "the command is cut between characters, then the ellipsis and y/n: %r"
+                % status_line(text))
         t.keys("n")
         time.sleep(0.3)
         c.check(b.poll() is None and d.poll() is None, "both remaining orphans still run")
