@@ -25,6 +25,10 @@
 #define PREFS_HISTORY_MAX 100
 /* The longest view name taken (bytes). */
 #define PREFS_NAME_MAX    64
+/* The most views kept: a file with more is a problem (the first ones
+ * kept), and :view save refuses a new one past it. Each view is looked
+ * up by a walk of the list, so the cap also bounds that walk. */
+#define PREFS_VIEWS_MAX   256
 
 /* One saved view; a NULL field (columns: has_columns false) was not
  * given and leaves that setting as it is. */
@@ -105,7 +109,8 @@ void prefs_view_set(struct prefs *p, const struct prefs_view *v);
 bool prefs_view_delete(struct prefs *p, const char *name);
 /* Free what one view holds. */
 void prefs_view_done(struct prefs_view *v);
-/* The view names, space-separated ("" when none), into buf (n bytes). */
+/* The view names, space-separated ("" when none), into buf (n bytes),
+ * each sanitized (str_sanitize) for the screen. */
 void prefs_view_names(const struct prefs *p, char *buf, size_t n);
 
 /* Set a string preference (a copy; NULL clears it). */

@@ -261,7 +261,7 @@ static void
 palette_columns_run(struct ui *ui, const char *arg)
 {
     int    cols[UI_COLUMNS_MAX];
-    size_t n = 0;
+    size_t n = 0, at;
     char   text[256];
 
     if (arg[0] == '\0') {
@@ -291,7 +291,9 @@ palette_columns_run(struct ui *ui, const char *arg)
                 "(%s)", word, all);
             return;
         }
-        if (n < UI_COLUMNS_MAX)
+        for (at = 0; at < n && cols[at] != c; at++)
+            ;                   /* named twice: one place, not two */
+        if (at == n && n < UI_COLUMNS_MAX)
             cols[n++] = c;
         arg += len;
     }
@@ -349,6 +351,12 @@ palette_view_run(struct ui *ui, const char *arg)
         if (len == 4) {
             struct prefs_view v;
 
+            if (prefs_view(p, name) == NULL && p->nviews >= PREFS_VIEWS_MAX) {
+                ui_message(ui, UI_ROLE_WARNING, ":view save: %d views "
+                    "already, the most kept (:view delete NAME first)",
+                    PREFS_VIEWS_MAX);
+                return;
+            }
             tui_prefs_capture_view(ui, name, &v);
             prefs_view_set(p, &v);
             prefs_view_done(&v);
@@ -394,7 +402,8 @@ palette_view_run(struct ui *ui, const char *arg)
         ui_message(ui, UI_ROLE_WARNING, "%s", err);
         return;
     }
-    ui_message(ui, UI_ROLE_NORMAL, "view %s", name);
+    str_sanitize(err, sizeof(err), name, strlen(name));
+    ui_message(ui, UI_ROLE_NORMAL, "view %s", err);
 }
 
 void

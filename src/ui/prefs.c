@@ -257,6 +257,12 @@ prefs_parse_views(struct prefs *p, const cJSON *o, const char *name,
         }
         if (prefs_view(p, it->string) != NULL)
             continue;           /* cJSON keeps duplicates: the first wins */
+        if (p->nviews == PREFS_VIEWS_MAX) {
+            snprintf(what, sizeof(what), "more than %d views (the first %d "
+                "kept)", PREFS_VIEWS_MAX, PREFS_VIEWS_MAX);
+            prefs_problem(cause, name, "views", what);
+            break;
+        }
         v = &p->views[p->nviews++];
         v->name = xstrdup(it->string);
         prefs_parse_view(v, it, name, cause);
@@ -363,7 +369,9 @@ prefs_load(struct prefs *p, const char *path, char **cause)
 
     prefs_done(p);
     *cause = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) at the path must not block the
+     * open; fstat then refuses anything but a regular file. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT)
             return 0;
@@ -614,8 +622,14 @@ prefs_view_names(const struct prefs *p, char *buf, size_t n)
         return;
     buf[0] = '\0';
     for (size_t i = 0; i < p->nviews && off + 1 < n; i++) {
-        int w = snprintf(buf + off, n - off, "%s%s", i > 0 ? " " : "",
-            p->views[i].name);
+        char shown[PREFS_NAME_MAX + 1];
+        int  w;
+
+        /* Shown as the terminal would draw it: a name from the file may
+         * hold a C1 control or a bidirectional override (U+202E). */
+        str_sanitize(shown, sizeof(shown), p->views[i].name,
+            strlen(p->views[i].name));
+        w = snprintf(buf + off, n - off, "%s%s", i > 0 ? " " : "", shown);
 
         if (w < 0 || (size_t)w >= n - off)
             break;

@@ -76,6 +76,18 @@ tui_prefs_bad(char *err, size_t n, bool *ok, const char *file,
     *ok = false;
 }
 
+/* True when c is among the n of cols: a column named twice takes one of
+ * the UI_COLUMNS_MAX places, not two (a later one is not crowded out). */
+static bool
+tui_prefs_has_column(const int *cols, size_t n, int c)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (cols[i] == c)
+            return true;
+    }
+    return false;
+}
+
 /* See prefs.h. */
 bool
 tui_prefs_apply_view(struct ui *ui, const struct prefs_view *v, char *err,
@@ -136,7 +148,8 @@ tui_prefs_apply_view(struct ui *ui, const struct prefs_view *v, char *err,
                 TUI_PREFS_BAD("columns", "no column \"%s\"", why);
                 continue;
             }
-            cols[nc++] = c;
+            if (!tui_prefs_has_column(cols, nc, c))
+                cols[nc++] = c;
         }
         view_table_set_columns(ui, cols, nc);
     }

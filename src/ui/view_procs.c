@@ -198,6 +198,8 @@ procs_scan(struct ui *ui, struct procs *p)
     size_t             nsrv = fleet_size(ui->fleet);
     int               *match;
     char               name[64];
+    struct proc_id     kept = { 0 };
+    bool               keep = false;
 
     /* The walk before is kept for CPU% unless it is too recent to
      * measure against (a walk again at once, after K). */
@@ -211,6 +213,12 @@ procs_scan(struct ui *ui, struct procs *p)
     memset(&p->cur, 0, sizeof(p->cur));
     p->cur_at = ev_now(ui->loop);
     p->scanned = true;
+    /* The selection follows its process, as htop's does: a row gone above
+     * it must not move the highlight (and K) onto the next process. */
+    if (p->sel < p->n) {
+        kept = p->rows[p->sel].id;
+        keep = true;
+    }
     p->n = p->nchildren = p->norphans = 0;
     t = &p->cur;
     p->scan_errno = proc_table_scan(t, "/proc") != 0 ? errno : 0;
@@ -293,6 +301,13 @@ procs_scan(struct ui *ui, struct procs *p)
         p->norphans++;
     }
     free(match);
+    for (size_t r = 0; keep && r < p->n; r++) {
+        if (p->rows[r].id.pid == kept.pid &&
+            p->rows[r].id.start == kept.start) {
+            p->sel = r;
+            break;
+        }
+    }
     if (p->n > 0 && p->sel >= p->n)
         p->sel = p->n - 1;
 }
@@ -483,13 +498,16 @@ void
 view_procs_prompt(struct ui *ui, struct ui_line *l)
 {
     struct procs *p = procs_get(ui);
-    char          cmd[48];
-    size_t        n = strlen(p->confirm.cmd);
+    size_t        n = strlen(p->confirm.cmd), fit;
+    int           used;
 
-    snprintf(cmd, sizeof(cmd), "%.40s%s", p->confirm.cmd,
-        n > 40 ? ui->g.ellipsis : "");
-    ui_line_addf(l, UI_ROLE_WARNING, "end orphan pid %d (%s)? y/n",
-        (int)p->confirm.id.pid, cmd);
+    /* 40 columns of the command, cut between characters (a cut inside
+     * one sent half a UTF-8 sequence, and the y/n after it was lost). */
+    fit = ui_text_cols(p->confirm.cmd, n) > 40 ?
+        ui_text_fit(p->confirm.cmd, n, 40, &used) : n;
+    ui_line_addf(l, UI_ROLE_WARNING, "end orphan pid %d (%.*s%s)? y/n",
+        (int)p->confirm.id.pid, (int)fit, p->confirm.cmd, fit < n ?
+        ui->g.ellipsis : "");
 }
 
 void

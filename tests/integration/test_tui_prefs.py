@@ -8,7 +8,9 @@ file left alone); the column chooser (c: Space hides protocol, + moves
 liveness before health, hidden at every width), :columns LIST and its
 unknown-name error; the palette's history (Up/Down, kept in tui.json),
 :end and :redial; Tab completion of a view name, a server after name: and a
-tag after tag:. At 80x24 and 200x60 where the case is about layout.
+tag after tag:; a hostile file (a column named 40 times in a view and in
+:columns, the most views and :view save past them). At 80x24 and 200x60
+where the case is about layout.
 
 Fixture fleet, nothing to serve: two refused ports (alpha, beta: down,
 connect_refused, tag edge), an invalid URL (gamma, tag core) and a healthy
@@ -374,6 +376,31 @@ def case_history_and_completion(c):
     c.check("triage" in doc.get("views", {}) and "calm" in doc.get("views", {}), "the views are kept")
 
 
+def case_hostile_file(c):
+    """A column named 40 times takes one place of the 32 (a later one is
+    still shown), in a view and in :columns; a file holding the most views
+    (256): :view save of a new one is refused, the views are not touched."""
+    home = xdg()
+    views = {"v%d" % i: {} for i in range(255)}
+    views["dup"] = {"columns": ["name"] * 40 + ["rtt"]}
+    write_prefs(home, json.dumps({"views": views}))
+    t = start(c, ["--view", "dup"], home, 80, 24)
+    try:
+        t.expect(c, [("--view dup: name given 40 times, rtt after it still shown",
+                      lambda s: titles(s) == ["NAME", "HEALTH", "RTT_ms"])], KEY_WAIT)
+        command(t, "columns " + "age," * 33 + "tags")
+        t.expect(c, [(":columns age x33 then tags: TAGS still shown",
+                      lambda s: titles(s) == ["NAME", "HEALTH", "AGE", "TAGS"])], KEY_WAIT)
+        command(t, "view save extra")
+        t.expect(c, [(":view save past the most views is refused, saying why",
+                      lambda s: "256 views already" in status(s))], KEY_WAIT)
+    finally:
+        t.close(c, bound=QUIT_BOUND)
+    doc = read_prefs(home)
+    c.check(doc.get("views") == views and "extra" not in doc.get("views", {}),
+            "tui.json's views are left as they were (%d views)" % len(doc.get("views", {})))
+
+
 def main():
     rep.run("--view: unknown names and no file are usage errors listing the views", case_view_usage)
     for cols, rows in ((80, 24), (200, 60)):
@@ -384,6 +411,7 @@ def main():
             case_broken_file, 80, 24)
     rep.run("palette history, completion of views, names and tags, :end, :redial, :theme (80x24)",
             case_history_and_completion)
+    rep.run("a hostile tui.json: a column 40 times, the most views (80x24)", case_hostile_file)
     rep.finish()
 
 

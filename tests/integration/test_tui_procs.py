@@ -6,7 +6,9 @@ mcptop, with the same command line, in a session of its own. It is listed
 in the ORPHANS section with its pid and the server's name, mcptop's own
 child is not; `K` then `n` leaves it running, `K` then `y` ends it (TERM)
 and the status line says so. Once at 80x24 and once at 200x60; `r` then
-shows the respawn count and the new child.
+shows the respawn count and the new child. The selection follows its
+process: with three orphans, the middle one selected, the first ending
+outside mcptop leaves K asking about the middle one.
 
 mcptop runs in tmux (mcptest.Tui); every process started here is
 registered with mcptest (killed at exit) and waited for with a bound.
@@ -252,6 +254,53 @@ def case_procs(c, cols, rows):
         mcptest.terminate(orphan, grace=2.0)
 
 
+def case_selection_follows(c):
+    """Three orphans A < B < D by pid, B selected; A ends outside mcptop:
+    the selection stays on B (it used to stay on the row number, so the
+    highlight and K moved onto D). The command line has an e-acute at the
+    prompt's 40-column cut: the question is cut between characters and
+    still ends in y/n (half a UTF-8 sequence lost it)."""
+    marker = "xx" + "\u00e9" * 9 + "-%d" % os.getpid()
+    # sleep 1000: each orphan's one descendant stays (no rows that come and
+    # go every second).
+    decl = {"command": "sh", "args": ["-c", "while :; do sleep 1000; done", marker]}
+    argv = [decl["command"]] + decl["args"]
+    cfg = mcptest.write_config({"loop": decl}, mcptop={"ping_interval_s": 1})
+    spawned = [mcptest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for _ in range(3)]
+    a, b, d = sorted(spawned, key=lambda p: p.pid)
+    t = mcptest.Tui(["-c", cfg], cols=80, rows=24)
+    try:
+        t.expect(c, [("the table shows loop", lambda s: table_cell(s, "loop", "HEALTH"))],
+                 START_WAIT, require=True)
+        t.keys("o")
+        t.expect(c, [("the three orphans are listed",
+                      lambda s: all(row_of(sections(s)[1], p.pid) for p in (a, b, d)))],
+                 KEY_WAIT, require=True)
+        c.require(select_orphan(c, t, b.pid), "K asks about the middle orphan, pid %d" % b.pid)
+        t.keys("n")
+        mcptest.terminate(a, grace=2.0)
+        t.expect(c, [("the first orphan's row is gone",
+                      lambda s: row_of(sections(s)[1], a.pid) is None
+                      and row_of(sections(s)[1], b.pid))], KEY_WAIT, require=True)
+        t.keys("K")
+        text, ok = t.wait(lambda s: "y/n" in status_line(s), KEY_WAIT)
+        c.check(ok and ("orphan pid %d " % b.pid) in status_line(text),
+                "K after a row above went away still asks about pid %d: %r"
+                % (b.pid, status_line(text)))
+        c.check(re.search(r"\(sh -c while :; do sleep 1000; done xx\u00e9{3}\u2026\)\? y/n\s*$",
+                          status_line(text)),
+                "the command is cut between characters, then the ellipsis and y/n: %r"
+                % status_line(text))
+        t.keys("n")
+        time.sleep(0.3)
+        c.check(b.poll() is None and d.poll() is None, "both remaining orphans still run")
+    finally:
+        t.close(c)
+        for p in spawned:
+            mcptest.terminate(p, grace=2.0)
+
+
 def main():
     try:
         mcptest.tmux_bin()
@@ -263,6 +312,8 @@ def main():
     rep.run("o at 80x24: the child's pid and RSS; an orphan listed, K n keeps it, K y ends it",
             case_procs, 80, 24)
     rep.run("o at 200x60: the same, and r shows a respawn", case_procs, 200, 60)
+    rep.run("o: the selection follows its process when a row above it goes (80x24)",
+            case_selection_follows)
     rep.finish()
 
 

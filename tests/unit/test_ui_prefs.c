@@ -357,6 +357,83 @@ test_save_merged(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The names as listed (":view", --view's error) are sanitized: a name
+ * from the file with U+202E or a C1 CSI is shown without it. */
+static void
+test_view_names_shown(void **state)
+{
+    static const char text[] = "{\"views\": {\"a\\u009b31mX\": {}, "
+        "\"b\\u202eY\": {}}}";
+    struct prefs p;
+    char        *cause = NULL, names[64];
+
+    (void)state;
+    prefs_init(&p);
+    assert_int_equal(prefs_parse(&p, "t", text, strlen(text), &cause), 0);
+    assert_int_equal(p.nviews, 2);
+    prefs_view_names(&p, names, sizeof(names));
+    assert_string_equal(names, "aX bY");  /* the CSI and its parameters */
+    prefs_done(&p);
+}
+
+/* A file with more views than PREFS_VIEWS_MAX: the first ones kept and a
+ * problem named (each view is found by a walk of the list: 80,000 of them
+ * in a 1 MB file took seconds at every start and every save). */
+static void
+test_views_capped(void **state)
+{
+    struct prefs p;
+    char        *text, *cause = NULL;
+    size_t       n = 0, cap = 40 * (PREFS_VIEWS_MAX + 2) + 32;
+    int          rc;
+
+    (void)state;
+    text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, "{\"views\": {");
+    for (int i = 0; i < PREFS_VIEWS_MAX + 1; i++)
+        n += (size_t)snprintf(text + n, cap - n, "%s\"v%d\": {}",
+            i > 0 ? ", " : "", i);
+    n += (size_t)snprintf(text + n, cap - n, "}}");
+    prefs_init(&p);
+    rc = prefs_parse(&p, "/c/tui.json", text, n, &cause);
+    assert_int_equal(rc, 1);
+    assert_non_null(cause);
+    assert_non_null(strstr(cause, "/c/tui.json: views: more than"));
+    assert_int_equal(p.nviews, PREFS_VIEWS_MAX);
+    assert_non_null(prefs_view(&p, "v0"));
+    assert_null(prefs_view(&p, "v256"));
+    free(cause);
+    free(text);
+    prefs_done(&p);
+}
+
+/* A FIFO at the path: refused at once, not an open that waits for a
+ * writer (the TUI hung at its start). SIGALRM ends the test if it
+ * blocks. */
+static void
+test_load_fifo(void **state)
+{
+    char         base[] = "/tmp/test_ui_prefs.XXXXXX", path[300];
+    struct prefs p;
+    char        *cause = NULL;
+
+    (void)state;
+    assert_non_null(mkdtemp(base));
+    snprintf(path, sizeof(path), "%s/tui.json", base);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    prefs_init(&p);
+    alarm(10);
+    assert_int_equal(prefs_load(&p, path, &cause), -1);
+    alarm(0);
+    assert_non_null(cause);
+    assert_non_null(strstr(cause, "not a regular file"));
+    free(cause);
+    prefs_done(&p);
+    unlink(path);
+    rmdir(base);
+}
+
 int
 main(void)
 {
@@ -367,6 +444,9 @@ main(void)
         cmocka_unit_test(test_history_and_views),
         cmocka_unit_test(test_save_load),
         cmocka_unit_test(test_save_merged),
+        cmocka_unit_test(test_views_capped),
+        cmocka_unit_test(test_view_names_shown),
+        cmocka_unit_test(test_load_fifo),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
