@@ -405,7 +405,8 @@ view_procs_draw(struct ui *ui, int y, int rows)
         procs_scan(ui, p);
     ui_line_reset(&l, UI_ROLE_NORMAL);
     ui_line_addf(&l, UI_ROLE_HEADER, "PROCESSES %zu", p->nchildren);
-    ui_line_addf(&l, UI_ROLE_DIM, " stdio children %s ", ui->g.sep);
+    ui_line_addf(&l, UI_ROLE_DIM, " stdio %s %s ",
+        p->nchildren == 1 ? "child" : "children", ui->g.sep);
     ui_line_addf(&l, p->norphans > 0 ? UI_ROLE_WARNING : UI_ROLE_DIM,
         "orphans %zu", p->norphans);
     if (p->scan_errno != 0)
