@@ -476,6 +476,32 @@ tap_hx_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
     return 0;
 }
 
+/* A header a proxy may pass on (RFC 9110 5.1, 5.5): its name a token,
+ * its value without CR, LF, NUL or another control but HTAB. What
+ * libmicrohttpd hands over otherwise (a bare CR kept in a value, an
+ * obs-fold folded into a name) would reach the upstream as it came: a
+ * server that ends a line at a bare CR would read a header the agent
+ * smuggled in. */
+static bool
+tap_http_header_ok(const char *key, const char *value)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+
+    if (key[0] == '\0')
+        return false;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+            (*p >= 'A' && *p <= 'Z') || strchr(tchar, *p) != NULL))
+            return false;
+    }
+    for (const unsigned char *p = (const unsigned char *)value;
+        p != NULL && *p; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return false;
+    }
+    return true;
+}
+
 /* MHD_KeyValueIterator: one header of the agent's. */
 static enum MHD_Result
 tap_hx_header_cb(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -484,10 +510,18 @@ tap_hx_header_cb(void *cls, enum MHD_ValueKind kind, const char *key,
     struct tap_hx *x = cls;
 
     (void)kind;
-    if (key == NULL || tap_http_hop(key, strlen(key), true))
+    if (key == NULL)
         return MHD_YES;
-    if (x->nhdrs >= TAP_HTTP_HEADERS_MAX)
+    if (!tap_http_header_ok(key, value)) {
+        x->bad_header = true;
         return MHD_NO;
+    }
+    if (tap_http_hop(key, strlen(key), true))
+        return MHD_YES;
+    if (x->nhdrs >= TAP_HTTP_HEADERS_MAX) {
+        x->many_headers = true;
+        return MHD_NO;
+    }
     x->hdrs = xrealloc(x->hdrs, (x->nhdrs + 1) * sizeof(*x->hdrs));
     x->hdrs[x->nhdrs++] = str_printf("%s: %s", key, value != NULL ? value :
         "");
@@ -584,9 +618,8 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         x->h = h;
         x->conn = conn;
         snprintf(x->method, sizeof(x->method), "%s", method);
-        if (MHD_get_connection_values(conn, MHD_HEADER_KIND,
-            tap_hx_header_cb, x) < 0 || x->nhdrs >= TAP_HTTP_HEADERS_MAX)
-            x->too_large = true;
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, tap_hx_header_cb,
+            x);
         x->next = h->xs;
         if (h->xs != NULL)
             h->xs->prev = x;
@@ -611,6 +644,14 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     if (x->state == TAP_HX_BODY) {
+        if (x->bad_header)
+            return tap_hx_queue_buffer(conn, 400, "text/plain",
+                "mcptop tap: a header of the request is malformed (a "
+                "control character, or a name that is not a token)\n");
+        if (x->many_headers)
+            return tap_hx_queue_buffer(conn, 431, "text/plain",
+                "mcptop tap: the request has more headers than the tap "
+                "passes on\n");
         if (x->too_large)
             return tap_hx_queue_buffer(conn, 413, "text/plain",
                 "mcptop tap: the request is larger than the tap reads\n");

@@ -45,6 +45,8 @@ struct tap_hx {
     char                  *body;
     size_t                 len, cap;
     bool                   too_large;
+    bool                   bad_header;      /* not passed on: 400 */
+    bool                   many_headers;    /* over the cap: 431 */
     char                 **ids;             /* requests in the body */
     size_t                 nids;
     bool                   initialize;

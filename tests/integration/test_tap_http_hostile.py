@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""The HTTP tap against a hostile agent and a hostile server (issue 31):
+what an attacker on either side of `mcptop tap --listen` sends, and what
+must (not) come of it.
+
+  header_smuggling  a bare CR in a header value, an obs-fold line: 400,
+                    and nothing reaches the upstream (it would read a
+                    header the agent smuggled in); a HTAB in a value is
+                    passed on; more headers than the tap passes on: 431
+
+Each upstream is a small raw-socket server on a thread here (it logs the
+bytes it was sent). Everything local; every wait is bounded.
+
+Standalone: MCPTOP_BIN=build/mcptop MCPTOP_TESTS_DIR=tests python3 tests/integration/test_tap_http_hostile.py
+"""
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcptest  # noqa: E402
+
+rep = mcptest.Reporter("tap_http_hostile: the HTTP tap against a hostile agent and server")
+
+
+def tmp(name):
+    return str(mcptest.tmpdir() / name)
+
+
+def answer_json(req):
+    """A JSON answer to the request's id, with Content-Length."""
+    body = req.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in req else b""
+    try:
+        rid = json.loads(body).get("id", 1)
+    except ValueError:
+        rid = 1
+    ans = json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode()
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(ans)) + ans
+
+
+class Upstream:
+    """A raw HTTP/1.1 server on 127.0.0.1 on a thread: reads one request
+    per connection (its head and Content-Length body), logs its bytes,
+    answers with respond(request bytes) -> bytes, closes."""
+
+    def __init__(self, respond=answer_json):
+        self.respond = respond
+        self.requests = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((mcptest.LOOPBACK, 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.url = "http://%s:%d/mcp" % (mcptest.LOOPBACK, self.port)
+        self.done = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.done:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        conn.settimeout(10)
+        req = b""
+        try:
+            while b"\r\n\r\n" not in req:
+                d = conn.recv(65536)
+                if not d:
+                    return
+                req += d
+            want = 0
+            for line in req.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    want = int(line.split(b":", 1)[1])
+            while len(req.split(b"\r\n\r\n", 1)[1]) < want:
+                d = conn.recv(65536)
+                if not d:
+                    break
+                req += d
+            with self.lock:
+                self.requests.append(req)
+            conn.sendall(self.respond(req))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def got(self):
+        with self.lock:
+            return list(self.requests)
+
+    def stop(self):
+        self.done = True
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+class Tap:
+    """mcptop tap --listen 127.0.0.1:PORT --upstream URL."""
+
+    def __init__(self, upstream, name="hostile"):
+        self.port = mcptest.free_port()
+        self.sock = tmp("tap-hostile-%d.sock" % self.port)
+        self.err = tmp("tap-hostile-%d.err" % self.port)
+        with open(self.err, "wb") as err:
+            self.proc = mcptest.spawn([mcptest.MCPTOP_BIN, "tap", "--listen",
+                                       "%s:%d" % (mcptest.LOOPBACK, self.port),
+                                       "--upstream", upstream, "--name", name,
+                                       "--socket", self.sock],
+                                      env=mcptest.mcptop_env(), stderr=err)
+        if not mcptest.wait_port(self.port, timeout=20, proc=self.proc):
+            raise mcptest.SetupError("the tap did not listen: %s" % self.stderr())
+
+    def stderr(self):
+        with open(self.err, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        mcptest.terminate(self.proc)
+        STOPPED.append((self.port, self.proc.returncode, self.stderr()))
+        return self.proc.returncode
+
+
+STOPPED = []    # (port, exit status, stderr) of every tap, for the last case
+
+
+def raw(port, data, timeout=20.0):
+    """Send data on a new connection to the tap, read until it closes."""
+    c = socket.create_connection((mcptest.LOOPBACK, port), timeout=timeout)
+    out = b""
+    try:
+        c.sendall(data)
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            out += d
+    except OSError as e:
+        out += b"<<%s>>" % str(e).encode()
+    finally:
+        c.close()
+    return out
+
+
+def status_of(resp):
+    try:
+        return int(resp.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+BODY = b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}'
+
+
+def post_with(headers):
+    """A raw POST of BODY with extra header bytes (CRLF-ended lines)."""
+    return (b"POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\n" + headers +
+            b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY)
+
+
+@mcptest.case(rep)
+def header_smuggling(c):
+    up = Upstream()
+    tap = Tap(up.url)
+    try:
+        got = raw(tap.port, post_with(b"X-A: b\rSmuggled-Cr: yes\r\n"))
+        c.eq(status_of(got), 400, "a bare CR in a value: 400: %r" % got[:200])
+        got = raw(tap.port, post_with(b"X-B: a\r\n Smuggled-Fold: yes\r\n"))
+        c.eq(status_of(got), 400, "an obs-fold line: 400: %r" % got[:200])
+        sent = b"".join(up.got())
+        c.check(b"Smuggled" not in sent,
+                "neither reached the upstream: %r" % sent[:400])
+        got = raw(tap.port, post_with(b"X-Tab: a\tb\r\n"))
+        c.eq(status_of(got), 200, "a HTAB in a value is fine: %r" % got[:200])
+        c.check(any(b"X-Tab: a\tb\r\n" in r for r in up.got()),
+                "and passed on as it came")
+        many = b"".join(b"X-H%d: v\r\n" % i for i in range(150))
+        got = raw(tap.port, post_with(many))
+        c.eq(status_of(got), 431, "150 headers: 431: %r" % got[:200])
+    finally:
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
+def taps_exit_clean(c):
+    c.check(len(STOPPED) >= 1, "the taps above were stopped: %d" % len(STOPPED))
+    for port, rc, err in STOPPED:
+        c.check("Sanitizer" not in err and "runtime error" not in err,
+                "the tap on port %d: no sanitizer report: %s" % (port, err[-2000:]))
+        c.eq(rc, 0, "the tap on port %d exits 0 on SIGTERM" % port)
+
+
+rep.finish()
