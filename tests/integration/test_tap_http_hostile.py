@@ -196,6 +196,59 @@ def header_smuggling(c):
         up.stop()
 
 
+def in_flight(sock):
+    cfg = mcptest.write_config({"hostile": {"tap": sock}})
+    got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30)
+    return mcptest.dig(got.json() or {}, "servers", 0, "in_flight")
+
+
+@mcptest.case(rep)
+def agent_gives_up_on_silent_server(c):
+    # A server that never sends the head of its answer to "hang"; the
+    # agent gives up (closes) on 70 such calls, more than the tap's 64
+    # connections. The tap notices each close while it waits: the next
+    # call is served, nothing is left in flight.
+    hung = threading.Event()
+
+    def respond(req):
+        if b'"hang"' in req:
+            hung.wait(60)
+            return b""
+        return answer_json(req)
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    try:
+        for batch in (40, 30):
+            socks = []
+            for i in range(batch):
+                s = socket.create_connection((mcptest.LOOPBACK, tap.port), timeout=10)
+                body = b'{"jsonrpc":"2.0","id":%d,"method":"hang"}' % (len(socks) + batch)
+                s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                          b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                socks.append(s)
+            deadline = time.monotonic() + 20
+            while len(up.got()) < batch and time.monotonic() < deadline:
+                time.sleep(0.05)
+            for s in socks:
+                s.close()
+            up.requests.clear()
+        got = raw(tap.port, post_with(b""), timeout=20)
+        c.eq(status_of(got), 200, "a call after 70 abandoned ones is served: %r" % got[:200])
+        left = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            left = in_flight(tap.sock)
+            if left == []:
+                break
+            time.sleep(0.2)
+        c.eq(left, [], "nothing of the abandoned calls is left in flight")
+    finally:
+        hung.set()
+        tap.stop()
+        up.stop()
+
+
 @mcptest.case(rep)
 def taps_exit_clean(c):
     c.check(len(STOPPED) >= 1, "the taps above were stopped: %d" % len(STOPPED))

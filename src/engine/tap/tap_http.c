@@ -26,6 +26,7 @@
 #include "tap/tap_http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -83,9 +84,33 @@ tap_http_kick(struct tap_http *h)
     }
 }
 
+static void tap_hx_gone_cb(struct ev_loop *loop, ev_io *w, int revents);
+
+/* x waits (for the upstream's head or more of its body): MHD is done
+ * with the connection until it is resumed, and watches it no more, so
+ * the tap watches the agent's socket for its going away (else an agent
+ * that gives up on a server that never answers would keep a connection,
+ * a transfer upstream and its requests in flight for ever: 64 of them
+ * and the tap takes no more). */
+static void
+tap_hx_suspend(struct tap_hx *x)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    x->suspended = true;
+    MHD_suspend_connection(x->conn);
+    ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci != NULL && ci->connect_fd >= 0 && !ev_is_active(&x->gone)) {
+        ev_io_init(&x->gone, tap_hx_gone_cb, ci->connect_fd, EV_READ);
+        x->gone.data = x;
+        ev_io_start(x->h->t->loop, &x->gone);
+    }
+}
+
 static void
 tap_hx_wake(struct tap_hx *x)
 {
+    ev_io_stop(x->h->t->loop, &x->gone);
     if (x->suspended) {
         x->suspended = false;
         MHD_resume_connection(x->conn);
@@ -471,8 +496,7 @@ tap_hx_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
     if (x->up_done)
         return x->cut ? MHD_CONTENT_READER_END_WITH_ERROR :
             MHD_CONTENT_READER_END_OF_STREAM;
-    x->suspended = true;
-    MHD_suspend_connection(x->conn);
+    tap_hx_suspend(x);
     return 0;
 }
 
@@ -661,15 +685,13 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         if (tap_hx_start(x) != 0)
             return tap_hx_queue_buffer(conn, 502, "text/plain",
                 "mcptop tap: cannot start the upstream request\n");
-        x->suspended = true;
-        MHD_suspend_connection(conn);
+        tap_hx_suspend(x);
         return MHD_YES;
     }
     if (x->own || x->state == TAP_HX_HEAD)
         return tap_hx_answer(x);
     /* Resumed with nothing new (cannot happen): wait again. */
-    x->suspended = true;
-    MHD_suspend_connection(conn);
+    tap_hx_suspend(x);
     return MHD_YES;
 }
 
@@ -696,10 +718,41 @@ tap_hx_abandoned(struct tap_hx *x)
     }
 }
 
+/* ev_io on a waiting agent's socket: readable is its end (or a request
+ * it pipelined, left to MHD). Gone: what it carried leaves the ledger,
+ * the transfer upstream ends, and MHD is let to close the connection. */
+static void
+tap_hx_gone_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct tap_hx *x = w->data;
+    char           c;
+    ssize_t        n = recv(w->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    (void)revents;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    ev_io_stop(loop, w);
+    if (n > 0)
+        return;
+    if (x->up != NULL) {
+        tap_hx_abandoned(x);
+        http_relay_abort(x->up);
+        x->up = NULL;
+    }
+    x->cut = true;
+    if (x->state == TAP_HX_WAIT)
+        tap_hx_own(x, 502, "text/plain", xstrdup("mcptop tap: the agent "
+            "went away\n"));
+    x->up_done = true;
+    tap_hx_wake(x);
+}
+
 static void
 tap_hx_free(struct tap_hx *x)
 {
     struct tap_http *h = x->h;
+
+    ev_io_stop(h->t->loop, &x->gone);
 
     if (x->prev != NULL)
         x->prev->next = x->next;
@@ -961,6 +1014,7 @@ tap_http_stop(struct tap *t)
         x->up = NULL;
         x->up_done = true;
         x->cut = true;
+        ev_io_stop(t->loop, &x->gone);
         if (x->suspended) {
             x->suspended = false;
             MHD_resume_connection(x->conn);

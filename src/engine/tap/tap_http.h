@@ -53,6 +53,7 @@ struct tap_hx {
     struct http_relay     *up;
     enum tap_hx_state      state;
     bool                   suspended;
+    ev_io                  gone;            /* the agent's socket, waiting */
     long                   status;
     char                 **rhdrs;           /* the answer's, passed on */
     size_t                 nrhdrs;
