@@ -250,6 +250,32 @@ def agent_gives_up_on_silent_server(c):
 
 
 @mcptest.case(rep)
+def bad_upstream_and_listen(c):
+    # An upstream URL libcurl cannot parse is refused at the start (not a
+    # 502 for every call), and a password in it, '@' and all, is nowhere.
+    for bad in ("http://a b/mcp", "http://user:pa@ss-w0rd@127.0.0.1:9/mcp"):
+        got = mcptest.run_mcptop(["tap", "--listen", "127.0.0.1:0", "--upstream", bad,
+                                  "--no-socket"], timeout=20)
+        c.eq(got.rc, 2, "%s is refused at the start: %s" % (bad, got.describe()))
+        c.check("--upstream" in got.stderr, "saying which: %r" % got.stderr)
+        c.check("ss-w0rd" not in got.stderr and "pa@" not in got.stderr,
+                "no piece of the password: %r" % got.stderr)
+    # A port in use: the message names it.
+    busy = socket.socket()
+    busy.bind((mcptest.LOOPBACK, 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        got = mcptest.run_mcptop(["tap", "--listen", "127.0.0.1:%d" % port, "--upstream",
+                                  "http://127.0.0.1:9/mcp", "--no-socket"], timeout=20)
+        c.eq(got.rc, 2, "a port in use: %s" % got.describe())
+        c.check("port %d" % port in got.stderr and "in use" in got.stderr,
+                "the message names the port: %r" % got.stderr)
+    finally:
+        busy.close()
+
+
+@mcptest.case(rep)
 def taps_exit_clean(c):
     c.check(len(STOPPED) >= 1, "the taps above were stopped: %d" % len(STOPPED))
     for port, rc, err in STOPPED:

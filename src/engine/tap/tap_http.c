@@ -36,6 +36,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "engine/url.h"
 #include "io/curlev.h"
 #include "io/http_relay.h"
 #include "io/sse.h"
@@ -172,25 +173,22 @@ tap_http_hop(const char *name, size_t n, bool request)
     return false;
 }
 
-/* The upstream URL as the snapshot may show it: no userinfo, no query. */
+/* The upstream URL as the snapshot may show it: its origin and path as
+ * libcurl parses them (no userinfo, however many '@' it holds; no query,
+ * no fragment). NULL when it is no http(s) URL libcurl parses. */
 static char *
 tap_http_shown_url(const char *url)
 {
-    const char *scheme = strstr(url, "://");
-    const char *host = scheme != NULL ? scheme + 3 : url;
-    const char *at = strchr(host, '@');
-    const char *slash = strchr(host, '/');
-    char       *s, *q;
+    char *origin = NULL, *path = NULL, *s, *clean;
 
-    if (at != NULL && (slash == NULL || at < slash))
-        s = str_printf("%.*s%s", (int)(host - url), url, at + 1);
-    else
-        s = xstrdup(url);
-    if ((q = strpbrk(s, "?#")) != NULL)
-        *q = '\0';
-    q = str_sanitized(s);
+    if (url_split_http(url, &origin, &path, NULL) != 0)
+        return NULL;
+    s = str_printf("%s%s", origin, path[0] != '\0' ? path : "/");
+    clean = str_sanitized(s);
     free(s);
-    return q;
+    free(origin);
+    free(path);
+    return clean;
 }
 
 /* --- the agent's request: its body, its ids ------------------------------ */
@@ -908,6 +906,8 @@ tap_http_start(struct tap *t, char **cause)
         MHD_ALLOW_SUSPEND_RESUME;
     const union MHD_DaemonInfo *info;
     char                        host[INET6_ADDRSTRLEN];
+    char                       *shown;
+    uint16_t                    port;
 
     if (tap_http_parse_listen(t->opt.listen, &ss, &sslen, &loopback) != 0) {
         *cause = str_printf("--listen %s: expected HOST:PORT with a numeric "
@@ -925,14 +925,22 @@ tap_http_start(struct tap *t, char **cause)
         *cause = str_printf("--upstream needs an http:// or https:// URL");
         return -1;
     }
+    if ((shown = tap_http_shown_url(t->opt.upstream)) == NULL) {
+        *cause = str_printf("--upstream: not a URL libcurl can parse (a "
+            "space, a bad host or port?)");
+        return -1;
+    }
     h = xcalloc(1, sizeof(*h));
     h->t = t;
     h->upstream = xstrdup(t->opt.upstream);
-    h->shown = tap_http_shown_url(t->opt.upstream);
+    h->shown = shown;
     h->ce = curlev_new(t->loop, 1, 0);
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, tap_http_access_cb, h,
+    /* The port as well as the address: MHD names it when it cannot bind. */
+    port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->
+        sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+    h->mhd = MHD_start_daemon(flags, port, NULL, NULL, tap_http_access_cb, h,
         MHD_OPTION_EXTERNAL_LOGGER, tap_http_log_cb, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)TAP_HTTP_CONNECTIONS,
