@@ -250,6 +250,59 @@ def agent_gives_up_on_silent_server(c):
 
 
 @mcptest.case(rep)
+def cancel_in_a_batch(c):
+    # A batch of two to a server that never answers: cancelling one of
+    # them is refused (the tap's answer would be one object where the
+    # agent waits for a list, the other request never answered, in flight
+    # for ever); when the agent gives up, neither is left in flight.
+    hung = threading.Event()
+
+    def respond(req):
+        hung.wait(60)
+        return b""
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    cfg = mcptest.write_config({"hostile": {"tap": tap.sock}})
+    s = None
+    try:
+        body = (b'[{"jsonrpc":"2.0","id":10,"method":"hang"},'
+                b'{"jsonrpc":"2.0","id":11,"method":"hang"}]')
+        s = socket.create_connection((mcptest.LOOPBACK, tap.port), timeout=10)
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        deadline = time.monotonic() + 20
+        while not up.got() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        got = mcptest.run_mcptop(["cancel", "-c", cfg, "--server", "hostile",
+                                  "--request", "10"], timeout=30)
+        c.check(got.rc != 0, "the cancel is refused: %s" % got.describe())
+        c.check("batch" in got.stdout + got.stderr, "saying why: %s" % got.describe())
+        s.settimeout(1.0)
+        try:
+            early = s.recv(100)
+        except socket.timeout:
+            early = b""
+        c.eq(early, b"", "the agent got no answer of the tap's")
+        s.close()
+        s = None
+        left = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            left = in_flight(tap.sock)
+            if left == []:
+                break
+            time.sleep(0.2)
+        c.eq(left, [], "the agent gone, neither is in flight")
+    finally:
+        if s is not None:
+            s.close()
+        hung.set()
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
 def bad_upstream_and_listen(c):
     # An upstream URL libcurl cannot parse is refused at the start (not a
     # 502 for every call), and a password in it, '@' and all, is nowhere.

@@ -817,6 +817,14 @@ tap_http_cancel(struct tap *t, const struct tap_request *r,
                 x = y;
         }
     }
+    if (x != NULL && x->nids > 1) {
+        /* The tap's answer would be the whole answer (one object where
+         * the agent waits for the batch's list, its other requests never
+         * answered, in flight for ever). */
+        *detail = str_printf("it is one of the %zu requests of a batch: the "
+            "tap answers a batch whole or not at all", x->nids);
+        return -1;
+    }
     if (x != NULL && x->state != TAP_HX_WAIT && !x->sse) {
         *detail = xstrdup("the server's answer to it is arriving already");
         return -1;
