@@ -250,6 +250,40 @@ def agent_gives_up_on_silent_server(c):
 
 
 @mcptest.case(rep)
+def compressed_unasked(c):
+    # The tap asks for no encoding (it reads the copy); a server that
+    # gzips its answer anyway: the agent gets it decoded (no
+    # Content-Encoding), and the ledger reads it as the answer (no
+    # not_mcp_response against a server that answered).
+    import gzip
+
+    def respond(req):
+        plain = answer_json(req)
+        head, body = plain.split(b"\r\n\r\n", 1)
+        z = gzip.compress(body)
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(z)) + z
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    try:
+        got = raw(tap.port, post_with(b"Accept-Encoding: identity\r\n"))
+        head, _, body = got.partition(b"\r\n\r\n")
+        c.eq(status_of(got), 200, "answered: %r" % got[:200])
+        c.check(b"content-encoding" not in head.lower(), "no Content-Encoding: %r" % head)
+        c.check(b'"id":7' in body.replace(b" ", b""), "the answer decoded: %r" % body[:200])
+        c.check(all(b"accept-encoding" not in r.lower() for r in up.got()),
+                "no Accept-Encoding went upstream: %r" % up.got()[:1])
+        cfg = mcptest.write_config({"hostile": {"tap": tap.sock}})
+        got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30)
+        srv = mcptest.dig(got.json() or {}, "servers", 0) or {}
+        c.eq(srv.get("last_failure"), None, "the ledger read the answer: %s" % got.describe())
+    finally:
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
 def cancel_in_a_batch(c):
     # A batch of two to a server that never answers: cancelling one of
     # them is refused (the tap's answer would be one object where the
