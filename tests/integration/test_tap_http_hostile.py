@@ -92,7 +92,13 @@ class Upstream:
                 req += d
             with self.lock:
                 self.requests.append(req)
-            conn.sendall(self.respond(req))
+            out = self.respond(req)
+            if isinstance(out, list):   # pieces, a little apart
+                for piece in out:
+                    conn.sendall(piece)
+                    time.sleep(0.3)
+            else:
+                conn.sendall(out)
         except OSError:
             pass
         finally:
@@ -332,6 +338,35 @@ def cancel_in_a_batch(c):
         if s is not None:
             s.close()
         hung.set()
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
+def resets_do_not_flood_stderr(c):
+    # 60 agents that reset their connection under a streamed answer: each
+    # makes libmicrohttpd say so; the tap says at most 20 a minute.
+    def respond(req):
+        return [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n",
+                b"event: message\ndata: {}\n\n"] * 3
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    try:
+        for i in range(60):
+            s = socket.create_connection((mcptest.LOOPBACK, tap.port), timeout=10)
+            s.sendall(post_with(b""))
+            try:
+                s.recv(100)     # the head: the answer streams
+            except OSError:
+                pass
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.close()           # a reset
+        time.sleep(1.5)
+        said = [l for l in tap.stderr().splitlines() if l.startswith("mcptop tap: http:")]
+        c.check(len(said) <= 21, "at most 20 of libmicrohttpd's lines: %d\n%s" %
+                (len(said), "\n".join(said[:5])))
+    finally:
         tap.stop()
         up.stop()
 

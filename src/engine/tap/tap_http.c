@@ -793,12 +793,29 @@ tap_http_completed_cb(void *cls, struct MHD_Connection *conn,
     tap_hx_free(x);
 }
 
+/* libmicrohttpd's messages, at most TAP_HTTP_LOG_BURST a minute: each
+ * agent that resets its connection under an answer makes one, and an
+ * agent must not fill the operator's terminal or journal. */
 static void
 tap_http_log_cb(void *cls, const char *fmt, va_list ap)
 {
-    char line[512];
+    struct tap_http *h = cls;
+    int64_t          now = clock_mono_ms();
+    char             line[512];
 
-    (void)cls;
+    if (now - h->log_since >= 60000) {
+        if (h->log_dropped > 0)
+            fprintf(stderr, "mcptop tap: http: (%lu more messages in the "
+                "last minute not shown)\n", h->log_dropped);
+        h->log_since = now;
+        h->log_count = 0;
+        h->log_dropped = 0;
+    }
+    if (h->log_count >= TAP_HTTP_LOG_BURST) {
+        h->log_dropped++;
+        return;
+    }
+    h->log_count++;
     vsnprintf(line, sizeof(line), fmt, ap);
     line[strcspn(line, "\r\n")] = '\0';
     str_sanitize(line, sizeof(line), line, strlen(line));

@@ -25,6 +25,7 @@ struct MHD_Daemon;
 #define TAP_HTTP_CONNECTIONS   64
 #define TAP_HTTP_IDLE_S        600         /* an idle agent connection */
 #define TAP_HTTP_BLOCK         (16 * 1024)
+#define TAP_HTTP_LOG_BURST     20          /* MHD's messages a minute */
 
 enum tap_hx_state {
     TAP_HX_BODY,        /* the agent's body is arriving */
@@ -114,6 +115,9 @@ struct tap_http {
     size_t               nsessions;
     struct tap_own      *owns;
     bool                 resume_due;
+    int64_t              log_since;         /* MHD's messages' minute */
+    unsigned             log_count;
+    unsigned long        log_dropped;
 };
 
 
