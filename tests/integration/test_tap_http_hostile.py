@@ -343,6 +343,52 @@ def cancel_in_a_batch(c):
 
 
 @mcptest.case(rep)
+def cancel_then_cut_mid_event(c):
+    # mcptop cancel while the server is mid-event (the tap's answer waits
+    # for the event's end), then the server ends its stream there: the
+    # agent still gets the tap's -32800 (it was told cancelled; without
+    # it the agent waits for an answer that will never come).
+    def respond(req):
+        return ([b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n",
+                 b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/pro']
+                + [b""] * 8)
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    cfg = mcptest.write_config({"hostile": {"tap": tap.sock}})
+    s = None
+    try:
+        s = socket.create_connection((mcptest.LOOPBACK, tap.port), timeout=20)
+        s.sendall(post_with(b""))
+        head = b""
+        while b"notifications/pro" not in head:
+            d = s.recv(4096)
+            if not d:
+                break
+            head += d
+        c.require(status_of(head) == 200 and b"notifications/pro" in head,
+                  "the stream began, mid-event: %r" % head[:300])
+        got = mcptest.run_mcptop(["cancel", "-c", cfg, "--server", "hostile",
+                                  "--request", "7"], timeout=30)
+        c.eq(got.rc, 0, "the cancel: %s" % got.describe())
+        rest = head
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                rest += d
+        except OSError:
+            pass
+        c.check(b"-32800" in rest, "the agent got the tap's -32800: %r" % rest[-300:])
+    finally:
+        if s is not None:
+            s.close()
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
 def resets_do_not_flood_stderr(c):
     # 60 agents that reset their connection under a streamed answer: each
     # makes libmicrohttpd say so; the tap says at most 20 a minute.

@@ -431,6 +431,19 @@ tap_hx_done_cb(void *arg, const struct failure_evidence *evd,
     x->up = NULL;
     if (x->stopped)
         return;
+    if (x->inject != NULL) {
+        /* The operator cancelled mid-event and the server ended there:
+         * the event is ended (the agent reads its part as it may), then
+         * the tap's answer, or the agent would wait for it for ever. */
+        tap_hx_queue(x, "\n\n", x->nl_run >= 1 ? 1 : 2);
+        tap_hx_queue(x, x->inject, strlen(x->inject));
+        free(x->inject);
+        x->inject = NULL;
+        x->stopped = true;
+        x->up_done = true;
+        tap_hx_wake(x);
+        return;
+    }
     if (e.net == NET_OK && x->status < 300) {
         if (x->parser != NULL)
             sse_finish(x->parser);
