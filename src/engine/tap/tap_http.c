@@ -26,8 +26,8 @@
 #include "tap/tap_http.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
