@@ -389,6 +389,35 @@ def cancel_then_cut_mid_event(c):
 
 
 @mcptest.case(rep)
+def end_answered_with_a_stream(c):
+    # The operator's DELETE answered 200 with an SSE stream the server
+    # keeps open: the session was terminated (the status is the answer),
+    # not timed_out at the tap's deadline with "HTTP 200".
+    def respond(req):
+        if req.startswith(b"DELETE"):
+            return ([b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n",
+                     b": still here\n\n"] + [b""] * 20)
+        plain = answer_json(req)
+        return plain.replace(b"\r\n\r\n", b"\r\nMcp-Session-Id: sess-hostile-42\r\n\r\n", 1)
+
+    up = Upstream(respond)
+    tap = Tap(up.url)
+    cfg = mcptest.write_config({"hostile": {"tap": tap.sock}})
+    try:
+        init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+        got = raw(tap.port, b"POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(init) + init)
+        c.require(status_of(got) == 200, "initialized: %r" % got[:200])
+        got = mcptest.run_mcptop(["end", "-c", cfg, "--server", "hostile", "--session",
+                                  "sess-hos"], timeout=40)
+        c.check("terminated" in got.stdout, "the ending: terminated: %s" % got.describe())
+        c.check("timed_out" not in got.stdout, "not timed_out: %s" % got.describe())
+    finally:
+        tap.stop()
+        up.stop()
+
+
+@mcptest.case(rep)
 def resets_do_not_flood_stderr(c):
     # 60 agents that reset their connection under a streamed answer: each
     # makes libmicrohttpd say so; the tap says at most 20 a minute.

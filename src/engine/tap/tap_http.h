@@ -96,6 +96,7 @@ struct tap_own {
     char               prefix[16];
     double             started;
     long               status;
+    bool               head_only;           /* stopped at its head */
     char              *session;             /* the ending's id */
     struct tap_own    *prev, *next;
 };
