@@ -1,7 +1,10 @@
 /*
  * One HTTP transfer passed on as it arrives (http_relay.h): a curl easy
  * handle on curlev's multi handle, its header and write callbacks handing
- * the answer up unchanged, CURL_WRITEFUNC_PAUSE for backpressure.
+ * the answer up unchanged, CURL_WRITEFUNC_PAUSE for backpressure. The
+ * one change: a body the server compressed unasked (no Accept-Encoding is
+ * sent) is handed up decoded by libcurl, so its reader can read it; the
+ * head keeps its Content-Encoding line, for the caller to drop.
  */
 #include "io/http_relay.h"
 
@@ -18,7 +21,7 @@
 
 /* Headers libcurl would add of its own ("Name:" removes one). */
 static const char *const http_relay_own[] = {
-    "Expect:", "Accept:", "Content-Type:",
+    "Expect:", "Accept:", "Content-Type:", "Accept-Encoding:",
 };
 
 struct http_relay {
@@ -188,6 +191,9 @@ http_relay_start(struct curlev *ce, const struct http_relay_request *rq,
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_relay_header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* Every encoding libcurl decodes, decoded; "Accept-Encoding:" among
+     * the headers keeps libcurl from asking for them. */
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     /* The agent's headers only (no User-Agent or Accept of libcurl's). */
     curl_easy_setopt(e, CURLOPT_USERAGENT, NULL);

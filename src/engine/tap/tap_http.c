@@ -27,6 +27,7 @@
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "engine/url.h"
 #include "io/curlev.h"
 #include "io/http_relay.h"
 #include "io/sse.h"
@@ -83,9 +85,33 @@ tap_http_kick(struct tap_http *h)
     }
 }
 
+static void tap_hx_gone_cb(struct ev_loop *loop, ev_io *w, int revents);
+
+/* x waits (for the upstream's head or more of its body): MHD is done
+ * with the connection until it is resumed, and watches it no more, so
+ * the tap watches the agent's socket for its going away (else an agent
+ * that gives up on a server that never answers would keep a connection,
+ * a transfer upstream and its requests in flight for ever: 64 of them
+ * and the tap takes no more). */
+static void
+tap_hx_suspend(struct tap_hx *x)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    x->suspended = true;
+    MHD_suspend_connection(x->conn);
+    ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci != NULL && ci->connect_fd >= 0 && !ev_is_active(&x->gone)) {
+        ev_io_init(&x->gone, tap_hx_gone_cb, ci->connect_fd, EV_READ);
+        x->gone.data = x;
+        ev_io_start(x->h->t->loop, &x->gone);
+    }
+}
+
 static void
 tap_hx_wake(struct tap_hx *x)
 {
+    ev_io_stop(x->h->t->loop, &x->gone);
     if (x->suspended) {
         x->suspended = false;
         MHD_resume_connection(x->conn);
@@ -144,28 +170,28 @@ tap_http_hop(const char *name, size_t n, bool request)
     /* MHD writes its own. */
     if (!request && n == 4 && strncasecmp(name, "date", n) == 0)
         return true;
+    /* An answer compressed unasked comes decoded (http_relay.c). */
+    if (!request && n == 16 && strncasecmp(name, "content-encoding", n) == 0)
+        return true;
     return false;
 }
 
-/* The upstream URL as the snapshot may show it: no userinfo, no query. */
+/* The upstream URL as the snapshot may show it: its origin and path as
+ * libcurl parses them (no userinfo, however many '@' it holds; no query,
+ * no fragment). NULL when it is no http(s) URL libcurl parses. */
 static char *
 tap_http_shown_url(const char *url)
 {
-    const char *scheme = strstr(url, "://");
-    const char *host = scheme != NULL ? scheme + 3 : url;
-    const char *at = strchr(host, '@');
-    const char *slash = strchr(host, '/');
-    char       *s, *q;
+    char *origin = NULL, *path = NULL, *s, *clean;
 
-    if (at != NULL && (slash == NULL || at < slash))
-        s = str_printf("%.*s%s", (int)(host - url), url, at + 1);
-    else
-        s = xstrdup(url);
-    if ((q = strpbrk(s, "?#")) != NULL)
-        *q = '\0';
-    q = str_sanitized(s);
+    if (url_split_http(url, &origin, &path, NULL) != 0)
+        return NULL;
+    s = str_printf("%s%s", origin, path[0] != '\0' ? path : "/");
+    clean = str_sanitized(s);
     free(s);
-    return q;
+    free(origin);
+    free(path);
+    return clean;
 }
 
 /* --- the agent's request: its body, its ids ------------------------------ */
@@ -405,6 +431,19 @@ tap_hx_done_cb(void *arg, const struct failure_evidence *evd,
     x->up = NULL;
     if (x->stopped)
         return;
+    if (x->inject != NULL) {
+        /* The operator cancelled mid-event and the server ended there:
+         * the event is ended (the agent reads its part as it may), then
+         * the tap's answer, or the agent would wait for it for ever. */
+        tap_hx_queue(x, "\n\n", x->nl_run >= 1 ? 1 : 2);
+        tap_hx_queue(x, x->inject, strlen(x->inject));
+        free(x->inject);
+        x->inject = NULL;
+        x->stopped = true;
+        x->up_done = true;
+        tap_hx_wake(x);
+        return;
+    }
     if (e.net == NET_OK && x->status < 300) {
         if (x->parser != NULL)
             sse_finish(x->parser);
@@ -471,9 +510,34 @@ tap_hx_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
     if (x->up_done)
         return x->cut ? MHD_CONTENT_READER_END_WITH_ERROR :
             MHD_CONTENT_READER_END_OF_STREAM;
-    x->suspended = true;
-    MHD_suspend_connection(x->conn);
+    tap_hx_suspend(x);
     return 0;
+}
+
+/* A header a proxy may pass on (RFC 9110 5.1, 5.5): its name a token,
+ * its value without CR, LF, NUL or another control but HTAB. What
+ * libmicrohttpd hands over otherwise (a bare CR kept in a value, an
+ * obs-fold folded into a name) would reach the upstream as it came: a
+ * server that ends a line at a bare CR would read a header the agent
+ * smuggled in. */
+static bool
+tap_http_header_ok(const char *key, const char *value)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+
+    if (key[0] == '\0')
+        return false;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+            (*p >= 'A' && *p <= 'Z') || strchr(tchar, *p) != NULL))
+            return false;
+    }
+    for (const unsigned char *p = (const unsigned char *)value;
+        p != NULL && *p; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return false;
+    }
+    return true;
 }
 
 /* MHD_KeyValueIterator: one header of the agent's. */
@@ -484,10 +548,18 @@ tap_hx_header_cb(void *cls, enum MHD_ValueKind kind, const char *key,
     struct tap_hx *x = cls;
 
     (void)kind;
-    if (key == NULL || tap_http_hop(key, strlen(key), true))
+    if (key == NULL)
         return MHD_YES;
-    if (x->nhdrs >= TAP_HTTP_HEADERS_MAX)
+    if (!tap_http_header_ok(key, value)) {
+        x->bad_header = true;
         return MHD_NO;
+    }
+    if (tap_http_hop(key, strlen(key), true))
+        return MHD_YES;
+    if (x->nhdrs >= TAP_HTTP_HEADERS_MAX) {
+        x->many_headers = true;
+        return MHD_NO;
+    }
     x->hdrs = xrealloc(x->hdrs, (x->nhdrs + 1) * sizeof(*x->hdrs));
     x->hdrs[x->nhdrs++] = str_printf("%s: %s", key, value != NULL ? value :
         "");
@@ -584,9 +656,8 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         x->h = h;
         x->conn = conn;
         snprintf(x->method, sizeof(x->method), "%s", method);
-        if (MHD_get_connection_values(conn, MHD_HEADER_KIND,
-            tap_hx_header_cb, x) < 0 || x->nhdrs >= TAP_HTTP_HEADERS_MAX)
-            x->too_large = true;
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, tap_hx_header_cb,
+            x);
         x->next = h->xs;
         if (h->xs != NULL)
             h->xs->prev = x;
@@ -611,6 +682,14 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     if (x->state == TAP_HX_BODY) {
+        if (x->bad_header)
+            return tap_hx_queue_buffer(conn, 400, "text/plain",
+                "mcptop tap: a header of the request is malformed (a "
+                "control character, or a name that is not a token)\n");
+        if (x->many_headers)
+            return tap_hx_queue_buffer(conn, 431, "text/plain",
+                "mcptop tap: the request has more headers than the tap "
+                "passes on\n");
         if (x->too_large)
             return tap_hx_queue_buffer(conn, 413, "text/plain",
                 "mcptop tap: the request is larger than the tap reads\n");
@@ -620,15 +699,13 @@ tap_http_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
         if (tap_hx_start(x) != 0)
             return tap_hx_queue_buffer(conn, 502, "text/plain",
                 "mcptop tap: cannot start the upstream request\n");
-        x->suspended = true;
-        MHD_suspend_connection(conn);
+        tap_hx_suspend(x);
         return MHD_YES;
     }
     if (x->own || x->state == TAP_HX_HEAD)
         return tap_hx_answer(x);
     /* Resumed with nothing new (cannot happen): wait again. */
-    x->suspended = true;
-    MHD_suspend_connection(conn);
+    tap_hx_suspend(x);
     return MHD_YES;
 }
 
@@ -655,10 +732,41 @@ tap_hx_abandoned(struct tap_hx *x)
     }
 }
 
+/* ev_io on a waiting agent's socket: readable is its end (or a request
+ * it pipelined, left to MHD). Gone: what it carried leaves the ledger,
+ * the transfer upstream ends, and MHD is let to close the connection. */
+static void
+tap_hx_gone_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct tap_hx *x = w->data;
+    char           c;
+    ssize_t        n = recv(w->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    (void)revents;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    ev_io_stop(loop, w);
+    if (n > 0)
+        return;
+    if (x->up != NULL) {
+        tap_hx_abandoned(x);
+        http_relay_abort(x->up);
+        x->up = NULL;
+    }
+    x->cut = true;
+    if (x->state == TAP_HX_WAIT)
+        tap_hx_own(x, 502, "text/plain", xstrdup("mcptop tap: the agent "
+            "went away\n"));
+    x->up_done = true;
+    tap_hx_wake(x);
+}
+
 static void
 tap_hx_free(struct tap_hx *x)
 {
     struct tap_http *h = x->h;
+
+    ev_io_stop(h->t->loop, &x->gone);
 
     if (x->prev != NULL)
         x->prev->next = x->next;
@@ -698,12 +806,29 @@ tap_http_completed_cb(void *cls, struct MHD_Connection *conn,
     tap_hx_free(x);
 }
 
+/* libmicrohttpd's messages, at most TAP_HTTP_LOG_BURST a minute: each
+ * agent that resets its connection under an answer makes one, and an
+ * agent must not fill the operator's terminal or journal. */
 static void
 tap_http_log_cb(void *cls, const char *fmt, va_list ap)
 {
-    char line[512];
+    struct tap_http *h = cls;
+    int64_t          now = clock_mono_ms();
+    char             line[512];
 
-    (void)cls;
+    if (now - h->log_since >= 60000) {
+        if (h->log_dropped > 0)
+            fprintf(stderr, "mcptop tap: http: (%lu more messages in the "
+                "last minute not shown)\n", h->log_dropped);
+        h->log_since = now;
+        h->log_count = 0;
+        h->log_dropped = 0;
+    }
+    if (h->log_count >= TAP_HTTP_LOG_BURST) {
+        h->log_dropped++;
+        return;
+    }
+    h->log_count++;
     vsnprintf(line, sizeof(line), fmt, ap);
     line[strcspn(line, "\r\n")] = '\0';
     str_sanitize(line, sizeof(line), line, strlen(line));
@@ -724,6 +849,14 @@ tap_http_cancel(struct tap *t, const struct tap_request *r,
             if (strcmp(y->ids[i], r->id) == 0 && !y->up_done)
                 x = y;
         }
+    }
+    if (x != NULL && x->nids > 1) {
+        /* The tap's answer would be the whole answer (one object where
+         * the agent waits for the batch's list, its other requests never
+         * answered, in flight for ever). */
+        *detail = str_printf("it is one of the %zu requests of a batch: the "
+            "tap answers a batch whole or not at all", x->nids);
+        return -1;
     }
     if (x != NULL && x->state != TAP_HX_WAIT && !x->sse) {
         *detail = xstrdup("the server's answer to it is arriving already");
@@ -814,6 +947,8 @@ tap_http_start(struct tap *t, char **cause)
         MHD_ALLOW_SUSPEND_RESUME;
     const union MHD_DaemonInfo *info;
     char                        host[INET6_ADDRSTRLEN];
+    char                       *shown;
+    uint16_t                    port;
 
     if (tap_http_parse_listen(t->opt.listen, &ss, &sslen, &loopback) != 0) {
         *cause = str_printf("--listen %s: expected HOST:PORT with a numeric "
@@ -831,14 +966,22 @@ tap_http_start(struct tap *t, char **cause)
         *cause = str_printf("--upstream needs an http:// or https:// URL");
         return -1;
     }
+    if ((shown = tap_http_shown_url(t->opt.upstream)) == NULL) {
+        *cause = str_printf("--upstream: not a URL libcurl can parse (a "
+            "space, a bad host or port?)");
+        return -1;
+    }
     h = xcalloc(1, sizeof(*h));
     h->t = t;
     h->upstream = xstrdup(t->opt.upstream);
-    h->shown = tap_http_shown_url(t->opt.upstream);
+    h->shown = shown;
     h->ce = curlev_new(t->loop, 1, 0);
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, tap_http_access_cb, h,
+    /* The port as well as the address: MHD names it when it cannot bind. */
+    port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->
+        sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+    h->mhd = MHD_start_daemon(flags, port, NULL, NULL, tap_http_access_cb, h,
         MHD_OPTION_EXTERNAL_LOGGER, tap_http_log_cb, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)TAP_HTTP_CONNECTIONS,
@@ -920,6 +1063,7 @@ tap_http_stop(struct tap *t)
         x->up = NULL;
         x->up_done = true;
         x->cut = true;
+        ev_io_stop(t->loop, &x->gone);
         if (x->suspended) {
             x->suspended = false;
             MHD_resume_connection(x->conn);

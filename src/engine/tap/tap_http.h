@@ -25,6 +25,7 @@ struct MHD_Daemon;
 #define TAP_HTTP_CONNECTIONS   64
 #define TAP_HTTP_IDLE_S        600         /* an idle agent connection */
 #define TAP_HTTP_BLOCK         (16 * 1024)
+#define TAP_HTTP_LOG_BURST     20          /* MHD's messages a minute */
 
 enum tap_hx_state {
     TAP_HX_BODY,        /* the agent's body is arriving */
@@ -45,12 +46,15 @@ struct tap_hx {
     char                  *body;
     size_t                 len, cap;
     bool                   too_large;
+    bool                   bad_header;      /* not passed on: 400 */
+    bool                   many_headers;    /* over the cap: 431 */
     char                 **ids;             /* requests in the body */
     size_t                 nids;
     bool                   initialize;
     struct http_relay     *up;
     enum tap_hx_state      state;
     bool                   suspended;
+    ev_io                  gone;            /* the agent's socket, waiting */
     long                   status;
     char                 **rhdrs;           /* the answer's, passed on */
     size_t                 nrhdrs;
@@ -92,6 +96,7 @@ struct tap_own {
     char               prefix[16];
     double             started;
     long               status;
+    bool               head_only;           /* stopped at its head */
     char              *session;             /* the ending's id */
     struct tap_own    *prev, *next;
 };
@@ -111,6 +116,9 @@ struct tap_http {
     size_t               nsessions;
     struct tap_own      *owns;
     bool                 resume_due;
+    int64_t              log_since;         /* MHD's messages' minute */
+    unsigned             log_count;
+    unsigned long        log_dropped;
 };
 
 

@@ -188,9 +188,16 @@ tap_session_own_head_cb(void *arg, long status, const char *const *lines, size_t
 static enum http_relay_take
 tap_session_own_body_cb(void *arg, const char *p, size_t n)
 {
-    (void)arg;
+    struct tap_own *o = arg;
+
     (void)p;
     (void)n;
+    /* An ending's outcome is its status: a body (a stream the server
+     * keeps open) is not waited for, or a 200 would end as timed_out. */
+    if (o->end && o->status >= 200) {
+        o->head_only = true;
+        return HTTP_RELAY_STOP;
+    }
     return HTTP_RELAY_TAKEN;    /* not read */
 }
 
@@ -215,11 +222,21 @@ static void
 tap_session_own_done_cb(void *arg, const struct failure_evidence *evd,
     const char *text)
 {
-    struct tap_own *o = arg;
-    struct tap     *t = o->h->t;
-    cJSON          *ev;
+    struct tap_own         *o = arg;
+    struct tap             *t = o->h->t;
+    struct failure_evidence head_only;
+    cJSON                  *ev;
 
     o->up = NULL;
+    if (o->head_only || (o->end && o->status >= 200 &&
+        evd->net == NET_TIMEDOUT)) {
+        /* Stopped by the tap at the head, or the deadline came after
+         * it: the status is the answer. */
+        head_only = *evd;
+        head_only.net = NET_OK;
+        evd = &head_only;
+        text = NULL;
+    }
     if (o->end) {
         const char *outcome = tap_session_outcome(o, evd);
 
