@@ -13,6 +13,8 @@ What it gives a test file:
   - Tui: mcptop in tmux (keys in with send-keys, the screen out with
     capture-pane, bounded waits); table_row / table_cell / selected_name /
     header_counts read the table
+  - TapReader: a reader of a tap's Unix socket, its JSON lines collected on
+    a thread (wait_for, events)
   - ServeMetrics: a running `mcptop serve` on a loopback port, its /metrics
     and health samples read
   - Reporter: cases, checks, and the closing "N passed, N failed" line
@@ -931,6 +933,65 @@ class ServeMetrics:
             return self.proc.wait(timeout=self.exit_wait)
         except subprocess.TimeoutExpired:
             return terminate(self.proc)
+
+
+class TapReader:
+    """A reader of a tap's socket: its JSON lines collected on a thread."""
+
+    def __init__(self, path, timeout=10.0):
+        self.lines = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock.connect(path)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SetupError("no tap socket at %s" % path)
+                time.sleep(0.05)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    obj = {"unparsable": line[:200].decode(errors="replace")}
+                with self.lock:
+                    self.lines.append(obj)
+
+    def wait_for(self, pred, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                for o in self.lines:
+                    if pred(o):
+                        return o
+            time.sleep(0.05)
+        return None
+
+    def events(self, name):
+        with self.lock:
+            return [o for o in self.lines if o.get("event") == name]
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
 
 
 class CaseFailed(AssertionError):

@@ -63,65 +63,6 @@ def tmp(name):
     return str(mcptest.tmpdir() / name)
 
 
-class Reader:
-    """A reader of a tap's socket: its JSON lines collected on a thread."""
-
-    def __init__(self, path, timeout=10.0):
-        self.lines = []
-        self.lock = threading.Lock()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock.connect(path)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise mcptest.SetupError("no tap socket at %s" % path)
-                time.sleep(0.05)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        buf = b""
-        while True:
-            try:
-                chunk = self.sock.recv(65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    obj = {"unparsable": line[:200].decode(errors="replace")}
-                with self.lock:
-                    self.lines.append(obj)
-
-    def wait_for(self, pred, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                for o in self.lines:
-                    if pred(o):
-                        return o
-            time.sleep(0.05)
-        return None
-
-    def events(self, name):
-        with self.lock:
-            return [o for o in self.lines if o.get("event") == name]
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
 def tap_argv(name, sock, *cmd):
     return [mcptest.MCPTOP_BIN, "tap", "--name", name, "--socket", sock, "--"] + list(cmd)
 
@@ -231,7 +172,7 @@ def bytes_unchanged(c):
     p = mcptest.spawn(tap_argv("fake", sock, sys.executable, fake, got_path),
                       env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    r = Reader(sock)
+    r = mcptest.TapReader(sock)
     mode = stat.S_IMODE(os.stat(sock).st_mode)
     c.eq(oct(mode), oct(0o600), "the socket's mode")
     # The agent's bytes: lines, a request split in two writes, a huge
@@ -307,7 +248,7 @@ def cancel_at_line_boundaries(c):
     p = mcptest.spawn(tap_argv("sink", sock, sys.executable, sink, got_path),
                       env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    r = Reader(sock)
+    r = mcptest.TapReader(sock)
     req = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}}\n'
     parts = [req, b'{"jsonrpc":"2.0","method":"notifications/x"',
              b'}\n{"jsonrpc":"2.0","method":"notifications/y"', b'}\n']
@@ -397,7 +338,7 @@ def in_flight_cancel(c):
         if not line:
             break
     c.require(b"STARTED" in line, "the long call reports progress")
-    r = Reader(sock)
+    r = mcptest.TapReader(sock)
     watch = mcptest.Watch(["watch", "--taps", str(taps)])
     serve = mcptest.spawn([mcptest.MCPTOP_BIN, "serve", "--taps", str(taps), "--listen",
                            "%s:%d" % (mcptest.LOOPBACK, port)], env=mcptest.mcptop_env(),
@@ -485,7 +426,7 @@ def sigkill(c):
     cfg = tap_config("ev", sock)
     a = Agent(tap_argv("ev", sock, *ev))
     c.require(a.initialize() is not None, "initialize through the tap")
-    r = Reader(sock)
+    r = mcptest.TapReader(sock)
     snap = r.wait_for(lambda o: o.get("event") == "snapshot", 10)
     pid = mcptest.dig(snap, "tap", "server_pid")
     c.require(isinstance(pid, int) and pid > 0, "the snapshot names the server's pid: %r" % snap)
@@ -536,7 +477,7 @@ def stuck_reader(c):
     elapsed = time.monotonic() - t0
     c.check(missing is None, "every answer came while a reader was stuck (first missing %r)" % missing)
     mcptest.log("  %d calls through the tap with a stuck reader: %.2f s" % (n, elapsed))
-    late = Reader(sock)
+    late = mcptest.TapReader(sock)
     snap = late.wait_for(lambda o: o.get("event") == "snapshot", 10)
     dropped = mcptest.dig(snap, "stats", "events_dropped")
     c.check(isinstance(dropped, int) and dropped > 0, "the stuck reader's lines were dropped "
@@ -620,7 +561,7 @@ def probe(c):
         time.sleep(0.05)
     p.stdin.write(rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}))
     p.stdin.flush()
-    r = Reader(sock)
+    r = mcptest.TapReader(sock)
     pinged = r.wait_for(lambda o: o.get("event") == "exchange" and o.get("op") == "ping" and
                         o.get("outcome") == "completed", 15)
     c.check(pinged is not None, "the tap pinged the quiet server and the ping completed")

@@ -73,65 +73,6 @@ def tmp(name):
     return str(mcptest.tmpdir() / name)
 
 
-class Reader:
-    """A reader of a tap's socket: its JSON lines collected on a thread."""
-
-    def __init__(self, path, timeout=10.0):
-        self.lines = []
-        self.lock = threading.Lock()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock.connect(path)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise mcptest.SetupError("no tap socket at %s" % path)
-                time.sleep(0.05)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        buf = b""
-        while True:
-            try:
-                chunk = self.sock.recv(65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    obj = {"unparsable": line[:200].decode(errors="replace")}
-                with self.lock:
-                    self.lines.append(obj)
-
-    def wait_for(self, pred, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                for o in self.lines:
-                    if pred(o):
-                        return o
-            time.sleep(0.05)
-        return None
-
-    def events(self, name):
-        with self.lock:
-            return [o for o in self.lines if o.get("event") == name]
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
 class Tap:
     """mcptop tap --listen 127.0.0.1:PORT --upstream URL, its socket."""
 
@@ -214,7 +155,7 @@ def post(url, body, extra=None):
 def sdk_identical_streamed(c):
     with mcptest.everything_http() as ev:
         tap = Tap(ev.url)
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         try:
             direct, tapped = tmp("direct.json"), tmp("tapped.json")
             got = run_client("script", direct, ev.url)
@@ -257,7 +198,7 @@ def sdk_identical_streamed(c):
 def in_flight_cancel(c):
     with mcptest.everything_http() as ev:
         tap = Tap(ev.url)
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         out = tmp("long.json")
         cl = client("long", out, tap.url)
         try:
@@ -305,7 +246,7 @@ def in_flight_cancel(c):
 def session_end(c):
     with mcptest.everything_http() as ev:
         tap = Tap(ev.url)
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         out = tmp("ended.json")
         cl = client("ended", out, tap.url, stdin=subprocess.PIPE)
         try:
@@ -370,7 +311,7 @@ def session_end(c):
 def upstream_killed(c):
     with mcptest.everything_http() as ev:
         tap = Tap(ev.url)
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         cl = client("long", tmp("killed.json"), tap.url)
         try:
             c.require(wait_line(cl, b"STARTED") is not None, "the long call reports progress")
@@ -395,7 +336,7 @@ def agent_goes_away(c):
     import http.client
     with mcptest.everything_http() as ev:
         tap = Tap(ev.url)
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         try:
             conn = http.client.HTTPConnection(mcptest.LOOPBACK, tap.port, timeout=20)
             hdrs = {"Content-Type": "application/json",
@@ -484,7 +425,7 @@ def slow_agent_backpressure(c):
     # order, and the answer ends the call in the ledger.
     up = BigUpstream()
     tap = Tap(up.url, name="big")
-    r = Reader(tap.sock)
+    r = mcptest.TapReader(tap.sock)
     try:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
@@ -590,7 +531,7 @@ def headers_passed(c):
     # the same way; the credentials are never on the socket or stderr.
     up = HeaderUpstream()
     tap = Tap(up.url, name="hdr")
-    r = Reader(tap.sock)
+    r = mcptest.TapReader(tap.sock)
     secret = "Bearer sekrit-token-4711"
     try:
         rq = urllib.request.Request(tap.url, data=INIT, method="POST", headers={
@@ -621,7 +562,7 @@ def headers_passed(c):
         got, s = tap_server(tap.sock)
         c.eq([x.get("id_prefix") for x in mcptest.dig(s, "sessions") or []], ["sess-012"],
              "the session the server issued, 8 characters")
-        r2 = Reader(tap.sock)
+        r2 = mcptest.TapReader(tap.sock)
         time.sleep(0.5)
         seen = json.dumps(r.lines + r2.lines)
         r2.close()
@@ -742,7 +683,7 @@ def cancel_reaches_upstream(c):
 def refused_and_502(c):
     dead = mcptest.free_port()
     tap = Tap("http://%s:%d/mcp" % (mcptest.LOOPBACK, dead), name="dead")
-    r = Reader(tap.sock)
+    r = mcptest.TapReader(tap.sock)
     try:
         status, body = post(tap.url, INIT)
         c.eq(status, 502, "a refused upstream: the agent gets 502 (%r)" % body[:200])
@@ -755,7 +696,7 @@ def refused_and_502(c):
     lab = faultlab.FaultLab().start()
     try:
         tap = Tap(lab.url("/html502/dial"), name="lab")
-        r = Reader(tap.sock)
+        r = mcptest.TapReader(tap.sock)
         try:
             status, body = post(tap.url, INIT)
             c.eq(status, 502, "the gateway's 502 is passed on")
