@@ -329,6 +329,30 @@ test_batch(void **state)
 }
 
 static void
+test_error_code_out_of_range(void **state)
+{
+    struct seen        s = { 0 };
+    struct tap_ledger *l = tap_ledger_new(&host, &s, 0);
+
+    (void)state;
+    /* A code no integer type holds is no code (never a cast out of
+     * range: UBSan's finding of fuzz_tap). */
+    line(l, TAP_SIDE_AGENT, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+        "\"x\"}", 1.0);
+    line(l, TAP_SIDE_SERVER, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":"
+        "{\"code\":-3.2e69,\"message\":\"m\"}}", 1.1);
+    assert_int_equal(s.ended, 1);
+    assert_true(s.has_failure);
+    assert_int_equal(s.f.rpc_code, 0);
+    line(l, TAP_SIDE_AGENT, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+        "\"x\"}", 1.2);
+    line(l, TAP_SIDE_SERVER, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":"
+        "{\"code\":-32601,\"message\":\"m\"}}", 1.3);
+    assert_int_equal(s.f.rpc_code, -32601);
+    tap_ledger_free(l);
+}
+
+static void
 test_duplicates_and_bound(void **state)
 {
     struct seen        s = { 0 };
@@ -394,6 +418,7 @@ main(void)
         cmocka_unit_test(test_operator_cancel_drops_late_answer),
         cmocka_unit_test(test_not_messages),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_error_code_out_of_range),
         cmocka_unit_test(test_duplicates_and_bound),
         cmocka_unit_test(test_flood),
     };

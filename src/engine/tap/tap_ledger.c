@@ -408,8 +408,12 @@ tap_ledger_answer(struct tap_ledger *l, enum tap_side side, const cJSON *m,
         char                    detail[224];
         struct failure          f;
 
-        evd.rpc_error_code = cJSON_IsNumber(code) ? (long)code->valuedouble :
-            0;
+        /* A code past an int's range (JSON-RPC's codes are integers) is
+         * none, as jsonrpc_error_code has it: never a cast out of range. */
+        evd.rpc_error_code = cJSON_IsNumber(code) &&
+            code->valuedouble <= 2147483647.0 &&
+            code->valuedouble >= -2147483648.0 ?
+            (long)code->valuedouble : 0;
         snprintf(detail, sizeof(detail), "JSON-RPC error %ld%s%s",
             evd.rpc_error_code, msg != NULL ? ": " : "",
             msg != NULL ? msg : "");
