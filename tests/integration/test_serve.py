@@ -376,8 +376,12 @@ def prometheus_scrapes_two_shards(c):
                 "probe_success by /sd target: %s; targets: %s" % (
                     probes_now(), [(t["labels"], t.get("lastError")) for t in prom.api("targets")["data"]["activeTargets"]
                                    if t["labels"].get("job") == "mcptop-probe"]))
-        c.eq(sorted(by_label(prom.query('up{job="mcptop-probe"}'), "instance")), sorted(servers),
-             "one probe target per server, from both shards' /sd")
+        # Wait for the state asserted: each target's first probe scrape
+        # (a target found by /sd after the others is scraped later).
+        def probe_targets():
+            return sorted(by_label(prom.query('up{job="mcptop-probe"}'), "instance"))
+        prom.wait("every probe target scraped", lambda: probe_targets() == sorted(servers))
+        c.eq(probe_targets(), sorted(servers), "one probe target per server, from both shards' /sd")
         c.eq(by_label(prom.query('probe_success{job="mcptop-probe",team="core"}'), "server"), {"healthy-a": 1.0},
              "a tag became a label of the probe's series, with server")
         fi = {dict(k)["instance"]: dict(k)["kind"] for k in prom.query('mcp_probe_failure_info{job="mcptop-probe"}')}

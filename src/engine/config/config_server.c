@@ -776,6 +776,20 @@ config_server_key(struct config_ctx *ctx, struct config_server *s,
             why) != 0)
             return -1;
         if (config_url_parse(x, &u, why) != 0) {
+            if (strcmp(x, v->valuestring) != 0) {
+                /* What a reference expanded to is never quoted (it may
+                 * be a secret): the reason is the declared URL's, or
+                 * that its references broke it. */
+                struct config_url u2;
+                char             *w2 = NULL;
+
+                free(*why);
+                if (config_url_parse(v->valuestring, &u2, &w2) != 0)
+                    *why = w2;
+                else
+                    *why = str_printf("malformed url (once its "
+                        "references are expanded)");
+            }
             str_wipe_free(x);
             return -1;
         }
