@@ -11,8 +11,9 @@
 #   - `->ops->` (a transport's vtable) is spelled only in src/engine/transport/;
 #   - no file under src/engine/mcp/ includes "server_priv.h";
 #   - every include/engine/ header is included by a front end (src/front,
-#     src/cli, src/ui, src/export, src/main.c, include/{front,cli,ui,export}),
-#     and there are at most ENGINE_HEADERS_MAX of them;
+#     src/cli, src/ui, src/export, src/audit, src/tap, src/main.c, their
+#     include/ folders), directly or through another include/engine/
+#     header, and there are at most ENGINE_HEADERS_MAX of them;
 #   - no .c, .cpp or .h file has more than MAX_LINES lines;
 #   - process control (fork, exec, spawn, waitpid, kill) only in PROC_OK;
 #   - an enum's constants begin with the first word of its type's name
@@ -23,7 +24,7 @@
 set -euo pipefail
 
 # --- where each library may be included (a trailing / means a folder) ---
-CURL_OK=(src/engine/io/ src/engine/url.c)
+CURL_OK=(src/engine/io/ src/engine/core/url.c)
 CURSES_OK=(src/ui/)
 OPENSSL_OK=(src/engine/oauth/)
 YAML_OK=(src/engine/config/)
@@ -35,14 +36,14 @@ TOML_OK=(src/engine/config/config_toml.cpp)  # the one C++ file: toml++
 # The HTTP tap (issue 31) is such a server too: it stands in for an
 # agent's Streamable HTTP server, suspending each connection while the
 # upstream answers and resuming it piece by piece as the answer arrives.
-MHD_OK=(src/cli/serve.c src/cli/serve_guard.c include/cli/serve_guard.h
+MHD_OK=(src/cli/cli_serve.c src/cli/serve_guard.c include/cli/serve_guard.h
         src/cli/serve_probe.c src/cli/serve_sd.c include/cli/serve.h
         src/engine/tap/tap_http.c)
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled
 MAX_LINES=1200
-ENGINE_HEADERS_MAX=16
+ENGINE_HEADERS_MAX=18
 
 ROOT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 cd "$ROOT"
@@ -289,14 +290,27 @@ done < <(lint_grep "$INC[<\"]([^>\"]*/)?server_priv\.h[>\"]" "${files[@]}")
 front=()
 for f in "${files[@]}"; do
   case "$f" in
-    src/front/*|src/cli/*|src/ui/*|src/export/*|src/main.c|\
-    include/front/*|include/cli/*|include/ui/*|include/export/*)
+    src/front/*|src/cli/*|src/ui/*|src/export/*|src/audit/*|src/tap/*|\
+    src/engine/tap/*|\
+    src/main.c|include/front/*|include/cli/*|include/ui/*|include/export/*|\
+    include/audit/*|include/tap/*)
       front+=("$f") ;;
   esac
 done
+# Used: included by a front end, or by a header of include/engine/ that
+# is used (a word such as engine/mcp.h comes with engine/server.h).
 lint_grep "$INC[<\"]engine/[^>\"]*[>\"]" "${front[@]}" |
   sed -E 's/.*engine\/([^>"]*)[>"].*/include\/engine\/\1/' | sort -u \
   > "$tmp/used"
+while :; do
+  mapfile -t used_now < "$tmp/used"
+  { printf '%s\n' "${used_now[@]}"
+    lint_grep "$INC[<\"]engine/[^>\"]*[>\"]" "${used_now[@]}" |
+      sed -E 's/.*engine\/([^>"]*)[>"].*/include\/engine\/\1/'
+  } | sort -u > "$tmp/used2"
+  cmp -s "$tmp/used" "$tmp/used2" && break
+  mv "$tmp/used2" "$tmp/used"
+done
 headers=()
 for f in "${files[@]}"; do
   [[ "$f" == include/engine/*.h ]] && headers+=("$f")

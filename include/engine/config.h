@@ -35,6 +35,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/http.h"
+#include "util/str.h"
+
 enum config_transport {
     CONFIG_HTTP,            /* Streamable HTTP */
     CONFIG_STDIO,
@@ -44,12 +47,6 @@ enum config_era {
     CONFIG_ERA_AUTO,
     CONFIG_ERA_MODERN,
     CONFIG_ERA_LEGACY,
-};
-
-/* A name=value pair (header or env var). value is a secret: never shown. */
-struct config_kv {
-    char *name;
-    char *value;
 };
 
 /* --- oauth: MCP authorization (issue 16) ------------------------------ */
@@ -83,7 +80,7 @@ struct config_oauth {
 #define CONFIG_DEFAULT_TIMEOUT_MS         10000
 #define CONFIG_DEFAULT_OPEN_DEADLINE_MS   10000
 #define CONFIG_DEFAULT_TEARDOWN_MS         3000
-#define CONFIG_DEFAULT_MAX_MESSAGE_BYTES  (16u * 1024 * 1024)
+#define CONFIG_DEFAULT_MAX_MESSAGE_BYTES  HTTP_MAX_BYTES
 
 /* A server's "probe_tool" (a deep check): a tools/call mcptop makes at its
  * own interval, judged by its result (and expect_text, when set). */
@@ -106,7 +103,7 @@ struct config_server {
                                            may be a secret; never shown */
     char                 *url_shown;    /* url_redact(url): the only form
                                            shown, logged or written */
-    struct config_kv     *headers;
+    struct str_kv     *headers;
     size_t                nheaders;
     char                 *ca_file;      /* NULL: system store */
     bool                  tls_insecure;
@@ -119,7 +116,7 @@ struct config_server {
     char                **args;         /* expanded */
     char                **args_shown;   /* as written: for display */
     size_t                nargs;
-    struct config_kv     *env;          /* expanded, then the envFile's
+    struct str_kv     *env;          /* expanded, then the envFile's
                                            variables not set here; added to
                                            mcptop's env */
     size_t                nenv;
@@ -353,5 +350,16 @@ char *config_discover(void);
 
 /* The discovery order as one line, for --help. Static string. */
 const char *config_discover_help(void);
+
+/*
+ * Where a tap named name publishes by default (config_tap.c), computed
+ * only (the directory is neither made nor checked): dir/tap-NAME.sock,
+ * name's bytes other than letters, digits, '.', '-' and '_' as '_'.
+ * config_tap_dir: $XDG_RUNTIME_DIR/mcptop when XDG_RUNTIME_DIR is a
+ * directory of this user's, else /tmp/mcptop-USER. Caller frees; never
+ * NULL.
+ */
+char *config_tap_dir(void);
+char *config_tap_path(const char *name);
 
 #endif

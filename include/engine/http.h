@@ -15,11 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/config.h"
 #include "engine/failure.h"
+#include "util/str.h"
 
 struct curlev;
 struct http_xfer;
+
+/* The bound on one message or body when a request names none: the
+ * config's default (CONFIG_DEFAULT_MAX_MESSAGE_BYTES is this). */
+#define HTTP_MAX_BYTES (16u * 1024 * 1024)
 
 /* The longest Mcp-Session-Id taken: one that long goes back in a header of
  * every request. */
@@ -40,7 +44,7 @@ struct http_request {
     const char             *url;
     const char             *body;           /* POST only; copied */
     size_t                  body_len;
-    const struct config_kv *headers;        /* user headers; copied */
+    const struct str_kv *headers;        /* user headers; copied */
     size_t                  nheaders;
     const char             *session_id;     /* Mcp-Session-Id, or NULL */
     const char             *protocol_version;/* MCP-Protocol-Version or NULL */
@@ -49,7 +53,8 @@ struct http_request {
     bool                    no_cache;       /* Cache-Control: no-cache */
     size_t                  pool_key;       /* the server's number: keeps
                                                its connections together */
-    size_t                  max_bytes;      /* one message / body bound */
+    size_t                  max_bytes;      /* one message / body bound;
+                                               0: HTTP_MAX_BYTES */
     const char             *ca_file;
     bool                    tls_insecure;
     bool                    no_reuse;       /* close the connection after

@@ -21,25 +21,10 @@
 #include "engine/ending.h"
 #include "engine/health.h"
 #include "engine/liveness.h"
+#include "engine/mcp.h"
 
 struct curlev;
 struct server;
-
-/* The newest legacy-era revision mcptop offers in initialize. */
-#define MCP_PROTOCOL_LATEST "2025-11-25"
-/* The modern, sessionless revision (DESIGN.md section 6). */
-#define MCP_PROTOCOL_MODERN "2026-07-28"
-
-/* What a server turned out to speak. */
-enum server_era {
-    SERVER_ERA_NONE,           /* not known yet (no verdict) */
-    SERVER_ERA_MODERN,         /* 2026-07-28: server/discover, no session */
-    SERVER_ERA_LEGACY,         /* 2025-03-26 .. 2025-11-25: initialize, sessions */
-    SERVER_ERA_LEGACY_SSE,     /* 2024-11-05 HTTP+SSE transport */
-};
-
-/* "modern" / "legacy" / "legacy_sse"; NULL for SERVER_ERA_NONE. */
-const char *server_era_name(enum server_era e);
 
 enum server_state {
     SERVER_IDLE,        /* not dialed yet */
@@ -78,20 +63,6 @@ struct server_env {
     long            stream_idle_ms; /* test hook: the server stream's idle
                                        watchdog, when > 0 */
 };
-
-/* One exchange in the history ring: 32 bytes, a hundred per server. */
-struct server_exchange {
-    int64_t     ts;             /* epoch ms */
-    const char *op;             /* static string */
-    float       ms;
-    uint16_t    http_status;    /* 0: none */
-    uint8_t     kind;           /* enum failure_kind (when !completed) */
-    uint8_t     delivered;      /* enum delivered */
-    bool        completed;
-    bool        ending;         /* an ending's exchange (the DELETE) */
-};
-
-#define SERVER_HISTORY 100
 
 /*
  * A request in flight that a tap saw (issue 31): a server declared
@@ -215,8 +186,8 @@ const char *server_transport_name(const struct server *s);
 /* The URL, or the command line. Borrowed. */
 const char *server_target(const struct server *s);
 enum server_state server_state(const struct server *s);
-/* The era verdict (SERVER_ERA_NONE until a dial told). */
-enum server_era server_era(const struct server *s);
+/* The era verdict (MCP_ERA_NONE until a dial told). */
+enum mcp_era server_era(const struct server *s);
 /* True when ending this server would end a session on the server (a
  * legacy session id is held, or a stdio child runs). */
 bool server_has_session(const struct server *s);
@@ -228,18 +199,7 @@ const struct liveness *server_liveness(const struct server *s);
  * exchange. */
 const struct failure *server_last_failure(const struct server *s,
     const char **op);
-/* Session facts; NULL pointers when unknown. id_prefix is at most 8
- * characters of the id (the id is a credential: never shown whole). */
-struct server_session_info {
-    bool        open;
-    char        id_prefix[12];
-    const char *protocol_version;
-    const char *server_name;        /* sanitized */
-    const char *server_version;     /* sanitized */
-    bool        tools_list_changed;
-    const char *cache_scope;        /* 2026-07-28 discover's, or NULL */
-};
-void server_session(const struct server *s, struct server_session_info *out);
+void server_session(const struct server *s, struct mcp_session_info *out);
 /* Tool count of the last complete listing, -1 when none. */
 long server_tools(const struct server *s);
 /* Tool name i of the last listing (sanitized), NULL past the end. */
@@ -271,7 +231,7 @@ bool server_dial_settled(const struct server *s);
 /* How many pings completed / failed since start. */
 unsigned long server_pings_done(const struct server *s);
 /* History ring, oldest first: *n entries. Borrowed. */
-const struct server_exchange *server_history(const struct server *s,
+const struct mcp_exchange *server_history(const struct server *s,
     size_t i);
 size_t server_history_len(const struct server *s);
 /* How many observations in a row gave the current liveness state. */
@@ -348,7 +308,7 @@ struct server_fact {
     enum health_state      health;
     const char            *health_reason;   /* copied */
     enum server_state      state;
-    enum server_era        era;
+    enum mcp_era           era;
     const char            *protocol_version;  /* copied */
     long                   tools;       /* -1 unknown */
     double                 rtt_ms;      /* -1 unknown */

@@ -123,7 +123,7 @@ struct recording_event {
     const char         *health_reason;
     /* state (and a snapshot's) */
     enum server_state   state;
-    enum server_era     era;
+    enum mcp_era        era;
     const char         *protocol_version;
     long                tools;      /* -1 unknown */
     double              rtt_ms;     /* -1 unknown */

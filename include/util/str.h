@@ -10,6 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A name=value pair (a header, an environment variable). value may be a
+ * secret: never shown. */
+struct str_kv {
+    char *name;
+    char *value;
+};
+
 /* printf into a fresh heap string. Caller frees. NULL only on OOM. */
 char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* vprintf flavour of str_printf. Caller frees. */

@@ -130,10 +130,10 @@ serve_probe_make_body(struct serve_probe *pr)
 {
     const struct server       *s = fleet_server(pr->fleet, 0);
     const struct failure      *f = metrics_current_failure(s);
-    struct server_session_info si;
+    struct mcp_session_info si;
     bool                       ok = !pr->timed_out &&
         server_health(s, NULL).state == HEALTH_OK;
-    const char                *era = server_era_name(server_era(s));
+    const char                *era = mcp_era_name(server_era(s));
     char                       esc[2 * METRICS_LABEL_MAX + 1];
     char                      *b = NULL;
     size_t                     len = 0;

@@ -77,7 +77,7 @@ jsonl_warnings(struct jsonw *w, const struct server *s)
 static void
 jsonl_session(struct jsonw *w, const struct server *s)
 {
-    struct server_session_info si;
+    struct mcp_session_info si;
 
     server_session(s, &si);
     if (!si.open) {
@@ -217,7 +217,7 @@ static int64_t
 jsonl_last_success(const struct server *s)
 {
     for (size_t i = server_history_len(s); i > 0; i--) {
-        const struct server_exchange *x = server_history(s, i - 1);
+        const struct mcp_exchange *x = server_history(s, i - 1);
 
         if (x != NULL && x->completed && !x->ending)
             return x->ts;
@@ -307,7 +307,7 @@ jsonl_tap(struct jsonw *w, const struct server *s)
     }
     jsonl_sanitized(w, "tap", server_decl(s)->tap);
     for (size_t i = server_history_len(s); i > 0 && last == 0; i--) {
-        const struct server_exchange *x = server_history(s, i - 1);
+        const struct mcp_exchange *x = server_history(s, i - 1);
 
         if (x != NULL && strcmp(x->op, "tap") != 0)
             last = x->ts;
@@ -397,7 +397,7 @@ jsonl_server_members(struct jsonw *w, const struct server *s)
     jsonl_str(w, "health_reason", h.reason);
     jsonl_str(w, "liveness_method", server_liveness_method(s));
     jsonl_str(w, "state", server_state_name(server_state(s)));
-    jsonw_string(w, "era", server_era_name(server_era(s)));
+    jsonw_string(w, "era", mcp_era_name(server_era(s)));
     jsonl_liveness(w, server_liveness(s));
     jsonl_warnings(w, s);
     if (server_next_attempt_ms(s) >= 0)

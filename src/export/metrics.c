@@ -500,7 +500,7 @@ static struct metrics_hist *
 metrics_fleet_hist_of(struct metrics_fleet_hist *hs, size_t *n,
     const struct server *s)
 {
-    const char *era = server_era_name(server_era(s));
+    const char *era = mcp_era_name(server_era(s));
     char        labels[sizeof(hs->labels)];
     int         len;
 
@@ -641,7 +641,7 @@ metrics_current_failure(const struct server *s)
     const struct failure         *f = server_last_failure(s, NULL);
     const struct liveness        *l = server_liveness(s);
     size_t                        len = server_history_len(s);
-    const struct server_exchange *x;
+    const struct mcp_exchange *x;
 
     if (f == NULL || !health_monitored(server_health(s, NULL).state))
         return NULL;

@@ -454,8 +454,8 @@ metrics_write_info(struct metrics *m, struct metrics_buf *b,
     for (size_t i = 0; i < m->norder; i++) {
         struct metrics_server     *r = m->order[i];
         const struct server       *s = r->server;
-        struct server_session_info si;
-        const char                *era = server_era_name(server_era(s));
+        struct mcp_session_info si;
+        const char                *era = mcp_era_name(server_era(s));
         const char                *v[6];
         char                       key[6 * (METRICS_LABEL_MAX + 1)];
         size_t                     klen = 0;

@@ -191,9 +191,9 @@ static cJSON *
 recording_state(const struct server *s)
 {
     cJSON                     *o = cJSON_CreateObject();
-    struct server_session_info si;
+    struct mcp_session_info si;
     char                      *name = str_sanitized(server_name(s));
-    const char                *era = server_era_name(server_era(s));
+    const char                *era = mcp_era_name(server_era(s));
 
     server_session(s, &si);
     cJSON_AddStringToObject(o, "event", "state");

@@ -223,18 +223,18 @@ recording_liveness_name(int i)
     return liveness_state_name((enum liveness_state)i);
 }
 
-static enum server_era
+static enum mcp_era
 recording_era(const char *name)
 {
     if (name == NULL)
-        return SERVER_ERA_NONE;
+        return MCP_ERA_NONE;
     if (strcmp(name, "modern") == 0)
-        return SERVER_ERA_MODERN;
+        return MCP_ERA_MODERN;
     if (strcmp(name, "legacy_sse") == 0)
-        return SERVER_ERA_LEGACY_SSE;
+        return MCP_ERA_LEGACY_SSE;
     if (strcmp(name, "legacy") == 0)
-        return SERVER_ERA_LEGACY;
-    return SERVER_ERA_NONE;
+        return MCP_ERA_LEGACY;
+    return MCP_ERA_NONE;
 }
 
 /* A failure's members (kind given), as an exchange line or a last_failure

@@ -161,7 +161,7 @@ model_current_failure(const struct server *s)
     const struct liveness        *l = server_liveness(s);
     const struct failure         *f = server_last_failure(s, NULL);
     size_t                        len = server_history_len(s);
-    const struct server_exchange *x;
+    const struct mcp_exchange *x;
 
     /* Not monitored now: its last failure is history, not current. */
     if (f == NULL || !model_monitored(s))
@@ -667,7 +667,7 @@ model_keys(struct model *m, size_t i)
     const struct server       *s = fleet_server(m->fleet, i);
     const struct liveness     *l = server_liveness(s);
     const struct failure      *f;
-    struct server_session_info si;
+    struct mcp_session_info si;
     const char                *t;
     double                     v;
     size_t                     len, bad;
@@ -748,7 +748,7 @@ model_keys(struct model *m, size_t i)
         len = server_history_len(s);
         bad = 0;
         for (size_t k = 0; k < len; k++) {
-            const struct server_exchange *x = server_history(s, k);
+            const struct mcp_exchange *x = server_history(s, k);
 
             if (x != NULL && !x->completed)
                 bad++;

@@ -34,7 +34,7 @@ detail_title(struct ui_out *o, struct ui_line *l, const char *title)
 static void
 detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
 {
-    struct server_session_info si;
+    struct mcp_session_info si;
     const struct liveness     *live = server_liveness(s);
     const struct failure      *f;
     const char                *op = NULL;
@@ -60,9 +60,9 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
     if (server_pid(s) > 0)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  pid %ld",
             server_pid(s));
-    if (server_era_name(server_era(s)) != NULL)
+    if (mcp_era_name(server_era(s)) != NULL)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  era %s",
-            server_era_name(server_era(s)));
+            mcp_era_name(server_era(s)));
     detail_kv(o, l, "state", UI_ROLE_NORMAL, buf);
     if (server_decl(s)->tls_insecure)
         detail_kv(o, l, "warning", UI_ROLE_WARNING, "tls_insecure: the server's "
@@ -251,7 +251,7 @@ detail_history(struct ui_out *o, struct ui_line *l, const struct server *s)
     snprintf(buf, sizeof(buf), "exchanges (last %zu, newest first)", len);
     detail_title(o, l, buf);
     for (size_t k = len; k > 0; k--) {
-        const struct server_exchange *x = server_history(s, k - 1);
+        const struct mcp_exchange *x = server_history(s, k - 1);
         enum liveness_state           st;
         enum ui_role                  role = UI_ROLE_REACHABLE;
 

@@ -387,7 +387,7 @@ table_strip(const struct ui *ui, struct ui_line *l,
     start = l->cols;
     first = len > (size_t)w ? len - (size_t)w : 0;
     for (size_t i = first; i < len; i++) {
-        const struct server_exchange *x = server_history(s, i);
+        const struct mcp_exchange *x = server_history(s, i);
         enum liveness_state           st;
 
         if (x == NULL)
@@ -419,7 +419,7 @@ table_trend_samples(const struct server *s, float *v, size_t max)
     size_t len = server_history_len(s), n = 0;
 
     for (size_t i = len; i > 0 && n < max; i--) {
-        const struct server_exchange *x = server_history(s, i - 1);
+        const struct mcp_exchange *x = server_history(s, i - 1);
 
         if (x == NULL || x->ending)
             continue;
@@ -499,7 +499,7 @@ static void
 table_session(const struct ui *ui, struct table_cells *cells,
     const struct server *s, bool failing)
 {
-    struct server_session_info si;
+    struct mcp_session_info si;
     char                       buf[64];
     enum ui_role               role;
 
@@ -547,11 +547,11 @@ table_session(const struct ui *ui, struct table_cells *cells,
             role = UI_ROLE_DIM;
     } else if (server_pid(s) > 0) {
         snprintf(buf, sizeof(buf), "pid %ld", server_pid(s));
-    } else if (si.open && server_era(s) == SERVER_ERA_MODERN) {
+    } else if (si.open && server_era(s) == MCP_ERA_MODERN) {
         snprintf(buf, sizeof(buf), "sessionless");
     } else if (si.open) {
         snprintf(buf, sizeof(buf), "open");
-    } else if (server_era(s) == SERVER_ERA_MODERN) {
+    } else if (server_era(s) == MCP_ERA_MODERN) {
         snprintf(buf, sizeof(buf), "modern");
     } else {
         snprintf(buf, sizeof(buf), "-");
@@ -701,7 +701,7 @@ table_row(const struct ui *ui, struct ui_line *l,
     bool selected)
 {
     const struct liveness     *live = server_liveness(s);
-    struct server_session_info si;
+    struct mcp_session_info si;
     bool                       marked = ui->model.marked[idx];
     bool                       failing = model_current_failure(s) != NULL;
     double                     rtt = model_rtt(s);

@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "jsonrpc.h"
-#include "jsonrpc_scan.h"
+#include "core/jsonrpc.h"
+#include "core/jsonrpc_scan.h"
 #include "fuzz.h"
 
 /* cJSON's verdict, as jsonrpc_parse gave it before the light path: the

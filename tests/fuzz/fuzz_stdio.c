@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "io/child.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "fuzz.h"
 
 #define FUZZ_STDIO_MAX_INPUT (32 * 1024)
@@ -156,7 +156,7 @@ fuzz_stdio_cleanup(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    struct config_server decl;
+    struct child_spec    decl;
     char                 path[32];
     char                 script[64];
     char                *args[2];
@@ -177,9 +177,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
         }
         snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
         memset(&decl, 0, sizeof decl);
-        decl.name = "cat";
-        decl.transport = CONFIG_STDIO;
         decl.args = args;
+        decl.teardown_ms = 3000;
         k->on_stderr = i == FUZZ_STDIO_KIDS - 1;
         if (k->on_stderr) {
             snprintf(script, sizeof script, "cat %s >&2", path);

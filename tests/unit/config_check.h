@@ -60,7 +60,7 @@ server(const struct config *cfg, const char *name)
 
 /* The value of header or env entry name in kv[0..n), or NULL. */
 static inline const char *
-kv_get(const struct config_kv *kv, size_t n, const char *name)
+kv_get(const struct str_kv *kv, size_t n, const char *name)
 {
     size_t i;
 

@@ -35,7 +35,7 @@
 #include "engine/config.h"
 #include "engine/failure.h"
 #include "engine/server.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "mcp/client_int.h"
 #include "transport/transport.h"
 #include "util/str.h"
@@ -113,7 +113,7 @@ typedef bool (*until_fn)(const struct fixture *fx);
 
 struct fixture {
     struct ev_loop        *loop;
-    struct server_env      env;
+    struct client_env      env;
     struct config_server   decl;
     struct client         *c;
     struct fake_transport *ft;          /* the client's transport */
@@ -133,7 +133,7 @@ struct fixture {
     unsigned               sessions_dropped;    /* issued, not taken */
 
     /* the host: what it answers */
-    enum server_state      state;
+    enum client_phase      state;
     long                   timeout_ms;
     long                   open_deadline_ms;
     bool                   redials;     /* retries' answer */
@@ -628,7 +628,7 @@ host_dial_done_cb(void *arg, const struct failure *f, double ms)
     assert_true(fx->ndials < MAX_RECS);
     assert_true(ms >= 0);
     host_record(&fx->dials[fx->ndials++], NULL, f);
-    fx->state = f == NULL ? SERVER_READY : SERVER_BACKOFF;
+    fx->state = f == NULL ? CLIENT_PHASE_READY : CLIENT_PHASE_OTHER;
 }
 
 static bool
@@ -655,12 +655,12 @@ host_retry_cb(void *arg, enum client_loss loss)
     case CLIENT_LOSS_SESSION:
     case CLIENT_LOSS_ERA_STALE:
     case CLIENT_LOSS_ERA_PROVEN:
-        fx->state = SERVER_DIALING;
+        fx->state = CLIENT_PHASE_DIALING;
         client_dial(fx->c);
         break;
     case CLIENT_LOSS_UNREACHABLE:
     case CLIENT_LOSS_CONNECTION:
-        fx->state = SERVER_BACKOFF;
+        fx->state = CLIENT_PHASE_OTHER;
         break;
     default:
         break;
@@ -710,7 +710,7 @@ host_retry_after_cb(void *arg, long seconds)
     fail_msg("no scripted answer asks for a wait");
 }
 
-static enum server_state
+static enum client_phase
 host_state_cb(void *arg)
 {
     return ((struct fixture *)arg)->state;
@@ -764,7 +764,7 @@ static const struct client_host fake_host = {
     .tools_changed = host_tools_changed_cb,
     .busy = host_busy_cb,
     .retry_after = host_retry_after_cb,
-    .state = host_state_cb,
+    .phase = host_state_cb,
     .now = host_now_cb,
     .timeout_ms = host_timeout_ms_cb,
     .open_deadline_ms = host_open_deadline_ms_cb,
@@ -798,7 +798,7 @@ setup(void **state)
     fx->decl.teardown_ms = 1000;
     fx->decl.max_message_bytes = 1 << 20;
     fx->decl.era = CONFIG_ERA_LEGACY;
-    fx->state = SERVER_IDLE;
+    fx->state = CLIENT_PHASE_OTHER;
     fx->timeout_ms = 1000;
     fx->open_deadline_ms = 4000;
     fx->redials = true;
@@ -912,7 +912,7 @@ orphans_reached(const struct fixture *fx)
 static void
 dial_until(struct fixture *fx, size_t n)
 {
-    fx->state = SERVER_DIALING;
+    fx->state = CLIENT_PHASE_DIALING;
     client_dial(client_of(fx));
     fx->want = n;
     assert_true(run_until(fx, dials_reached, BOUND_S));
@@ -1005,12 +1005,12 @@ static void
 test_dial_completes(void **state)
 {
     struct fixture            *fx = *state;
-    struct server_session_info info = { 0 };
+    struct mcp_session_info info = { 0 };
 
     script_legacy(fx, "sess-1", INIT_RESULT("2025-06-18", TOOLS_CAP));
     dial_until(fx, 1);
     assert_true(fx->dials[0].completed);
-    assert_int_equal(fx->state, SERVER_READY);
+    assert_int_equal(fx->state, CLIENT_PHASE_READY);
     assert_int_equal(fx->nsent, 3);
     assert_string_equal(fx->sent[0].method, "initialize");
     assert_true(fx->sent[0].flags & TRANSPORT_INITIALIZE);
@@ -1024,7 +1024,7 @@ test_dial_completes(void **state)
     assert_int_equal(client_tools(fx->c), 3);
     assert_string_equal(client_tool_name(fx->c, 0), "a");
     assert_string_equal(client_tool_name(fx->c, 2), "c");
-    assert_int_equal(client_era(fx->c), SERVER_ERA_LEGACY);
+    assert_int_equal(client_era(fx->c), MCP_ERA_LEGACY);
     client_session(fx->c, &info);
     assert_string_equal(info.protocol_version, "2025-06-18");
     assert_string_equal(info.server_name, "fake");
@@ -1188,7 +1188,7 @@ test_era_discover_unknown_falls_back(void **state)
     assert_string_equal(fx->sent[2].method, "notifications/initialized");
     assert_string_equal(fx->sent[3].method, "tools/list");
     assert_false(fx->sent[3].flags & TRANSPORT_MODERN);
-    assert_int_equal(client_era(fx->c), SERVER_ERA_LEGACY);
+    assert_int_equal(client_era(fx->c), MCP_ERA_LEGACY);
     assert_true(log_has(fx,
         "era: legacy (non-modern JSON-RPC error to discover)"));
     /* The probe's error is no failure of the dial. */
@@ -1223,7 +1223,7 @@ test_era_initialize_refused_after_probe_fresh_peer(void **state)
     assert_int_equal(sent_count(fx, "server/discover"), 1);
     assert_int_equal(sent_count(fx, "initialize"), 2);
     assert_string_equal(fx->sent[2].method, "initialize");
-    assert_int_equal(client_era(fx->c), SERVER_ERA_LEGACY);
+    assert_int_equal(client_era(fx->c), MCP_ERA_LEGACY);
     assert_int_equal(client_tools(fx->c), 3);
     assert_int_equal(fx->nexchanges, 0);
     w = client_warning(fx->c);
@@ -1260,7 +1260,7 @@ static void
 test_era_modern_keeps_modern(void **state)
 {
     struct fixture            *fx = *state;
-    struct server_session_info info = { 0 };
+    struct mcp_session_info info = { 0 };
 
     fx->decl.era = CONFIG_ERA_AUTO;
     rule(fx, (struct fake_rule){ .method = "server/discover",
@@ -1271,7 +1271,7 @@ test_era_modern_keeps_modern(void **state)
         .kind = FAKE_RESULT, .result = "{\"tools\":[{\"name\":\"m\"}]}" });
     dial_until(fx, 1);
     assert_true(fx->dials[0].completed);
-    assert_int_equal(client_era(fx->c), SERVER_ERA_MODERN);
+    assert_int_equal(client_era(fx->c), MCP_ERA_MODERN);
     assert_int_equal(sent_count(fx, "initialize"), 0);
     assert_int_equal(sent_count(fx, "notifications/initialized"), 0);
     assert_int_equal(fx->nsent, 2);
@@ -1290,7 +1290,7 @@ test_era_modern_keeps_modern(void **state)
     assert_true(fx->sent[2].flags & TRANSPORT_NO_CACHE);
     assert_string_equal(fx->exchanges[0].op, "discover");
     assert_true(fx->exchanges[0].completed);
-    assert_int_equal(client_era(fx->c), SERVER_ERA_MODERN);
+    assert_int_equal(client_era(fx->c), MCP_ERA_MODERN);
 }
 
 /* --- listing ------------------------------------------------------------ */
@@ -1554,7 +1554,7 @@ test_dial_stray_answer(void **state)
     fx->decl.open_deadline_ms = 100;
     rule(fx, (struct fake_rule){ .method = "initialize",
         .kind = FAKE_SILENT });
-    fx->state = SERVER_DIALING;
+    fx->state = CLIENT_PHASE_DIALING;
     client_dial(client_of(fx));
     assert_int_equal(sent_count(fx, "initialize"), 1);
     id = sent_nth(fx, "initialize", 0)->id;
@@ -1630,7 +1630,7 @@ test_ping_refused_unreachable(void **state)
     assert_int_equal(fx->nasked, 2);
     assert_int_equal(fx->asked[1], CLIENT_LOSS_UNREACHABLE);
     assert_int_equal(fx->retried[1], CLIENT_LOSS_UNREACHABLE);
-    assert_int_equal(fx->state, SERVER_BACKOFF);
+    assert_int_equal(fx->state, CLIENT_PHASE_OTHER);
     assert_false(client_has_session(fx->c));
     assert_int_equal(fx->norphans, 1);
     assert_string_equal(fx->orphans[0].session, "sess-11");

@@ -44,7 +44,7 @@ test_forms(void **state)
         "dotted.name-1=ok\r\n"
         "CRLF=crlf\r\n"
         "LAST=no newline";
-    struct config_kv *kv = NULL;
+    struct str_kv *kv = NULL;
     size_t            n = 0;
     char             *cause = NULL;
 
@@ -75,7 +75,7 @@ static void
 test_repeat_and_empty(void **state)
 {
     static const char text[] = "A=1\nB=2\nA=3\nA=4\n";
-    struct config_kv *kv = NULL;
+    struct str_kv *kv = NULL;
     size_t            n = 0;
     char             *cause = NULL;
 
@@ -110,7 +110,7 @@ test_errors(void **state)
           "quote" },
         { "D=\"a\nb\nc\" x\n", "line 3: text after the closing quote" },
     };
-    struct config_kv *kv = NULL;
+    struct str_kv *kv = NULL;
     size_t            n = 0, i;
     char             *cause = NULL;
 
@@ -139,7 +139,7 @@ static void
 test_read(void **state)
 {
     char              path[] = "/tmp/mcptop-envfile-XXXXXX";
-    struct config_kv *kv = NULL;
+    struct str_kv *kv = NULL;
     size_t            n = 0;
     char             *cause = NULL;
     int               fd;

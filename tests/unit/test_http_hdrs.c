@@ -115,8 +115,8 @@ test_modern_method_header(void **state)
 static void
 test_user_headers_and_empty_values(void **state)
 {
-    struct config_kv    kv[2] = { { "X-Team", "blue" }, { "X-Empty", NULL } };
-    struct config_kv    kv2[2] = { { "X-Team", "red" }, { "X-Empty", NULL } };
+    struct str_kv    kv[2] = { { "X-Team", "blue" }, { "X-Empty", NULL } };
+    struct str_kv    kv2[2] = { { "X-Team", "red" }, { "X-Empty", NULL } };
     struct http_hdrs   *slot = NULL, *a;
     struct http_request rq = post("s", "2025-06-18", NULL);
     struct http_request other;

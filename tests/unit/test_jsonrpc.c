@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 
 /* Parse text that must be a message; fails the test otherwise. */
 static struct jsonrpc_msg *

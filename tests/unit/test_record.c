@@ -1,6 +1,6 @@
 /*
  * Tests for the record's history ring (src/engine/record.c): it starts
- * small, grows while it fills, keeps the last SERVER_HISTORY exchanges in
+ * small, grows while it fills, keeps the last MCP_HISTORY exchanges in
  * order once it wraps, and keeps each exchange's fields.
  */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "record.h"
+#include "core/record.h"
 
 static void
 test_ring_grows_then_wraps_in_order(void **state)
@@ -30,13 +30,13 @@ test_ring_grows_then_wraps_in_order(void **state)
         record_exchange(&r, i % 2 ? "ping" : "delete", i % 5 == 0 ? &f :
             NULL, i + 0.5, 1000 + i);
         if (i == 9)
-            assert_true(r.hist_cap < SERVER_HISTORY);
+            assert_true(r.hist_cap < MCP_HISTORY);
     }
-    assert_int_equal(r.hist_len, SERVER_HISTORY);
-    assert_int_equal(r.hist_cap, SERVER_HISTORY);
-    assert_null(record_history(&r, SERVER_HISTORY));
-    for (size_t k = 0; k < SERVER_HISTORY; k++) {
-        const struct server_exchange *x = record_history(&r, k);
+    assert_int_equal(r.hist_len, MCP_HISTORY);
+    assert_int_equal(r.hist_cap, MCP_HISTORY);
+    assert_null(record_history(&r, MCP_HISTORY));
+    for (size_t k = 0; k < MCP_HISTORY; k++) {
+        const struct mcp_exchange *x = record_history(&r, k);
         int i = 150 + (int)k;
 
         assert_non_null(x);

@@ -1,5 +1,5 @@
 /*
- * Tests for the schedule of a server's pings (server_priv.h,
+ * Tests for the schedule of a server's pings (server_int.h,
  * server_ping_delay; issue 30): +-10% jitter kept, the due time on a grid
  * so that pings due together share one wake-up, the mean interval the
  * configured one, short intervals exact.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "server_priv.h"
+#include "fleet/server_int.h"
 
 /* Is x (loop time) on the grid of slot? */
 static int

@@ -897,8 +897,8 @@ config_str_same(const char *a, const char *b)
 
 /* True when two lists of name=value pairs are the same, in order. */
 static bool
-config_kvs_same(const struct config_kv *a, size_t na,
-    const struct config_kv *b, size_t nb)
+config_kvs_same(const struct str_kv *a, size_t na,
+    const struct str_kv *b, size_t nb)
 {
     if (na != nb)
         return false;

@@ -242,7 +242,7 @@ int config_expand_key(struct config_ctx *ctx, const char *key,
 /* Read v as headers or env: an object of strings, each expanded. 0 with
  * *out and *n set (caller frees), or -1 with *why (never the value). */
 int config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
-    struct config_kv **out, size_t *n, char **why);
+    struct str_kv **out, size_t *n, char **why);
 /* True when an (expanded) header value holds a control character. */
 bool config_header_value_bad(const char *value);
 /* True when name is an HTTP header field name (an RFC 9110 token). */

@@ -23,7 +23,6 @@
 
 #include "config/envfile.h"
 #include "engine/url.h"
-#include "tap/tap_publish.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -243,7 +242,7 @@ config_expand_key(struct config_ctx *ctx, const char *key, const char *text,
 
 /* Free n name=value pairs, wiping the values. */
 static void
-config_kvs_free(struct config_kv *kv, size_t n)
+config_kvs_free(struct str_kv *kv, size_t n)
 {
     size_t i;
 
@@ -292,12 +291,12 @@ config_header_value_bad(const char *value)
  */
 int
 config_kvs(struct config_ctx *ctx, const cJSON *v, bool headers,
-    struct config_kv **out, size_t *n, char **why)
+    struct str_kv **out, size_t *n, char **why)
 {
     const char       *what = headers ? "header" : "env";
     char              shown[CONFIG_SHOWN_SIZE];
     const cJSON      *e;
-    struct config_kv *kv;
+    struct str_kv *kv;
     char             *x;
     char             *c;
     size_t            i = 0;
@@ -513,10 +512,10 @@ config_strings_copy(char *const *a, size_t n)
     return out;
 }
 
-static struct config_kv *
-config_kvs_copy(const struct config_kv *kv, size_t n)
+static struct str_kv *
+config_kvs_copy(const struct str_kv *kv, size_t n)
 {
-    struct config_kv *out;
+    struct str_kv *out;
 
     if (kv == NULL || n == 0)
         return NULL;
@@ -899,7 +898,7 @@ config_entry_envfile(struct config_ctx *ctx, struct config_server *s,
     const cJSON *v, char **why)
 {
     struct config_names env = { NULL, 0, 0 };
-    struct config_kv   *kv = NULL;
+    struct str_kv   *kv = NULL;
     char               *path;
     char               *shown;
     char               *c = NULL;
@@ -1019,7 +1018,7 @@ config_entry_tap_command(struct config_ctx *ctx, struct config_server *s)
         name = strrchr(cmd, '/');
         name = name != NULL ? name + 1 : cmd;
     }
-    s->tap = sock != NULL ? xstrdup(sock) : tap_publish_path_of(name);
+    s->tap = sock != NULL ? xstrdup(sock) : config_tap_path(name);
     config_note(ctx, s->name, "starts mcptop tap: read from its socket %s, "
         "not started again", config_shown(shown, s->tap));
 }

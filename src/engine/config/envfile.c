@@ -139,7 +139,7 @@ envfile_bare(struct envfile_in *in)
 
 /* Append name=value to kv[0..*n). Takes ownership of both. */
 static void
-envfile_add(struct config_kv **kv, size_t *n, size_t *cap, char *name,
+envfile_add(struct str_kv **kv, size_t *n, size_t *cap, char *name,
     char *value)
 {
     if (*n == *cap) {
@@ -153,7 +153,7 @@ envfile_add(struct config_kv **kv, size_t *n, size_t *cap, char *name,
 
 /* A pair and its position in the file, for sorting. */
 struct envfile_ent {
-    struct config_kv kv;
+    struct str_kv kv;
     size_t           pos;
 };
 
@@ -172,7 +172,7 @@ envfile_cmp(const void *a, const void *b)
 /* Keep the last value of each repeated name (O(n log n)); the order of
  * the pairs becomes the order of their names. */
 static void
-envfile_dedup(struct config_kv *kv, size_t *n)
+envfile_dedup(struct str_kv *kv, size_t *n)
 {
     struct envfile_ent *e;
     size_t              i, j;
@@ -200,11 +200,11 @@ envfile_dedup(struct config_kv *kv, size_t *n)
 
 /* See envfile.h. */
 int
-envfile_parse(const char *text, size_t len, struct config_kv **out,
+envfile_parse(const char *text, size_t len, struct str_kv **out,
     size_t *n, char **cause)
 {
     struct envfile_in in = { text, text + len, 1 };
-    struct config_kv *kv = NULL;
+    struct str_kv *kv = NULL;
     size_t            nkv = 0, cap = 0;
     const char       *name;
     char             *value;
@@ -270,7 +270,7 @@ fail:
 
 /* See envfile.h. The file text is wiped after parsing. */
 int
-envfile_read(const char *path, const char *shown, struct config_kv **out,
+envfile_read(const char *path, const char *shown, struct str_kv **out,
     size_t *n, char **cause)
 {
     struct stat st;
@@ -335,7 +335,7 @@ out:
 
 /* See envfile.h. */
 void
-envfile_free(struct config_kv *kv, size_t n)
+envfile_free(struct str_kv *kv, size_t n)
 {
     size_t i;
 

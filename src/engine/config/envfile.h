@@ -22,7 +22,7 @@
  * or -1 with *cause (caller frees) naming the line and the problem, never
  * a value.
  */
-int envfile_parse(const char *text, size_t len, struct config_kv **out,
+int envfile_parse(const char *text, size_t len, struct str_kv **out,
     size_t *n, char **cause);
 
 /*
@@ -31,10 +31,10 @@ int envfile_parse(const char *text, size_t len, struct config_kv **out,
  * printed) when it cannot be read, is larger than ENVFILE_MAX_BYTES, or
  * envfile_parse fails.
  */
-int envfile_read(const char *path, const char *shown, struct config_kv **out,
+int envfile_read(const char *path, const char *shown, struct str_kv **out,
     size_t *n, char **cause);
 
 /* Free n pairs from envfile_parse, wiping the values. NULL does nothing. */
-void envfile_free(struct config_kv *kv, size_t n);
+void envfile_free(struct str_kv *kv, size_t n);
 
 #endif

@@ -84,32 +84,32 @@ child_close_fd(struct child *c, ev_io *w, int *fd)
     *fd = -1;
 }
 
-/* Build mcptop's environment plus the entry's, the entry winning. */
+/* Build mcptop's environment plus the spec's, the spec winning. */
 static char **
-child_envp(const struct config_server *decl)
+child_envp(const struct child_spec *spec)
 {
     size_t n = 0, k = 0;
     char **envp;
 
     while (environ[n] != NULL)
         n++;
-    envp = xcalloc(n + decl->nenv + 1, sizeof(*envp));
+    envp = xcalloc(n + spec->nenv + 1, sizeof(*envp));
     for (size_t i = 0; i < n; i++) {
         bool overridden = false;
 
-        for (size_t j = 0; j < decl->nenv; j++) {
-            size_t l = strlen(decl->env[j].name);
+        for (size_t j = 0; j < spec->nenv; j++) {
+            size_t l = strlen(spec->env[j].name);
 
-            if (strncmp(environ[i], decl->env[j].name, l) == 0 &&
+            if (strncmp(environ[i], spec->env[j].name, l) == 0 &&
                 environ[i][l] == '=')
                 overridden = true;
         }
         if (!overridden)
             envp[k++] = xstrdup(environ[i]);
     }
-    for (size_t j = 0; j < decl->nenv; j++)
-        envp[k++] = str_printf("%s=%s", decl->env[j].name,
-            decl->env[j].value);
+    for (size_t j = 0; j < spec->nenv; j++)
+        envp[k++] = str_printf("%s=%s", spec->env[j].name,
+            spec->env[j].value);
     envp[k] = NULL;
     return envp;
 }
@@ -567,7 +567,7 @@ child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
 }
 
 struct child *
-child_spawn(struct ev_loop *loop, const struct config_server *decl,
+child_spawn(struct ev_loop *loop, const struct child_spec *spec,
     size_t max_bytes, const struct child_callbacks *cb, void *arg, int *err,
     char **cause)
 {
@@ -580,14 +580,15 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     struct child              *c = NULL;
     pid_t                      pid;
     int                        rc;
+    const char                *shown = spec->shown != NULL ? spec->shown :
+                                   spec->command;
 
     *err = 0;
-    if (decl->cwd != NULL && access(decl->cwd, X_OK) != 0) {
+    if (spec->cwd != NULL && access(spec->cwd, X_OK) != 0) {
         /* Said apart: posix_spawn would blame the command. */
         *err = errno;
         *cause = str_printf("cannot start %s: working directory %s: %s",
-            decl->command_shown != NULL ? decl->command_shown
-            : decl->command, decl->cwd, strerror(errno));
+            shown, spec->cwd, strerror(errno));
         return NULL;
     }
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
@@ -596,19 +597,19 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
         *cause = str_printf("cannot make pipes: %s", strerror(errno));
         goto out_pipes;
     }
-    argv = xcalloc(decl->nargs + 2, sizeof(*argv));
-    argv[0] = decl->command;
-    for (size_t i = 0; i < decl->nargs; i++)
-        argv[i + 1] = decl->args[i];
-    envp = child_envp(decl);
+    argv = xcalloc(spec->nargs + 2, sizeof(*argv));
+    argv[0] = (char *)spec->command;
+    for (size_t i = 0; i < spec->nargs; i++)
+        argv[i + 1] = spec->args[i];
+    envp = child_envp(spec);
 
     child_subreaper();
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    if (decl->cwd != NULL)
-        posix_spawn_file_actions_addchdir_np(&fa, decl->cwd);
+    if (spec->cwd != NULL)
+        posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
     posix_spawnattr_init(&attr);
     /* Its own process group, so the shutdown sequence reaches npx's
      * grandchildren too; signals mcptop ignores are reset. */
@@ -623,7 +624,7 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     posix_spawnattr_setsigdefault(&attr, &def);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
         POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    rc = posix_spawnp(&pid, decl->command, &fa, &attr, argv, envp);
+    rc = posix_spawnp(&pid, spec->command, &fa, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     free(argv);
@@ -631,8 +632,7 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     if (rc != 0) {
         *err = rc;
         /* As written: what a variable expanded to is never shown. */
-        *cause = str_printf("cannot start %s: %s", decl->command_shown
-            != NULL ? decl->command_shown : decl->command, strerror(rc));
+        *cause = str_printf("cannot start %s: %s", shown, strerror(rc));
         goto out_pipes;
     }
     close(in[0]);
@@ -644,8 +644,7 @@ child_spawn(struct ev_loop *loop, const struct config_server *decl,
     c->arg = arg;
     c->pid = pid;
     c->max_bytes = max_bytes;
-    c->teardown_s = (decl->teardown_ms > 0 ? decl->teardown_ms :
-        CONFIG_DEFAULT_TEARDOWN_MS) / 1000.0;
+    c->teardown_s = spec->teardown_ms / 1000.0;
     c->in_fd = in[1];
     c->out_fd = out[0];
     c->err_fd = errp[0];

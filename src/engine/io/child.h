@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "engine/config.h"
+#include "util/str.h"
 
 struct child;
 
@@ -35,15 +35,30 @@ struct child_callbacks {
     void (*on_stderr_data)(void *arg, const char *buf, size_t len);
 };
 
+/* What to start: values only, borrowed for the call. */
+struct child_spec {
+    const char          *command;   /* found on mcptop's PATH */
+    const char          *shown;     /* as written, for messages: what a
+                                       variable expanded to is never shown
+                                       (NULL: command) */
+    char *const         *args;      /* nargs arguments after the command */
+    size_t               nargs;
+    const struct str_kv *env;       /* added to mcptop's, winning */
+    size_t               nenv;
+    const char          *cwd;       /* NULL: mcptop's */
+    long                 teardown_ms;   /* the shutdown sequence's wait
+                                           between steps, ms (> 0) */
+};
+
 /*
- * Start decl's command. NULL when it cannot start: *err is the errno
+ * Start spec's command. NULL when it cannot start: *err is the errno
  * (ENOENT, EACCES, ...) and *cause a message (caller frees). The command is
- * found on mcptop's PATH; its environment is mcptop's plus decl->env.
+ * found on mcptop's PATH; its environment is mcptop's plus spec->env.
  * Callbacks run from the loop (never from inside child_send). The loop must
  * be the default loop (ev_child).
  */
 struct child *child_spawn(struct ev_loop *loop,
-    const struct config_server *decl, size_t max_bytes,
+    const struct child_spec *spec, size_t max_bytes,
     const struct child_callbacks *cb, void *arg, int *err, char **cause);
 
 /* Queue msg plus a newline for stdin. -1 (errno EPIPE) when stdin is

@@ -643,8 +643,7 @@ http_start(struct curlev *ce, const struct http_request *rq,
     x->cb = cb;
     x->arg = arg;
     x->method = rq->method;
-    x->max_bytes = rq->max_bytes ? rq->max_bytes :
-        CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
+    x->max_bytes = rq->max_bytes ? rq->max_bytes : HTTP_MAX_BYTES;
     x->retry_after_s = -1;
     x->keep_alive_s = -1;
     x->maybe_resent = rq->maybe_resent;

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "transport/ending_run.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "transport/transport.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -81,14 +81,14 @@ client_op_name(enum client_op op)
 static const char *
 client_ping_op(const struct client *c)
 {
-    return c->era == SERVER_ERA_MODERN ? "discover" :
+    return c->era == MCP_ERA_MODERN ? "discover" :
         c->ping_unsupported ? "tools/list" : "ping";
 }
 
 const char *
 client_liveness_method(const struct client *c)
 {
-    return c->era == SERVER_ERA_MODERN ? "server/discover" :
+    return c->era == MCP_ERA_MODERN ? "server/discover" :
         c->ping_unsupported ? "tools/list" : "ping";
 }
 
@@ -195,7 +195,7 @@ client_flags(const struct client *c, enum client_op op)
             TRANSPORT_STREAMING);
     if (op == CLIENT_OP_INITIALIZE)
         return TRANSPORT_INITIALIZE;
-    if (c->era == SERVER_ERA_MODERN && op != CLIENT_OP_INITIALIZED && op != CLIENT_OP_NOTIFY)
+    if (c->era == MCP_ERA_MODERN && op != CLIENT_OP_INITIALIZED && op != CLIENT_OP_NOTIFY)
         return TRANSPORT_MODERN | (op == CLIENT_OP_PING ? TRANSPORT_NO_CACHE : 0);
     return 0;
 }
@@ -575,7 +575,7 @@ client_ping(struct client *c, bool scheduled)
     if (client_find(c, CLIENT_OP_PING) != NULL)
         return false;
     id = c->next_id++;
-    if (c->era == SERVER_ERA_MODERN) {
+    if (c->era == MCP_ERA_MODERN) {
         /* No ping in 2026-07-28: server/discover is the cheapest request
          * every server must answer. */
         rq = client_req_new(c, CLIENT_OP_PING, id, "server/discover");
@@ -625,7 +625,7 @@ client_on_ping(struct client *c, struct client_req *rq,
         return;
     }
     if (evd.rpc_error && !evd.rpc_error_id_null &&
-        evd.rpc_error_code == -32601 && c->era != SERVER_ERA_MODERN &&
+        evd.rpc_error_code == -32601 && c->era != MCP_ERA_MODERN &&
         !c->ping_unsupported) {
         /* ping is optional in practice: "method not found" is an answer
          * (reach proven), not a failure; the liveness exchange is
@@ -645,13 +645,13 @@ client_on_ping(struct client *c, struct client_req *rq,
     if (client_session_lost(c, client_ping_op(c), carried, &evd, ms, detail))
         return;
     client_fail(c, client_ping_op(c), &evd, ms, detail);
-    if (c->era == SERVER_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
+    if (c->era == MCP_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
         (status == 400 || status == 404 || status == 405) &&
         kind == FAILURE_HTTP_STATUS &&
         c->host->retries(c->host_arg, CLIENT_LOSS_ERA_STALE)) {
         /* The remembered era stopped working: probe again. */
         client_log(c, "era: modern stopped working; probing again");
-        c->era = SERVER_ERA_NONE;
+        c->era = MCP_ERA_NONE;
         client_drop(c, "the era changed");
         c->host->retry(c->host_arg, CLIENT_LOSS_ERA_STALE);
         return;
@@ -806,27 +806,27 @@ client_on_done(struct client *c, struct client_req *rq,
 static void
 client_on_open_failed(struct client *c, const struct transport_event *e)
 {
-    if (client_state(c) != SERVER_DIALING)
+    if (client_state(c) != CLIENT_PHASE_DIALING)
         return;
-    if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
+    if (c->era == MCP_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && !c->sse_fallback_now) {
         long st = e->failure->evd.http_status;
 
         if (st >= 400 && st < 500 && !c->decl->http_sse) {
             client_log(c, "era: the HTTP+SSE stream answered %ld; probing "
                 "afresh at the next dial", st);
-            c->era = SERVER_ERA_NONE;
+            c->era = MCP_ERA_NONE;
             client_use_transport(c, client_make_transport(c));
         }
         client_dial_failed(c, &e->failure->evd, e->failure->detail);
         return;
     }
-    if (c->era == SERVER_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
+    if (c->era == MCP_ERA_LEGACY_SSE && c->decl->era == CONFIG_ERA_AUTO &&
         !e->opened && c->sse_tried && c->sse_fallback != NULL) {
         char both[256];
         int  n;
 
-        c->era = SERVER_ERA_LEGACY;
+        c->era = MCP_ERA_LEGACY;
         client_use_transport(c, client_make_transport(c));
         n = snprintf(both, sizeof(both), "%.180s", c->sse_fallback->detail);
         /* The GET's first clause (its status), not its words. */
@@ -849,7 +849,7 @@ client_on_lost(struct client *c, const struct transport_event *e)
         c->host->retry(c->host_arg, CLIENT_LOSS_UNSURE);
         return;
     }
-    if (client_state(c) == SERVER_DIALING) {
+    if (client_state(c) == CLIENT_PHASE_DIALING) {
         /* A child about to be replaced by a fresh one may end first. */
         if (!ev_is_active(&c->fresh_timer))
             client_dial_failed(c, &e->failure->evd, e->failure->detail);
@@ -878,7 +878,7 @@ client_transport_cb(void *arg, const struct transport_event *e)
         client_on_message(c, e->msg, e->owner);
         break;
     case TRANSPORT_READY:
-        if (client_state(c) == SERVER_DIALING &&
+        if (client_state(c) == CLIENT_PHASE_DIALING &&
             client_find(c, CLIENT_OP_INITIALIZE) == NULL)
             client_dial_begin(c);
         break;
@@ -928,7 +928,7 @@ client_end(struct client *c, struct ending_run *run)
             client_req_busy(rq, true);
         }
     }
-    if (c->era == SERVER_ERA_MODERN) {
+    if (c->era == MCP_ERA_MODERN) {
         /* Nothing to end on the server: no session exists. */
         ending_run_sessionless(run);
         ending_run_outcome(run, ENDING_NO_SESSION,
@@ -965,7 +965,7 @@ client_stop(struct client *c)
 
 struct client *
 client_new(const struct client_host *host, void *arg,
-    const struct server_env *env, const struct config_server *decl,
+    const struct client_env *env, const struct config_server *decl,
     size_t index, const char *log_name)
 {
     struct client *c = xcalloc(1, sizeof(*c));
@@ -986,7 +986,7 @@ client_new(const struct client_host *host, void *arg,
     c->tenv.cb_arg = c;
     c->t = client_make_transport(c);
     if (decl->http_sse)
-        c->era = SERVER_ERA_LEGACY_SSE;     /* said by the config */
+        c->era = MCP_ERA_LEGACY_SSE;     /* said by the config */
     c->ntools = -1;
     c->next_id = 1;
     c->rtt_ms = -1;
@@ -1052,21 +1052,21 @@ client_has_session(const struct client *c)
     return transport_has_session(c->t);
 }
 
-enum server_era
+enum mcp_era
 client_era(const struct client *c)
 {
     return c->era;
 }
 
 void
-client_session(const struct client *c, struct server_session_info *out)
+client_session(const struct client *c, struct mcp_session_info *out)
 {
     transport_session_prefix(c->t, out->id_prefix, sizeof(out->id_prefix));
     out->protocol_version = c->protocol_version;
     out->server_name = c->peer_name;
     out->server_version = c->peer_version;
     out->tools_list_changed = c->tools_list_changed;
-    out->cache_scope = c->era == SERVER_ERA_MODERN ? c->cache_scope : NULL;
+    out->cache_scope = c->era == MCP_ERA_MODERN ? c->cache_scope : NULL;
 }
 
 long

@@ -18,14 +18,39 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include "engine/config.h"
 #include "engine/failure.h"
-#include "engine/server.h"
+#include "engine/mcp.h"
 
 struct client;
+struct curlev;
 struct ending_run;
 struct transport;
 struct transport_env;
+
+/* What every client of a fleet shares. Borrowed; outlives the client. */
+struct client_env {
+    struct ev_loop *loop;
+    struct curlev  *curl;
+    FILE           *log;            /* debug log of exchanges, or NULL */
+    bool            no_streams;     /* never open the server stream */
+    bool            no_pings;       /* no periodic pings or deep checks */
+    bool            test_keep_id;   /* test hook: keep an ended session's
+                                       id (transport_env.test_keep_id) */
+    long            stream_idle_ms; /* test hook: the server stream's idle
+                                       watchdog, when > 0 */
+};
+
+/* Where the owner stands, as far as the lifecycle needs to know: it
+ * dials only while DIALING and pings, re-lists and streams only while
+ * READY. */
+enum client_phase {
+    CLIENT_PHASE_OTHER,     /* anything else: ending, paused, stopped ... */
+    CLIENT_PHASE_DIALING,
+    CLIENT_PHASE_READY,
+};
 
 /*
  * What an exchange told of the session or the connection: the lifecycle's
@@ -85,8 +110,8 @@ struct client_host {
     void (*retry_after)(void *arg, long seconds);
 
     /* --- questions -------------------------------------------------- */
-    /* The owner's state (the lifecycle acts only when it allows). */
-    enum server_state (*state)(void *arg);
+    /* The owner's phase (the lifecycle acts only when it allows). */
+    enum client_phase (*phase)(void *arg);
     /* The retry policy's question: does the server dial again after
      * loss (never asked for CLIENT_LOSS_NONE or _UNSURE)? Asked before
      * the lifecycle acts on a loss: on true it records the failure as
@@ -115,7 +140,7 @@ struct client_host {
  * decl are borrowed too; index is the server's number in its fleet,
  * log_name its sanitized name. Never NULL. */
 struct client *client_new(const struct client_host *host, void *arg,
-    const struct server_env *env, const struct config_server *decl,
+    const struct client_env *env, const struct config_server *decl,
     size_t index, const char *log_name);
 /* Close locally and free. NULL does nothing. */
 void client_free(struct client *c);
@@ -139,8 +164,8 @@ struct transport *client_transport(const struct client *c);
 /* stdio: how many children this client started this run. */
 unsigned long client_spawns(const struct client *c);
 bool client_has_session(const struct client *c);
-enum server_era client_era(const struct client *c);
-void client_session(const struct client *c, struct server_session_info *out);
+enum mcp_era client_era(const struct client *c);
+void client_session(const struct client *c, struct mcp_session_info *out);
 long client_tools(const struct client *c);
 const char *client_tool_name(const struct client *c, long i);
 double client_rtt_ms(const struct client *c);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -21,7 +21,7 @@ void
 client_fallback_legacy(struct client *c, const char *why)
 {
     client_log(c, "era: legacy (%s)", why);
-    c->era = SERVER_ERA_LEGACY;
+    c->era = MCP_ERA_LEGACY;
     if (!transport_alive(c->t)) {
         /* The transport went away on the probe (a child that exited): a
          * fresh one for initialize. */
@@ -41,8 +41,8 @@ void
 client_dial_begin(struct client *c)
 {
     if (c->decl->era == CONFIG_ERA_MODERN || (c->decl->era ==
-        CONFIG_ERA_AUTO && c->era != SERVER_ERA_LEGACY &&
-        c->era != SERVER_ERA_LEGACY_SSE)) {
+        CONFIG_ERA_AUTO && c->era != MCP_ERA_LEGACY &&
+        c->era != MCP_ERA_LEGACY_SSE)) {
         /* 2026-07-28 compatibility rules: probe with server/discover. */
         client_send_discover(c);
         return;
@@ -127,7 +127,7 @@ client_on_discover(struct client *c, struct client_req *rq,
             client_dial_failed(c, &evd, why);
             return;
         }
-        c->era = SERVER_ERA_MODERN;
+        c->era = MCP_ERA_MODERN;
         client_take_discover(c, res->answer);
         client_log(c, "era: modern (%s)", MCP_PROTOCOL_MODERN);
         client_handshake_done(c);
@@ -156,7 +156,7 @@ client_on_discover(struct client *c, struct client_req *rq,
             /* A recognised modern error: the request is wrong, not the
              * era; report it (MCP 2026-07-28 basic/transports). */
             if (client_modern_error(code))
-                c->era = SERVER_ERA_MODERN;
+                c->era = MCP_ERA_MODERN;
             client_dial_failed(c, &evd, detail);
             return;
         }
@@ -205,19 +205,19 @@ client_on_discover(struct client *c, struct client_req *rq,
 void
 client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
 {
-    enum server_state st = client_state(c);
+    enum client_phase st = client_state(c);
 
     if (c->probe_id <= 0 || c->decl->era != CONFIG_ERA_AUTO ||
-        c->era == SERVER_ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
+        c->era == MCP_ERA_MODERN || jsonrpc_kind(m) != JSONRPC_RESULT ||
         !jsonrpc_id_is(m, c->probe_id) ||
         !jsonrpc_array_has(m, "result.supportedVersions",
         MCP_PROTOCOL_MODERN))
         return;
     client_log(c, "era: a late DiscoverResult lists %s: modern",
         MCP_PROTOCOL_MODERN);
-    c->era = SERVER_ERA_MODERN;
+    c->era = MCP_ERA_MODERN;
     c->silent_probe = false;
-    if (st == SERVER_DIALING) {
+    if (st == CLIENT_PHASE_DIALING) {
         for (struct client_req *rq = c->reqs, *n; rq != NULL; rq = n) {
             n = rq->next;
             if (rq->in_dial)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "transport/transport.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -118,7 +118,7 @@ client_initialize_fresh(struct client *c, const struct failure_evidence *evd,
     const char *detail)
 {
     c->respawned = true;
-    c->era = SERVER_ERA_LEGACY;
+    c->era = MCP_ERA_LEGACY;
     free(c->probe_note);
     c->probe_note = str_printf("the child refused initialize after "
         "server/discover (%.120s), so a fresh child was dialed with no "
@@ -140,7 +140,7 @@ client_fresh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (client_state(c) != SERVER_DIALING)
+    if (client_state(c) != CLIENT_PHASE_DIALING)
         return;     /* the dial ended meanwhile (its deadline, an ending) */
     if (transport_open(c->t, &f) < 0) {
         client_dial_failed(c, &f.evd, f.detail);
@@ -183,18 +183,18 @@ client_initialize_revises_era(struct client *c,
             c->init_said_modern = true;
             client_log(c, "era: initialize got -32022 listing only %s: "
                 "modern", MCP_PROTOCOL_MODERN);
-            c->era = SERVER_ERA_MODERN;
+            c->era = MCP_ERA_MODERN;
             client_send_discover(c);
             return true;
         }
     }
-    if (auto_era && c->era == SERVER_ERA_LEGACY && !c->probed_this_dial &&
+    if (auto_era && c->era == MCP_ERA_LEGACY && !c->probed_this_dial &&
         !evd->rpc_error && (status == 400 || status == 404 ||
         status == 405)) {
         /* The remembered verdict stopped working: probe again. */
         client_log(c, "era: legacy stopped working (HTTP %ld to "
             "initialize); probing again", status);
-        c->era = SERVER_ERA_NONE;
+        c->era = MCP_ERA_NONE;
         client_send_discover(c);
         return true;
     }
@@ -277,7 +277,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             snprintf(c->sse_fallback->detail, sizeof(c->sse_fallback->detail),
                 "%s", detail);
             client_use_transport(c, transport_older(c->t, &c->tenv));
-            c->era = SERVER_ERA_LEGACY_SSE;
+            c->era = MCP_ERA_LEGACY_SSE;
             rc = transport_open(c->t, &f);
             if (rc < 0)
                 client_dial_failed(c, &f.evd, f.detail);
@@ -311,8 +311,8 @@ client_on_initialize(struct client *c, struct client_req *rq,
     client_take_server(c, res->answer,
         jsonrpc_get_string(res->answer, "result.serverInfo.name"),
         jsonrpc_get_string(res->answer, "result.serverInfo.version"));
-    if (c->era != SERVER_ERA_LEGACY_SSE)
-        c->era = SERVER_ERA_LEGACY;
+    if (c->era != MCP_ERA_LEGACY_SSE)
+        c->era = MCP_ERA_LEGACY;
     /* Only a 2xx answer to initialize issues a session. */
     transport_adopt(c->t, res->session, c->protocol_version);
     res->session = NULL;

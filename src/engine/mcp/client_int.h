@@ -75,14 +75,14 @@ struct client_deep {
 struct client {
     const struct client_host   *host;
     void                       *host_arg;
-    const struct server_env    *env;
+    const struct client_env    *env;
     const struct config_server *decl;
     struct transport_env        tenv;
     unsigned long               spawns;     /* children started (stdio) */
     struct transport           *t;
 
     /* the era (DESIGN.md section 6), remembered for this server */
-    enum server_era             era;
+    enum mcp_era                era;
     bool                        probe_retried;
     bool                        sse_tried;      /* this dial fell back */
     bool                        sse_fallback_now; /* ...and its HTTP+SSE
@@ -177,10 +177,10 @@ struct client {
 
 /* --- what the lifecycle asks of its host, as calls ---------------------- */
 
-static inline enum server_state
+static inline enum client_phase
 client_state(const struct client *c)
 {
-    return c->host->state(c->host_arg);
+    return c->host->phase(c->host_arg);
 }
 
 static inline ev_tstamp

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -83,7 +83,7 @@ client_send_list(struct client *c, const char *cursor)
     char              *body;
     char              *cause = NULL;
 
-    if (c->era == SERVER_ERA_MODERN)
+    if (c->era == MCP_ERA_MODERN)
         body = jsonrpc_build_modern(id, rq->method, MCP_PROTOCOL_MODERN,
             "mcptop", MCPTOP_VERSION, cursor, false, &len);
     else
@@ -299,7 +299,7 @@ client_relist(struct client *c)
     ev_tstamp now;
     double    wait;
 
-    if (!c->relist_wanted || client_state(c) != SERVER_READY ||
+    if (!c->relist_wanted || client_state(c) != CLIENT_PHASE_READY ||
         client_find(c, CLIENT_OP_LIST) != NULL || ev_is_active(&c->relist_timer))
         return;
     now = client_now(c);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -45,7 +45,7 @@ client_probe_schedule(struct client *c)
     if (c->deep == NULL)
         return;
     ev_timer_stop(c->env->loop, &c->deep->timer);
-    if (p == NULL || c->env->no_pings || client_state(c) != SERVER_READY)
+    if (p == NULL || c->env->no_pings || client_state(c) != CLIENT_PHASE_READY)
         return;
     /* The first call right after the dial, then at the interval, with
      * the ping's jitter (a fleet does not call in one burst). */
@@ -79,16 +79,16 @@ client_probe_now(struct client *c)
 
     if (p == NULL || c->deep == NULL ||
         client_find(c, CLIENT_OP_CALL) != NULL ||
-        client_state(c) != SERVER_READY || client_wait_left(c) > 0)
+        client_state(c) != CLIENT_PHASE_READY || client_wait_left(c) > 0)
         return false;
     id = c->next_id++;
     rq = client_req_new(c, CLIENT_OP_CALL, id, "tools/call");
     body = jsonrpc_build_tool_call(id, p->name, p->arguments,
-        c->era == SERVER_ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
+        c->era == MCP_ERA_MODERN ? MCP_PROTOCOL_MODERN : NULL, "mcptop",
         MCPTOP_VERSION, &len);
     c->deep->calls++;
     client_log(c, "tools/call %s (the deep check)", p->name);
-    if (!client_send(c, rq, body, len, c->era == SERVER_ERA_MODERN ?
+    if (!client_send(c, rq, body, len, c->era == MCP_ERA_MODERN ?
         TRANSPORT_MODERN : 0, client_probe_timeout_ms(c), &cause)) {
         struct failure_evidence evd = { .net = NET_OTHER };
 

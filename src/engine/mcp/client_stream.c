@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -27,7 +27,7 @@ client_listen(struct client *c)
     char              *body, *cause = NULL;
 
     if (client_find(c, CLIENT_OP_LISTEN) != NULL || client_state(c) !=
-        SERVER_READY)
+        CLIENT_PHASE_READY)
         return;
     id = c->next_id++;
     rq = client_req_new(c, CLIENT_OP_LISTEN, id, "subscriptions/listen");
@@ -48,9 +48,9 @@ void
 client_streams_start(struct client *c)
 {
     if (c->env->no_streams || !c->tools_list_changed ||
-        client_state(c) != SERVER_READY)
+        client_state(c) != CLIENT_PHASE_READY)
         return;
-    if (c->era == SERVER_ERA_MODERN) {
+    if (c->era == MCP_ERA_MODERN) {
         client_listen(c);
     } else if (!c->stream_none && transport_has_stream(c->t) &&
         transport_has_session(c->t)) {
@@ -222,7 +222,7 @@ client_on_listen_done(struct client *c, struct client_req *rq,
     client_req_free(rq, NULL);
     ev_timer_stop(c->env->loop, &c->stream_idle);
     c->stream_opened = false;
-    if (client_state(c) != SERVER_READY)
+    if (client_state(c) != CLIENT_PHASE_READY)
         return;
     if (!graceful) {
         /* A close without the listen's result: an unexpected disconnect. */

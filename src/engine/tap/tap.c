@@ -354,7 +354,7 @@ tap_snapshot_cb(void *arg)
     }
     hist = cJSON_AddArrayToObject(o, "history");
     for (size_t i = 0; i < t->rec.hist_len; i++) {
-        const struct server_exchange *x = record_history(&t->rec, i);
+        const struct mcp_exchange *x = record_history(&t->rec, i);
         cJSON                        *e = cJSON_CreateObject();
 
         cJSON_AddNumberToObject(e, "ts", (double)x->ts);

@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "tap/tap_source.h"
+#include "engine/tap_command.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -118,27 +118,6 @@ out:
     return got;
 }
 
-/* See tap_source.h. */
-char *
-tap_cancel_command(const char *id, const char *reason)
-{
-    cJSON *cmd = cJSON_CreateObject();
-    cJSON *v = cJSON_Parse(id);
-    char  *line;
-
-    cJSON_AddStringToObject(cmd, "cmd", "cancel");
-    if (v == NULL || !(cJSON_IsNumber(v) || cJSON_IsString(v))) {
-        cJSON_Delete(v);
-        v = cJSON_CreateString(id);
-    }
-    cJSON_AddItemToObject(cmd, "id", v);
-    if (reason != NULL)
-        cJSON_AddStringToObject(cmd, "reason", reason);
-    line = cJSON_PrintUnformatted(cmd);
-    cJSON_Delete(cmd);
-    return line;
-}
-
 /* Connect to the tap at path and send line (freed). The descriptor,
  * or -1 with *cause. */
 static int
@@ -202,7 +181,7 @@ tap_cancel(const char *path, const char *id, const char *reason,
 
     if (answer != NULL)
         *answer = NULL;
-    fd = tap_cancel_send(path, tap_cancel_command(id, reason), deadline,
+    fd = tap_cancel_send(path, tap_command_cancel(id, reason), deadline,
         cause);
     if (fd < 0)
         return -1;
@@ -237,16 +216,13 @@ tap_end(const char *path, const char *prefix, long timeout_ms,
     static const char *const then[] = { "session_end", NULL };
     int64_t                  deadline = clock_mono_ms() + timeout_ms;
     struct tap_cancel_buf    b = { 0 };
-    cJSON                   *cmd = cJSON_CreateObject(), *o;
+    cJSON                   *o;
     const cJSON             *d;
     char                    *got = NULL;
     int                      fd, rc = -1;
 
     *answer = NULL;
-    cJSON_AddStringToObject(cmd, "cmd", "end");
-    cJSON_AddStringToObject(cmd, "session", prefix);
-    fd = tap_cancel_send(path, cJSON_PrintUnformatted(cmd), deadline, cause);
-    cJSON_Delete(cmd);
+    fd = tap_cancel_send(path, tap_command_end(prefix), deadline, cause);
     if (fd < 0)
         return -1;
     got = tap_cancel_answer(fd, deadline, &b, first, cause);

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "engine/config.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -80,34 +80,10 @@ tap_publish_dir_ok(const char *dir, char **cause)
     return 0;
 }
 
-/* The directory default sockets go in (not made). Caller frees. */
-static char *
-tap_publish_dir_of(void)
-{
-    const char    *xdg = getenv("XDG_RUNTIME_DIR");
-    struct stat    st;
-    struct passwd *pw;
-    char           user[64];
-
-    if (xdg != NULL && xdg[0] == '/' && stat(xdg, &st) == 0 &&
-        S_ISDIR(st.st_mode) && st.st_uid == getuid())
-        return str_printf("%s/mcptop", xdg);
-    pw = getpwuid(getuid());
-    if (pw != NULL && pw->pw_name != NULL)
-        snprintf(user, sizeof(user), "%s", pw->pw_name);
-    else
-        snprintf(user, sizeof(user), "%lu", (unsigned long)getuid());
-    for (char *c = user; *c != '\0'; c++) {
-        if (*c == '/')
-            *c = '_';
-    }
-    return str_printf("/tmp/mcptop-%s", user);
-}
-
 char *
 tap_publish_default_dir(char **cause)
 {
-    char *dir = tap_publish_dir_of();
+    char *dir = config_tap_dir();
 
     if (tap_publish_dir_ok(dir, cause) != 0) {
         free(dir);
@@ -116,39 +92,15 @@ tap_publish_default_dir(char **cause)
     return dir;
 }
 
-/* dir/tap-NAME.sock, NAME's odd bytes as '_'. Takes dir. */
-static char *
-tap_publish_join(char *dir, const char *name)
-{
-    char   safe[80];
-    char  *path;
-    size_t i;
-
-    for (i = 0; name[i] != '\0' && i + 1 < sizeof(safe); i++) {
-        unsigned char c = (unsigned char)name[i];
-
-        safe[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ?
-            (char)c : '_';
-    }
-    safe[i] = '\0';
-    path = str_printf("%s/tap-%s.sock", dir, safe[0] != '\0' ? safe : "_");
-    free(dir);
-    return path;
-}
-
-char *
-tap_publish_path_of(const char *name)
-{
-    return tap_publish_join(tap_publish_dir_of(), name);
-}
-
 char *
 tap_publish_default_path(const char *name, char **cause)
 {
     char *dir = tap_publish_default_dir(cause);
 
-    return dir != NULL ? tap_publish_join(dir, name) : NULL;
+    if (dir == NULL)
+        return NULL;
+    free(dir);
+    return config_tap_path(name);
 }
 
 /* --- readers ------------------------------------------------------------ */

@@ -28,17 +28,12 @@ struct tap_publish_host {
 #define TAP_PUBLISH_READER_MAX (256u * 1024)
 
 /*
- * The default socket path for a tap named name:
- * $XDG_RUNTIME_DIR/mcptop/tap-NAME.sock, else /tmp/mcptop-USER/tap-NAME.sock;
- * the directory is made 0700 when missing and refused when it is not the
- * user's own or others may enter it. name's bytes other than letters,
- * digits, '.', '-' and '_' become '_'. Caller frees; NULL with *cause.
+ * The default socket path for a tap named name (config_tap_path, which
+ * names it): the directory is made 0700 when missing and refused when it
+ * is not the user's own or others may enter it. Caller frees; NULL with
+ * *cause.
  */
 char *tap_publish_default_path(const char *name, char **cause);
-/* The same path, computed only (the directory is neither made nor
- * checked): where a tap named name publishes, for a config that names an
- * `mcptop tap` command. Caller frees. Never NULL. */
-char *tap_publish_path_of(const char *name);
 /* The directory tap_publish_default_path uses (made as it says). */
 char *tap_publish_default_dir(char **cause);
 

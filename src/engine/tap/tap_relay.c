@@ -484,10 +484,17 @@ tap_relay_shutdown(struct tap *t)
 int
 tap_relay_start(struct tap *t, char **cause)
 {
-    int err = 0;
-    int fl;
+    struct child_spec spec = {
+        .command = t->decl.command,
+        .args = t->decl.args,
+        .nargs = t->decl.nargs,
+        .teardown_ms = t->decl.teardown_ms > 0 ? t->decl.teardown_ms :
+            CONFIG_DEFAULT_TEARDOWN_MS,
+    };
+    int               err = 0;
+    int               fl;
 
-    t->child = child_spawn(t->loop, &t->decl, t->decl.max_message_bytes,
+    t->child = child_spawn(t->loop, &spec, t->decl.max_message_bytes,
         &tap_child_cb, t, &err, cause);
     if (t->child == NULL)
         return -1;

@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "io/http_words.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 
 /* Bytes of a detail left free after the server's words, for what the

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "transport/http_judge.h"
 #include "util/xmalloc.h"
 

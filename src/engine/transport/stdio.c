@@ -21,7 +21,7 @@
 
 #include "transport/ending_run.h"
 #include "io/child.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -400,6 +400,27 @@ static const struct child_callbacks stdio_child_cb = {
     .on_exit = stdio_exit_cb,
 };
 
+/* Start the declared command (its values, as io/child.h takes them). */
+static struct child *
+stdio_spawn(struct stdio_transport *t, int *err, char **cause)
+{
+    const struct config_server *d = t->base.env->decl;
+    struct child_spec           spec = {
+        .command = d->command,
+        .shown = d->command_shown,
+        .args = d->args,
+        .nargs = d->nargs,
+        .env = d->env,
+        .nenv = d->nenv,
+        .cwd = d->cwd,
+        .teardown_ms = d->teardown_ms > 0 ? d->teardown_ms :
+            CONFIG_DEFAULT_TEARDOWN_MS,
+    };
+
+    return child_spawn(t->base.env->loop, &spec, d->max_message_bytes,
+        &stdio_child_cb, t, err, cause);
+}
+
 /* Start the child for a dial; the old one, if any, is killed and reaped
  * first. */
 static int
@@ -417,9 +438,7 @@ stdio_open(struct transport *base, struct transport_failure *f)
     t->gone = false;
     t->has_exit = false;
     t->abandoned = false;
-    t->child = child_spawn(base->env->loop, base->env->decl,
-        base->env->decl->max_message_bytes, &stdio_child_cb, t, &err,
-        &cause);
+    t->child = stdio_spawn(t, &err, &cause);
     if (t->child == NULL) {
         struct failure_evidence evd = { .spawn_error = true, .os_errno = err };
 

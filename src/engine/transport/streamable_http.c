@@ -24,7 +24,7 @@
 
 #include "transport/ending_run.h"
 #include "engine/http.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "engine/oauth.h"
 #include "transport/http_judge.h"
 #include "util/str.h"

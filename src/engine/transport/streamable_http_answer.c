@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "engine/oauth.h"
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "transport/http_judge.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

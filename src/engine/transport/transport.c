@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "core/jsonrpc.h"
 #include "util/dlog.h"
 #include "util/xmalloc.h"
 

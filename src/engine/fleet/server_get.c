@@ -11,9 +11,9 @@
 
 #include "io/curlev.h"
 #include "mcp/client.h"
-#include "record.h"
-#include "server_priv.h"
-#include "tap/tap_source.h"
+#include "core/record.h"
+#include "fleet/server_int.h"
+#include "fleet/tap_source.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 
@@ -61,7 +61,7 @@ server_state(const struct server *s)
     return s->state;
 }
 
-enum server_era
+enum mcp_era
 server_era(const struct server *s)
 {
     if (s->replay != NULL)
@@ -90,7 +90,7 @@ server_last_failure(const struct server *s, const char **op)
 }
 
 void
-server_session(const struct server *s, struct server_session_info *out)
+server_session(const struct server *s, struct mcp_session_info *out)
 {
     memset(out, 0, sizeof(*out));
     /* A tap's server has no session of mcptop's own. */
@@ -188,7 +188,7 @@ server_pings_done(const struct server *s)
     return client_pings_done(s->client);
 }
 
-const struct server_exchange *
+const struct mcp_exchange *
 server_history(const struct server *s, size_t i)
 {
     return record_history(&s->rec, i);

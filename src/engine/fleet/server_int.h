@@ -6,15 +6,16 @@
  * lifecycle under mcp/, which reports through struct client_host).
  * See server.c for the invariants.
  */
-#ifndef MCPTOP_ENGINE_SERVER_PRIV_H
-#define MCPTOP_ENGINE_SERVER_PRIV_H
+#ifndef MCPTOP_ENGINE_SERVER_INT_H
+#define MCPTOP_ENGINE_SERVER_INT_H
 
 #include <ev.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/server.h"
-#include "record.h"
+#include "mcp/client.h"
+#include "core/record.h"
 
 struct client;
 struct endings;
@@ -32,6 +33,7 @@ struct server {
     void                       *data;       /* the owner's */
 
     struct client              *client;
+    struct client_env           cenv;       /* env's part for the client */
     struct record               rec;
     struct endings             *endings;    /* on the first ending */
     struct ending_run          *ending;     /* the session's, if any */
@@ -102,9 +104,9 @@ void server_tap_free(struct server *s);
 struct health server_replay_health(const struct server *s, int64_t *since);
 long server_replay_tools(const struct server *s);
 double server_replay_rtt_ms(const struct server *s);
-enum server_era server_replay_era(const struct server *s);
+enum mcp_era server_replay_era(const struct server *s);
 void server_replay_session(const struct server *s,
-    struct server_session_info *out);
+    struct mcp_session_info *out);
 size_t server_replay_ending_count(const struct server *s);
 const struct ending *server_replay_ending(const struct server *s, size_t i);
 void server_replay_free(struct server *s);

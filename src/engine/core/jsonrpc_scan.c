@@ -17,7 +17,7 @@
  * cJSON_GetObjectItemCaseSensitive finds them; a key with an escape or a
  * NUL (which could read as another name) leaves the message to cJSON.
  */
-#include "jsonrpc_scan.h"
+#include "core/jsonrpc_scan.h"
 
 #include <string.h>
 

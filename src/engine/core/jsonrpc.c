@@ -12,8 +12,8 @@
  * initialize's serverInfo, a listing's tools). Whatever the scan is not
  * sure of is parsed by cJSON at once, as before.
  */
-#include "jsonrpc.h"
-#include "jsonrpc_scan.h"
+#include "core/jsonrpc.h"
+#include "core/jsonrpc_scan.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>

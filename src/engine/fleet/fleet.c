@@ -4,7 +4,7 @@
  * how events are shown.
  */
 #include "engine/fleet.h"
-#include "fleet_int.h"
+#include "fleet/fleet_int.h"
 
 #include <stdlib.h>
 #include <string.h>

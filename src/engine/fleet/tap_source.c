@@ -10,7 +10,7 @@
  * What it must never do: block (connect, read and write are
  * non-blocking), or trust a line's size or fields.
  */
-#include "tap/tap_source.h"
+#include "fleet/tap_source.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "engine/tap_command.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -741,7 +742,7 @@ tap_source_cancel(struct tap_source *ts, const char *id, const char *reason)
 
     if (!ts->connected)
         return -1;
-    line = tap_cancel_command(id, reason);
+    line = tap_command_cancel(id, reason);
     rc = line != NULL ? tap_source_send(ts, line) : -1;
     free(line);
     return rc;

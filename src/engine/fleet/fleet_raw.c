@@ -24,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fleet_int.h"
-#include "jsonrpc.h"
+#include "fleet/fleet_int.h"
+#include "core/jsonrpc.h"
 #include "transport/ending_run.h"
 #include "transport/transport.h"
 #include "util/str.h"

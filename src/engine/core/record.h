@@ -13,7 +13,7 @@
 
 #include "engine/failure.h"
 #include "engine/liveness.h"
-#include "engine/server.h"
+#include "engine/mcp.h"
 
 struct record {
     struct liveness          liveness;      /* present=false: absent */
@@ -22,9 +22,9 @@ struct record {
     struct failure           last_failure;
     bool                     has_failure;
     const char              *last_failure_op;   /* static */
-    struct server_exchange  *history;       /* a ring of hist_cap: 16 at the
+    struct mcp_exchange     *history;       /* a ring of hist_cap: 16 at the
                                                first exchange, doubled as it
-                                               fills, up to SERVER_HISTORY */
+                                               fills, up to MCP_HISTORY */
     size_t                   hist_start, hist_len, hist_cap;
 };
 
@@ -41,7 +41,7 @@ bool record_exchange(struct record *r, const char *op,
     const struct failure *f, double ms, int64_t now_ms);
 
 /* History entry i, oldest first; NULL past the end. */
-const struct server_exchange *record_history(const struct record *r,
+const struct mcp_exchange *record_history(const struct record *r,
     size_t i);
 
 #endif

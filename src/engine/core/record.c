@@ -3,7 +3,7 @@
  * minted only through liveness_of (DESIGN.md section 4). It reads no clock:
  * the caller stamps each exchange.
  */
-#include "record.h"
+#include "core/record.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +33,16 @@ record_exchange(struct record *r, const char *op, const struct failure *f,
     struct outcome          o = f == NULL ? outcome_completed() :
         outcome_failed(f->kind);
     struct liveness         l = liveness_of(o, now_ms);
-    struct server_exchange *h;
+    struct mcp_exchange *h;
     bool                    changed;
 
     /* Most servers of a short run never fill a hundred: the ring grows
      * while it has not wrapped (hist_start is 0 until it is full). */
-    if (r->hist_len == r->hist_cap && r->hist_cap < SERVER_HISTORY) {
+    if (r->hist_len == r->hist_cap && r->hist_cap < MCP_HISTORY) {
         size_t cap = r->hist_cap == 0 ? 16 : r->hist_cap * 2;
 
-        if (cap > SERVER_HISTORY)
-            cap = SERVER_HISTORY;
+        if (cap > MCP_HISTORY)
+            cap = MCP_HISTORY;
         r->history = xrealloc(r->history, cap * sizeof(*r->history));
         r->hist_cap = cap;
     }
@@ -84,7 +84,7 @@ record_exchange(struct record *r, const char *op, const struct failure *f,
     return changed;
 }
 
-const struct server_exchange *
+const struct mcp_exchange *
 record_history(const struct record *r, size_t i)
 {
     if (i >= r->hist_len)

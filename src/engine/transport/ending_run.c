@@ -1,6 +1,6 @@
 /*
- * Endings (DESIGN.md section 5): outcome names and verdicts, and the
- * procedure that runs each ending of a server by one deadline.
+ * The ending procedure (DESIGN.md section 5): each ending of a server run
+ * by one deadline.
  *
  * The deadline is one libev timer (monotonic). By it the operator has an
  * outcome: the transport's report, or timed_out. The settlement (the
@@ -9,46 +9,16 @@
  * must never touch curl or a child, and never reads a clock but libev's
  * (the wall clock only stamps started_at).
  */
-#include "engine/ending.h"
+#include "transport/ending_run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/ending_run.h"
+#include "engine/ending.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
 #include "util/xmalloc.h"
-
-static const char *const ending_names[ENDING__COUNT] = {
-#define X(id, name) [ENDING_##id] = name,
-    ENDING_OUTCOMES(X)
-#undef X
-};
-
-const char *
-ending_outcome_name(enum ending_outcome o)
-{
-    if ((unsigned)o >= ENDING__COUNT)
-        return "?";
-    return ending_names[o];
-}
-
-bool
-ending_outcome_ok(enum ending_outcome o)
-{
-    switch (o) {
-    case ENDING_TERMINATED:
-    case ENDING_NOT_ALLOWED:
-    case ENDING_ALREADY_GONE:
-    case ENDING_EXITED:
-    case ENDING_NO_SESSION:
-    case ENDING_STREAM_CLOSED:
-        return true;
-    default:
-        return false;
-    }
-}
 
 /* --- the procedure ------------------------------------------------------ */
 

@@ -28,8 +28,8 @@
 #include "io/curlev.h"
 #include "mcp/client.h"
 #include "transport/ending_run.h"
-#include "record.h"
-#include "server_priv.h"
+#include "core/record.h"
+#include "fleet/server_int.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/dlog.h"
@@ -65,21 +65,6 @@ server_state_name(enum server_state st)
     if ((unsigned)st >= SERVER__COUNT)
         return "?";
     return server_state_names[st];
-}
-
-const char *
-server_era_name(enum server_era e)
-{
-    switch (e) {
-    case SERVER_ERA_MODERN:
-        return "modern";
-    case SERVER_ERA_LEGACY:
-        return "legacy";
-    case SERVER_ERA_LEGACY_SSE:
-        return "legacy_sse";
-    default:
-        return NULL;
-    }
 }
 
 /* --- state, events, the record ----------------------------------------- */
@@ -528,11 +513,18 @@ server_tools_changed_cb(void *arg, long ntools)
     server_emit(arg, &e);
 }
 
-/* client_host.state */
-static enum server_state
-server_state_cb(void *arg)
+/* client_host.phase: the two states the lifecycle acts in. */
+static enum client_phase
+server_phase_cb(void *arg)
 {
-    return server_state(arg);
+    switch (server_state(arg)) {
+    case SERVER_DIALING:
+        return CLIENT_PHASE_DIALING;
+    case SERVER_READY:
+        return CLIENT_PHASE_READY;
+    default:
+        return CLIENT_PHASE_OTHER;
+    }
 }
 
 /* client_host.now */
@@ -587,7 +579,7 @@ static const struct client_host server_client_host = {
     .tools_changed = server_tools_changed_cb,
     .busy = server_busy_cb,
     .retry_after = server_retry_after_cb,
-    .state = server_state_cb,
+    .phase = server_phase_cb,
     .now = server_now_cb,
     .timeout_ms = server_timeout_ms_cb,
     .open_deadline_ms = server_open_deadline_ms_cb,
@@ -775,7 +767,14 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->log_name = str_sanitized(decl->name != NULL ? decl->name : "?");
     s->target = server_make_target(decl);
     record_init(&s->rec);
-    s->client = client_new(&server_client_host, s, env, decl, index,
+    s->cenv.loop = env->loop;
+    s->cenv.curl = env->curl;
+    s->cenv.log = env->log;
+    s->cenv.no_streams = env->no_streams;
+    s->cenv.no_pings = env->no_pings;
+    s->cenv.test_keep_id = env->test_keep_id;
+    s->cenv.stream_idle_ms = env->stream_idle_ms;
+    s->client = client_new(&server_client_host, s, &s->cenv, decl, index,
         s->log_name);
     if (decl->tap != NULL)
         server_tap_new(s);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
-#include "server_priv.h"
+#include "core/record.h"
+#include "fleet/server_int.h"
 #include "util/xmalloc.h"
 
 struct server_replay {
@@ -23,7 +23,7 @@ struct server_replay {
     int64_t           health_since;
     long              tools;
     double            rtt_ms;
-    enum server_era   era;
+    enum mcp_era      era;
     char              protocol_version[32];
     struct ending     endings[SERVER_ENDINGS];  /* a ring, oldest first */
     size_t            ending_start, nendings;
@@ -183,7 +183,7 @@ server_replay_rtt_ms(const struct server *s)
     return s->replay->rtt_ms;
 }
 
-enum server_era
+enum mcp_era
 server_replay_era(const struct server *s)
 {
     return s->replay->era;
@@ -191,7 +191,7 @@ server_replay_era(const struct server *s)
 
 void
 server_replay_session(const struct server *s,
-    struct server_session_info *out)
+    struct mcp_session_info *out)
 {
     const struct server_replay *r = s->replay;
 

@@ -66,9 +66,4 @@ const struct server_agent_session *tap_source_session(
 int tap_source_cancel(struct tap_source *ts, const char *id,
     const char *reason);
 
-/* The cancel command a tap reads, {"cmd":"cancel","id":ID,"reason":TEXT}
- * without its newline: id is the request id's JSON text (7, "x") or a bare
- * word (a string id); reason may be NULL. Caller frees (tap_cancel.c). */
-char *tap_cancel_command(const char *id, const char *reason);
-
 #endif

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server_priv.h"
-#include "tap/tap_source.h"
+#include "fleet/server_int.h"
+#include "fleet/tap_source.h"
 
 const char *
 server_request_phase_name(enum server_request_phase p)
