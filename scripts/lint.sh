@@ -9,6 +9,8 @@
 # exit status is 1 if there was any. The rules:
 #   - each library is included only where its list below allows;
 #   - `->ops->` (a transport's vtable) is spelled only in src/engine/transport/;
+#   - under src/engine/mcp/, `->host->` (the lifecycle's struct client_host)
+#     is spelled only in HOST_OK, the wrappers beside the questions;
 #   - no file under src/engine/mcp/ includes "server_priv.h";
 #   - every include/engine/ header is included by a front end (src/front,
 #     src/cli, src/ui, src/export, src/audit, src/tap, src/main.c, their
@@ -42,6 +44,7 @@ MHD_OK=(src/cli/cli_serve.c src/cli/serve_guard.c include/cli/serve_guard.h
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled
+HOST_OK=(src/engine/mcp/client_int.h)  # where mcp/ may spell ->host->
 MAX_LINES=1200
 ENGINE_HEADERS_MAX=18
 
@@ -279,6 +282,14 @@ while IFS=: read -r file line text; do
     "->ops-> outside ${OPS_OK[*]} (the vtable is the transports' own)"
 done < <(lint_grep '->[[:space:]]*ops[[:space:]]*->' "${files[@]}")
 
+# --- the lifecycle reports to its host only through the wrappers ---
+while IFS=: read -r file line text; do
+  [[ "$file" == src/engine/mcp/* ]] || continue
+  lint_allowed "$file" "${HOST_OK[@]}" && continue
+  lint_report host "$file" "$line" \
+    "->host-> outside ${HOST_OK[*]} (call its client_report_*, client_retry, ... wrappers)"
+done < <(lint_grep '->[[:space:]]*host[[:space:]]*->' "${files[@]}")
+
 # --- the lifecycle does not reach into the server ---
 while IFS=: read -r file line text; do
   [[ "$file" == src/engine/mcp/* ]] || continue
@@ -362,7 +373,7 @@ if [ "$violations" -eq 0 ]; then
   exit 0
 fi
 summary=""
-for c in library layering ops server_priv headers length process enum; do
+for c in library layering ops host server_priv headers length process enum; do
   [ -n "${per_check[$c]:-}" ] && summary+=" $c ${per_check[$c]},"
 done
 echo "lint: ${#files[@]} files, $violations violations:${summary%,}"

@@ -41,7 +41,7 @@ client_log(const struct client *c, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    c->host->log(c->host_arg, fmt, ap);
+    client_vlog(c, fmt, ap);
     va_end(ap);
 }
 
@@ -125,7 +125,7 @@ client_req_busy(struct client_req *rq, bool on)
     if (rq->counted == on)
         return;
     rq->counted = on;
-    rq->c->host->busy(rq->c->host_arg, on);
+    client_report_busy(rq->c, on);
 }
 
 /* Unlink and free; stops its timer; cancels its transfer if it runs. */
@@ -317,7 +317,7 @@ client_fail(struct client *c, const char *op,
     struct failure f;
 
     failure_make(&f, evd, FAILURE_SITE_REQUEST, detail);
-    c->host->exchange(c->host_arg, op, &f, ms);
+    client_report_exchange(c, op, &f, ms);
 }
 
 /* --- the session -------------------------------------------------------- */
@@ -345,16 +345,7 @@ client_drop(struct client *c, const char *why)
     c->relist_wanted = false;
     session = transport_release(c->t);
     if (session != NULL)
-        c->host->end_orphan(c->host_arg, session, c->protocol_version, why);
-}
-
-/* A fresh transport for the declaration: the host's, else transport_new. */
-static struct transport *
-client_make_transport(struct client *c)
-{
-    if (c->host->make_transport != NULL)
-        return c->host->make_transport(c->host_arg, &c->tenv);
-    return transport_new(&c->tenv);
+        client_report_orphan(c, session, c->protocol_version, why);
 }
 
 /* Switch to transport t (the old one is closed and freed, with every
@@ -396,7 +387,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
     transport_abandon(c->t);
     c->last_ping_ok = false;
     failure_make(&f, evd, FAILURE_SITE_CONNECT, detail);
-    c->host->dial_done(c->host_arg, &f, ms);
+    client_report_dial_done(c, &f, ms);
 }
 
 void
@@ -432,7 +423,7 @@ client_dial_completed(struct client *c)
     c->dialed_once = true;
     c->rtt_ms = ms;
     c->last_ping_ok = true;
-    c->host->dial_done(c->host_arg, NULL, ms);
+    client_report_dial_done(c, NULL, ms);
     client_streams_start(c);
     client_probe_schedule(c);
 }
@@ -550,7 +541,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     if (!expired && status == 400 && failure_classify(evd) !=
         FAILURE_HTTP_STATUS && !evd->rpc_error_id_null)
         return false;
-    if (!c->host->retries(c->host_arg, CLIENT_LOSS_SESSION))
+    if (!client_retries(c, CLIENT_LOSS_SESSION))
         return false;
     c->redialed_for_loss = !expired;
     why = expired ? "session expired" : "session presumed lost: the server "
@@ -560,7 +551,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
         "the session was presumed lost");
-    c->host->retry(c->host_arg, CLIENT_LOSS_SESSION);
+    client_retry(c, CLIENT_LOSS_SESSION);
     return true;
 }
 
@@ -620,8 +611,8 @@ client_on_ping(struct client *c, struct client_req *rq,
         c->rtt_ms = ms;
         c->last_ping_ok = true;
         c->redialed_for_loss = false;
-        c->host->exchange(c->host_arg, client_ping_op(c), NULL, ms);
-        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
+        client_report_exchange(c, client_ping_op(c), NULL, ms);
+        client_retry(c, CLIENT_LOSS_NONE);
         return;
     }
     if (evd.rpc_error && !evd.rpc_error_id_null &&
@@ -635,8 +626,8 @@ client_on_ping(struct client *c, struct client_req *rq,
             "exchange is tools/list for this session");
         c->rtt_ms = ms;
         c->last_ping_ok = true;
-        c->host->exchange(c->host_arg, "ping", NULL, ms);
-        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
+        client_report_exchange(c, "ping", NULL, ms);
+        client_retry(c, CLIENT_LOSS_NONE);
         return;
     }
     c->last_ping_ok = false;
@@ -648,23 +639,23 @@ client_on_ping(struct client *c, struct client_req *rq,
     if (c->era == MCP_ERA_MODERN && c->decl->era == CONFIG_ERA_AUTO &&
         (status == 400 || status == 404 || status == 405) &&
         kind == FAILURE_HTTP_STATUS &&
-        c->host->retries(c->host_arg, CLIENT_LOSS_ERA_STALE)) {
+        client_retries(c, CLIENT_LOSS_ERA_STALE)) {
         /* The remembered era stopped working: probe again. */
         client_log(c, "era: modern stopped working; probing again");
         c->era = MCP_ERA_NONE;
         client_drop(c, "the era changed");
-        c->host->retry(c->host_arg, CLIENT_LOSS_ERA_STALE);
+        client_retry(c, CLIENT_LOSS_ERA_STALE);
         return;
     }
     if ((kind == FAILURE_CONNECT_REFUSED || !transport_alive(c->t)) &&
-        c->host->retries(c->host_arg, CLIENT_LOSS_UNREACHABLE)) {
+        client_retries(c, CLIENT_LOSS_UNREACHABLE)) {
         /* Nothing listens any more, or the child is gone: the sessions
          * went with it. */
         client_drop(c, "the connection was lost");
-        c->host->retry(c->host_arg, CLIENT_LOSS_UNREACHABLE);
+        client_retry(c, CLIENT_LOSS_UNREACHABLE);
         return;
     }
-    c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
+    client_retry(c, CLIENT_LOSS_NONE);
 }
 
 void
@@ -744,7 +735,7 @@ client_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
         c->last_ping_ok = false;
         c->pings_done++;
         client_fail(c, client_ping_op(c), &evd, ms, detail);
-        c->host->retry(c->host_arg, CLIENT_LOSS_NONE);
+        client_retry(c, CLIENT_LOSS_NONE);
         break;
     case CLIENT_OP_CALL:
         /* A tool that hangs is what a deep check exists to catch. */
@@ -765,7 +756,7 @@ client_on_done(struct client *c, struct client_req *rq,
     if (res->retry_after_s >= 0 && (res->f.evd.http_status == 429 ||
         res->f.evd.http_status == 503))
         /* A wait the server asked for holds for every request to it. */
-        c->host->retry_after(c->host_arg, res->retry_after_s);
+        client_report_retry_after(c, res->retry_after_s);
     switch (rq->op) {
     case CLIENT_OP_INITIALIZE:
         client_on_initialize(c, rq, res);
@@ -846,7 +837,7 @@ client_on_lost(struct client *c, const struct transport_event *e)
 {
     if (e->failure == NULL) {
         /* Only an exchange can say what it means: observe it now. */
-        c->host->retry(c->host_arg, CLIENT_LOSS_UNSURE);
+        client_retry(c, CLIENT_LOSS_UNSURE);
         return;
     }
     if (client_state(c) == CLIENT_PHASE_DIALING) {
@@ -858,10 +849,10 @@ client_on_lost(struct client *c, const struct transport_event *e)
     /* The loss is an observation whatever follows it. */
     client_fail(c, e->op != NULL ? e->op : "sse stream", &e->failure->evd, 0,
         e->failure->detail);
-    if (!c->host->retries(c->host_arg, CLIENT_LOSS_CONNECTION))
+    if (!client_retries(c, CLIENT_LOSS_CONNECTION))
         return;
     client_drop(c, "the connection was lost");
-    c->host->retry(c->host_arg, CLIENT_LOSS_CONNECTION);
+    client_retry(c, CLIENT_LOSS_CONNECTION);
 }
 
 /* transport_cb: everything a transport reports. */

@@ -224,8 +224,8 @@ client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
                 client_req_free(rq, NULL);
         }
         client_send_discover(c);
-    } else if (c->host->retries(c->host_arg, CLIENT_LOSS_ERA_PROVEN)) {
+    } else if (client_retries(c, CLIENT_LOSS_ERA_PROVEN)) {
         client_drop(c, "the era changed");
-        c->host->retry(c->host_arg, CLIENT_LOSS_ERA_PROVEN);
+        client_retry(c, CLIENT_LOSS_ERA_PROVEN);
     }
 }

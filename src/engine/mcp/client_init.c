@@ -232,7 +232,7 @@ client_on_detached(struct client *c, struct transport_result *res)
         client_log(c, "abandoned initialize settled without a session");
         return;
     }
-    c->host->end_orphan(c->host_arg, res->session,
+    client_report_orphan(c, res->session,
         client_version_spoken(pv) ? pv : NULL,
         "session issued after the dial was abandoned");
     res->session = NULL;
@@ -254,7 +254,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
     client_req_free(rq, NULL);
     if (client_judge(res, &evd, detail, sizeof(detail))) {
         if (res->session != NULL) {
-            c->host->end_orphan(c->host_arg, res->session, NULL,
+            client_report_orphan(c, res->session, NULL,
                 "session issued to an initialize that failed");
             res->session = NULL;
         }
@@ -299,7 +299,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             "%s; mcptop speaks 2025-11-25, 2025-06-18, 2025-03-26, "
             "2024-11-05", clean);
         if (res->session != NULL) {
-            c->host->end_orphan(c->host_arg, res->session, NULL,
+            client_report_orphan(c, res->session, NULL,
                 "session issued in a version mcptop does not speak");
             res->session = NULL;
         }

@@ -16,6 +16,7 @@
 #define MCPTOP_ENGINE_CLIENT_INT_H
 
 #include <ev.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -175,7 +176,62 @@ struct client {
 };
 
 
-/* --- what the lifecycle asks of its host, as calls ---------------------- */
+/*
+ * The host, as calls: these wrappers are the only place the lifecycle
+ * spells c->host (scripts/lint.sh checks), one per member of struct
+ * client_host, so a member's meaning is read in one place.
+ */
+
+/* --- what the lifecycle reports to its host ----------------------------- */
+
+static inline void
+client_report_exchange(const struct client *c, const char *op,
+    const struct failure *f, double ms)
+{
+    c->host->exchange(c->host_arg, op, f, ms);
+}
+
+static inline void
+client_report_dial_done(const struct client *c, const struct failure *f,
+    double ms)
+{
+    c->host->dial_done(c->host_arg, f, ms);
+}
+
+/* What follows loss: the host's retry policy acts on it. */
+static inline void
+client_retry(const struct client *c, enum client_loss loss)
+{
+    c->host->retry(c->host_arg, loss);
+}
+
+/* Takes session; protocol_version and why are borrowed (may be NULL). */
+static inline void
+client_report_orphan(const struct client *c, char *session,
+    const char *protocol_version, const char *why)
+{
+    c->host->end_orphan(c->host_arg, session, protocol_version, why);
+}
+
+static inline void
+client_report_tools_changed(const struct client *c, long ntools)
+{
+    c->host->tools_changed(c->host_arg, ntools);
+}
+
+static inline void
+client_report_busy(const struct client *c, bool on)
+{
+    c->host->busy(c->host_arg, on);
+}
+
+static inline void
+client_report_retry_after(const struct client *c, long seconds)
+{
+    c->host->retry_after(c->host_arg, seconds);
+}
+
+/* --- what the lifecycle asks of its host -------------------------------- */
 
 static inline enum client_phase
 client_state(const struct client *c)
@@ -205,6 +261,31 @@ static inline double
 client_wait_left(const struct client *c)
 {
     return c->host->wait_left(c->host_arg);
+}
+
+/* Does the server dial again after loss (the retry policy's question)? */
+static inline bool
+client_retries(const struct client *c, enum client_loss loss)
+{
+    return c->host->retries(c->host_arg, loss);
+}
+
+static inline void
+client_vlog(const struct client *c, const char *fmt, va_list ap)
+{
+    c->host->log(c->host_arg, fmt, ap);
+}
+
+/* --- what the lifecycle has its host make ------------------------------- */
+
+/* A fresh transport for the declaration: the host's, else transport_new.
+ * The client owns it. */
+static inline struct transport *
+client_make_transport(struct client *c)
+{
+    if (c->host->make_transport != NULL)
+        return c->host->make_transport(c->host_arg, &c->tenv);
+    return transport_new(&c->tenv);
 }
 
 /* --- shared by the lifecycle's files ------------------------------------ */

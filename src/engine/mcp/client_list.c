@@ -192,10 +192,10 @@ client_list_finished(struct client *c)
     if (was_dial)
         client_dial_completed(c);
     else
-        c->host->exchange(c->host_arg, "tools/list", NULL,
+        client_report_exchange(c, "tools/list", NULL,
             client_elapsed_ms(c, c->list_started));
     if (!same && old >= 0)
-        c->host->tools_changed(c->host_arg, c->ntools);
+        client_report_tools_changed(c, c->ntools);
     client_relist(c);
 }
 

@@ -162,6 +162,6 @@ client_on_call(struct client *c, struct client_req *rq,
     client_probe_held(c, true);
     if (c->deep != NULL)
         c->deep->ms = ms;
-    c->host->exchange(c->host_arg, "tools/call", NULL, ms);
+    client_report_exchange(c, "tools/call", NULL, ms);
     client_probe_schedule(c);
 }

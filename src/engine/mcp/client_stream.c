@@ -158,7 +158,7 @@ client_on_stream_open(struct client *c, struct client_req *listen)
     if (listen != NULL)
         listen->opened = true;
     c->stream_opened = true;
-    c->host->exchange(c->host_arg, listen != NULL ? "listen" : "stream", NULL,
+    client_report_exchange(c, listen != NULL ? "listen" : "stream", NULL,
         client_elapsed_ms(c, c->stream_started));
     c->stream_idle.repeat = client_stream_idle_s(c);
     ev_timer_again(c->env->loop, &c->stream_idle);
@@ -178,7 +178,7 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         /* The server offers no stream: never ask again this session. */
         c->stream_none = true;
         client_log(c, "stream: 405, the server has no GET stream");
-        c->host->exchange(c->host_arg, "stream", NULL, ms);
+        client_report_exchange(c, "stream", NULL, ms);
         return;
     }
     if (e->opened) {
@@ -204,7 +204,7 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         c->stream_none = true;
         client_log(c, "stream: HTTP %ld to the optional GET: the server has "
             "no stream for us (%s)", st, e->failure->detail);
-        c->host->exchange(c->host_arg, "stream", NULL, ms);
+        client_report_exchange(c, "stream", NULL, ms);
         return;
     }
     client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);
