@@ -25,7 +25,8 @@ http_judge_net(const struct http_result *r, char *detail, size_t dsz)
     static const char *const phases[] = {
         [FAILURE_PHASE_NONE] = "start", [FAILURE_PHASE_RESOLVE] = "resolve",
         [FAILURE_PHASE_CONNECT] = "connect", [FAILURE_PHASE_TLS] = "tls",
-        [FAILURE_PHASE_SENT] = "request sent", [FAILURE_PHASE_RESPONSE] = "response",
+        [FAILURE_PHASE_SENT] = "request sent",
+        [FAILURE_PHASE_RESPONSE] = "response",
     };
     char err[120] = "";
 

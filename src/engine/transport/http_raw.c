@@ -114,7 +114,8 @@ http_raw_finish(struct transport_raw *x, struct transport_raw_result *r)
 /* http_callbacks.on_done: the transfer ended (or was stopped at its
  * headers or its answer). */
 static void
-http_raw_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
+http_raw_done_cb(void *arg, struct http_xfer *hx,
+    const struct http_result *res)
 {
     struct transport_raw       *x = arg;
     struct transport_raw_result r = { .answer = x->answer };

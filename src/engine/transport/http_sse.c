@@ -24,8 +24,8 @@ struct http_sse_transport;
 
 /* One POST (a message) in flight, or the stream itself. */
 struct http_sse_req {
-    struct http_sse_transport           *t;
-    struct http_sse_req  *next;
+    struct http_sse_transport *t;
+    struct http_sse_req   *next;
     void                  *owner;
     int64_t                id;
     const char            *method;
@@ -52,9 +52,17 @@ struct http_sse_transport {
     struct transport_failure refusal;
     char                  *protocol_version;
     bool                   used;
-    struct http_sse_req  *reqs;
+    struct http_sse_req   *reqs;
     struct transport_queue queue;      /* events for the loop */
 };
+
+/* The interface's transport is this one (base is its first member). Takes
+ * a const transport too, for the const ops, which keep the result const. */
+static inline struct http_sse_transport *
+http_sse_of(const struct transport *t)
+{
+    return (struct http_sse_transport *)t;
+}
 
 static void http_sse_flush(struct http_sse_transport *t);
 
@@ -158,9 +166,9 @@ static int
 http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
     const char *data, size_t len)
 {
-    struct http_sse_transport          *t = arg;
-    struct jsonrpc_msg   *m;
-    struct http_sse_req *r;
+    struct http_sse_transport *t = arg;
+    struct jsonrpc_msg        *m;
+    struct http_sse_req       *r;
 
     (void)hx;
     if (strcmp(type, "endpoint") == 0) {
@@ -199,7 +207,8 @@ http_sse_stream_message_cb(void *arg, struct http_xfer *hx, const char *type,
     m = jsonrpc_parse(data, len, NULL);
     if (m == NULL)
         return 0;
-    if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
+    if (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) {
         for (r = t->reqs; r != NULL; r = r->next) {
             if (r->id >= 0 && r->answer == NULL && jsonrpc_id_is(m, r->id))
                 break;
@@ -224,7 +233,7 @@ static void
 http_sse_fail_waiting(struct http_sse_transport *t)
 {
     for (;;) {
-        struct http_sse_req   *r;
+        struct http_sse_req    *r;
         struct transport_result out = { .retry_after_s = -1, .failed = true };
         struct transport_event  e = { .type = TRANSPORT_DONE,
                                       .result = &out };
@@ -251,10 +260,10 @@ static void
 http_sse_stream_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
-    struct http_sse_transport             *t = arg;
-    struct transport_failure f;
-    struct transport_event   e = { .failure = &f };
-    bool                     opened = t->opened;
+    struct http_sse_transport *t = arg;
+    struct transport_failure   f;
+    struct transport_event     e = { .failure = &f };
+    bool                       opened = t->opened;
 
     (void)hx;
     t->stream = NULL;
@@ -311,7 +320,8 @@ static const struct http_callbacks http_sse_stream_cb = {
 /* A request to this server with its configured headers, bounds and TLS
  * settings; the caller adds the body. */
 static struct http_request
-http_sse_request(const struct http_sse_transport *t, enum http_method method, const char *url)
+http_sse_request(const struct http_sse_transport *t, enum http_method method,
+    const char *url)
 {
     const struct config_server *d = t->base.env->decl;
 
@@ -333,9 +343,10 @@ http_sse_request(const struct http_sse_transport *t, enum http_method method, co
 static int
 http_sse_open(struct transport *base, struct transport_failure *f)
 {
-    struct http_sse_transport         *t = (struct http_sse_transport *)base;
-    struct http_request  rq = http_sse_request(t, HTTP_GET, base->env->decl->url);
-    char                *cause = NULL;
+    struct http_sse_transport *t = http_sse_of(base);
+    struct http_request        rq = http_sse_request(t, HTTP_GET,
+                                                     base->env->decl->url);
+    char                      *cause = NULL;
 
     if (t->stream != NULL) {
         http_xfer_abort(t->stream, NULL);
@@ -346,7 +357,8 @@ http_sse_open(struct transport *base, struct transport_failure *f)
     t->ready = false;
     t->opened = false;
     t->refused = false;
-    t->stream = http_start(base->env->curl, &rq, &http_sse_stream_cb, t, &cause);
+    t->stream = http_start(base->env->curl, &rq, &http_sse_stream_cb, t,
+        &cause);
     if (t->stream == NULL) {
         struct failure_evidence evd = { .net = NET_OTHER };
 
@@ -365,12 +377,12 @@ static void
 http_sse_post_done_cb(void *arg, struct http_xfer *hx,
     const struct http_result *res)
 {
-    struct http_sse_req   *r = arg;
-    struct http_sse_transport            *t = r->t;
-    struct transport_result out = { .retry_after_s = res->retry_after_s };
-    struct transport_event  e = { .type = TRANSPORT_DONE, .owner = r->owner,
-                                  .result = &out };
-    struct jsonrpc_msg     *none = NULL;
+    struct http_sse_req       *r = arg;
+    struct http_sse_transport *t = r->t;
+    struct transport_result    out = { .retry_after_s = res->retry_after_s };
+    struct transport_event     e = { .type = TRANSPORT_DONE, .owner = r->owner,
+                                     .result = &out };
+    struct jsonrpc_msg        *none = NULL;
 
     (void)hx;
     r->xfer = NULL;
@@ -406,9 +418,10 @@ static struct transport_req *
 http_sse_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct http_sse_transport          *t = (struct http_sse_transport *)base;
-    struct http_sse_req *r;
-    struct http_request   rq = http_sse_request(t, HTTP_POST, t->endpoint);
+    struct http_sse_transport *t = http_sse_of(base);
+    struct http_sse_req       *r;
+    struct http_request        rq = http_sse_request(t, HTTP_POST,
+                                                     t->endpoint);
 
     if (t->endpoint == NULL) {
         *cause = xstrdup("the HTTP+SSE stream named no endpoint yet");
@@ -438,8 +451,8 @@ static void
 http_sse_cancel(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
-    struct http_sse_req *r = http_sse_req_of(tr);
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_req       *r = http_sse_req_of(tr);
+    struct http_sse_transport *t = http_sse_of(base);
 
     http_sse_unqueue(t, r);
     http_sse_req_free(t, r, evd_out);
@@ -461,7 +474,7 @@ static void
 http_sse_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_transport *t = http_sse_of(base);
 
     free(session);
     free(t->protocol_version);
@@ -500,7 +513,7 @@ http_sse_alive(const struct transport *base)
 static void
 http_sse_close(struct transport *base)
 {
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_transport *t = http_sse_of(base);
 
     transport_queue_stop(&t->queue);
     http_sse_unqueue(t, NULL);
@@ -519,7 +532,7 @@ http_sse_close(struct transport *base)
 static void
 http_sse_abandon(struct transport *base)
 {
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_transport *t = http_sse_of(base);
 
     /* The lifecycle has cancelled its requests: only the stream is left. */
     if (t->stream != NULL) {
@@ -534,7 +547,7 @@ static void
 http_sse_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_transport *t = http_sse_of(base);
 
     (void)protocol_version;
     free(session);
@@ -565,7 +578,7 @@ http_sse_end_deadline(struct transport *base, struct ending_run *run)
 static void
 http_sse_free(struct transport *base)
 {
-    struct http_sse_transport *t = (struct http_sse_transport *)base;
+    struct http_sse_transport *t = http_sse_of(base);
 
     if (t == NULL)
         return;

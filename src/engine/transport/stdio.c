@@ -32,8 +32,8 @@
 struct stdio_transport;
 
 struct stdio_req {
-    struct stdio_transport         *t;
-    struct stdio_req  *next;
+    struct stdio_transport *t;
+    struct stdio_req      *next;
     void                  *owner;
     int64_t                id;
     unsigned               flags;
@@ -63,16 +63,24 @@ struct stdio_transport {
     char                 **stderr_ring; /* on the first line */
     size_t                 err_start, err_len;
     unsigned long          stray_lines;
-    struct stdio_req  *reqs;
+    struct stdio_req      *reqs;
     /* the ending of the current child */
     struct ending_run     *run;
     int                    stage;       /* 0 stdin closed, 1 TERM, 2 KILL */
     ev_timer               stage_timer;
 };
 
+/* The interface's transport is this one (base is its first member). Takes
+ * a const transport too, for the const ops, which keep the result const. */
+static inline struct stdio_transport *
+stdio_of(const struct transport *t)
+{
+    return (struct stdio_transport *)t;
+}
+
 static void
-stdio_stderr_push(struct stdio_transport *t, const char *prefix, const char *line,
-    size_t len)
+stdio_stderr_push(struct stdio_transport *t, const char *prefix,
+    const char *line, size_t len)
 {
     char   clean[1100];
     char **slot;
@@ -176,8 +184,8 @@ stdio_fail_all(struct stdio_transport *t)
 static void
 stdio_later_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct stdio_req   *r = w->data;
-    struct stdio_transport          *t = r->t;
+    struct stdio_req       *r = w->data;
+    struct stdio_transport *t = r->t;
     struct transport_result out = { .retry_after_s = -1, .accepted = true };
 
     (void)loop;
@@ -195,8 +203,8 @@ static struct transport_req *
 stdio_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct stdio_transport        *t = (struct stdio_transport *)base;
-    struct stdio_req *r = xcalloc(1, sizeof(*r));
+    struct stdio_transport *t = stdio_of(base);
+    struct stdio_req       *r = xcalloc(1, sizeof(*r));
 
     (void)cause;
     r->t = t;
@@ -224,7 +232,7 @@ stdio_cancel(struct transport *base, struct transport_req *tr,
 {
     struct stdio_req *r = stdio_req_of(tr);
     (void)evd_out;
-    stdio_req_free((struct stdio_transport *)base, r);
+    stdio_req_free(stdio_of(base), r);
 }
 
 static void
@@ -243,9 +251,9 @@ stdio_peek(struct transport *base, struct transport_req *tr,
 static void
 stdio_line_cb(void *arg, const char *line, size_t len)
 {
-    struct stdio_transport        *t = arg;
-    struct jsonrpc_msg   *m = jsonrpc_parse(line, len, NULL);
-    struct stdio_req *r;
+    struct stdio_transport *t = arg;
+    struct jsonrpc_msg     *m = jsonrpc_parse(line, len, NULL);
+    struct stdio_req       *r;
 
     if (m == NULL) {
         /* A server that logs to stdout: counted and shown, not fatal. */
@@ -253,7 +261,8 @@ stdio_line_cb(void *arg, const char *line, size_t len)
         stdio_stderr_push(t, "stdout: ", line, len);
         return;
     }
-    if (jsonrpc_kind(m) == JSONRPC_RESULT || jsonrpc_kind(m) == JSONRPC_ERROR) {
+    if (jsonrpc_kind(m) == JSONRPC_RESULT ||
+        jsonrpc_kind(m) == JSONRPC_ERROR) {
         for (r = t->reqs; r != NULL; r = r->next) {
             if (r->id >= 0 && jsonrpc_id_is(m, r->id))
                 break;
@@ -358,10 +367,10 @@ static void stdio_ending_reaped(struct stdio_transport *t);
 static void
 stdio_exit_cb(void *arg, int status)
 {
-    struct stdio_transport         *t = arg;
-    struct transport_event e = { .type = TRANSPORT_LOST };
-    struct transport_failure       f = { .evd = { .child_closed = true,
-                                                  .peer_known_dead = true } };
+    struct stdio_transport  *t = arg;
+    struct transport_event   e = { .type = TRANSPORT_LOST };
+    struct transport_failure f = { .evd = { .child_closed = true,
+                                            .peer_known_dead = true } };
     /* Nothing in flight, no ending, not mcptop's own cleanup: the exit is
      * itself the observation (an idle timer, a crash), said at once. */
     bool                           idle = t->reqs == NULL &&
@@ -426,9 +435,9 @@ stdio_spawn(struct stdio_transport *t, int *err, char **cause)
 static int
 stdio_open(struct transport *base, struct transport_failure *f)
 {
-    struct stdio_transport *t = (struct stdio_transport *)base;
-    int            err = 0;
-    char          *cause = NULL;
+    struct stdio_transport *t = stdio_of(base);
+    int                     err = 0;
+    char                   *cause = NULL;
 
     if (t->child != NULL) {
         ev_timer_stop(base->env->loop, &t->reap_kick);
@@ -482,7 +491,7 @@ stdio_release(struct transport *base)
 static bool
 stdio_has_session(const struct transport *base)
 {
-    const struct stdio_transport *t = (const struct stdio_transport *)base;
+    const struct stdio_transport *t = stdio_of(base);
 
     return t->child != NULL && !child_exited(t->child) && !t->abandoned;
 }
@@ -498,7 +507,7 @@ stdio_session_prefix(const struct transport *base, char *buf, size_t n)
 static bool
 stdio_alive(const struct transport *base)
 {
-    const struct stdio_transport *t = (const struct stdio_transport *)base;
+    const struct stdio_transport *t = stdio_of(base);
 
     return t->child != NULL && !t->gone;
 }
@@ -506,7 +515,7 @@ stdio_alive(const struct transport *base)
 static void
 stdio_abandon(struct transport *base)
 {
-    struct stdio_transport *t = (struct stdio_transport *)base;
+    struct stdio_transport *t = stdio_of(base);
 
     /* A child whose dial failed is not kept: the next dial spawns anew.
      * This is the dial's cleanup, never an ending. */
@@ -583,7 +592,7 @@ static void
 stdio_end(struct transport *base, struct ending_run *run, char *session,
     const char *protocol_version)
 {
-    struct stdio_transport *t = (struct stdio_transport *)base;
+    struct stdio_transport *t = stdio_of(base);
 
     (void)protocol_version;
     free(session);
@@ -639,7 +648,7 @@ stdio_end_deadline(struct transport *base, struct ending_run *run)
 static void
 stdio_close(struct transport *base)
 {
-    struct stdio_transport *t = (struct stdio_transport *)base;
+    struct stdio_transport *t = stdio_of(base);
 
     while (t->reqs != NULL)
         stdio_req_free(t, t->reqs);
@@ -655,7 +664,7 @@ stdio_close(struct transport *base)
 static void
 stdio_free(struct transport *base)
 {
-    struct stdio_transport *t = (struct stdio_transport *)base;
+    struct stdio_transport *t = stdio_of(base);
 
     if (t == NULL)
         return;
@@ -671,7 +680,7 @@ stdio_free(struct transport *base)
 static int
 stdio_query(const struct transport *base, enum transport_query q, void *out)
 {
-    const struct stdio_transport *t = (const struct stdio_transport *)base;
+    const struct stdio_transport *t = stdio_of(base);
     struct transport_q_line      *l;
     struct transport_q_exit      *x;
 

@@ -115,7 +115,8 @@ streamable_http_drop_match(const struct transport_pending *p, const void *arg)
 /* Drop queued events of one owner (it was cancelled), the GET stream's
  * opening (owner NULL), or all. */
 static void
-streamable_http_unqueue(struct streamable_http_transport *t, void *owner, bool all)
+streamable_http_unqueue(struct streamable_http_transport *t, void *owner,
+    bool all)
 {
     struct streamable_http_drop d = { owner, all };
 
@@ -130,7 +131,8 @@ streamable_http_drop_req(const struct transport_pending *p, const void *arg)
 }
 
 static void
-streamable_http_unlink(struct streamable_http_transport *t, struct streamable_http_req *r)
+streamable_http_unlink(struct streamable_http_transport *t,
+    struct streamable_http_req *r)
 {
     for (struct streamable_http_req **pp = &t->reqs; *pp != NULL;
         pp = &(*pp)->next) {
@@ -145,8 +147,8 @@ streamable_http_unlink(struct streamable_http_transport *t, struct streamable_ht
 
 /* Unlink and free; aborts the transfer when it still runs. */
 void
-streamable_http_req_free(struct streamable_http_transport *t, struct streamable_http_req *r,
-    struct failure_evidence *evd_out)
+streamable_http_req_free(struct streamable_http_transport *t,
+    struct streamable_http_req *r, struct failure_evidence *evd_out)
 {
     if (r->gone)
         return;
@@ -193,8 +195,8 @@ streamable_http_headers_cb(void *arg, struct http_xfer *hx, long status,
     if ((r->is_get || (r->flags & TRANSPORT_STREAMING)) && status >= 200 &&
         status < 300 && !r->opened) {
         r->opened = true;
-        transport_queue_push(&r->t->queue, TRANSPORT_STREAM_OPEN, r->is_get ? NULL : r->owner,
-            NULL);
+        transport_queue_push(&r->t->queue, TRANSPORT_STREAM_OPEN,
+            r->is_get ? NULL : r->owner, NULL);
     }
     return 0;
 }
@@ -243,7 +245,8 @@ streamable_http_oauth(struct streamable_http_transport *t, bool challenged)
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
 int
-streamable_http_issue(struct streamable_http_transport *t, struct streamable_http_req *r, char **cause)
+streamable_http_issue(struct streamable_http_transport *t,
+    struct streamable_http_req *r, char **cause)
 {
     const struct config_server *d = t->base.env->decl;
     struct http_request         rq = {
@@ -302,13 +305,15 @@ streamable_http_issue(struct streamable_http_transport *t, struct streamable_htt
             r->carried_session = t->session_id != NULL;
         }
     }
-    r->xfer = http_start(t->base.env->curl, &rq, &streamable_http_http_cb, r, cause);
+    r->xfer = http_start(t->base.env->curl, &rq, &streamable_http_http_cb, r,
+        cause);
     return r->xfer != NULL ? 0 : -1;
 }
 
 /* A new request on t: linked once its transfer started. */
 static struct streamable_http_req *
-streamable_http_start(struct streamable_http_transport *t, struct streamable_http_req *r, char **cause)
+streamable_http_start(struct streamable_http_transport *t,
+    struct streamable_http_req *r, char **cause)
 {
     r->t = t;
     if (r->url == NULL)
@@ -330,10 +335,11 @@ static struct transport_req *
 streamable_http_send(struct transport *base, const struct transport_msg *m,
     void *owner, char **cause)
 {
-    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
-    struct streamable_http_req *r = xcalloc(1, sizeof(*r));
+    struct streamable_http_transport *t = streamable_http_of(base);
+    struct streamable_http_req       *r = xcalloc(1, sizeof(*r));
 
-    ev_timer_init(&r->drain, streamable_http_answer_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
+    ev_timer_init(&r->drain, streamable_http_answer_drain_cb,
+        STREAMABLE_HTTP_DRAIN_S, 0.);
     ev_timer_init(&r->resume, streamable_http_answer_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
@@ -353,8 +359,8 @@ static void
 streamable_http_cancel(struct transport *base, struct transport_req *tr,
     struct failure_evidence *evd_out)
 {
-    struct streamable_http_req *r = streamable_http_req_of(tr);
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
+    struct streamable_http_req       *r = streamable_http_req_of(tr);
+    struct streamable_http_transport *t = streamable_http_of(base);
 
     streamable_http_unqueue(t, r->owner, false);
     streamable_http_req_free(t, r, evd_out);
@@ -369,20 +375,20 @@ streamable_http_peek(struct transport *base, struct transport_req *tr,
     if (r->xfer != NULL)
         http_xfer_peek(r->xfer, evd_out);
 }
-static void streamable_http_delete_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res);
+static void streamable_http_delete_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res);
 
 /*
  * A redirect (RFC 9110 section 15.4): followed on the configured origin
  * only, keeping the method and the body (307, 308, and POST kept on 301
- * and 302), at most STREAMABLE_HTTP_MAX_HOPS times; the endpoint then stays where it
- * led, with a warning. Nothing, no header, goes to another origin: that
- * answer stays a redirect, and its detail names the Location. true when
- * the request was sent again.
+ * and 302), at most STREAMABLE_HTTP_MAX_HOPS times; the endpoint then
+ * stays where it led, with a warning. Nothing, no header, goes to another
+ * origin: that answer stays a redirect, and its detail names the
+ * Location. true when the request was sent again.
  */
 static bool
-streamable_http_follow(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_follow(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     const char *to = res->redirect_url;
     char       *cause = NULL;
@@ -422,11 +428,11 @@ streamable_http_follow(struct streamable_http_transport *t, struct streamable_ht
 static void
 streamable_http_auth_resume_cb(void *arg)
 {
-    struct streamable_http_req  *r = arg;
-    struct streamable_http_transport          *t = r->t;
-    char                  *cause = NULL;
-    struct transport_event e = { .type = TRANSPORT_RESUMED,
-                                 .owner = r->owner };
+    struct streamable_http_req       *r = arg;
+    struct streamable_http_transport *t = r->t;
+    char                             *cause = NULL;
+    struct transport_event            e = { .type = TRANSPORT_RESUMED,
+                                            .owner = r->owner };
 
     r->answered = false;
     if (streamable_http_issue(t, r, &cause) != 0) {
@@ -452,8 +458,8 @@ streamable_http_auth_resume_cb(void *arg)
  * more. At most twice a request; never a DELETE. true when held.
  */
 static bool
-streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_auth_hold(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     struct transport_event e = { .type = TRANSPORT_HELD, .owner = r->owner };
 
@@ -479,10 +485,11 @@ streamable_http_auth_hold(struct streamable_http_transport *t, struct streamable
 
 /* http_callbacks.on_done: route a finished transfer. */
 static void
-streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_result *res)
+streamable_http_done_cb(void *arg, struct http_xfer *hx,
+    const struct http_result *res)
 {
-    struct streamable_http_req *r = arg;
-    struct streamable_http_transport         *t = r->t;
+    struct streamable_http_req       *r = arg;
+    struct streamable_http_transport *t = r->t;
 
     (void)hx;
     r->xfer = NULL;         /* freed by http.c right after this returns */
@@ -502,8 +509,10 @@ streamable_http_done_cb(void *arg, struct http_xfer *hx, const struct http_resul
     if (t->dead || r->gone)
         goto out;
     if (r->draining)
-        streamable_http_req_free(t, r, NULL);     /* drained: the connection stays */
-    else if (streamable_http_follow(t, r, res) || streamable_http_auth_hold(t, r, res))
+        streamable_http_req_free(t, r, NULL);   /* drained: the connection
+                                                   stays */
+    else if (streamable_http_follow(t, r, res) ||
+        streamable_http_auth_hold(t, r, res))
         ;
     else if (r->run != NULL)
         streamable_http_delete_done(t, r, res);
@@ -523,8 +532,8 @@ out:
 static int
 streamable_http_stream_open(struct transport *base, char **cause)
 {
-    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
-    struct streamable_http_req *r;
+    struct streamable_http_transport *t = streamable_http_of(base);
+    struct streamable_http_req       *r;
 
     if (t->stream != NULL)
         return 0;
@@ -546,7 +555,7 @@ streamable_http_stream_open(struct transport *base, char **cause)
 static void
 streamable_http_stream_close(struct transport *base)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
+    struct streamable_http_transport *t = streamable_http_of(base);
 
     if (t->stream != NULL) {
         streamable_http_unqueue(t, NULL, false);
@@ -560,7 +569,7 @@ static void
 streamable_http_adopt(struct transport *base, char *session,
     const char *protocol_version)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
+    struct streamable_http_transport *t = streamable_http_of(base);
 
     streamable_http_wipe(t->session_id);
     t->session_id = session;
@@ -573,8 +582,8 @@ streamable_http_adopt(struct transport *base, char *session,
 static char *
 streamable_http_release(struct transport *base)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
-    char         *id = t->session_id;
+    struct streamable_http_transport *t = streamable_http_of(base);
+    char                             *id = t->session_id;
 
     t->session_id = NULL;
     free(t->last_event_id);
@@ -585,13 +594,14 @@ streamable_http_release(struct transport *base)
 static bool
 streamable_http_has_session(const struct transport *base)
 {
-    return ((const struct streamable_http_transport *)base)->session_id != NULL;
+    return streamable_http_of(base)->session_id != NULL;
 }
 
 static void
-streamable_http_session_prefix(const struct transport *base, char *buf, size_t n)
+streamable_http_session_prefix(const struct transport *base, char *buf,
+    size_t n)
 {
-    const struct streamable_http_transport *t = (const struct streamable_http_transport *)base;
+    const struct streamable_http_transport *t = streamable_http_of(base);
 
     snprintf(buf, n, "%.8s", t->session_id != NULL ? t->session_id : "");
 }
@@ -612,11 +622,11 @@ streamable_http_abandon(struct transport *base)
 /* --- endings: the DELETE (basic/transports, session management) -------- */
 
 static void
-streamable_http_send_delete(struct streamable_http_transport *t, struct ending_run *run, char *id,
-    const char *protocol_version)
+streamable_http_send_delete(struct streamable_http_transport *t,
+    struct ending_run *run, char *id, const char *protocol_version)
 {
     struct streamable_http_req *r = xcalloc(1, sizeof(*r));
-    char                 *cause = NULL;
+    char                       *cause = NULL;
 
     r->id = -1;
     r->run = run;
@@ -643,11 +653,11 @@ streamable_http_send_delete(struct streamable_http_transport *t, struct ending_r
 }
 
 static void
-streamable_http_end(struct transport *base, struct ending_run *run, char *session,
-    const char *protocol_version)
+streamable_http_end(struct transport *base, struct ending_run *run,
+    char *session, const char *protocol_version)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
-    char         *pv = NULL;
+    struct streamable_http_transport *t = streamable_http_of(base);
+    char                             *pv = NULL;
 
     if (session == NULL) {
         session = t->session_id;
@@ -673,8 +683,8 @@ streamable_http_end(struct transport *base, struct ending_run *run, char *sessio
 static bool
 streamable_http_end_again(struct transport *base, struct ending_run *run)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
-    char         *id = t->kept_id;
+    struct streamable_http_transport *t = streamable_http_of(base);
+    char                             *id = t->kept_id;
 
     if (id == NULL || run == NULL)
         return id != NULL;
@@ -684,8 +694,8 @@ streamable_http_end_again(struct transport *base, struct ending_run *run)
 }
 
 static void
-streamable_http_delete_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_delete_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     struct ending_run   *run = r->run;
     double               ms = ending_run_elapsed_ms(run);
@@ -722,14 +732,15 @@ streamable_http_delete_done(struct streamable_http_transport *t, struct streamab
 static void
 streamable_http_end_deadline(struct transport *base, struct ending_run *run)
 {
-    struct streamable_http_transport         *t = (struct streamable_http_transport *)base;
-    struct streamable_http_req *r = ending_run_work(run);
-    char                  detail[160];
-    struct failure_evidence evd = { 0 };
-    struct failure        f;
-    struct ending_report  rep = { .outcome = ENDING_TIMED_OUT,
-                                  .detail = detail, .exit_code = -1 };
-    double                ms = ending_run_elapsed_ms(run);
+    struct streamable_http_transport *t = streamable_http_of(base);
+    struct streamable_http_req       *r = ending_run_work(run);
+    char                              detail[160];
+    struct failure_evidence           evd = { 0 };
+    struct failure                    f;
+    struct ending_report              rep = { .outcome = ENDING_TIMED_OUT,
+                                              .detail = detail,
+                                              .exit_code = -1 };
+    double                            ms = ending_run_elapsed_ms(run);
 
     snprintf(detail, sizeof(detail), "no answer to DELETE within %ld ms; "
         "aborted", ending_run_teardown_ms(run));
@@ -754,7 +765,7 @@ streamable_http_end_deadline(struct transport *base, struct ending_run *run)
 static void
 streamable_http_close(struct transport *base)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
+    struct streamable_http_transport *t = streamable_http_of(base);
 
     transport_queue_stop(&t->queue);
     streamable_http_unqueue(t, NULL, true);
@@ -777,7 +788,7 @@ streamable_http_close(struct transport *base)
 static void
 streamable_http_free(struct transport *base)
 {
-    struct streamable_http_transport *t = (struct streamable_http_transport *)base;
+    struct streamable_http_transport *t = streamable_http_of(base);
 
     if (t == NULL)
         return;
@@ -815,8 +826,7 @@ static int
 streamable_http_query(const struct transport *base, enum transport_query q,
     void *out)
 {
-    const struct streamable_http_transport *t =
-        (const struct streamable_http_transport *)base;
+    const struct streamable_http_transport *t = streamable_http_of(base);
 
     switch (q) {
     case TRANSPORT_Q_WARNING:

@@ -24,11 +24,11 @@
 /* http_callbacks.on_message: one SSE event. Non-zero stops the transfer
  * (the answer is in). */
 int
-streamable_http_answer_message_cb(void *arg, struct http_xfer *hx, const char *type,
-    const char *data, size_t len)
+streamable_http_answer_message_cb(void *arg, struct http_xfer *hx,
+    const char *type, const char *data, size_t len)
 {
     struct streamable_http_req *r = arg;
-    struct jsonrpc_msg   *m;
+    struct jsonrpc_msg         *m;
 
     (void)hx;
     if (strcmp(type, "message") != 0 || len == 0)
@@ -70,16 +70,17 @@ streamable_http_answer_message_cb(void *arg, struct http_xfer *hx, const char *t
          * (issue 26, item 8). Kept for the stream's end; handed up too,
          * for the lifecycle's record should the stream stay open. */
         jsonrpc_id_describe(m, r->stray, sizeof(r->stray));
-    transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE, r->is_get ? NULL : r->owner, m);
+    transport_queue_push(&r->t->queue, TRANSPORT_MESSAGE,
+        r->is_get ? NULL : r->owner, m);
     return 0;
 }
 
 /* A session a 2xx answer to initialize issued: handed up, or refused
  * when it is too long to send back. */
 static void
-streamable_http_answer_take_session(struct streamable_http_transport *t, const struct streamable_http_req *r,
-    long status, const char *id, bool invalid, size_t too_long,
-    struct transport_result *out)
+streamable_http_answer_take_session(struct streamable_http_transport *t,
+    const struct streamable_http_req *r, long status, const char *id,
+    bool invalid, size_t too_long, struct transport_result *out)
 {
     if (!(r->flags & TRANSPORT_INITIALIZE) || status < 200 || status >= 300)
         return;
@@ -113,12 +114,12 @@ streamable_http_answer_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /*
  * A POST's SSE answer arrived: hand it up now. The request then has no
  * owner; what is left of the response is read to its end (bounded by
- * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the finished
- * transfer's result, or NULL while it still runs.
+ * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the
+ * finished transfer's result, or NULL while it still runs.
  */
 void
-streamable_http_answer_hand_up(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_answer_hand_up(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = -1 };
     struct transport_event  e = { .type = TRANSPORT_DONE,
@@ -139,12 +140,13 @@ streamable_http_answer_hand_up(struct streamable_http_transport *t, struct strea
         http_xfer_peek(r->xfer, &out.f.evd);
         http_xfer_session(r->xfer, &id, &invalid, &too_long);
     }
-    streamable_http_answer_take_session(t, r, out.f.evd.http_status, id, invalid, too_long,
-        &out);
+    streamable_http_answer_take_session(t, r, out.f.evd.http_status, id,
+        invalid, too_long, &out);
     r->draining = true;
     r->owner = NULL;
     if (r->xfer != NULL) {
-        ev_timer_init(&r->drain, streamable_http_answer_drain_cb, STREAMABLE_HTTP_DRAIN_S, 0.);
+        ev_timer_init(&r->drain, streamable_http_answer_drain_cb,
+            STREAMABLE_HTTP_DRAIN_S, 0.);
         r->drain.data = r;
         ev_timer_start(t->base.env->loop, &r->drain);
     }
@@ -155,11 +157,12 @@ streamable_http_answer_hand_up(struct streamable_http_transport *t, struct strea
 
 /* ev_timer: the server's retry passed: resume the answer stream. */
 void
-streamable_http_answer_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+streamable_http_answer_resume_cb(struct ev_loop *loop, ev_timer *w,
+    int revents)
 {
-    struct streamable_http_req *r = w->data;
-    struct streamable_http_transport         *t = r->t;
-    char                 *cause = NULL;
+    struct streamable_http_req       *r = w->data;
+    struct streamable_http_transport *t = r->t;
+    char                             *cause = NULL;
 
     (void)loop;
     (void)revents;
@@ -192,8 +195,8 @@ streamable_http_answer_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * resumption is planned.
  */
 static bool
-streamable_http_answer_resume_later(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_answer_resume_later(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     const char *id = res->last_event_id;
     double      delay;
@@ -203,7 +206,8 @@ streamable_http_answer_resume_later(struct streamable_http_transport *t, struct 
         (r->flags & TRANSPORT_STREAMING) ||
         !res->completed || res->stopped || res->status < 200 ||
         res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
-        id == NULL || id[0] == '\0' || r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
+        id == NULL || id[0] == '\0' ||
+        r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
         return false;
     n = strlen(id);
     if (n > STREAMABLE_HTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
@@ -225,8 +229,8 @@ streamable_http_answer_resume_later(struct streamable_http_transport *t, struct 
 
 /* A POST finished. */
 void
-streamable_http_answer_post_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_answer_post_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     struct transport_result out = { .retry_after_s = res->retry_after_s };
     struct transport_event  e = { .type = TRANSPORT_DONE,
@@ -268,8 +272,8 @@ streamable_http_answer_post_done(struct streamable_http_transport *t, struct str
 
 /* The GET stream ended. */
 void
-streamable_http_answer_stream_done(struct streamable_http_transport *t, struct streamable_http_req *r,
-    const struct http_result *res)
+streamable_http_answer_stream_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
 {
     struct transport_failure f;
     struct transport_event   e = { .type = TRANSPORT_STREAM_CLOSED,

@@ -26,22 +26,26 @@ struct ending_run;
 struct oauth;
 
 #define STREAMABLE_HTTP_MODERN_VERSION "2026-07-28"
-#define STREAMABLE_HTTP_MAX_HOPS       5      /* redirects followed, at most */
-#define STREAMABLE_HTTP_EVENT_ID_MAX   256    /* a Last-Event-ID sent back */
-#define STREAMABLE_HTTP_MAX_RESUMES    3      /* resumptions of one answer stream */
-#define STREAMABLE_HTTP_RESUME_MIN_S   0.1    /* the server's retry, floored... */
-#define STREAMABLE_HTTP_RESUME_MAX_S   30.0   /* ...and capped; 1 s when it gave none */
-#define STREAMABLE_HTTP_DRAIN_S        2.0    /* after an SSE answer, the rest of the
-                                       response may take this long to end,
-                                       so the connection returns to the
-                                       pool; then it is aborted */
+#define STREAMABLE_HTTP_MAX_HOPS       5    /* redirects followed, at most */
+#define STREAMABLE_HTTP_EVENT_ID_MAX   256  /* a Last-Event-ID sent back */
+#define STREAMABLE_HTTP_MAX_RESUMES    3    /* resumptions of one answer
+                                               stream */
+#define STREAMABLE_HTTP_RESUME_MIN_S   0.1  /* the server's retry,
+                                               floored... */
+#define STREAMABLE_HTTP_RESUME_MAX_S   30.0 /* ...and capped; 1 s when it
+                                               gave none */
+#define STREAMABLE_HTTP_DRAIN_S        2.0  /* after an SSE answer, the rest
+                                               of the response may take this
+                                               long to end, so the connection
+                                               returns to the pool; then it
+                                               is aborted */
 
 struct streamable_http_transport;
 
 /* One transfer in flight: a POST, the GET stream or a DELETE. */
 struct streamable_http_req {
-    struct streamable_http_transport          *t;
-    struct streamable_http_req  *next;
+    struct streamable_http_transport *t;
+    struct streamable_http_req *next;
     void                  *owner;
     int64_t                id;          /* -1: notification, GET, DELETE */
     unsigned               flags;
@@ -92,8 +96,8 @@ struct streamable_http_transport {
     char                  *kept_id;     /* test hook: the last ended id */
     bool                   used;        /* a transfer finished before: a
                                            pooled connection may be reused */
-    struct streamable_http_req  *reqs;
-    struct streamable_http_req  *stream;      /* the GET stream, or NULL */
+    struct streamable_http_req *reqs;
+    struct streamable_http_req *stream;      /* the GET stream, or NULL */
     char                  *last_event_id;
     char                  *url;         /* the endpoint: the configured
                                            one, or where it redirects */
@@ -111,6 +115,14 @@ struct streamable_http_transport {
     int                    depth;       /* callbacks into the lifecycle */
     bool                   dead;        /* freed by it meanwhile */
 };
+
+/* The interface's transport is this one (base is its first member). Takes
+ * a const transport too, for the const ops, which keep the result const. */
+static inline struct streamable_http_transport *
+streamable_http_of(const struct transport *t)
+{
+    return (struct streamable_http_transport *)t;
+}
 
 /* streamable_http.c */
 /* Around anything that may hand events up: the lifecycle may free the
