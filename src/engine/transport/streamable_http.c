@@ -8,10 +8,11 @@
  * issued (handed up, then adopted or ended by the lifecycle) and the
  * MCP-Protocol-Version agreed. It sends neither on initialize, and the
  * 2026-07-28 headers (MCP-Protocol-Version, Mcp-Method) on modern
- * requests. What comes back (a POST's SSE events, its answer handed up
- * early, a resumption, a finished POST or GET stream judged) is
- * streamable_http_answer.c's; the parts both files share are in
- * streamable_http_int.h.
+ * requests. What comes back is read and judged by streamable_http_answer.c
+ * (a POST's SSE events, its answer handed up early, whether to resume, a
+ * finished POST or GET stream), which calls nothing of this file: what
+ * goes up, when, and the requests' lifetime are this file's. The parts
+ * both share are in streamable_http_int.h.
  *
  * What must never happen here: an event emitted from inside a libcurl
  * callback (what arrives there is queued and emitted from the loop), or a
@@ -33,17 +34,21 @@
 
 static void streamable_http_flush(struct streamable_http_transport *t);
 static void streamable_http_destroy(struct streamable_http_transport *t);
+static void streamable_http_hand_up(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res);
+static int streamable_http_issue(struct streamable_http_transport *t,
+    struct streamable_http_req *r, char **cause);
 
 /* Around anything that may hand events up: the lifecycle may free the
  * transport, or cancel a request, from inside an event. leave is true
  * when t is gone. */
-void
+static void
 streamable_http_enter(struct streamable_http_transport *t)
 {
     t->depth++;
 }
 
-bool
+static bool
 streamable_http_leave(struct streamable_http_transport *t)
 {
     if (--t->depth == 0 && t->dead) {
@@ -53,7 +58,8 @@ streamable_http_leave(struct streamable_http_transport *t)
     return false;
 }
 
-void
+/* Wipe and free a string that holds a secret (NULL: nothing). */
+static void
 streamable_http_wipe(char *secret)
 {
     if (secret != NULL) {
@@ -88,7 +94,7 @@ streamable_http_flush(struct streamable_http_transport *t)
                                      .msg = p->msg };
 
         if (p->type == TRANSPORT_DONE)
-            streamable_http_answer_hand_up(t, p->req, NULL);
+            streamable_http_hand_up(t, p->req, NULL);
         else
             transport_emit(&t->base, &e);
         transport_pending_free(p);
@@ -145,8 +151,9 @@ streamable_http_unlink(struct streamable_http_transport *t,
         t->stream = NULL;
 }
 
-/* Unlink and free; aborts the transfer when it still runs. */
-void
+/* Unlink and free r; aborts its transfer when it still runs (evd_out, may
+ * be NULL, gets how far it got). */
+static void
 streamable_http_req_free(struct streamable_http_transport *t,
     struct streamable_http_req *r, struct failure_evidence *evd_out)
 {
@@ -222,6 +229,115 @@ static const struct http_callbacks streamable_http_http_cb = {
     .on_done = streamable_http_done_cb,
 };
 
+/* --- what comes back: handed up (read by streamable_http_answer.c) ------ */
+
+/* ev_timer: the rest of an answered response took too long: aborted (its
+ * connection is not kept). */
+static void
+streamable_http_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct streamable_http_req *r = w->data;
+
+    (void)loop;
+    (void)revents;
+    streamable_http_req_free(r->t, r, NULL);
+}
+
+/*
+ * A POST's SSE answer arrived: hand it up now. The request then has no
+ * owner; what is left of the response is read to its end (bounded by
+ * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the
+ * finished transfer's result, or NULL while it still runs.
+ */
+static void
+streamable_http_hand_up(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
+{
+    struct transport_result out;
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+
+    streamable_http_answer_early(t, r, res, &out);
+    r->draining = true;
+    r->owner = NULL;
+    if (r->xfer != NULL) {
+        ev_timer_init(&r->drain, streamable_http_drain_cb,
+            STREAMABLE_HTTP_DRAIN_S, 0.);
+        r->drain.data = r;
+        ev_timer_start(t->base.env->loop, &r->drain);
+    }
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    streamable_http_wipe(out.session);
+}
+
+/* ev_timer: the server's retry passed: resume the answer stream. */
+static void
+streamable_http_resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct streamable_http_req       *r = w->data;
+    struct streamable_http_transport *t = r->t;
+    char                             *cause = NULL;
+
+    (void)loop;
+    (void)revents;
+    r->resuming = true;
+    r->resumes++;
+    transport_log(&t->base, "%s: resuming its answer stream (GET, "
+        "Last-Event-ID)", r->method);
+    if (streamable_http_issue(t, r, &cause) != 0) {
+        struct transport_result out;
+        struct transport_event  e = { .type = TRANSPORT_DONE,
+                                      .owner = r->owner, .result = &out };
+
+        streamable_http_answer_unresumed(r, cause, &out);
+        free(cause);
+        streamable_http_req_free(t, r, NULL);
+        streamable_http_enter(t);
+        transport_emit(&t->base, &e);
+        streamable_http_leave(t);
+    }
+}
+
+/* A POST finished: resumed later, or its answer or failure goes up. */
+static void
+streamable_http_post_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
+{
+    struct transport_result out;
+    struct transport_event  e = { .type = TRANSPORT_DONE,
+                                  .owner = r->owner, .result = &out };
+    double                  delay = streamable_http_answer_resume_delay(r,
+                                        res);
+
+    if (delay >= 0) {
+        ev_timer_init(&r->resume, streamable_http_resume_cb, delay, 0.);
+        r->resume.data = r;
+        ev_timer_start(t->base.env->loop, &r->resume);
+        transport_log(&t->base, "%s: the answer stream ended after event "
+            "id; resuming in %.0f ms", r->method, delay * 1000.0);
+        return;
+    }
+    streamable_http_answer_post(t, r, res, &out);
+    streamable_http_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+    jsonrpc_free(out.answer);
+    streamable_http_wipe(out.session);
+}
+
+/* The GET stream ended. */
+static void
+streamable_http_stream_done(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res)
+{
+    struct transport_failure f;
+    struct transport_event   e;
+
+    streamable_http_answer_stream(t, r, res, &e, &f);
+    streamable_http_req_free(t, r, NULL);
+    transport_emit(&t->base, &e);
+}
+
 /* --- requests ----------------------------------------------------------- */
 
 /* The server's OAuth state (568 bytes), made on first use: for a server
@@ -244,7 +360,7 @@ streamable_http_oauth(struct streamable_http_transport *t, bool challenged)
 
 /* Start r's transfer, as its fields say: a POST of its body, the GET
  * stream or a DELETE, to r->url. 0, or -1 with *cause. */
-int
+static int
 streamable_http_issue(struct streamable_http_transport *t,
     struct streamable_http_req *r, char **cause)
 {
@@ -338,9 +454,9 @@ streamable_http_send(struct transport *base, const struct transport_msg *m,
     struct streamable_http_transport *t = streamable_http_of(base);
     struct streamable_http_req       *r = xcalloc(1, sizeof(*r));
 
-    ev_timer_init(&r->drain, streamable_http_answer_drain_cb,
+    ev_timer_init(&r->drain, streamable_http_drain_cb,
         STREAMABLE_HTTP_DRAIN_S, 0.);
-    ev_timer_init(&r->resume, streamable_http_answer_resume_cb, 0., 0.);
+    ev_timer_init(&r->resume, streamable_http_resume_cb, 0., 0.);
     r->owner = owner;
     r->id = m->id;
     r->flags = m->flags;
@@ -502,7 +618,7 @@ streamable_http_done_cb(void *arg, struct http_xfer *hx,
     if (r->answered && !r->draining) {
         /* The answer first (its queued event goes), then what else came. */
         streamable_http_unqueue(t, r->owner, false);
-        streamable_http_answer_hand_up(t, r, res);
+        streamable_http_hand_up(t, r, res);
     }
     if (!t->dead)
         streamable_http_flush(t);
@@ -517,9 +633,9 @@ streamable_http_done_cb(void *arg, struct http_xfer *hx,
     else if (r->run != NULL)
         streamable_http_delete_done(t, r, res);
     else if (r->is_get)
-        streamable_http_answer_stream_done(t, r, res);
+        streamable_http_stream_done(t, r, res);
     else
-        streamable_http_answer_post_done(t, r, res);
+        streamable_http_post_done(t, r, res);
 out:
     r->in_done = false;
     if (r->gone)

@@ -1,14 +1,19 @@
 /*
- * What comes back on the Streamable HTTP transport (MCP basic/transports):
- * the SSE events of a POST's answer and of the GET stream, an answer
- * handed up as soon as its event arrives (the rest of the response then
- * drains, so the connection returns to the pool), a stream resumed with
- * Last-Event-ID (SEP-1699), and a finished POST or GET stream judged into
- * one transport result (http_judge.c).
+ * What comes back on the Streamable HTTP transport (MCP basic/transports),
+ * read and judged: the SSE events of a POST's answer and of the GET
+ * stream (queued, never emitted, from inside libcurl's callback), an
+ * answer handed up as soon as its event arrives, the resumption of an
+ * answer stream with Last-Event-ID (SEP-1699), and a finished POST or GET
+ * stream judged into one transport result or event (http_judge.c).
  *
- * What must never happen here: an event emitted from inside a libcurl
- * callback (the message callback only queues), or a session id in a log
- * line.
+ * The dependency goes one way: streamable_http.c calls these, and these
+ * call nothing of it. Each fills what the caller hands up (a result, an
+ * event) from a request and its transfer's result and says what comes
+ * next; the caller does it: frees the request, emits, arms a timer,
+ * issues the resuming GET.
+ *
+ * What must never happen here: an event emitted (the message callback
+ * only queues), or a session id in a log line.
  */
 #include "transport/streamable_http_int.h"
 
@@ -99,104 +104,42 @@ streamable_http_answer_take_session(struct streamable_http_transport *t,
     }
 }
 
-/* ev_timer: the rest of an answered response took too long: aborted (its
- * connection is not kept). */
 void
-streamable_http_answer_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+streamable_http_answer_early(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res,
+    struct transport_result *out)
 {
-    struct streamable_http_req *r = w->data;
+    const char *id = NULL;
+    bool        invalid = false;
+    size_t      too_long = 0;
 
-    (void)loop;
-    (void)revents;
-    streamable_http_req_free(r->t, r, NULL);
-}
-
-/*
- * A POST's SSE answer arrived: hand it up now. The request then has no
- * owner; what is left of the response is read to its end (bounded by
- * STREAMABLE_HTTP_DRAIN_S), so libcurl keeps the connection. res is the
- * finished transfer's result, or NULL while it still runs.
- */
-void
-streamable_http_answer_hand_up(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res)
-{
-    struct transport_result out = { .retry_after_s = -1 };
-    struct transport_event  e = { .type = TRANSPORT_DONE,
-                                  .owner = r->owner, .result = &out };
-    const char             *id = NULL;
-    bool                    invalid = false;
-    size_t                  too_long = 0;
-
-    out.answer = r->answer;
+    memset(out, 0, sizeof(*out));
+    out->retry_after_s = -1;
+    out->answer = r->answer;
     r->answer = NULL;
-    out.carried_session = r->carried_session;
+    out->carried_session = r->carried_session;
     if (res != NULL) {
-        out.f.evd = res->evd;
+        out->f.evd = res->evd;
         id = res->session_id;
         invalid = res->session_id_invalid;
         too_long = res->session_id_len;
     } else if (r->xfer != NULL) {
-        http_xfer_peek(r->xfer, &out.f.evd);
+        http_xfer_peek(r->xfer, &out->f.evd);
         http_xfer_session(r->xfer, &id, &invalid, &too_long);
     }
-    streamable_http_answer_take_session(t, r, out.f.evd.http_status, id,
-        invalid, too_long, &out);
-    r->draining = true;
-    r->owner = NULL;
-    if (r->xfer != NULL) {
-        ev_timer_init(&r->drain, streamable_http_answer_drain_cb,
-            STREAMABLE_HTTP_DRAIN_S, 0.);
-        r->drain.data = r;
-        ev_timer_start(t->base.env->loop, &r->drain);
-    }
-    transport_emit(&t->base, &e);
-    jsonrpc_free(out.answer);
-    streamable_http_wipe(out.session);
-}
-
-/* ev_timer: the server's retry passed: resume the answer stream. */
-void
-streamable_http_answer_resume_cb(struct ev_loop *loop, ev_timer *w,
-    int revents)
-{
-    struct streamable_http_req       *r = w->data;
-    struct streamable_http_transport *t = r->t;
-    char                             *cause = NULL;
-
-    (void)loop;
-    (void)revents;
-    r->resuming = true;
-    r->resumes++;
-    transport_log(&t->base, "%s: resuming its answer stream (GET, "
-        "Last-Event-ID)", r->method);
-    if (streamable_http_issue(t, r, &cause) != 0) {
-        struct transport_result out = { .retry_after_s = -1, .failed = true };
-        struct transport_event  e = { .type = TRANSPORT_DONE,
-                                      .owner = r->owner, .result = &out };
-
-        out.f.evd.stream_ended = true;
-        out.f.evd.primed = true;
-        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
-            "%s ended and could not be resumed: %.120s", r->method, cause);
-        free(cause);
-        streamable_http_req_free(t, r, NULL);
-        streamable_http_enter(t);
-        transport_emit(&t->base, &e);
-        streamable_http_leave(t);
-    }
+    streamable_http_answer_take_session(t, r, out->f.evd.http_status, id,
+        invalid, too_long, out);
 }
 
 /*
  * SEP-1699 (2025-11-25): a POST's SSE answer stream that ended, gracefully
  * and before the answer, after an event with an id is resumed: after the
  * server's retry (floored, capped), a GET with Last-Event-ID, where the
- * answer may come. The request's own timeout covers it all. true when a
- * resumption is planned.
+ * answer may come. The request's own timeout covers it all.
  */
-static bool
-streamable_http_answer_resume_later(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res)
+double
+streamable_http_answer_resume_delay(struct streamable_http_req *r,
+    const struct http_result *res)
 {
     const char *id = res->last_event_id;
     double      delay;
@@ -208,10 +151,10 @@ streamable_http_answer_resume_later(struct streamable_http_transport *t,
         res->status >= 300 || !res->evd.content_sse || res->evd.sse_no_lines ||
         id == NULL || id[0] == '\0' ||
         r->resumes >= STREAMABLE_HTTP_MAX_RESUMES)
-        return false;
+        return -1;
     n = strlen(id);
     if (n > STREAMABLE_HTTP_EVENT_ID_MAX || !str_is_visible_ascii(id, n))
-        return false;
+        return -1;
     free(r->resume_id);
     r->resume_id = xstrdup(id);
     delay = res->retry_ms >= 0 ? res->retry_ms / 1000.0 : 1.0;
@@ -219,66 +162,63 @@ streamable_http_answer_resume_later(struct streamable_http_transport *t,
         delay = STREAMABLE_HTTP_RESUME_MIN_S;
     if (delay > STREAMABLE_HTTP_RESUME_MAX_S)
         delay = STREAMABLE_HTTP_RESUME_MAX_S;
-    ev_timer_init(&r->resume, streamable_http_answer_resume_cb, delay, 0.);
-    r->resume.data = r;
-    ev_timer_start(t->base.env->loop, &r->resume);
-    transport_log(&t->base, "%s: the answer stream ended after event id; "
-        "resuming in %.0f ms", r->method, delay * 1000.0);
-    return true;
+    return delay;
 }
 
-/* A POST finished. */
 void
-streamable_http_answer_post_done(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res)
+streamable_http_answer_unresumed(const struct streamable_http_req *r,
+    const char *cause, struct transport_result *out)
 {
-    struct transport_result out = { .retry_after_s = res->retry_after_s };
-    struct transport_event  e = { .type = TRANSPORT_DONE,
-                                  .owner = r->owner, .result = &out };
+    memset(out, 0, sizeof(*out));
+    out->retry_after_s = -1;
+    out->failed = true;
+    out->f.evd.stream_ended = true;
+    out->f.evd.primed = true;
+    snprintf(out->f.detail, sizeof(out->f.detail), "the answer stream to "
+        "%s ended and could not be resumed: %.120s", r->method, cause);
+}
 
-    if (streamable_http_answer_resume_later(t, r, res))
-        return;
-    out.answer = r->answer;
+void
+streamable_http_answer_post(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res,
+    struct transport_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->retry_after_s = res->retry_after_s;
+    out->answer = r->answer;
     r->answer = NULL;
-    out.carried_session = r->carried_session;
-    out.failed = http_judge_post(res, r->id, r->resuming ?
+    out->carried_session = r->carried_session;
+    out->failed = http_judge_post(res, r->id, r->resuming ?
         "the resuming GET" : r->method,
-        t->base.env->decl->max_message_bytes, r->stray, &out.answer, &out.f);
-    if (out.failed && r->resumes > 0) {
+        t->base.env->decl->max_message_bytes, r->stray, &out->answer,
+        &out->f);
+    if (out->failed && r->resumes > 0) {
         /* It was resumed, and the resumption failed: the server had the
          * request (it primed the stream), but the answer is lost. */
         char said[160];
 
-        snprintf(said, sizeof(said), "%.150s", out.f.detail);
-        memset(&out.f.evd, 0, sizeof(out.f.evd));
-        out.f.evd.stream_ended = true;
-        out.f.evd.primed = true;
-        out.f.evd.content_sse = true;
-        snprintf(out.f.detail, sizeof(out.f.detail), "the answer stream to "
-            "%s ended and its resumption (%d) failed: %.150s", r->method,
+        snprintf(said, sizeof(said), "%.150s", out->f.detail);
+        memset(&out->f.evd, 0, sizeof(out->f.evd));
+        out->f.evd.stream_ended = true;
+        out->f.evd.primed = true;
+        out->f.evd.content_sse = true;
+        snprintf(out->f.detail, sizeof(out->f.detail), "the answer stream "
+            "to %s ended and its resumption (%d) failed: %.150s", r->method,
             r->resumes, said);
     }
-    out.accepted = r->id < 0 && !out.failed;
-    if (out.failed && t->oauth != NULL && (res->status == 401 ||
+    out->accepted = r->id < 0 && !out->failed;
+    if (out->failed && t->oauth != NULL && (res->status == 401 ||
         res->status == 403))
-        oauth_explain(t->oauth, out.f.detail, sizeof(out.f.detail));
+        oauth_explain(t->oauth, out->f.detail, sizeof(out->f.detail));
     streamable_http_answer_take_session(t, r, res->status, res->session_id,
-        res->session_id_invalid, res->session_id_len, &out);
-    streamable_http_req_free(t, r, NULL);
-    transport_emit(&t->base, &e);
-    jsonrpc_free(out.answer);
-    streamable_http_wipe(out.session);
+        res->session_id_invalid, res->session_id_len, out);
 }
 
-/* The GET stream ended. */
 void
-streamable_http_answer_stream_done(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res)
+streamable_http_answer_stream(struct streamable_http_transport *t,
+    const struct streamable_http_req *r, const struct http_result *res,
+    struct transport_event *e, struct transport_failure *f)
 {
-    struct transport_failure f;
-    struct transport_event   e = { .type = TRANSPORT_STREAM_CLOSED,
-                                   .retry_ms = res->retry_ms };
-
     if (res->last_event_id != NULL && res->last_event_id[0] != '\0') {
         size_t n = strlen(res->last_event_id);
 
@@ -292,13 +232,14 @@ streamable_http_answer_stream_done(struct streamable_http_transport *t,
             transport_log(&t->base, "stream: an event id of %zu bytes that "
                 "is not short visible ASCII is not sent back", n);
     }
-    e.opened = r->opened;
-    e.none = res->status == 405;
-    if (!r->opened && !e.none) {
-        http_judge_other(res, &f, "the GET stream", "GET stream answered "
+    memset(e, 0, sizeof(*e));
+    e->type = TRANSPORT_STREAM_CLOSED;
+    e->retry_ms = res->retry_ms;
+    e->opened = r->opened;
+    e->none = res->status == 405;
+    if (!r->opened && !e->none) {
+        http_judge_other(res, f, "the GET stream", "GET stream answered "
             "without text/event-stream");
-        e.failure = &f;
+        e->failure = f;
     }
-    streamable_http_req_free(t, r, NULL);
-    transport_emit(&t->base, &e);
 }

@@ -1,15 +1,17 @@
 /*
  * The Streamable HTTP transport's own parts (engine-private, for
  * streamable_http*.c only): a request in flight, the transport, and what
- * its two files call of each other.
+ * streamable_http.c asks of streamable_http_answer.c (the calls go that
+ * way only).
  *
- *   streamable_http.c         requests, redirects, authorization holds,
- *                             the GET stream, the session, endings (the
- *                             DELETE), lifetime
- *   streamable_http_answer.c  what comes back: a POST's SSE events, its
- *                             answer handed up early, a resumption
- *                             (SEP-1699), a finished POST or GET stream
- *                             judged (http_judge.c)
+ *   streamable_http.c         the transport: requests and their lifetime,
+ *                             redirects, authorization holds, the GET
+ *                             stream, the session, endings (the DELETE),
+ *                             what goes up and when
+ *   streamable_http_answer.c  what comes back, read and judged: a POST's
+ *                             SSE events (queued), its answer handed up
+ *                             early, whether to resume (SEP-1699), a
+ *                             finished POST or GET stream (http_judge.c)
  */
 #ifndef MCPTOP_ENGINE_STREAMABLE_HTTP_INT_H
 #define MCPTOP_ENGINE_STREAMABLE_HTTP_INT_H
@@ -88,7 +90,7 @@ streamable_http_req_of(struct transport_req *tr)
     return (struct streamable_http_req *)tr;
 }
 
-/* An event that arrived inside a libcurl callback, for the loop. */
+/* The transport: the session, the requests in flight, the queue. */
 struct streamable_http_transport {
     struct transport       base;
     char                  *session_id;
@@ -124,41 +126,39 @@ streamable_http_of(const struct transport *t)
     return (struct streamable_http_transport *)t;
 }
 
-/* streamable_http.c */
-/* Around anything that may hand events up: the lifecycle may free the
- * transport, or cancel a request, from inside an event. leave is true
- * when t is gone. */
-void streamable_http_enter(struct streamable_http_transport *t);
-bool streamable_http_leave(struct streamable_http_transport *t);
-/* Wipe and free a string that holds a secret (NULL: nothing). */
-void streamable_http_wipe(char *secret);
-/* Unlink and free r; aborts its transfer when it still runs (evd_out, may
- * be NULL, gets how far it got). */
-void streamable_http_req_free(struct streamable_http_transport *t,
-    struct streamable_http_req *r, struct failure_evidence *evd_out);
-/* Start r's transfer as its fields say. 0, or -1 with *cause. */
-int streamable_http_issue(struct streamable_http_transport *t,
-    struct streamable_http_req *r, char **cause);
-
-/* streamable_http_answer.c */
+/*
+ * streamable_http_answer.c: what came back, read and judged. It calls
+ * nothing of streamable_http.c: each function fills what the caller then
+ * hands up, and the caller acts (frees the request, emits, arms a timer,
+ * issues a transfer).
+ */
 /* http_callbacks.on_message: one SSE event of a POST's answer or of the
- * GET stream. Non-zero stops the transfer. */
+ * GET stream, queued (the answer as TRANSPORT_DONE with r, the rest as
+ * messages). Non-zero stops the transfer. */
 int streamable_http_answer_message_cb(void *arg, struct http_xfer *hx,
     const char *type, const char *data, size_t len);
-/* ev_timer callbacks: the drain after an early answer, a resumption. */
-void streamable_http_answer_drain_cb(struct ev_loop *loop, ev_timer *w,
-    int revents);
-void streamable_http_answer_resume_cb(struct ev_loop *loop, ev_timer *w,
-    int revents);
-/* A POST's SSE answer arrived: hand it up now (res: the finished
- * transfer's result, or NULL while it still runs). */
-void streamable_http_answer_hand_up(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res);
-/* A POST finished: its answer or failure goes up. */
-void streamable_http_answer_post_done(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res);
-/* The GET stream ended. */
-void streamable_http_answer_stream_done(struct streamable_http_transport *t,
-    struct streamable_http_req *r, const struct http_result *res);
+/* A POST's SSE answer is in: out (the caller frees out->answer and wipes
+ * out->session) is what goes up now, taken from r, and from res, the
+ * finished transfer's result, or r's running transfer when res is NULL. */
+void streamable_http_answer_early(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res,
+    struct transport_result *out);
+/* A POST finished: the seconds to wait before its answer stream is
+ * resumed (SEP-1699; r->resume_id is set), or -1 when it is not. */
+double streamable_http_answer_resume_delay(struct streamable_http_req *r,
+    const struct http_result *res);
+/* ...the resuming GET could not start (cause): out is the failure. */
+void streamable_http_answer_unresumed(const struct streamable_http_req *r,
+    const char *cause, struct transport_result *out);
+/* A POST finished and is not resumed: out is its judged result (the
+ * answer taken from r; the caller frees it and wipes out->session). */
+void streamable_http_answer_post(struct streamable_http_transport *t,
+    struct streamable_http_req *r, const struct http_result *res,
+    struct transport_result *out);
+/* The GET stream ended: e is what goes up (e->failure points at f when it
+ * failed before opening); its last event id is kept in t. */
+void streamable_http_answer_stream(struct streamable_http_transport *t,
+    const struct streamable_http_req *r, const struct http_result *res,
+    struct transport_event *e, struct transport_failure *f);
 
 #endif
