@@ -352,9 +352,11 @@ client_drop(struct client *c, const char *why)
 static struct transport *
 client_make_transport(struct client *c)
 {
+    struct transport *t = NULL;
+
     if (c->host->make_transport != NULL)
-        return c->host->make_transport(c->host_arg, &c->tenv);
-    return transport_new(&c->tenv);
+        t = c->host->make_transport(c->host_arg, &c->tenv);
+    return t != NULL ? t : transport_new(&c->tenv);
 }
 
 /* Switch to transport t (the old one is closed and freed, with every
