@@ -149,7 +149,7 @@ server_health(const struct server *s, int64_t *since)
     if (s->replay != NULL)
         return server_replay_health(s, since);
     if (since != NULL)
-        *since = s->health_set ? s->health_since : 0;
+        *since = s->health.set ? s->health.since : 0;
     return server_health_now(s);
 }
 

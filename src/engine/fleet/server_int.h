@@ -54,9 +54,7 @@ struct server {
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
     bool                        dial_due;   /* ...and it will dial */
-    struct health               health;     /* the last one published */
-    bool                        health_set; /* ...once there is one */
-    int64_t                     health_since;   /* epoch ms */
+    struct health_track         health;     /* the last one published */
     bool                        stopped_disabled; /* closed while disabled */
     struct server_replay       *replay;     /* a replayed server: fed by
                                                server_replay, never dialed

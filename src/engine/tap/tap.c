@@ -170,27 +170,26 @@ tap_failure_json(cJSON *o, const struct failure *f)
     cJSON_AddStringToObject(o, "detail", f->detail);
 }
 
-/* Publish health when it changed (the first one too). */
+/* Publish health when it changed (the first one too): the rule of every
+ * server's (health_track_update), from the record's facts. */
 static void
 tap_health_update(struct tap *t)
 {
     struct health_input in = { .operator_state = HEALTH_OPERATOR_MONITORED,
         .liveness = &t->rec.liveness, .fail_streak = t->rec.fail_streak };
-    struct health       h = health_of(&in);
+    enum health_state   was;
     cJSON              *o;
 
-    if (t->health_set && h.state == t->health.state)
+    if (!health_track_update(&t->health, &in, clock_wall_ms(), &was))
         return;
     o = tap_event_new(t, "health", 0);
-    cJSON_AddStringToObject(o, "state", health_state_name(h.state));
-    if (t->health_set)
-        cJSON_AddStringToObject(o, "was", health_state_name(t->health.state));
+    cJSON_AddStringToObject(o, "state",
+        health_state_name(t->health.health.state));
+    if (was < HEALTH__COUNT)
+        cJSON_AddStringToObject(o, "was", health_state_name(was));
     else
         cJSON_AddNullToObject(o, "was");
-    cJSON_AddStringToObject(o, "reason", h.reason);
-    t->health = h;
-    t->health_set = true;
-    t->health_since = clock_wall_ms();
+    cJSON_AddStringToObject(o, "reason", t->health.health.reason);
     tap_event_publish(t, o);
 }
 
@@ -334,11 +333,11 @@ tap_snapshot_cb(void *arg)
     }
     tap_liveness_json(o, &t->rec.liveness);
     h = cJSON_AddObjectToObject(o, "health");
-    if (t->health_set) {
+    if (t->health.set) {
         cJSON_AddStringToObject(h, "state", health_state_name(
-            t->health.state));
-        cJSON_AddStringToObject(h, "reason", t->health.reason);
-        cJSON_AddNumberToObject(h, "since", (double)t->health_since);
+            t->health.health.state));
+        cJSON_AddStringToObject(h, "reason", t->health.health.reason);
+        cJSON_AddNumberToObject(h, "since", (double)t->health.since);
     } else {
         cJSON_AddStringToObject(h, "state", "pending");
         cJSON_AddStringToObject(h, "reason", "");

@@ -65,9 +65,7 @@ struct tap {
     struct tap_ledger   *ledger;
     struct tap_publish  *pub;
     struct record        rec;
-    struct health        health;
-    bool                 health_set;
-    int64_t              health_since;
+    struct health_track  health;        /* the last one published */
     int64_t              started_ms;
     const char          *ops[TAP_OPS_MAX];
     size_t               nops;
