@@ -15,7 +15,7 @@
 
 #include "engine/server.h"
 #include "mcp/client.h"
-#include "core/record.h"
+#include "engine/record.h"
 
 struct client;
 struct endings;

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "engine/liveness.h"
-#include "io/child.h"
+#include "engine/child.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

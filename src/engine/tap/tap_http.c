@@ -37,9 +37,9 @@
 #include <sys/socket.h>
 
 #include "engine/url.h"
-#include "io/curlev.h"
-#include "io/http_relay.h"
-#include "io/sse.h"
+#include "engine/curlev.h"
+#include "engine/http_relay.h"
+#include "engine/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

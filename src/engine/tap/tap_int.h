@@ -14,7 +14,7 @@
 
 #include "engine/config.h"
 #include "engine/health.h"
-#include "core/record.h"
+#include "engine/record.h"
 #include "tap/tap.h"
 #include "tap/tap_ledger.h"
 #include "tap/tap_publish.h"
