@@ -14,7 +14,7 @@
  * block: writes are queued, and a queue past TAP_HIGH_WATER pauses the
  * reading of its source (the peer then waits, as it would on a pipe).
  */
-#include "tap/tap_int.h"
+#include "tap_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,8 +16,8 @@
 #include "engine/health.h"
 #include "engine/record.h"
 #include "tap/tap.h"
-#include "tap/tap_ledger.h"
-#include "tap/tap_publish.h"
+#include "tap_ledger.h"
+#include "tap_publish.h"
 
 #include <cjson/cJSON.h>
 

@@ -23,7 +23,7 @@
  *
  * The agent's sessions and the tap's own requests: tap_session.c.
  */
-#include "tap/tap_http.h"
+#include "tap_http.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -36,10 +36,10 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "engine/url.h"
 #include "engine/curlev.h"
 #include "engine/http_relay.h"
 #include "engine/sse.h"
+#include "engine/url.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

@@ -8,7 +8,7 @@
  * kept for that and never published. A cancel's notification goes
  * upstream the same way.
  */
-#include "tap/tap_http.h"
+#include "tap_http.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include "engine/curlev.h"
 #include "engine/http_relay.h"
 #include "engine/sse.h"
-#include "tap/tap_int.h"
+#include "tap_int.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;

@@ -13,7 +13,7 @@
  * do: send the server anything of its own but an operator's cancel, or
  * let the socket stop the relay.
  */
-#include "tap/tap_int.h"
+#include "tap_int.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/liveness.h"
 #include "engine/child.h"
+#include "engine/liveness.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
