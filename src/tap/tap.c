@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,7 +591,30 @@ tap_probe_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* --- the end ------------------------------------------------------------- */
 
-/* ev_timer: the last bytes drain (bounded), then the loop ends. */
+/* The tap is done: its host ends the loop. */
+static void
+tap_done(struct tap *t)
+{
+    if (t->host != NULL && t->host->done != NULL)
+        t->host->done(t->arg);
+}
+
+void
+tap_say(struct tap *t, const char *fmt, ...)
+{
+    va_list ap;
+    char   *text;
+
+    if (t->host == NULL || t->host->say == NULL)
+        return;
+    va_start(ap, fmt);
+    text = str_vprintf(fmt, ap);
+    va_end(ap);
+    t->host->say(t->arg, text);
+    free(text);
+}
+
+/* ev_timer: the last bytes drain (bounded), then the tap is done. */
 static void
 tap_linger_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -603,7 +627,7 @@ tap_linger_cb(struct ev_loop *loop, ev_timer *w, int revents)
     if ((tap_relay_drained(t) && (t->pub == NULL ||
         tap_publish_flush(t->pub))) || tap_now(t) >= t->linger_until) {
         ev_timer_stop(loop, w);
-        ev_break(loop, EVBREAK_ALL);
+        tap_done(t);
     }
 }
 
@@ -650,19 +674,14 @@ tap_server_closed(struct tap *t)
     ev_timer_start(t->loop, &t->linger);
 }
 
-/* ev_signal: SIGINT, SIGTERM, SIGHUP: the shutdown sequence, once; a
- * second one kills the server's group at once. */
-static void
-tap_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+void
+tap_shutdown(struct tap *t)
 {
-    struct tap *t = w->data;
-
-    (void)revents;
     if (t->http != NULL) {
         /* The HTTP form ends on a signal: its agents reconnect to the
          * server's own URL or to the next tap. */
         t->shutdown = true;
-        ev_break(loop, EVBREAK_ALL);
+        tap_done(t);
         return;
     }
     if (t->shutdown && t->child != NULL && !t->exited) {
@@ -732,133 +751,137 @@ tap_socket_dir(char **cause)
     return tap_publish_default_dir(cause);
 }
 
-int
-tap_run(const struct tap_options *opt)
+/* The server's side: the HTTP form listens, the stdio form starts the
+ * server. 0, or -1 with *cause (may be left NULL). */
+static int
+tap_begin(struct tap *t, char **cause)
 {
-    struct tap  t;
-    char       *cause = NULL, *path;
-    int         rc;
-    double      grace;
+    const struct tap_options *opt = &t->opt;
 
-    memset(&t, 0, sizeof(t));
-    t.opt = *opt;
-    if (t.opt.teardown_ms <= 0)
-        t.opt.teardown_ms = CONFIG_DEFAULT_TEARDOWN_MS;
-    t.loop = ev_default_loop(0);
-    t.started_ms = clock_wall_ms();
-    t.decl.teardown_ms = t.opt.teardown_ms;
-    t.decl.max_message_bytes = CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
-    record_init(&t.rec);
-    t.ledger = tap_ledger_new(&tap_ledger_host, &t, 0);
     if (opt->upstream != NULL) {
-        t.name = opt->name != NULL ? str_sanitized(opt->name) :
+        t->name = opt->name != NULL ? str_sanitized(opt->name) :
             tap_host_name(opt->upstream);
-        t.decl.name = t.name;
-        t.decl.transport = CONFIG_HTTP;
-        if (tap_http_start(&t, &cause) != 0) {
-            fprintf(stderr, "mcptop tap: %s\n", cause != NULL ? cause :
-                "cannot listen");
-            free(cause);
-            t.command = NULL;
-            rc = 2;
-            goto out;
-        }
-        t.command = xstrdup(tap_http_upstream(&t));
-    } else {
-        t.name = opt->name != NULL ? str_sanitized(opt->name) :
-            tap_default_name(opt->argv[0]);
-        t.command = tap_command_line(opt->argv, opt->argc);
-        t.decl.name = t.name;
-        t.decl.transport = CONFIG_STDIO;
-        t.decl.command = opt->argv[0];
-        t.decl.args = (char **)(opt->argv + 1);
-        t.decl.nargs = opt->argc - 1;
+        t->decl.name = t->name;
+        t->decl.transport = CONFIG_HTTP;
+        if (tap_http_start(t, cause) != 0)
+            return -1;
+        t->command = xstrdup(tap_http_upstream(t));
+        return 0;
     }
-    if (opt->upstream == NULL && tap_relay_start(&t, &cause) != 0) {
-        fprintf(stderr, "mcptop tap: %s\n", cause != NULL ? cause :
-            "cannot start the server");
-        free(cause);
-        rc = 127;
-        goto out;
-    }
-    if (!opt->no_socket) {
-        path = opt->socket_path != NULL ? xstrdup(opt->socket_path) :
-            tap_publish_default_path(t.name, &cause);
-        if (path != NULL)
-            t.pub = tap_publish_new(t.loop, path, &tap_publish_host, &t,
-                &cause);
-        if (t.pub == NULL && path != NULL && opt->socket_path == NULL) {
-            /* The name is taken (another agent runs the same server):
-             * NAME-PID, so that --taps finds both. */
-            char *alt = str_printf("%s-%ld", t.name, (long)getpid());
+    t->name = opt->name != NULL ? str_sanitized(opt->name) :
+        tap_default_name(opt->argv[0]);
+    t->command = tap_command_line(opt->argv, opt->argc);
+    t->decl.name = t->name;
+    t->decl.transport = CONFIG_STDIO;
+    t->decl.command = opt->argv[0];
+    t->decl.args = (char **)(opt->argv + 1);
+    t->decl.nargs = opt->argc - 1;
+    return tap_relay_start(t, cause);
+}
 
-            free(path);
-            free(cause);
-            cause = NULL;
-            path = tap_publish_default_path(alt, &cause);
-            if (path != NULL)
-                t.pub = tap_publish_new(t.loop, path, &tap_publish_host, &t,
-                    &cause);
-            if (t.pub != NULL)
-                fprintf(stderr, "mcptop tap: a tap named %s runs already: "
-                    "publishing at %s\n", t.name, path);
-            free(alt);
-        }
-        if (t.pub == NULL) {
-            /* Observation never stops the relay. */
-            fprintf(stderr, "mcptop tap: not publishing: %s\n",
-                cause != NULL ? cause : "no socket");
-            free(cause);
-            cause = NULL;
-        }
+/* The socket: at the path asked for, or the default one (NAME-PID when a
+ * live tap has the name). Observation never stops the relay: a socket
+ * that cannot be made is said, and that is all. */
+static void
+tap_socket_open(struct tap *t)
+{
+    char *cause = NULL, *path;
+
+    path = t->opt.socket_path != NULL ? xstrdup(t->opt.socket_path) :
+        tap_publish_default_path(t->name, &cause);
+    if (path != NULL)
+        t->pub = tap_publish_new(t->loop, path, &tap_publish_host, t,
+            &cause);
+    if (t->pub == NULL && path != NULL && t->opt.socket_path == NULL) {
+        /* The name is taken (another agent runs the same server):
+         * NAME-PID, so that --taps finds both. */
+        char *alt = str_printf("%s-%ld", t->name, (long)getpid());
+
         free(path);
+        free(cause);
+        cause = NULL;
+        path = tap_publish_default_path(alt, &cause);
+        if (path != NULL)
+            t->pub = tap_publish_new(t->loop, path, &tap_publish_host, t,
+                &cause);
+        if (t->pub != NULL)
+            tap_say(t, "a tap named %s runs already: publishing at %s",
+                t->name, path);
+        free(alt);
     }
-    ev_signal_init(&t.sigint, tap_signal_cb, SIGINT);
-    ev_signal_init(&t.sigterm, tap_signal_cb, SIGTERM);
-    ev_signal_init(&t.sighup, tap_signal_cb, SIGHUP);
-    t.sigint.data = t.sigterm.data = t.sighup.data = &t;
-    ev_signal_start(t.loop, &t.sigint);
-    ev_signal_start(t.loop, &t.sigterm);
-    ev_signal_start(t.loop, &t.sighup);
-    if (opt->probe) {
+    if (t->pub == NULL)
+        tap_say(t, "not publishing: %s", cause != NULL ? cause :
+            "no socket");
+    free(cause);
+    free(path);
+}
+
+struct tap *
+tap_start(struct ev_loop *loop, const struct tap_options *opt,
+    const struct tap_host *host, void *arg, char **cause)
+{
+    struct tap *t = xcalloc(1, sizeof(*t));
+
+    t->loop = loop;
+    t->host = host;
+    t->arg = arg;
+    t->opt = *opt;
+    if (t->opt.teardown_ms <= 0)
+        t->opt.teardown_ms = CONFIG_DEFAULT_TEARDOWN_MS;
+    t->started_ms = clock_wall_ms();
+    t->decl.teardown_ms = t->opt.teardown_ms;
+    t->decl.max_message_bytes = CONFIG_DEFAULT_MAX_MESSAGE_BYTES;
+    record_init(&t->rec);
+    t->ledger = tap_ledger_new(&tap_ledger_host, t, 0);
+    if (tap_begin(t, cause) != 0) {
+        tap_stop(t);
+        return NULL;
+    }
+    if (!t->opt.no_socket)
+        tap_socket_open(t);
+    if (t->opt.probe) {
         double iv;
 
-        if (t.opt.probe_interval_ms <= 0)
-            t.opt.probe_interval_ms = CONFIG_DEFAULT_PING_INTERVAL_MS;
-        iv = t.opt.probe_interval_ms / 1000.0;
-        ev_timer_init(&t.probe_timer, tap_probe_cb, iv / 4, iv / 4 < 1.0 ?
+        if (t->opt.probe_interval_ms <= 0)
+            t->opt.probe_interval_ms = CONFIG_DEFAULT_PING_INTERVAL_MS;
+        iv = t->opt.probe_interval_ms / 1000.0;
+        ev_timer_init(&t->probe_timer, tap_probe_cb, iv / 4, iv / 4 < 1.0 ?
             iv / 4 : 1.0);
-        t.probe_timer.data = &t;
-        ev_timer_start(t.loop, &t.probe_timer);
+        t->probe_timer.data = t;
+        ev_timer_start(t->loop, &t->probe_timer);
     }
-    ev_run(t.loop, 0);
-    ev_timer_stop(t.loop, &t.probe_timer);
-    ev_timer_stop(t.loop, &t.linger);
-    ev_signal_stop(t.loop, &t.sigint);
-    ev_signal_stop(t.loop, &t.sigterm);
-    ev_signal_stop(t.loop, &t.sighup);
-    if (t.http != NULL)
-        rc = 0;
-    else if (!t.exited)
-        rc = 1;
-    else if (WIFSIGNALED(t.status))
-        rc = 128 + WTERMSIG(t.status);
-    else
-        rc = WEXITSTATUS(t.status);
-out:
-    tap_publish_free(t.pub);
-    if (t.http != NULL)
-        tap_http_stop(&t);
-    else if (opt->upstream == NULL)
-        tap_relay_stop(&t);
-    grace = t.opt.teardown_ms / 1000.0;
+    return t;
+}
+
+bool
+tap_server_exited(const struct tap *t, int *status)
+{
+    if (t->http != NULL || !t->exited)
+        return false;
+    *status = t->status;
+    return true;
+}
+
+void
+tap_stop(struct tap *t)
+{
+    if (t == NULL)
+        return;
+    ev_timer_stop(t->loop, &t->probe_timer);
+    ev_timer_stop(t->loop, &t->linger);
+    tap_publish_free(t->pub);
+    t->pub = NULL;
+    if (t->http != NULL)
+        tap_http_stop(t);
+    else if (t->child != NULL)
+        tap_relay_stop(t);
     child_groups_kill_all();
-    child_orphans_end(grace);
-    tap_ledger_free(t.ledger);
-    record_done(&t.rec);
-    for (size_t i = 0; i < t.nops; i++)
-        free((char *)t.ops[i]);
-    free(t.name);
-    free(t.command);
-    return rc;
+    child_orphans_end(t->opt.teardown_ms / 1000.0);
+    tap_ledger_free(t->ledger);
+    record_done(&t->rec);
+    for (size_t i = 0; i < t->nops; i++)
+        free((char *)t->ops[i]);
+    free(t->name);
+    free(t->command);
+    free(t);
 }

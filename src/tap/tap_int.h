@@ -56,7 +56,9 @@ struct tap_inject {
 };
 
 struct tap {
-    struct ev_loop      *loop;
+    struct ev_loop      *loop;          /* the caller's */
+    const struct tap_host *host;        /* the caller's, with arg */
+    void                *arg;
     struct tap_options   opt;
     char                *name;          /* sanitized */
     char                *command;       /* the command line, sanitized */
@@ -88,7 +90,6 @@ struct tap {
                                            closed, 2 TERM, 3 KILL */
     bool                 shutdown;      /* the agent or a signal ended it */
     ev_timer             stage_timer;
-    ev_signal            sigint, sigterm, sighup;
     ev_timer             probe_timer;
     unsigned long        probe_seq;
     struct tap_request  *probe;         /* --probe's ping in flight */
@@ -120,6 +121,9 @@ void tap_relay_flush(struct tap *t);
 void tap_server_closed(struct tap *t);  /* exited and stdout shut (or the
                                            grace after one passed) */
 double tap_now(const struct tap *t);
+/* A line for the user, through the host (printf-style, no newline). */
+void tap_say(struct tap *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* {"ts", "event", "server", "source": "tap"}: the head of an event line
  * (ts 0: now). Publish it (and free it) with tap_event_publish. */
 cJSON *tap_event_new(const struct tap *t, const char *event, int64_t ts);
