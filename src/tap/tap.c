@@ -27,6 +27,7 @@
 
 #include "engine/child.h"
 #include "engine/liveness.h"
+#include "export/jsonl.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -58,36 +59,23 @@ tap_op(struct tap *t, const char *method)
 
 /* --- events ------------------------------------------------------------- */
 
-/* {"ts", "event", "server", "source": "tap"}: the head of every line. */
-cJSON *
-tap_event_new(const struct tap *t, const char *event, int64_t ts)
+/* The line buffer, when a line would reach a reader (lines are written
+ * only then), else NULL. Send what it holds with tap_line_send. */
+struct jsonw *
+tap_line(struct tap *t)
 {
-    cJSON *o = cJSON_CreateObject();
-    char   iso[40];
-
-    clock_format_iso(ts != 0 ? ts : clock_wall_ms(), iso, sizeof(iso));
-    cJSON_AddStringToObject(o, "ts", iso);
-    cJSON_AddStringToObject(o, "event", event);
-    cJSON_AddStringToObject(o, "server", t->name);
-    cJSON_AddStringToObject(o, "source", "tap");
-    return o;
+    return t->pub != NULL && tap_publish_readers(t->pub) > 0 ? &t->line :
+        NULL;
 }
 
 void
-tap_event_publish(struct tap *t, cJSON *o)
+tap_line_send(struct tap *t)
 {
-    char *text;
-
-    if (t->pub != NULL && tap_publish_readers(t->pub) > 0) {
-        text = cJSON_PrintUnformatted(o);
-        if (text != NULL)
-            tap_publish_line(t->pub, text);
-        free(text);
-    }
-    cJSON_Delete(o);
+    if (t->pub != NULL && t->line.len > 0)
+        tap_publish_line(t->pub, t->line.buf);
 }
 
-/* The id as JSON again (a number or a string). */
+/* The id as JSON again (a number or a string), for the peers' messages. */
 static cJSON *
 tap_id_json(const char *id)
 {
@@ -96,79 +84,26 @@ tap_id_json(const char *id)
     return v != NULL ? v : cJSON_CreateString(id);
 }
 
-/* A duration in ms, cut to one decimal. */
-static double
-tap_ms1(double ms)
+/* One request of the ledger, as the lines and the snapshot show it. */
+static struct jsonl_tap_request
+tap_request_view(const struct tap_request *r, double now, int64_t wall)
 {
-    return (double)((long)(ms * 10)) / 10;
-}
-
-/* One request of the ledger, as check --json's in_flight shows it. */
-static cJSON *
-tap_request_json(const struct tap_request *r, double now, int64_t wall)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    cJSON_AddItemToObject(o, "id", tap_id_json(r->id));
-    cJSON_AddStringToObject(o, "direction", tap_dir_name(r->dir));
-    cJSON_AddStringToObject(o, "method", r->method);
-    if (r->tool != NULL)
-        cJSON_AddStringToObject(o, "tool", r->tool);
-    else
-        cJSON_AddNullToObject(o, "tool");
-    cJSON_AddNumberToObject(o, "started_at", (double)r->started_ms);
-    cJSON_AddNumberToObject(o, "age_ms", tap_ms1((now - r->started) *
-        1000.0));
-    if (r->has_progress) {
-        cJSON *p = cJSON_AddObjectToObject(o, "progress");
-
-        cJSON_AddNumberToObject(p, "progress", r->progress);
-        if (r->has_total)
-            cJSON_AddNumberToObject(p, "total", r->total);
-        else
-            cJSON_AddNullToObject(p, "total");
-        if (r->message != NULL)
-            cJSON_AddStringToObject(p, "message", r->message);
-        else
-            cJSON_AddNullToObject(p, "message");
-        cJSON_AddNumberToObject(p, "age_ms", (double)(wall -
-            r->progress_ms));
-    } else {
-        cJSON_AddNullToObject(o, "progress");
-    }
-    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
-    if (r->own)
-        cJSON_AddBoolToObject(o, "own", true);  /* --probe's ping */
-    return o;
-}
-
-static void
-tap_liveness_json(cJSON *o, const struct liveness *l)
-{
-    cJSON *lv;
-
-    if (!l->present) {
-        cJSON_AddNullToObject(o, "liveness");
-        return;
-    }
-    lv = cJSON_AddObjectToObject(o, "liveness");
-    cJSON_AddStringToObject(lv, "state", liveness_state_name(l->state));
-    cJSON_AddNumberToObject(lv, "observed_at", (double)l->observed_at);
-    if (l->has_error_code)
-        cJSON_AddStringToObject(lv, "error_code",
-            failure_kind_name(l->error_code));
-}
-
-/* A failure's fields on an exchange line or the snapshot. */
-static void
-tap_failure_json(cJSON *o, const struct failure *f)
-{
-    cJSON_AddStringToObject(o, "outcome", failure_kind_name(f->kind));
-    cJSON_AddStringToObject(o, "delivered", delivered_name(f->delivered));
-    if (f->has_rpc_code)
-        cJSON_AddNumberToObject(o, "rpc_code", (double)f->rpc_code);
-    cJSON_AddStringToObject(o, "site", failure_site_name(f->site));
-    cJSON_AddStringToObject(o, "detail", f->detail);
+    return (struct jsonl_tap_request){
+        .id = r->id,
+        .direction = tap_dir_name(r->dir),
+        .method = r->method,
+        .tool = r->tool,
+        .started_at = r->started_ms,
+        .age_ms = (now - r->started) * 1000.0,
+        .has_progress = r->has_progress,
+        .progress = r->progress,
+        .has_total = r->has_total,
+        .total = r->total,
+        .message = r->message,
+        .progress_age_ms = wall - r->progress_ms,
+        .bytes = r->bytes,
+        .own = r->own,
+    };
 }
 
 /* Publish health when it changed (the first one too): the rule of every
@@ -179,19 +114,15 @@ tap_health_update(struct tap *t)
     struct health_input in = { .operator_state = HEALTH_OPERATOR_MONITORED,
         .liveness = &t->rec.liveness, .fail_streak = t->rec.fail_streak };
     enum health_state   was;
-    cJSON              *o;
+    int64_t             now = clock_wall_ms();
+    struct jsonw       *w;
 
-    if (!health_track_update(&t->health, &in, clock_wall_ms(), &was))
+    if (!health_track_update(&t->health, &in, now, &was))
         return;
-    o = tap_event_new(t, "health", 0);
-    cJSON_AddStringToObject(o, "state",
-        health_state_name(t->health.health.state));
-    if (was < HEALTH__COUNT)
-        cJSON_AddStringToObject(o, "was", health_state_name(was));
-    else
-        cJSON_AddNullToObject(o, "was");
-    cJSON_AddStringToObject(o, "reason", t->health.health.reason);
-    tap_event_publish(t, o);
+    if ((w = tap_line(t)) != NULL) {
+        jsonl_tap_health(w, now, t->name, &t->health.health, was);
+        tap_line_send(t);
+    }
 }
 
 /* One exchange ended (the agent's, or the operator's DELETE through an
@@ -200,32 +131,18 @@ void
 tap_exchange(struct tap *t, const char *op, const char *id,
     const struct failure *f, double ms)
 {
-    int64_t wall = clock_wall_ms();
-    bool    changed = record_exchange(&t->rec, tap_op(t, op), f, ms, wall);
-    cJSON  *o = tap_event_new(t, "exchange", wall);
+    int64_t       wall = clock_wall_ms();
+    bool          changed = record_exchange(&t->rec, tap_op(t, op), f, ms,
+        wall);
+    struct jsonw *w = tap_line(t);
 
-    cJSON_AddStringToObject(o, "op", op);
-    if (f == NULL)
-        cJSON_AddStringToObject(o, "outcome", "completed");
-    else
-        tap_failure_json(o, f);
-    cJSON_AddNumberToObject(o, "ms", tap_ms1(ms));
-    cJSON_AddNumberToObject(o, "observed_at", (double)wall);
-    if (id != NULL) {
-        cJSON_AddItemToObject(o, "id", tap_id_json(id));
-        cJSON_AddStringToObject(o, "direction", "to_server");
-    }
-    tap_event_publish(t, o);
-    if (changed) {
-        o = tap_event_new(t, "liveness", wall);
-        cJSON_AddStringToObject(o, "state",
-            liveness_state_name(t->rec.liveness.state));
-        if (t->rec.liveness.has_error_code)
-            cJSON_AddStringToObject(o, "error_code",
-                failure_kind_name(t->rec.liveness.error_code));
-        cJSON_AddNumberToObject(o, "observed_at",
-            (double)t->rec.liveness.observed_at);
-        tap_event_publish(t, o);
+    if (w != NULL) {
+        jsonl_tap_exchange(w, t->name, wall, op, id, f, ms);
+        tap_line_send(t);
+        if (changed) {
+            jsonl_tap_liveness(w, wall, t->name, &t->rec.liveness);
+            tap_line_send(t);
+        }
     }
     tap_health_update(t);
 }
@@ -234,26 +151,31 @@ tap_exchange(struct tap *t, const char *op, const char *id,
 static void
 tap_started_cb(void *arg, const struct tap_request *r)
 {
-    struct tap *t = arg;
-    cJSON      *o = tap_event_new(t, "request", r->started_ms);
+    struct tap               *t = arg;
+    struct jsonw             *w = tap_line(t);
+    struct jsonl_tap_request  v;
 
     t->last_traffic = r->started;
-
-    cJSON_AddItemToObject(o, "request", tap_request_json(r, tap_now(t),
-        clock_wall_ms()));
-    tap_event_publish(t, o);
+    if (w == NULL)
+        return;
+    v = tap_request_view(r, tap_now(t), clock_wall_ms());
+    jsonl_tap_request_line(w, r->started_ms, "request", t->name, &v);
+    tap_line_send(t);
 }
 
 /* tap_ledger_host.progress */
 static void
 tap_progress_cb(void *arg, const struct tap_request *r)
 {
-    struct tap *t = arg;
-    cJSON      *o = tap_event_new(t, "progress", r->progress_ms);
+    struct tap               *t = arg;
+    struct jsonw             *w = tap_line(t);
+    struct jsonl_tap_request  v;
 
-    cJSON_AddItemToObject(o, "request", tap_request_json(r, tap_now(t),
-        clock_wall_ms()));
-    tap_event_publish(t, o);
+    if (w == NULL)
+        return;
+    v = tap_request_view(r, tap_now(t), clock_wall_ms());
+    jsonl_tap_request_line(w, r->progress_ms, "progress", t->name, &v);
+    tap_line_send(t);
 }
 
 /* tap_ledger_host.ended */
@@ -261,19 +183,17 @@ static void
 tap_ended_cb(void *arg, const struct tap_request *r, enum tap_end how,
     const struct failure *f, double ms)
 {
-    struct tap *t = arg;
-    cJSON      *o = tap_event_new(t, "request_end", 0);
+    struct tap   *t = arg;
+    struct jsonw *w = tap_line(t);
 
-    cJSON_AddItemToObject(o, "id", tap_id_json(r->id));
-    cJSON_AddStringToObject(o, "direction", tap_dir_name(r->dir));
-    cJSON_AddStringToObject(o, "method", r->method);
-    if (r->tool != NULL)
-        cJSON_AddStringToObject(o, "tool", r->tool);
-    cJSON_AddStringToObject(o, "outcome", tap_end_name(how));
-    if (f != NULL)
-        cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind));
-    cJSON_AddNumberToObject(o, "ms", tap_ms1(ms));
-    tap_event_publish(t, o);
+    if (w != NULL) {
+        struct jsonl_tap_request v = tap_request_view(r, tap_now(t),
+            clock_wall_ms());
+
+        jsonl_tap_request_end(w, clock_wall_ms(), t->name, &v,
+            tap_end_name(how), f, ms);
+        tap_line_send(t);
+    }
     if (r->own)
         t->probe = NULL;
     t->last_traffic = tap_now(t);
@@ -293,113 +213,126 @@ static const struct tap_ledger_host tap_ledger_host = {
 
 /* --- the snapshot and the commands -------------------------------------- */
 
-static cJSON *
-tap_in_flight_json(const struct tap *t)
+/* The snapshot's "tap": who, what, since when, which form. */
+static void
+tap_snapshot_tap(struct jsonw *w, const struct tap *t)
 {
-    cJSON                    *arr = cJSON_CreateArray();
-    double                    now = tap_now(t);
-    int64_t                   wall = clock_wall_ms();
+    jsonw_object_open(w, "tap");
+    jsonw_int(w, "pid", (int64_t)getpid());
+    if (t->child != NULL && !t->exited)
+        jsonw_int(w, "server_pid", (int64_t)child_pid(t->child));
+    else
+        jsonw_null(w, "server_pid");
+    jsonw_string(w, "command", t->command);
+    jsonw_int(w, "started_at", t->started_ms);
+    if (t->http != NULL) {
+        jsonw_string(w, "transport", "streamable_http");
+        jsonw_string(w, "listen", tap_http_listen(t));
+        jsonw_string(w, "upstream", tap_http_upstream(t));
+    } else {
+        jsonw_string(w, "transport", "stdio");
+    }
+    jsonw_object_close(w);
+}
 
-    for (const struct tap_request *r = tap_ledger_oldest(t->ledger);
-        r != NULL; r = r->newer)
-        cJSON_AddItemToArray(arr, tap_request_json(r, now, wall));
-    return arr;
+/* The snapshot's record: liveness, health, the last failure, the history
+ * (oldest first). */
+static void
+tap_snapshot_record(struct jsonw *w, const struct tap *t)
+{
+    jsonl_liveness(w, &t->rec.liveness);
+    jsonw_object_open(w, "health");
+    if (t->health.set) {
+        jsonw_string(w, "state", health_state_name(t->health.health.state));
+        jsonw_string(w, "reason", t->health.health.reason);
+        jsonw_int(w, "since", t->health.since);
+    } else {
+        jsonw_string(w, "state", "pending");
+        jsonw_string(w, "reason", "");
+        jsonw_null(w, "since");
+    }
+    jsonw_object_close(w);
+    if (t->rec.has_failure) {
+        jsonw_object_open(w, "last_failure");
+        jsonw_string(w, "op", t->rec.last_failure_op);
+        jsonl_tap_failure(w, &t->rec.last_failure);
+        jsonw_object_close(w);
+    } else {
+        jsonw_null(w, "last_failure");
+    }
+    jsonw_array_open(w, "history");
+    for (size_t i = 0; i < t->rec.hist_len; i++) {
+        const struct mcp_exchange *x = record_history(&t->rec, i);
+
+        jsonw_object_open(w, NULL);
+        jsonw_int(w, "ts", x->ts);
+        jsonw_string(w, "op", x->op);
+        jsonw_string(w, "outcome", x->completed ? "completed" :
+            failure_kind_name((enum failure_kind)x->kind));
+        if (!x->completed)
+            jsonw_string(w, "delivered",
+                delivered_name((enum delivered)x->delivered));
+        jsonw_tenths(w, "ms", (int64_t)(x->ms * 10));
+        jsonw_object_close(w);
+    }
+    jsonw_array_close(w);
+}
+
+/* The snapshot's "stats": bytes, lines, the ledger's counters, readers. */
+static void
+tap_snapshot_stats(struct jsonw *w, const struct tap *t)
+{
+    const struct tap_ledger_stats *s = tap_ledger_stats(t->ledger);
+
+    jsonw_object_open(w, "stats");
+    jsonw_int(w, "bytes_from_agent", (int64_t)t->bytes[TAP_SIDE_AGENT]);
+    jsonw_int(w, "bytes_from_server", (int64_t)t->bytes[TAP_SIDE_SERVER]);
+    jsonw_int(w, "lines_from_agent", (int64_t)s->lines[TAP_SIDE_AGENT]);
+    jsonw_int(w, "lines_from_server", (int64_t)s->lines[TAP_SIDE_SERVER]);
+    jsonw_int(w, "unparsed_lines", (int64_t)(s->unparsed[0] +
+        s->unparsed[1]));
+    jsonw_int(w, "unmatched_answers", (int64_t)(s->unmatched[0] +
+        s->unmatched[1]));
+    jsonw_int(w, "late_answers_dropped", (int64_t)s->late_dropped);
+    jsonw_int(w, "late_answers_passed_in_batches", (int64_t)s->late_passed);
+    jsonw_int(w, "batches", (int64_t)(s->batches[0] + s->batches[1]));
+    jsonw_int(w, "untracked", (int64_t)s->untracked);
+    jsonw_int(w, "completed", (int64_t)s->completed);
+    jsonw_int(w, "failed", (int64_t)s->failed);
+    jsonw_int(w, "cancelled", (int64_t)s->cancelled);
+    jsonw_int(w, "readers", t->pub != NULL ?
+        (int64_t)tap_publish_readers(t->pub) : 0);
+    jsonw_int(w, "events_dropped", t->pub != NULL ?
+        (int64_t)tap_publish_dropped(t->pub) : 0);
+    jsonw_object_close(w);
 }
 
 /* host.snapshot: what a reader that joins now is told first. */
 static char *
 tap_snapshot_cb(void *arg)
 {
-    struct tap                    *t = arg;
-    cJSON                         *o = tap_event_new(t, "snapshot", 0);
-    cJSON                         *tp = cJSON_AddObjectToObject(o, "tap");
-    cJSON                         *h, *hist, *st;
-    const struct tap_ledger_stats *s = tap_ledger_stats(t->ledger);
-    char                          *text;
+    struct tap  *t = arg;
+    struct jsonw w;
+    double       now = tap_now(t);
+    int64_t      wall = clock_wall_ms();
 
-    cJSON_AddNumberToObject(tp, "pid", (double)getpid());
-    if (t->child != NULL && !t->exited)
-        cJSON_AddNumberToObject(tp, "server_pid",
-            (double)child_pid(t->child));
-    else
-        cJSON_AddNullToObject(tp, "server_pid");
-    cJSON_AddStringToObject(tp, "command", t->command);
-    cJSON_AddNumberToObject(tp, "started_at", (double)t->started_ms);
-    if (t->http != NULL) {
-        cJSON_AddStringToObject(tp, "transport", "streamable_http");
-        cJSON_AddStringToObject(tp, "listen", tap_http_listen(t));
-        cJSON_AddStringToObject(tp, "upstream", tap_http_upstream(t));
-    } else {
-        cJSON_AddStringToObject(tp, "transport", "stdio");
-    }
-    tap_liveness_json(o, &t->rec.liveness);
-    h = cJSON_AddObjectToObject(o, "health");
-    if (t->health.set) {
-        cJSON_AddStringToObject(h, "state", health_state_name(
-            t->health.health.state));
-        cJSON_AddStringToObject(h, "reason", t->health.health.reason);
-        cJSON_AddNumberToObject(h, "since", (double)t->health.since);
-    } else {
-        cJSON_AddStringToObject(h, "state", "pending");
-        cJSON_AddStringToObject(h, "reason", "");
-        cJSON_AddNullToObject(h, "since");
-    }
-    if (t->rec.has_failure) {
-        cJSON *f = cJSON_AddObjectToObject(o, "last_failure");
+    jsonw_init(&w);
+    jsonl_tap_head(&w, wall, "snapshot", t->name);
+    tap_snapshot_tap(&w, t);
+    tap_snapshot_record(&w, t);
+    jsonw_array_open(&w, "in_flight");
+    for (const struct tap_request *r = tap_ledger_oldest(t->ledger);
+        r != NULL; r = r->newer) {
+        struct jsonl_tap_request v = tap_request_view(r, now, wall);
 
-        cJSON_AddStringToObject(f, "op", t->rec.last_failure_op);
-        tap_failure_json(f, &t->rec.last_failure);
-    } else {
-        cJSON_AddNullToObject(o, "last_failure");
+        jsonl_tap_request(&w, NULL, &v);
     }
-    hist = cJSON_AddArrayToObject(o, "history");
-    for (size_t i = 0; i < t->rec.hist_len; i++) {
-        const struct mcp_exchange *x = record_history(&t->rec, i);
-        cJSON                        *e = cJSON_CreateObject();
-
-        cJSON_AddNumberToObject(e, "ts", (double)x->ts);
-        cJSON_AddStringToObject(e, "op", x->op);
-        cJSON_AddStringToObject(e, "outcome", x->completed ? "completed" :
-            failure_kind_name((enum failure_kind)x->kind));
-        if (!x->completed)
-            cJSON_AddStringToObject(e, "delivered",
-                delivered_name((enum delivered)x->delivered));
-        cJSON_AddNumberToObject(e, "ms", tap_ms1(x->ms));
-        cJSON_AddItemToArray(hist, e);
-    }
-    cJSON_AddItemToObject(o, "in_flight", tap_in_flight_json(t));
+    jsonw_array_close(&w);
     if (t->http != NULL)
-        cJSON_AddItemToObject(o, "sessions", tap_session_list_json(t));
-    st = cJSON_AddObjectToObject(o, "stats");
-    cJSON_AddNumberToObject(st, "bytes_from_agent",
-        (double)t->bytes[TAP_SIDE_AGENT]);
-    cJSON_AddNumberToObject(st, "bytes_from_server",
-        (double)t->bytes[TAP_SIDE_SERVER]);
-    cJSON_AddNumberToObject(st, "lines_from_agent",
-        (double)s->lines[TAP_SIDE_AGENT]);
-    cJSON_AddNumberToObject(st, "lines_from_server",
-        (double)s->lines[TAP_SIDE_SERVER]);
-    cJSON_AddNumberToObject(st, "unparsed_lines",
-        (double)(s->unparsed[0] + s->unparsed[1]));
-    cJSON_AddNumberToObject(st, "unmatched_answers",
-        (double)(s->unmatched[0] + s->unmatched[1]));
-    cJSON_AddNumberToObject(st, "late_answers_dropped",
-        (double)s->late_dropped);
-    cJSON_AddNumberToObject(st, "late_answers_passed_in_batches",
-        (double)s->late_passed);
-    cJSON_AddNumberToObject(st, "batches",
-        (double)(s->batches[0] + s->batches[1]));
-    cJSON_AddNumberToObject(st, "untracked", (double)s->untracked);
-    cJSON_AddNumberToObject(st, "completed", (double)s->completed);
-    cJSON_AddNumberToObject(st, "failed", (double)s->failed);
-    cJSON_AddNumberToObject(st, "cancelled", (double)s->cancelled);
-    cJSON_AddNumberToObject(st, "readers", t->pub != NULL ?
-        (double)tap_publish_readers(t->pub) : 0);
-    cJSON_AddNumberToObject(st, "events_dropped", t->pub != NULL ?
-        (double)tap_publish_dropped(t->pub) : 0);
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+        tap_session_list_write(&w, t);
+    tap_snapshot_stats(&w, t);
+    jsonw_object_close(&w);
+    return jsonw_take(&w, NULL);
 }
 
 /* The agent's request named by id (its JSON text, or a word), trying the
@@ -425,6 +358,71 @@ tap_find(struct tap *t, const cJSON *id)
     return r;
 }
 
+/* The id a command gave, echoed in its answer as it came (an id that is
+ * no number, string or null is echoed as its JSON text). */
+static void
+tap_echo_id(struct jsonw *w, const cJSON *id)
+{
+    char *text;
+
+    if (cJSON_IsString(id)) {
+        jsonw_string(w, "id", id->valuestring);
+    } else if (cJSON_IsNumber(id)) {
+        jsonw_double(w, "id", id->valuedouble);
+    } else if (cJSON_IsNull(id)) {
+        jsonw_null(w, "id");
+    } else if (cJSON_IsBool(id)) {
+        jsonw_bool(w, "id", cJSON_IsTrue(id));
+    } else {
+        text = cJSON_PrintUnformatted(id);
+        jsonw_string(w, "id", text);
+        free(text);
+    }
+}
+
+/* The operator's cancel of r, with reason, to both peers: to the server
+ * notifications/cancelled (MCP basic/utilities/cancellation), to the
+ * agent the -32800 error, so it does not wait. 0, or -1 with *detail
+ * (caller frees). */
+static int
+tap_cancel_send(struct tap *t, const struct tap_request *r,
+    const char *reason, char **detail)
+{
+    cJSON *note, *err, *data;
+    char  *to_server, *to_agent;
+    int    rc = 0;
+
+    note = cJSON_CreateObject();
+    cJSON_AddStringToObject(note, "jsonrpc", "2.0");
+    cJSON_AddStringToObject(note, "method", "notifications/cancelled");
+    data = cJSON_AddObjectToObject(note, "params");
+    cJSON_AddItemToObject(data, "requestId", tap_id_json(r->id));
+    cJSON_AddStringToObject(data, "reason", reason);
+    to_server = cJSON_PrintUnformatted(note);
+    cJSON_Delete(note);
+    note = cJSON_CreateObject();
+    cJSON_AddStringToObject(note, "jsonrpc", "2.0");
+    cJSON_AddItemToObject(note, "id", tap_id_json(r->id));
+    err = cJSON_AddObjectToObject(note, "error");
+    cJSON_AddNumberToObject(err, "code", -32800);
+    cJSON_AddStringToObject(err, "message",
+        "request cancelled by the operator");
+    data = cJSON_AddObjectToObject(err, "data");
+    cJSON_AddStringToObject(data, "reason", reason);
+    cJSON_AddStringToObject(data, "by", "mcptop tap");
+    to_agent = cJSON_PrintUnformatted(note);
+    cJSON_Delete(note);
+    if (t->http != NULL) {
+        rc = tap_http_cancel(t, r, to_server, to_agent, detail);
+    } else {
+        tap_relay_to_server(t, to_server);
+        tap_relay_to_agent(t, to_agent);
+    }
+    free(to_server);
+    free(to_agent);
+    return rc;
+}
+
 /* {"cmd":"cancel","id":ID,"reason":TEXT}: the operator's cancel. */
 static char *
 tap_cancel_cmd(struct tap *t, const cJSON *cmd)
@@ -432,17 +430,18 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
     const cJSON        *id = cJSON_GetObjectItemCaseSensitive(cmd, "id");
     const cJSON        *why = cJSON_GetObjectItemCaseSensitive(cmd, "reason");
     struct tap_request *r = tap_find(t, id);
-    cJSON              *o = tap_event_new(t, "cancel_result", 0);
-    cJSON              *note, *err, *data;
-    char               *reason, *text, *to_server;
+    struct jsonw        w;
+    char               *reason, *detail = NULL;
 
+    jsonw_init(&w);
+    jsonl_tap_head(&w, clock_wall_ms(), "cancel_result", t->name);
     if (id != NULL)
-        cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, true));
+        tap_echo_id(&w, id);
     if (r == NULL || (t->http == NULL && (t->child == NULL || t->exited)) ||
         r->own ||
         strcmp(r->method, "initialize") == 0) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", r == NULL ?
+        jsonw_bool(&w, "ok", false);
+        jsonw_string(&w, "detail", r == NULL ?
             "no request of the agent's with that id is in flight" :
             r->own ? "that is the tap's own ping, not the agent's" :
             strcmp(r->method, "initialize") == 0 ? "initialize is never "
@@ -454,57 +453,24 @@ tap_cancel_cmd(struct tap *t, const cJSON *cmd)
         str_sanitized(why->valuestring) : xstrdup("cancelled by the operator");
     if (strlen(reason) > 200)
         reason[200] = '\0';
-    /* To the server: MCP basic/utilities/cancellation. */
-    note = cJSON_CreateObject();
-    cJSON_AddStringToObject(note, "jsonrpc", "2.0");
-    cJSON_AddStringToObject(note, "method", "notifications/cancelled");
-    data = cJSON_AddObjectToObject(note, "params");
-    cJSON_AddItemToObject(data, "requestId", tap_id_json(r->id));
-    cJSON_AddStringToObject(data, "reason", reason);
-    to_server = cJSON_PrintUnformatted(note);
-    cJSON_Delete(note);
-    /* To the agent: its request is answered, so it does not wait. */
-    note = cJSON_CreateObject();
-    cJSON_AddStringToObject(note, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(note, "id", tap_id_json(r->id));
-    err = cJSON_AddObjectToObject(note, "error");
-    cJSON_AddNumberToObject(err, "code", -32800);
-    cJSON_AddStringToObject(err, "message",
-        "request cancelled by the operator");
-    data = cJSON_AddObjectToObject(err, "data");
-    cJSON_AddStringToObject(data, "reason", reason);
-    cJSON_AddStringToObject(data, "by", "mcptop tap");
-    text = cJSON_PrintUnformatted(note);
-    cJSON_Delete(note);
-    if (t->http != NULL) {
-        char *detail = NULL;
-
-        if (tap_http_cancel(t, r, to_server, text, &detail) != 0) {
-            cJSON_AddBoolToObject(o, "ok", false);
-            cJSON_AddStringToObject(o, "detail", detail);
-            free(detail);
-            free(text);
-            free(to_server);
-            free(reason);
-            goto out;
-        }
-    } else {
-        tap_relay_to_server(t, to_server);
-        tap_relay_to_agent(t, text);
+    if (tap_cancel_send(t, r, reason, &detail) != 0) {
+        jsonw_bool(&w, "ok", false);
+        if (detail != NULL)
+            jsonw_string(&w, "detail", detail);
+        free(detail);
+        free(reason);
+        goto out;
     }
-    free(to_server);
-    free(text);
-    cJSON_AddBoolToObject(o, "ok", true);
-    cJSON_AddStringToObject(o, "method", r->method);
+    jsonw_bool(&w, "ok", true);
+    jsonw_string(&w, "method", r->method);
     if (r->tool != NULL)
-        cJSON_AddStringToObject(o, "tool", r->tool);
-    cJSON_AddStringToObject(o, "reason", reason);
+        jsonw_string(&w, "tool", r->tool);
+    jsonw_string(&w, "reason", reason);
     free(reason);
     tap_ledger_cancel(t->ledger, r, tap_now(t));
 out:
-    text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    jsonw_object_close(&w);
+    return jsonw_take(&w, NULL);
 }
 
 /* host.command: one line from a reader. */
@@ -514,29 +480,29 @@ tap_command_cb(void *arg, const char *line, size_t len)
     struct tap  *t = arg;
     cJSON       *cmd = cJSON_ParseWithLength(line, len);
     const cJSON *word = cJSON_GetObjectItemCaseSensitive(cmd, "cmd");
+    const char  *verb = cJSON_IsString(word) ? word->valuestring : "";
     char        *answer;
 
-    if (cJSON_IsString(word) && strcmp(word->valuestring, "snapshot") == 0) {
+    if (strcmp(verb, "snapshot") == 0) {
         answer = tap_snapshot_cb(t);
-    } else if (cJSON_IsString(word) &&
-        strcmp(word->valuestring, "cancel") == 0) {
+    } else if (strcmp(verb, "cancel") == 0) {
         answer = tap_cancel_cmd(t, cmd);
-    } else if (cJSON_IsString(word) && strcmp(word->valuestring, "end") == 0) {
+    } else if (strcmp(verb, "end") == 0) {
         const cJSON *sess = cJSON_GetObjectItemCaseSensitive(cmd, "session");
-        cJSON       *o = tap_session_end(t, cJSON_IsString(sess) ?
+
+        answer = tap_session_end(t, cJSON_IsString(sess) ?
             sess->valuestring : NULL);
-
-        answer = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
     } else {
-        cJSON *o = tap_event_new(t, "error", 0);
+        struct jsonw out;
 
-        cJSON_AddStringToObject(o, "detail", "unknown command (expected "
+        jsonw_init(&out);
+        jsonl_tap_head(&out, clock_wall_ms(), "error", t->name);
+        jsonw_string(&out, "detail", "unknown command (expected "
             "{\"cmd\": \"snapshot\"}, {\"cmd\": \"cancel\", \"id\": ID, "
             "\"reason\": TEXT} or {\"cmd\": \"end\", \"session\": "
             "PREFIX})");
-        answer = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
+        jsonw_object_close(&out);
+        answer = jsonw_take(&out, NULL);
     }
     cJSON_Delete(cmd);
     return answer;
@@ -635,8 +601,8 @@ void
 tap_server_closed(struct tap *t)
 {
     char    detail[160];
-    int64_t wall = clock_wall_ms();
-    cJSON  *o;
+    int64_t       wall = clock_wall_ms();
+    struct jsonw *w;
 
     if (t->exited && WIFEXITED(t->status))
         snprintf(detail, sizeof(detail), "the server exited with status "
@@ -659,13 +625,14 @@ tap_server_closed(struct tap *t)
         failure_make(&f, &evd, FAILURE_SITE_REQUEST, detail);
         tap_exchange(t, "process", NULL, &f, 0);
     }
-    o = tap_event_new(t, "exit", wall);
-    if (t->exited && WIFSIGNALED(t->status))
-        cJSON_AddNumberToObject(o, "signal", WTERMSIG(t->status));
-    else if (t->exited)
-        cJSON_AddNumberToObject(o, "code", WEXITSTATUS(t->status));
-    cJSON_AddStringToObject(o, "detail", detail);
-    tap_event_publish(t, o);
+    if ((w = tap_line(t)) != NULL) {
+        bool sig = t->exited && WIFSIGNALED(t->status);
+
+        jsonl_tap_exit(w, wall, t->name, t->exited && !sig ?
+            WEXITSTATUS(t->status) : -1, sig ? WTERMSIG(t->status) : 0,
+            detail);
+        tap_line_send(t);
+    }
     t->done = true;
     ev_io_stop(t->loop, &t->in_w);
     t->linger_until = tap_now(t) + TAP_LINGER_S;
@@ -879,6 +846,7 @@ tap_stop(struct tap *t)
     child_orphans_end(t->opt.teardown_ms / 1000.0);
     tap_ledger_free(t->ledger);
     record_done(&t->rec);
+    jsonw_done(&t->line);
     for (size_t i = 0; i < t->nops; i++)
         free((char *)t->ops[i]);
     free(t->name);

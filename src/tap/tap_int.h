@@ -18,8 +18,7 @@
 #include "tap/tap.h"
 #include "tap_ledger.h"
 #include "tap_publish.h"
-
-#include <cjson/cJSON.h>
+#include "util/jsonw.h"
 
 struct child;
 struct tap_http;
@@ -66,6 +65,7 @@ struct tap {
     struct child        *child;
     struct tap_ledger   *ledger;
     struct tap_publish  *pub;
+    struct jsonw         line;          /* each event line, in turn */
     struct record        rec;
     struct health_track  health;        /* the last one published */
     int64_t              started_ms;
@@ -124,10 +124,11 @@ double tap_now(const struct tap *t);
 /* A line for the user, through the host (printf-style, no newline). */
 void tap_say(struct tap *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* {"ts", "event", "server", "source": "tap"}: the head of an event line
- * (ts 0: now). Publish it (and free it) with tap_event_publish. */
-cJSON *tap_event_new(const struct tap *t, const char *event, int64_t ts);
-void   tap_event_publish(struct tap *t, cJSON *o);
+/* The buffer for one event line (export/jsonl.h writes it), when a reader
+ * would get it; NULL when none would (nothing need be written). */
+struct jsonw *tap_line(struct tap *t);
+/* Publish the line the buffer holds. */
+void   tap_line_send(struct tap *t);
 /* An exchange for the record (op lives as long as the call; id the
  * request's JSON text or NULL; f NULL: completed), published. */
 void   tap_exchange(struct tap *t, const char *op, const char *id,
@@ -145,12 +146,13 @@ void tap_http_stop(struct tap *t);
 int  tap_http_cancel(struct tap *t, const struct tap_request *r,
     const char *to_server, const char *to_agent, char **detail);
 /* tap_session.c: the operator's ending of the agent's session whose id
- * starts with
- * prefix: a DELETE upstream under the teardown deadline; the answer
- * line (end_result) now, the outcome later as a session_end event. */
-cJSON *tap_session_end(struct tap *t, const char *prefix);
-/* The sessions for the snapshot (never their full ids). */
-cJSON *tap_session_list_json(const struct tap *t);
+ * starts with prefix: a DELETE upstream under the teardown deadline; the
+ * answer line (end_result; caller frees) now, the outcome later as a
+ * session_end event. */
+char *tap_session_end(struct tap *t, const char *prefix);
+/* "sessions": the agent's sessions for the snapshot (never their full
+ * ids). */
+void tap_session_list_write(struct jsonw *w, const struct tap *t);
 /* tap_http.c: "127.0.0.1:8808"; the upstream URL as shown (no userinfo, no query). */
 const char *tap_http_listen(const struct tap *t);
 const char *tap_http_upstream(const struct tap *t);
