@@ -1,11 +1,13 @@
 /*
  * The tap (tap.h): what the relay's copy of each line becomes. The
  * ledger's reports turn into the record (record.c: history, streaks,
- * liveness minted by liveness_of), health (health_of) and the event
- * stream published on the socket, in `watch`'s shapes with
- * "source":"tap"; a reader that joins gets a snapshot first (the
- * record's history, the ledger). Commands from the socket: a snapshot,
- * and the operator's cancel.
+ * liveness minted by liveness_of), health (health_track_update, the rule
+ * every server's follows) and the event stream published on the socket,
+ * in `watch`'s shapes with "source":"tap", written by export/jsonl.c; a
+ * reader that joins gets a snapshot first (the record's history, the
+ * ledger). Commands from the socket: a snapshot, the operator's cancel,
+ * an HTTP tap's ending. The loop is the caller's (tap.h): the tap starts
+ * on it, tells its host when it is done, and stops when told.
  *
  * Only the agent's requests to the server are exchanges of the record
  * (the server answering is what proves reach); the server's requests to
