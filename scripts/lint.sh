@@ -18,8 +18,8 @@
 #   - process control (fork, exec, spawn, waitpid, kill) only in PROC_OK;
 #   - an enum's constants begin with the first word of its type's name
 #     (enum failure_reason: FAILURE_...), X-macro expansions included;
-#   - the engine includes no curses, "ui/", "front/", "cli/", "export/" or
-#     "audit/" header.
+#   - the engine includes no curses, "ui/", "front/", "cli/", "export/",
+#     "audit/" or "tap/" header.
 # Comments and string literals are not code: a rule never fires on them.
 set -euo pipefail
 
@@ -38,12 +38,12 @@ TOML_OK=(src/engine/config/config_toml.cpp)  # the one C++ file: toml++
 # upstream answers and resuming it piece by piece as the answer arrives.
 MHD_OK=(src/cli/cli_serve.c src/cli/serve_guard.c include/cli/serve_guard.h
         src/cli/serve_probe.c src/cli/serve_sd.c include/cli/serve.h
-        src/engine/tap/tap_http.c)
+        src/tap/tap_http.c)
 # Process control lives in at most two files.
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled
 MAX_LINES=1200
-ENGINE_HEADERS_MAX=18
+ENGINE_HEADERS_MAX=23
 
 ROOT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 cd "$ROOT"
@@ -269,7 +269,7 @@ while IFS=: read -r file line text; do
           <<<"$text")"
   lint_report layering "$file" "$line" \
     "the engine includes $text (curses and front ends sit above it)"
-done < <(lint_grep "$INC(<(ncursesw?/)?(curses|ncurses|term)\.h>|[<\"]([^>\"]*/)?(ui|front|cli|export|audit)/)" \
+done < <(lint_grep "$INC(<(ncursesw?/)?(curses|ncurses|term)\.h>|[<\"]([^>\"]*/)?(ui|front|cli|export|audit|tap)/)" \
            "${files[@]}")
 
 # --- a transport's vtable is spelled only by the transports ---
@@ -291,7 +291,6 @@ front=()
 for f in "${files[@]}"; do
   case "$f" in
     src/front/*|src/cli/*|src/ui/*|src/export/*|src/audit/*|src/tap/*|\
-    src/engine/tap/*|\
     src/main.c|include/front/*|include/cli/*|include/ui/*|include/export/*|\
     include/audit/*|include/tap/*)
       front+=("$f") ;;

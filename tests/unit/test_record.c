@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 
 static void
 test_ring_grows_then_wraps_in_order(void **state)

@@ -3,7 +3,7 @@
  * minted only through liveness_of (DESIGN.md section 4). It reads no clock:
  * the caller stamps each exchange.
  */
-#include "core/record.h"
+#include "engine/record.h"
 
 #include <stdlib.h>
 #include <string.h>

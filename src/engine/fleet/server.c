@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
 #include "mcp/client.h"
 #include "util/clock.h"
@@ -69,54 +69,62 @@ server_emit(struct server *s, struct event *e)
         s->env->emit(s->env->emit_arg, e);
 }
 
-/* What health is minted from, for s now. */
-struct health
-server_health_now(const struct server *s)
+/* What health is minted from, for s now (borrowed from s). */
+static void
+server_health_input(const struct server *s, struct health_input *in)
 {
-    struct health_input in = { .liveness = &s->rec.liveness,
+    *in = (struct health_input){ .liveness = &s->rec.liveness,
         .fail_streak = s->rec.fail_streak,
         .disabled_reason = s->decl->disabled_why };
 
     switch (s->state) {
     case SERVER_PAUSED:
-        in.operator_state = HEALTH_OPERATOR_PAUSED;
+        in->operator_state = HEALTH_OPERATOR_PAUSED;
         break;
     case SERVER_STOPPED:
         /* A disabled entry closed at exit stays what it is. */
-        in.operator_state = s->stopped_disabled ?
+        in->operator_state = s->stopped_disabled ?
             HEALTH_OPERATOR_DISABLED : HEALTH_OPERATOR_STOPPED;
         break;
     case SERVER_DISABLED:
-        in.operator_state = HEALTH_OPERATOR_DISABLED;
+        in->operator_state = HEALTH_OPERATOR_DISABLED;
         break;
     case SERVER_INVALID:
     case SERVER_UNSUPPORTED:
-        in.operator_state = HEALTH_OPERATOR_INVALID;
+        in->operator_state = HEALTH_OPERATOR_INVALID;
         break;
     default:
-        in.operator_state = HEALTH_OPERATOR_MONITORED;
+        in->operator_state = HEALTH_OPERATOR_MONITORED;
         break;
     }
-    in.probe_failing = s->client != NULL && !client_probe_ok(s->client);
-    in.pagination_loop = s->client != NULL &&
+    in->probe_failing = s->client != NULL && !client_probe_ok(s->client);
+    in->pagination_loop = s->client != NULL &&
         client_pagination_loop(s->client);
+}
+
+/* Health now, minted from the record and the operator's state. */
+struct health
+server_health_now(const struct server *s)
+{
+    struct health_input in;
+
+    server_health_input(s, &in);
     return health_of(&in);
 }
 
-/* Publish s's health when it changed (EVENT_HEALTH, the first too). */
+/* Publish s's health when it changed (EVENT_HEALTH, the first too: the
+ * rule is health_track_update's). */
 void
 server_health_update(struct server *s)
 {
-    struct health h = server_health_now(s);
-    struct event  e = { .type = EVENT_HEALTH, .health = &s->health };
+    struct health_input in;
+    struct event        e = { .type = EVENT_HEALTH,
+                              .health = &s->health.health };
 
-    if (s->health_set && h.state == s->health.state)
-        return;
-    e.health_was = s->health_set ? s->health.state : HEALTH__COUNT;
-    s->health = h;
-    s->health_set = true;
-    s->health_since = clock_wall_ms();
-    server_emit(s, &e);
+    server_health_input(s, &in);
+    if (health_track_update(&s->health, &in, clock_wall_ms(),
+        &e.health_was))
+        server_emit(s, &e);
 }
 
 void

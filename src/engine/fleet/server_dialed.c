@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "mcp/client.h"
 #include "transport/ending_run.h"
 #include "transport/transport.h"
@@ -680,7 +680,7 @@ struct health
 server_dialed_health(const struct server *s, int64_t *since)
 {
     if (since != NULL)
-        *since = s->health_set ? s->health_since : 0;
+        *since = s->health.set ? s->health.since : 0;
     return server_health_now(s);
 }
 

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "mcp/client.h"
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
 #include "transport/transport.h"
 #include "util/clock.h"

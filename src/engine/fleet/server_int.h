@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 #include "engine/server.h"
 #include "mcp/client.h"
 
@@ -126,9 +126,7 @@ struct server {
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
     bool                        dial_due;   /* ...and it will dial */
-    struct health               health;     /* the last one published */
-    bool                        health_set; /* ...once there is one */
-    int64_t                     health_since;   /* epoch ms */
+    struct health_track         health;     /* the last one published */
     bool                        stopped_disabled; /* closed while disabled */
 };
 

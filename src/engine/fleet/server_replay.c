@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
 #include "util/xmalloc.h"
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/child.h"
+#include "engine/child.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 

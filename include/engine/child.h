@@ -4,6 +4,11 @@
  * group, stdin/stdout as non-blocking pipes carrying newline-delimited
  * JSON-RPC, stderr read line by line, its exit watched with ev_child.
  * Also the one command that runs detached (child_detached).
+ *
+ * A face of the engine for the tap (tap_relay.c), which runs its
+ * server as every stdio server runs, in raw mode (on_data: the bytes as
+ * they came, to be passed on unchanged). Process control lives in
+ * child.c and stdio.c only (scripts/lint.sh); everyone else asks here.
  */
 #ifndef MCPTOP_ENGINE_CHILD_H
 #define MCPTOP_ENGINE_CHILD_H

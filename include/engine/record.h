@@ -1,8 +1,13 @@
 /*
- * A server's record (engine-private; DESIGN.md section 4): the history of
- * its exchanges, the liveness record minted from them by liveness_of, the
- * streak of observations that gave the current state, the last failure.
- * Every exchange mcptop makes with a server ends here, exactly once.
+ * A server's record (DESIGN.md section 4): the history of its exchanges,
+ * the liveness record minted from them by liveness_of, the streak of
+ * observations that gave the current state, the last failure. Every
+ * exchange mcptop makes with a server ends here, exactly once.
+ *
+ * A face of the engine for the tap (tap.c): the agent's exchanges
+ * it classifies go into a record of its own, the same as a dialed
+ * server's, so liveness and health are minted by the same rules. The
+ * fields are read-only outside record.c.
  */
 #ifndef MCPTOP_ENGINE_RECORD_H
 #define MCPTOP_ENGINE_RECORD_H
