@@ -243,8 +243,6 @@ struct ui {
     ev_io                input_w;       /* the terminal */
     ev_io                keys_w;        /* curses' key pipe */
     ev_timer             hold_w;        /* a cut escape sequence */
-    ev_signal            stall_w;       /* test hook */
-    long                 test_stall_ms;
     ev_signal            winch_w, int_w, term_w, hup_w;
     ev_prepare           prepare_w;
     ev_timer             frame_w, age_w, quit_w;

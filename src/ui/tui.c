@@ -556,20 +556,6 @@ tui_hold_cb(struct ev_loop *loop, ev_timer *w, int revents)
         ev_io_stop(loop, &ui->input_w);
 }
 
-/* ev_signal SIGUSR1, only with MCPTOP_TEST_STALL_MS (a test hook): block
- * the loop that long, as a stuck call would, to show the stale marker. */
-static void
-tui_stall_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-    struct ui *ui = w->data;
-    int64_t    until = clock_mono_ms() + ui->test_stall_ms;
-
-    (void)loop;
-    (void)revents;
-    while (clock_mono_ms() < until)
-        ;
-}
-
 /* ev_signal SIGWINCH: follow the terminal's size. */
 static void
 tui_winch_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -779,11 +765,6 @@ tui_watchers_start(struct ui *ui)
     }
     ev_init(&ui->hold_w, tui_hold_cb);
     ui->hold_w.data = ui;
-    if (ui->test_stall_ms > 0) {
-        ev_signal_init(&ui->stall_w, tui_stall_cb, SIGUSR1);
-        ui->stall_w.data = ui;
-        ev_signal_start(ui->loop, &ui->stall_w);
-    }
     ev_signal_init(&ui->winch_w, tui_winch_cb, SIGWINCH);
     ui->winch_w.data = ui;
     ev_signal_start(ui->loop, &ui->winch_w);
@@ -813,8 +794,6 @@ tui_watchers_stop(struct ui *ui)
     ev_io_stop(ui->loop, &ui->input_w);
     ev_io_stop(ui->loop, &ui->keys_w);
     ev_timer_stop(ui->loop, &ui->hold_w);
-    if (ui->test_stall_ms > 0)
-        ev_signal_stop(ui->loop, &ui->stall_w);
     ev_signal_stop(ui->loop, &ui->winch_w);
     ev_signal_stop(ui->loop, &ui->int_w);
     ev_signal_stop(ui->loop, &ui->term_w);
@@ -958,8 +937,6 @@ tui_run(struct ui *ui, bool no_mouse)
     }
     ui->color = screen_colour_ok();
     screen_theme(&ui->theme, ui->color);
-    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
-        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
     tui_watchers_start(ui);
     if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
         screen_watchdog_start();
