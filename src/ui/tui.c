@@ -191,6 +191,16 @@ ui_dirty(struct ui *ui)
     ui->dirty = true;
 }
 
+/* See ui.h. */
+void
+ui_view_open(struct ui *ui, const struct ui_view *v)
+{
+    if (v->open != NULL)
+        v->open(ui);
+    ui->view = v;
+    ui_dirty(ui);
+}
+
 int64_t
 ui_now_ms(const struct ui *ui)
 {
@@ -257,35 +267,7 @@ tui_draw(struct ui *ui)
     }
     body = ui->rows - TUI_HEADER_ROWS - 1;
     ui->table_rows = 0;
-    switch (ui->mode) {
-    case UI_MODE_HELP:
-        view_help_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_ENDINGS:
-        view_endings_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_LOG:
-        view_log_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_COLUMNS:
-        view_columns_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_PROCS:
-        view_procs_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    default:
-        if (!ui->detail) {
-            view_table_draw(ui, TUI_HEADER_ROWS, body);
-        } else if (body < 8) {
-            view_detail_draw(ui, TUI_HEADER_ROWS, body);
-        } else {
-            int trows = body / 2;
-
-            view_table_draw(ui, TUI_HEADER_ROWS, trows);
-            view_detail_draw(ui, TUI_HEADER_ROWS + trows, body - trows);
-        }
-        break;
-    }
+    ui->view->draw(ui, TUI_HEADER_ROWS, body);
     /* The header last: it says which rows the table showed. */
     view_header_draw(ui, 0, TUI_HEADER_ROWS);
     view_status_draw(ui, ui->rows - 1);
@@ -734,6 +716,9 @@ tui_ui_new(const char *theme)
     const char *codeset = nl_langinfo(CODESET);
 
     ui->loop = EV_DEFAULT;
+    ui->view = &view_table_mode;
+    ui->back = &view_table_mode;
+    ui->chooser.back = &view_table_mode;
     ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
     ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
     tui_theme_init(ui, theme);

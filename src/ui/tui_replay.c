@@ -123,12 +123,12 @@ tui_replay_key(struct ui *ui, enum ui_action a)
         replay_speed(r, a == UI_ACT_REPLAY_FASTER);
         break;
     case UI_ACT_HOME:
-        if (ui->mode != UI_MODE_TABLE)
+        if (ui->view != &view_table_mode)
             return false;
         replay_seek(r, r->from);
         break;
     case UI_ACT_END:
-        if (ui->mode != UI_MODE_TABLE)
+        if (ui->view != &view_table_mode)
             return false;
         replay_seek(r, r->to);
         break;
