@@ -16,7 +16,6 @@
 
 #include "cli/cli.h"
 #include "engine/http.h"
-#include "ui/tui.h"
 #include "util/str.h"
 
 /* One entry of the command table. */
@@ -35,7 +34,7 @@ static int main_version(int argc, char **argv);
 static const struct main_entry main_table[] = {
     { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse] "
       "[--filter EXPR] [--sort COL[,desc]] [--group G]",
-      "the full-screen monitor (the default)", tui_main, true },
+      "the full-screen monitor (the default)", cli_tui, true },
     { "check", NULL, "[SOURCES] [--json] [--timeout MS] [--pings R] "
       "[--stats]", "dial every server once, ping, report, exit", cli_check,
       true },
@@ -62,7 +61,7 @@ static const struct main_entry main_table[] = {
       false },
     { "replay", NULL, "FILE [--speed N] [--from TIME] [--to TIME]",
       "the TUI over a recording (--record FILE), no network",
-      tui_replay_main, true },
+      cli_replay, true },
     { "report", NULL, "FILE [--from TIME] [--to TIME] [--json]",
       "the incident report of a recording (--record FILE)", cli_report,
       false },
@@ -163,7 +162,7 @@ main(int argc, char **argv)
     if (e != NULL) {
         rc = e->exec(argc - 1, argv + 1);
     } else if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
-        rc = tui_main(argc, argv);
+        rc = cli_tui(argc, argv);
     } else {
         char *safe = str_sanitized(argv[1]);
 

@@ -14,6 +14,7 @@
 #include "engine/fleet.h"
 #include "engine/shard.h"
 
+int cli_tui(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
@@ -25,6 +26,7 @@ int cli_tap(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_configs(int argc, char **argv);
+int cli_replay(int argc, char **argv);
 
 /*
  * What a command that loads a fleet tells cli_preamble: its name (for
