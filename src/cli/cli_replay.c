@@ -18,12 +18,21 @@
 #include "ui/ui.h"
 #include "util/xmalloc.h"
 
+const struct cli_entry cli_replay_entry = {
+    .name = "replay",
+    .usage =
+        "FILE [--speed N] [--from TIME] [--to TIME]\n"
+        "                    [--theme NAME|FILE] [--no-mouse]",
+    .summary = "the TUI over a recording (--record FILE), no network",
+    .exec = cli_replay,
+    .needs_http = true,
+};
+
 static void
 cli_replay_usage(FILE *out)
 {
+    cli_usage(out, &cli_replay_entry);
     fprintf(out,
-        "Usage: mcptop replay FILE [--speed N] [--from TIME] [--to TIME]\n"
-        "                    [--theme NAME|FILE] [--no-mouse]\n"
         "\n"
         "The TUI over a recording (the TUI, watch and serve write one "
         "with their\n"

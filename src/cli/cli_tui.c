@@ -22,18 +22,28 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
+const struct cli_entry cli_tui_entry = {
+    .name = "tui",
+    .usage =
+        APP_USAGE "\n"
+        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
+        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
+        "                  [--view NAME]\n"
+        "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
+        "       mcptop tui --list-themes | --list-views",
+    .summary = "the full-screen monitor (the default)",
+    .exec = cli_tui,
+    .needs_http = true,
+};
+
 static void
 cli_tui_usage(FILE *out)
 {
     char *where = theme_search_path();
 
+    /* "[tui]": the word may be left out. */
+    fprintf(out, "Usage: mcptop [tui] %s\n", cli_tui_entry.usage);
     fprintf(out,
-        "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
-        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
-        "                  [--view NAME]\n"
-        "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
-        "       mcptop tui --list-themes | --list-views\n"
         "\n"
         "The terminal monitor: one row per server, its health, last "
         "failure\n"
