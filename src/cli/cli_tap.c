@@ -23,15 +23,23 @@ struct cli_tap_run {
     ev_signal       sigint, sigterm, sighup;
 };
 
-static void
-cli_tap_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: mcptop tap [--name NAME] [--socket PATH] [--teardown MS]\n"
+const struct cli_entry cli_tap_entry = {
+    .name = "tap",
+    .usage =
+        "[--name NAME] [--socket PATH] [--teardown MS]\n"
         "                  [--probe [--probe-interval MS]] [--no-socket]\n"
         "                  -- CMD [ARG]...\n"
         "       mcptop tap --listen HOST:PORT --upstream URL [--public]\n"
-        "                  [--name NAME] [--socket PATH] [--teardown MS]\n"
+        "                  [--name NAME] [--socket PATH] [--teardown MS]",
+    .summary = "stand in for a stdio server: relay, observe, publish",
+    .exec = cli_tap,
+};
+
+static void
+cli_tap_usage(FILE *out)
+{
+    cli_usage(out, &cli_tap_entry);
+    fprintf(out,
         "\n"
         "Start the stdio MCP server CMD and stand in for it: every byte\n"
         "passes unchanged between the agent (this process's stdin and\n"
@@ -241,14 +249,22 @@ cli_tap(int argc, char **argv)
 
 /* --- mcptop cancel -------------------------------------------------------- */
 
+const struct cli_entry cli_cancel_entry = {
+    .name = "cancel",
+    .usage =
+        APP_USAGE "\n"
+        "                     --server NAME --request ID [--reason TEXT]\n"
+        "                     [--timeout MS] [--json]\n"
+        "       mcptop cancel --socket PATH --request ID [--reason TEXT]",
+    .summary = "cancel an agent's request through its tap",
+    .exec = cli_cancel,
+};
+
 static void
 cli_cancel_usage(FILE *out)
 {
+    cli_usage(out, &cli_cancel_entry);
     fprintf(out,
-        "Usage: mcptop cancel " APP_USAGE "\n"
-        "                     --server NAME --request ID [--reason TEXT]\n"
-        "                     [--timeout MS] [--json]\n"
-        "       mcptop cancel --socket PATH --request ID [--reason TEXT]\n"
         "\n"
         "Cancel one request an agent has in flight, through the tap that\n"
         "stands in for its server (a config entry {\"tap\": PATH}): the tap\n"

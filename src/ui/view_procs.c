@@ -391,7 +391,7 @@ procs_row_line(struct ui *ui, struct ui_line *l, const struct procs_row *r)
     ui_line_add(l, UI_ROLE_NORMAL, r->cmd);
 }
 
-void
+static void
 view_procs_draw(struct ui *ui, int y, int rows)
 {
     struct procs  *p = procs_get(ui);
@@ -539,7 +539,9 @@ view_procs_answer(struct ui *ui, int ch)
     p->scanned = false;
 }
 
-bool
+/* Its keys: the selection, K (end the selected orphan, after the
+ * END_ORPHAN prompt's y), o or Esc back to the table. */
+static bool
 view_procs_key(struct ui *ui, enum ui_action a, int ch)
 {
     struct procs *p = procs_get(ui);
@@ -592,7 +594,7 @@ view_procs_key(struct ui *ui, enum ui_action a, int ch)
         break;
     case UI_ACT_PROCS:
     case UI_ACT_CANCEL:
-        ui->mode = UI_MODE_TABLE;
+        ui->view = &view_table_mode;
         break;
     default:
         return false;
@@ -600,13 +602,29 @@ view_procs_key(struct ui *ui, enum ui_action a, int ch)
     return true;
 }
 
-void
+/* It comes on screen with a walk at its first draw, the first row
+ * selected. */
+static void
 view_procs_open(struct ui *ui)
 {
     struct procs *p = procs_get(ui);
 
-    ui->mode = UI_MODE_PROCS;
     p->scanned = false;
     p->sel = 0;
     p->top = 0;
 }
+
+static void
+view_procs_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "o/Esc back  Up/Down select  K end the "
+        "selected orphan  ? help  q quit");
+}
+
+const struct ui_view view_procs_mode = {
+    .open = view_procs_open,
+    .draw = view_procs_draw,
+    .key = view_procs_key,
+    .hint = view_procs_hint,
+};
