@@ -130,9 +130,11 @@ void jsonl_tap_request(struct jsonw *w, const char *key,
     const struct jsonl_tap_request *r);
 
 /* exchange: op completed (f NULL) or failed with f, after ms (monotonic),
- * observed at; id (JSON text; NULL: none) the agent's request's. */
+ * observed at (epoch ms), the record's seq-th exchange (record_seq); id
+ * (JSON text; NULL: none) the agent's request's. */
 void jsonl_tap_exchange(struct jsonw *w, const char *server, int64_t at,
-    const char *op, const char *id, const struct failure *f, double ms);
+    uint64_t seq, const char *op, const char *id, const struct failure *f,
+    double ms);
 /* liveness: the record's new state (and when it was observed). */
 void jsonl_tap_liveness(struct jsonw *w, int64_t ts, const char *server,
     const struct liveness *l);

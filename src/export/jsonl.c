@@ -783,7 +783,8 @@ jsonl_tap_request(struct jsonw *w, const char *key,
 
 void
 jsonl_tap_exchange(struct jsonw *w, const char *server, int64_t at,
-    const char *op, const char *id, const struct failure *f, double ms)
+    uint64_t seq, const char *op, const char *id, const struct failure *f,
+    double ms)
 {
     jsonl_tap_head(w, at, "exchange", server);
     jsonl_str(w, "op", op);
@@ -793,6 +794,7 @@ jsonl_tap_exchange(struct jsonw *w, const char *server, int64_t at,
         jsonl_tap_failure(w, f);
     jsonw_tenths(w, "ms", jsonl_ms1(ms));
     jsonw_int(w, "observed_at", at);
+    jsonw_int(w, "seq", (int64_t)seq);
     if (id != NULL) {
         jsonl_id(w, id, false);
         jsonw_string(w, "direction", "to_server");

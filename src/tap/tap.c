@@ -139,7 +139,8 @@ tap_exchange(struct tap *t, const char *op, const char *id,
     struct jsonw *w = tap_line(t);
 
     if (w != NULL) {
-        jsonl_tap_exchange(w, t->name, wall, op, id, f, ms);
+        jsonl_tap_exchange(w, t->name, wall, t->rec.exchanges, op, id, f,
+            ms);
         tap_line_send(t);
         if (changed) {
             jsonl_tap_liveness(w, wall, t->name, &t->rec.liveness);
@@ -268,6 +269,7 @@ tap_snapshot_record(struct jsonw *w, const struct tap *t)
 
         jsonw_object_open(w, NULL);
         jsonw_int(w, "ts", x->ts);
+        jsonw_int(w, "seq", (int64_t)record_seq(&t->rec, i));
         jsonw_string(w, "op", x->op);
         jsonw_string(w, "outcome", x->completed ? "completed" :
             failure_kind_name((enum failure_kind)x->kind));

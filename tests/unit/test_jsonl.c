@@ -50,25 +50,25 @@ test_exchange(void **state)
 
     (void)state;
     jsonw_init(&w);
-    jsonl_tap_exchange(&w, "srv", TS, "tools/call", "7", NULL, 12.34);
+    jsonl_tap_exchange(&w, "srv", TS, 1, "tools/call", "7", NULL, 12.34);
     assert_string_equal(w.buf, HEAD("exchange") ",\"op\":\"tools/call\","
         "\"outcome\":\"completed\",\"ms\":12.3,\"observed_at\":1700000000123,"
-        "\"id\":7,\"direction\":\"to_server\"}");
-    jsonl_tap_exchange(&w, "srv", TS, "ping", "\"a-1\"", &f, 5.0);
+        "\"seq\":1,\"id\":7,\"direction\":\"to_server\"}");
+    jsonl_tap_exchange(&w, "srv", TS, 2, "ping", "\"a-1\"", &f, 5.0);
     assert_string_equal(w.buf, HEAD("exchange") ",\"op\":\"ping\","
         "\"outcome\":\"protocol\",\"delivered\":\"yes\",\"rpc_code\":-32601,"
         "\"site\":\"request\",\"detail\":\"Method not found\",\"ms\":5,"
-        "\"observed_at\":1700000000123,\"id\":\"a-1\","
+        "\"observed_at\":1700000000123,\"seq\":2,\"id\":\"a-1\","
         "\"direction\":\"to_server\"}");
     f.kind = FAILURE_CONNECTION_CLOSED;
     f.delivered = DELIVERED_UNKNOWN;
     f.has_rpc_code = false;
     strcpy(f.detail, "the server exited with status 3");
-    jsonl_tap_exchange(&w, "srv", TS, "process", NULL, &f, 0);
+    jsonl_tap_exchange(&w, "srv", TS, 3, "process", NULL, &f, 0);
     assert_string_equal(w.buf, HEAD("exchange") ",\"op\":\"process\","
         "\"outcome\":\"connection_closed\",\"delivered\":\"unknown\","
         "\"site\":\"request\",\"detail\":\"the server exited with status 3\","
-        "\"ms\":0,\"observed_at\":1700000000123}");
+        "\"ms\":0,\"observed_at\":1700000000123,\"seq\":3}");
     jsonw_done(&w);
 }
 
@@ -166,7 +166,8 @@ test_ids(void **state)
     (void)state;
     jsonw_init(&w);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        jsonl_tap_exchange(&w, "srv", TS, "x", cases[i].id, NULL, 0);
+        jsonl_tap_exchange(&w, "srv", TS, i + 1, "x", cases[i].id, NULL,
+            0);
         snprintf(want, sizeof(want), ",\"id\":%s,\"direction\"",
             cases[i].want);
         assert_non_null(strstr(w.buf, want));
