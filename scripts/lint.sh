@@ -9,12 +9,16 @@
 # exit status is 1 if there was any. The rules:
 #   - each library is included only where its list below allows;
 #   - `->ops->` (a transport's vtable) is spelled only in src/engine/transport/;
-#   - no file under src/engine/mcp/ includes "server_priv.h";
 #   - every include/engine/ header is included by a front end (src/front,
 #     src/cli, src/ui, src/export, src/audit, src/tap, src/main.c, their
 #     include/ folders), directly or through another include/engine/
 #     header, and there are at most ENGINE_HEADERS_MAX of them;
-#   - no .c, .cpp or .h file has more than MAX_LINES lines;
+#   - no .c, .cpp or .h file has more than MAX_LINES lines, and no
+#     function more than MAX_FUNCTION;
+#   - no two .c/.cpp files share a base name;
+#   - no file under src/engine/{core,io,transport,mcp}/ includes
+#     engine/server.h, engine/fleet.h or a fleet/ header;
+#   - no ring between folders in the #include graph (scripts/rings.py);
 #   - process control (fork, exec, spawn, waitpid, kill) only in PROC_OK;
 #   - an enum's constants begin with the first word of its type's name
 #     (enum failure_reason: FAILURE_...), X-macro expansions included;
@@ -43,6 +47,7 @@ MHD_OK=(src/cli/cli_serve.c src/cli/serve_guard.c include/cli/serve_guard.h
 PROC_OK=(src/engine/io/child.c src/engine/transport/stdio.c)
 OPS_OK=(src/engine/transport/)      # where ->ops-> may be spelled
 MAX_LINES=1200
+MAX_FUNCTION=150                    # lines of one function
 ENGINE_HEADERS_MAX=23
 
 ROOT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
@@ -279,13 +284,6 @@ while IFS=: read -r file line text; do
     "->ops-> outside ${OPS_OK[*]} (the vtable is the transports' own)"
 done < <(lint_grep '->[[:space:]]*ops[[:space:]]*->' "${files[@]}")
 
-# --- the lifecycle does not reach into the server ---
-while IFS=: read -r file line text; do
-  [[ "$file" == src/engine/mcp/* ]] || continue
-  lint_report server_priv "$file" "$line" \
-    'src/engine/mcp/ includes "server_priv.h" (the lifecycle reports through its host)'
-done < <(lint_grep "$INC[<\"]([^>\"]*/)?server_priv\.h[>\"]" "${files[@]}")
-
 # --- include/engine/ is only what the front ends use ---
 front=()
 for f in "${files[@]}"; do
@@ -333,6 +331,52 @@ for f in "${files[@]}"; do
   fi
 done
 
+# --- function length: a function's body (from its opening brace at the
+# start of a line to the closing one) is at most MAX_FUNCTION lines ---
+while IFS=: read -r file line what; do
+  lint_report function "$file" "$line" "$what"
+done < <(cd "$tmp/code" && awk -v max="$MAX_FUNCTION" '
+  FNR == 1 { open = 0 }
+  /^[A-Za-z_][A-Za-z0-9_]*\(/ { name = $0; sub(/\(.*/, "", name) }
+  /^\{/ { open = FNR }
+  /^\}/ && open {
+    n = FNR - open + 1
+    if (n > max)
+      printf "%s:%d:%s: %d lines, at most %d (split it)\n", FILENAME, open,
+        name, n, max
+    open = 0
+  }' "${files[@]}")
+
+# --- no two source files share a base name (a header pairs with one) ---
+while IFS= read -r base; do
+  lint_report namesake "$(printf '%s\n' "${files[@]}" |
+    grep -E "/$base\.(c|cpp)\$" | paste -sd' ' -)" 1 \
+    "$base: two source files of one name (prefix one with its family)"
+done < <(printf '%s\n' "${files[@]}" | grep -E '\.(c|cpp)$' |
+         sed -E 's#.*/##; s/\.(c|cpp)$//' | sort | uniq -d)
+
+# --- the floors below the fleet include no server or fleet header ---
+while IFS=: read -r file line text; do
+  case "$file" in
+    src/engine/core/*|src/engine/io/*|src/engine/transport/*|\
+    src/engine/mcp/*) ;;
+    *) continue ;;
+  esac
+  lint_report floors "$file" "$line" \
+    "a floor below the fleet includes ${text##*include} (the fleet is on top)"
+done < <(lint_grep "$INC[<\"](engine/(server|fleet)\.h|fleet/[^>\"]*)[>\"]" \
+           "${files[@]}")
+
+# --- no ring between folders (scripts/rings.py computes them) ---
+if ! rings_out="$(python3 "$ROOT/scripts/rings.py")"; then
+  while IFS= read -r l; do
+    case "$l" in
+      "rings: a ring"*) lint_report rings scripts/rings.py 1 "${l#rings: }" ;;
+      *) printf '%s\n' "$l" ;;
+    esac
+  done <<<"$rings_out"
+fi
+
 # --- process control ---
 if [ "${#PROC_OK[@]}" -gt 2 ]; then
   lint_report process scripts/lint.sh \
@@ -361,7 +405,8 @@ if [ "$violations" -eq 0 ]; then
   exit 0
 fi
 summary=""
-for c in library layering ops server_priv headers length process enum; do
+for c in library layering ops headers length function namesake floors \
+    rings process enum; do
   [ -n "${per_check[$c]:-}" ] && summary+=" $c ${per_check[$c]},"
 done
 echo "lint: ${#files[@]} files, $violations violations:${summary%,}"
