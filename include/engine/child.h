@@ -84,7 +84,7 @@ void child_signal(struct child *c, int sig);
 pid_t child_pid(const struct child *c);
 /*
  * A process that is not mcptop's child (an orphan the operator ends, see
- * io/proc.h): a pidfd for pid (pidfd_open(2)), -1 where the kernel has
+ * engine/proc.h): a pidfd for pid (pidfd_open(2)), -1 where the kernel has
  * none (errno set). The caller closes it.
  */
 int child_pidfd_open(pid_t pid);
