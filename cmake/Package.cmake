@@ -10,6 +10,9 @@
 #   share/zsh/site-functions/_mcptop
 #   share/fish/vendor_completions.d/mcptop.fish
 #   share/doc/mcptop/{LICENSE,README.md,CHANGELOG.md}
+#   share/doc/mcptop/doc/*.md               (the guides, beside the README
+#                                            as in the source, so its links
+#                                            to doc/ hold)
 #   share/doc/mcptop/examples/{mcptop-serve.json,mcptop-serve.env}
 #   lib/systemd/system/mcptop-serve.service (ExecStart names bin/mcptop
 #                                            under the prefix)
@@ -63,6 +66,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/contrib/systemd/env.example
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
               ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The guides (doc/README.md is their index); the man page is the reference.
+# A new guide goes here and in tests/integration/test_install.py's TREE.
+set(MCPTOP_GUIDES README audit auth benchmarks incidents install layout
+    serve tap tui)
+list(TRANSFORM MCPTOP_GUIDES PREPEND ${PROJECT_SOURCE_DIR}/doc/)
+list(TRANSFORM MCPTOP_GUIDES APPEND .md)
+install(FILES ${MCPTOP_GUIDES} DESTINATION ${CMAKE_INSTALL_DOCDIR}/doc)
 
 # CPack: `cpack -G DEB` in the build directory. Depends comes from the
 # shared libraries the binary really links (dpkg-shlibdeps), not a list
@@ -88,6 +98,6 @@ Streamable HTTP or stdio, keeps a liveness record per server built only from
 exchanges that really happened, classifies every failure with a verdict on
 whether the request reached the server, and ends sessions reporting each
 ending's outcome and settlement. It runs as a full-screen terminal UI, as a
-one-shot check for scripts and CI, as a JSON Lines stream, and as a session
-terminator.")
+one-shot check for scripts and CI, as a JSON Lines stream, as a session
+terminator and as a Prometheus exporter.")
 include(CPack)

@@ -3,9 +3,10 @@
  * command word and hands the rest of argv to the command; it owns process
  * set-up (signals, the HTTP library) and nothing else.
  *
- * The commands are one table (tmux's cmd_entry): a name, an alias, the
- * usage line the top-level help lists and the function that runs the
- * command. A word that is no command but an option or a URL runs the TUI.
+ * The commands are one list of entries (tmux's cmd_entry), each defined in
+ * its command's file with its name, usage, summary and function (cli.h's
+ * struct cli_entry); this file only lists them. A word that is no command
+ * but an option or a URL runs the TUI.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -16,63 +17,42 @@
 
 #include "cli/cli.h"
 #include "engine/http.h"
-#include "ui/tui.h"
 #include "util/str.h"
 
-/* One entry of the command table. */
-struct main_entry {
-    const char *name;
-    const char *alias;      /* another word for it, or NULL */
-    const char *usage;      /* its arguments; NULL: not listed in --help */
-    const char *summary;    /* the --help line under the usage */
-    int       (*exec)(int argc, char **argv);   /* argv[0] is the word */
-    bool        needs_http; /* run after the HTTP library is set up */
-};
-
 static int main_help(int argc, char **argv);
-static int main_version(int argc, char **argv);
 
-static const struct main_entry main_table[] = {
-    { "tui", NULL, "[SOURCES] [--theme NAME|FILE] [--no-mouse] "
-      "[--filter EXPR] [--sort COL[,desc]] [--group G]",
-      "the full-screen monitor (the default)", tui_main, true },
-    { "check", NULL, "[SOURCES] [--json] [--timeout MS] [--pings R] "
-      "[--stats]", "dial every server once, ping, report, exit", cli_check,
-      true },
-    { "watch", NULL, "[SOURCES]", "monitor with no UI: JSON Lines on stdout",
-      cli_watch, true },
-    { "end", NULL, "[SOURCES] [--server NAME]... [--json] [--teardown MS]",
-      "dial, end each session, report outcomes", cli_end, true },
-    { "audit", NULL, "[SOURCES] [--server NAME]... [--json] [--parallel N]",
-      "session-hygiene report per server (ends all it opens)", cli_audit,
-      true },
-    { "login", NULL, "NAME [-c FILE] [--wait MS]",
-      "authorize mcptop for server NAME (OAuth)", cli_login, true },
-    { "logout", NULL, "NAME [-c FILE]", "forget NAME's cached tokens",
-      cli_logout, true },
-    { "serve", NULL, "[SOURCES] [--listen HOST:PORT]",
-      "monitor with no UI, serve Prometheus /metrics", cli_serve, true },
-    { "tap", NULL, "[--name NAME] [--socket PATH] -- CMD [ARG]...",
-      "stand in for a stdio server: relay, observe, publish", cli_tap,
-      false },
-    { "cancel", NULL, "[SOURCES] --server NAME --request ID [--reason T]",
-      "cancel an agent's request through its tap", cli_cancel, false },
-    { "configs", NULL, "[SOURCES] [--json]",
-      "every server the sources give, dialing nothing", cli_configs,
-      false },
-    { "replay", NULL, "FILE [--speed N] [--from TIME] [--to TIME]",
-      "the TUI over a recording (--record FILE), no network",
-      tui_replay_main, true },
-    { "report", NULL, "FILE [--from TIME] [--to TIME] [--json]",
-      "the incident report of a recording (--record FILE)", cli_report,
-      false },
-    /* The top-level options, found the same way. */
-    { "--help", "-h", NULL, NULL, main_help, false },
-    { "help", NULL, NULL, NULL, main_help, false },
-    { "--version", "-V", NULL, NULL, main_version, false },
+/* The top-level help, found as the commands are. */
+static const struct cli_entry main_help_entry = {
+    .name = "--help",
+    .alias = "-h",
+    .exec = main_help,
+};
+static const struct cli_entry main_help_word = {
+    .name = "help",
+    .exec = main_help,
 };
 
-#define MAIN_NENTRIES (sizeof(main_table) / sizeof(main_table[0]))
+/* In the order mcptop --help lists them. */
+static const struct cli_entry *const main_entries[] = {
+    &cli_tui_entry,
+    &cli_check_entry,
+    &cli_watch_entry,
+    &cli_end_entry,
+    &cli_audit_entry,
+    &cli_login_entry,
+    &cli_logout_entry,
+    &cli_serve_entry,
+    &cli_tap_entry,
+    &cli_cancel_entry,
+    &cli_configs_entry,
+    &cli_replay_entry,
+    &cli_report_entry,
+    &main_help_entry,
+    &main_help_word,
+    &cli_version_entry,
+};
+
+#define MAIN_NENTRIES (sizeof(main_entries) / sizeof(main_entries[0]))
 
 static void
 main_usage(FILE *out)
@@ -85,11 +65,8 @@ main_usage(FILE *out)
         "\n"
         "Commands:\n");
     for (size_t i = 0; i < MAIN_NENTRIES; i++) {
-        const struct main_entry *e = &main_table[i];
-
-        if (e->usage != NULL)
-            fprintf(out, "  %s %s\n%22s%s\n", e->name, e->usage, "",
-                e->summary);
+        if (main_entries[i]->usage != NULL)
+            cli_usage_brief(out, main_entries[i]);
     }
     fprintf(out,
         "\n"
@@ -114,22 +91,12 @@ main_help(int argc, char **argv)
     return 0;
 }
 
-/* `mcptop --version`. */
-static int
-main_version(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    cli_print_version(stdout);
-    return 0;
-}
-
 /* The entry whose name or alias is word, or NULL. */
-static const struct main_entry *
+static const struct cli_entry *
 main_find(const char *word)
 {
     for (size_t i = 0; i < MAIN_NENTRIES; i++) {
-        const struct main_entry *e = &main_table[i];
+        const struct cli_entry *e = main_entries[i];
 
         if (strcmp(e->name, word) == 0 ||
             (e->alias != NULL && strcmp(e->alias, word) == 0))
@@ -141,9 +108,9 @@ main_find(const char *word)
 int
 main(int argc, char **argv)
 {
-    const struct main_entry *e = argc >= 2 ? main_find(argv[1]) : NULL;
-    struct rlimit            nofile;
-    int                      rc;
+    const struct cli_entry *e = argc >= 2 ? main_find(argv[1]) : NULL;
+    struct rlimit           nofile;
+    int                     rc;
 
     /* A peer closing a socket or pipe must be an error code, not death. */
     signal(SIGPIPE, SIG_IGN);
@@ -163,7 +130,7 @@ main(int argc, char **argv)
     if (e != NULL) {
         rc = e->exec(argc - 1, argv + 1);
     } else if (argc < 2 || argv[1][0] == '-' || app_is_url(argv[1])) {
-        rc = tui_main(argc, argv);
+        rc = cli_tui_entry.exec(argc, argv);
     } else {
         char *safe = str_sanitized(argv[1]);
 

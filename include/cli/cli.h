@@ -14,6 +14,50 @@
 #include "engine/fleet.h"
 #include "engine/shard.h"
 
+/*
+ * One command of the binary (tmux's cmd_entry). Each command's file
+ * carries its entry; src/main.c only lists them. usage is the synopsis
+ * exactly as the command's --help prints it after "Usage: mcptop NAME "
+ * (cli_usage): its line breaks and indents, the sources as APP_USAGE ...
+ * APP_USAGE_END, a further form on a line of its own beginning
+ * "       mcptop ". mcptop --help lists the same text (cli_usage_brief).
+ */
+struct cli_entry {
+    const char *name;       /* the command word */
+    const char *alias;      /* another word for it, or NULL */
+    const char *usage;      /* NULL: not listed in mcptop --help */
+    const char *summary;    /* the line under it in mcptop --help */
+    int       (*exec)(int argc, char **argv);   /* argv[0] is the word */
+    bool        needs_http; /* run after the HTTP library is set up */
+};
+
+extern const struct cli_entry cli_tui_entry;        /* cli_tui.c */
+extern const struct cli_entry cli_check_entry;
+extern const struct cli_entry cli_watch_entry;
+extern const struct cli_entry cli_end_entry;
+extern const struct cli_entry cli_audit_entry;
+extern const struct cli_entry cli_login_entry;      /* cli_login.c */
+extern const struct cli_entry cli_logout_entry;     /* cli_login.c */
+extern const struct cli_entry cli_serve_entry;
+extern const struct cli_entry cli_tap_entry;        /* cli_tap.c */
+extern const struct cli_entry cli_cancel_entry;     /* cli_tap.c */
+extern const struct cli_entry cli_configs_entry;
+extern const struct cli_entry cli_replay_entry;
+extern const struct cli_entry cli_report_entry;
+extern const struct cli_entry cli_version_entry;    /* --version, -V */
+
+/* entry.c: "Usage: mcptop NAME USAGE\n", the first lines of e's --help;
+ * cli_usage_also the line of another command's form under them
+ * ("       mcptop NAME USAGE\n"). */
+void cli_usage(FILE *out, const struct cli_entry *e);
+void cli_usage_also(FILE *out, const struct cli_entry *e);
+/* entry.c: e's lines in mcptop --help: each form of its usage on lines of
+ * its own ("  NAME ..."), the sources shown as [SOURCES], wrapped at 79
+ * columns, then its summary. */
+void cli_usage_brief(FILE *out, const struct cli_entry *e);
+
+/* The commands, as the entries run them. */
+int cli_tui(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_watch(int argc, char **argv);
 int cli_end(int argc, char **argv);
@@ -23,8 +67,9 @@ int cli_logout(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_tap(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
-int cli_report(int argc, char **argv);
 int cli_configs(int argc, char **argv);
+int cli_replay(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 /*
  * What a command that loads a fleet tells cli_preamble: its name (for

@@ -98,6 +98,24 @@ const struct config *fleet_config(const struct fleet *f);
 struct ev_loop *fleet_loop(const struct fleet *f);
 
 /*
+ * The processes the fleet answers for (fleet_procs.c; the TUI's process
+ * view). fleet_procs_walk: one walk of /proc into t (engine/proc.h; reset
+ * first, proc_table_done frees it): 0, or -1 with errno. Details (the
+ * command line, the uid) are read only for the entries asked about, with
+ * fleet_procs_details. fleet_procs_spawns: s is a stdio server mcptop
+ * spawns (not a tap, not HTTP). fleet_procs_match: the index of the first
+ * such server whose configured command line e's is (proc_argv_matches;
+ * e detailed first), -1 for none.
+ */
+struct proc_table;
+struct proc_entry;
+int fleet_procs_walk(const struct fleet *f, struct proc_table *t);
+void fleet_procs_details(const struct fleet *f, const struct proc_table *t,
+    struct proc_entry *e);
+bool fleet_procs_spawns(const struct server *s);
+long fleet_procs_match(const struct fleet *f, const struct proc_entry *e);
+
+/*
  * Raw exchanges (fleet_raw.c; `mcptop audit`): a channel is a fresh
  * transport for one server's declaration, outside its lifecycle and its
  * record, on which the caller makes one exchange at a time, shaped as it

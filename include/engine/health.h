@@ -11,6 +11,7 @@
 #define MCPTOP_ENGINE_HEALTH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "engine/liveness.h"
 
@@ -73,5 +74,24 @@ bool health_monitored(enum health_state s);
 
 /* THE mint (DESIGN.md section 4b). */
 struct health health_of(const struct health_input *in);
+
+/* The verdict last published for one server (a fleet's, or the one a tap
+ * stands in for). Zeroed: none yet. */
+struct health_track {
+    struct health health;       /* the last one published */
+    bool          set;          /* ...once there is one */
+    int64_t       since;        /* epoch ms it was published */
+};
+
+/*
+ * THE rule of publishing health, for every server that mints its own: in's
+ * verdict (health_of) is published when its state differs from the one t
+ * keeps, or t has none yet; a new reason under the same state is no
+ * change. On a change: t keeps the verdict, stamped now_ms (epoch ms),
+ * *was (may be NULL) gets the state before (HEALTH__COUNT: none), and it
+ * returns true. Otherwise false, t and *was untouched.
+ */
+bool health_track_update(struct health_track *t,
+    const struct health_input *in, int64_t now_ms, enum health_state *was);
 
 #endif

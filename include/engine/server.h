@@ -25,6 +25,8 @@
 
 struct curlev;
 struct server;
+struct transport;
+struct transport_env;
 
 enum server_state {
     SERVER_IDLE,        /* not dialed yet */
@@ -62,6 +64,11 @@ struct server_env {
                                        send it once more */
     long            stream_idle_ms; /* test hook: the server stream's idle
                                        watchdog, when > 0 */
+    /* Only tests/unit/test_server.c fills these: each server's transport
+     * made by the test (a fake), not from its declaration. NULL here. */
+    struct transport *(*make_transport)(void *arg,
+                        const struct transport_env *env);
+    void           *make_transport_arg;
 };
 
 /*

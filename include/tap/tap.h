@@ -8,12 +8,19 @@
  * {"tap": PATH} reads. Through the socket an operator may cancel one
  * request (notifications/cancelled to the server, error -32800 to the
  * agent).
+ *
+ * The tap runs on a loop its caller owns (cli_tap.c: the loop, the
+ * signals, the exit status and every word on stderr): tap_start,
+ * tap_shutdown on a signal, tap_stop once the host was told it is done.
  */
 #ifndef MCPTOP_TAP_TAP_H
 #define MCPTOP_TAP_TAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+struct ev_loop;
+struct tap;
 
 struct tap_options {
     const char  *name;          /* NULL: the command's base name */
@@ -32,16 +39,53 @@ struct tap_options {
     bool         listen_any;    /* a non-loopback listen is meant */
 };
 
+/* What the tap tells whoever runs its loop. Called from the loop. */
+struct tap_host {
+    /* The tap is done: its server is gone and the last bytes drained
+     * (bounded), or the HTTP form was asked to end. The caller ends its
+     * loop, then calls tap_stop. */
+    void (*done)(void *arg);
+    /* A line for the user (no "mcptop tap: ", no newline; borrowed for
+     * the call): where it listens, where it publishes when the name was
+     * taken, why it does not publish, the HTTP server's own messages. */
+    void (*say)(void *arg, const char *text);
+};
+
 /*
- * Run the tap until the server exits (or the agent closes stdin and the
- * shutdown sequence ends it, or a signal; the HTTP form: until a signal,
- * exit status 0, or 2 when it cannot listen). Returns the process's exit
- * status: the server's own (128 + N for signal N); 2 when the server
- * could not be started (said on stderr), as a shell would say 127.
- * The socket cannot stop the relay: a socket that cannot be made is said
- * on stderr, and the bytes are passed on all the same.
+ * Start the tap on loop, which must be the default loop (the server is a
+ * child watched with ev_child): the stdio form starts the server, the
+ * HTTP form listens; then it publishes, unless o->no_socket. The socket
+ * cannot stop the relay: one that cannot be made is said through
+ * host->say, and the bytes are passed on all the same. NULL when it
+ * cannot start (the server could not be started, or the HTTP form cannot
+ * listen), with *cause (caller frees; may be left NULL). o is copied, its
+ * strings borrowed: they, host and arg must outlive the tap. Nothing runs
+ * until the caller runs loop.
  */
-int tap_run(const struct tap_options *o);
+struct tap *tap_start(struct ev_loop *loop, const struct tap_options *o,
+    const struct tap_host *host, void *arg, char **cause);
+
+/*
+ * The operator asks the tap to end (a signal). The stdio form starts the
+ * stdio shutdown sequence (the server's stdin closed, then TERM, then
+ * KILL, a third of the teardown deadline apart) and is done when the
+ * server is gone; asked again, it kills the server's group at once. The
+ * HTTP form is done at once (its agents reconnect to the server's own URL
+ * or to the next tap).
+ */
+void tap_shutdown(struct tap *t);
+
+/* How the stdio form's server ended: true with *status (as waitpid gives
+ * it) once it was reaped; false while it runs, and for the HTTP form. */
+bool tap_server_exited(const struct tap *t, int *status);
+
+/*
+ * Stop relaying and publishing (the socket is removed), end what the
+ * server left behind (its process group; processes re-parented to this
+ * one, TERM then KILL after the teardown deadline: this blocks up to
+ * about that long when there are some) and free. NULL does nothing.
+ */
+void tap_stop(struct tap *t);
 
 /* The default socket path for a tap named name (see the man page). NULL
  * with *cause. Caller frees. */

@@ -1,16 +1,26 @@
 /*
- * The terminal UI command: `mcptop`, `mcptop -c FILE`, `mcptop URL`,
- * `mcptop tui [-c FILE | URL] [--theme NAME|FILE] [--log FILE]`.
+ * What the TUI starts with, from the command that runs it (mcptop tui,
+ * src/cli/cli_tui.c): its own options. tui_run (ui.h) applies them over
+ * tui.json's default view.
  */
 #ifndef MCPTOP_UI_TUI_H
 #define MCPTOP_UI_TUI_H
 
-/* Run the TUI. argv[0] is the command word (or the program); the options
- * follow. Returns the exit code: 0 after q, SIGINT, SIGTERM or SIGHUP; 2
- * on usage or config errors (printed to stderr before the screen is
- * taken). */
-int tui_main(int argc, char **argv);
-/* `mcptop replay FILE ...`: the TUI over a recording (tui_replay.c). */
-int tui_replay_main(int argc, char **argv);
+#include <stdbool.h>
+
+#include "ui/model.h"
+
+/* What the TUI's own options ask for (strings borrowed from argv). */
+struct tui_opts {
+    const char      *theme;
+    bool             no_mouse;
+    const char      *filter;    /* --filter, or NULL */
+    bool             sorted;    /* --sort given */
+    enum model_sort  sort;
+    bool             invert;
+    bool             grouped;   /* --group given */
+    enum model_group group;
+    const char      *view;      /* --view NAME, or NULL */
+};
 
 #endif

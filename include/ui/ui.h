@@ -1,10 +1,11 @@
 /*
  * The TUI's shared state and the contract between its parts: the key
- * table maps keys to actions, each view (view_*.c) draws into screen lines
- * and handles the actions that concern it, tui.c owns the loop watchers,
- * the drawing and the quit sequence, and tui_key.c what a key does (the
- * prompt, the commands). Nothing here includes curses: screen.c and keys.c
- * are the only files that do.
+ * table maps keys to actions; each mode is a struct ui_view in its own
+ * view_*.c (its draw into screen lines, its keys, its status line's
+ * hint), reached only through ui->view; tui.c owns the loop watchers, the
+ * drawing and the quit sequence, and tui_key.c what a key does (the
+ * prompt, then the mode, then the commands). Nothing here includes
+ * curses: screen.c and keys.c are the only files that do.
  */
 #ifndef MCPTOP_UI_UI_H
 #define MCPTOP_UI_UI_H
@@ -100,14 +101,53 @@ struct ui_binding {
     enum ui_action action;
 };
 
-enum ui_mode {
-    UI_MODE_TABLE,
-    UI_MODE_ENDINGS,
-    UI_MODE_HELP,
-    UI_MODE_LOG,                /* the event log pane */
-    UI_MODE_COLUMNS,            /* the column chooser (c, F2, :columns) */
-    UI_MODE_PROCS,              /* the process view (o) */
+struct screen_click;
+struct ui;
+
+/* Which keys a view reads before the rest of the TUI does (tui_key). */
+enum ui_view_keys {
+    /* The replay's keys first, then its own (key), then the commands. */
+    UI_VIEW_KEYS_SHARED,
+    /* Every key but the mouse's: no replay key, no command (the help:
+     * any key goes back), and its status line is never the replay's. */
+    UI_VIEW_KEYS_OWN,
+    /* Every key as read, before anything else, the status line's message
+     * kept (the column chooser: its own Enter, Esc, q). */
+    UI_VIEW_KEYS_RAW,
 };
+
+/*
+ * A mode of the TUI, what fills the screen between the header and the
+ * status line (tmux's struct window_mode): one const table per mode, in
+ * its own view_*.c; ui->view is the one on screen, and the TUI reaches a
+ * mode only through it.
+ */
+struct ui_view {
+    /* It comes on screen (ui_view_open; ui->view is still the one it
+     * replaces): its scroll reset, where to go back remembered. NULL:
+     * nothing to do. */
+    void              (*open)(struct ui *ui);
+    /* Draw it: rows screen rows from row y. */
+    void              (*draw)(struct ui *ui, int y, int rows);
+    /* One key: a its action, ch the key as read (0 for a turn of the
+     * wheel, given as UP or DOWN). true when it took the key; otherwise
+     * the TUI's commands act on a (tui_key.c). */
+    bool              (*key)(struct ui *ui, enum ui_action a, int ch);
+    /* A click (not the wheel), or NULL: clicks do nothing here. */
+    void              (*click)(struct ui *ui, const struct screen_click *c);
+    /* The keys the status line names when it has nothing else to say. */
+    void              (*hint)(struct ui *ui, struct ui_line *l);
+    enum ui_view_keys   keys;
+};
+
+/* The modes: the table (and its detail pane), the endings pane, the help,
+ * the event log, the column chooser, the process view. */
+extern const struct ui_view view_table_mode;
+extern const struct ui_view view_endings_mode;
+extern const struct ui_view view_help_mode;
+extern const struct ui_view view_log_mode;
+extern const struct ui_view view_columns_mode;
+extern const struct ui_view view_procs_mode;
 
 enum ui_prompt {
     UI_PROMPT_NONE,
@@ -151,7 +191,7 @@ struct ui_chooser {
     bool   on[UI_COLUMNS_MAX];
     size_t n;
     size_t sel;
-    enum ui_mode back;              /* the mode under it */
+    const struct ui_view *back;     /* the mode under it */
 };
 
 struct app_common;
@@ -197,8 +237,8 @@ struct ui {
     struct ui_glyphs     g;
     int                  rows, cols;
     /* what is shown */
-    enum ui_mode         mode;
-    enum ui_mode         back;          /* mode under the help */
+    const struct ui_view *view;         /* the mode on screen */
+    const struct ui_view *back;         /* the mode under the help */
     bool                 detail;
     int                  detail_scroll;
     int                  endings_scroll;
@@ -243,8 +283,6 @@ struct ui {
     ev_io                input_w;       /* the terminal */
     ev_io                keys_w;        /* curses' key pipe */
     ev_timer             hold_w;        /* a cut escape sequence */
-    ev_signal            stall_w;       /* test hook */
-    long                 test_stall_ms;
     ev_signal            winch_w, int_w, term_w, hup_w;
     ev_prepare           prepare_w;
     ev_timer             frame_w, age_w, quit_w;
@@ -314,11 +352,16 @@ void tui_replay_status(struct ui *ui, struct ui_line *l);
  * or by the teardown deadline plus a grace; a second q leaves at once. */
 void tui_quit(struct ui *ui);
 
-struct screen_click;
+/* tui.c: put view v on screen (its open first). A view going back to
+ * the one under it sets ui->view itself, so that one's state is kept. */
+void ui_view_open(struct ui *ui, const struct ui_view *v);
+
 /* tui_key.c: act on one key ch (click: where a mouse event happened). */
 void tui_key(struct ui *ui, int ch, const struct screen_click *click);
 /* tui_key.c: what action a does, as its key would (:end, :redial). */
 void tui_key_action(struct ui *ui, enum ui_action a);
+/* tui_key.c: say the table's sort on the status line. */
+void tui_key_sort_message(struct ui *ui);
 
 /* view_table.c: the table's columns (issue 34). Indexes run from 1 to
  * view_table_ncolumns() - 1 (0 is the mark, always first). */
@@ -340,13 +383,6 @@ bool view_table_set_columns(struct ui *ui, const int *cols, size_t n);
 /* The columns shown as "name,health,..." into buf (n bytes). */
 void view_table_columns_text(const struct ui *ui, char *buf, size_t n);
 
-/* view_columns.c: the column chooser overlay. Open it (from mode back);
- * draw it; a raw key while it is open (Space toggles, + - or Shift-Up /
- * Shift-Down move, Enter applies, Esc cancels). */
-void view_columns_open(struct ui *ui);
-void view_columns_draw(struct ui *ui, int y, int rows);
-void view_columns_key(struct ui *ui, int ch);
-
 /* palette.c: run one palette line (":sort rtt"); says on the status line
  * what it did or why not. */
 void palette_run(struct ui *ui, const char *line);
@@ -360,15 +396,14 @@ bool palette_complete(struct ui *ui, char *buf, size_t n);
 /* Up (older true) or Down in the palette: the history's line. */
 void palette_history(struct ui *ui, bool older);
 
-/* Views: each draws `rows` screen rows from row y, and handles the
- * actions that concern it (true when it did). */
+/* view_frame.c: the header (rows screen rows from row y) and the status
+ * line (row y), around whichever mode is on screen. */
 void view_header_draw(struct ui *ui, int y, int rows);
 void view_status_draw(struct ui *ui, int y);
-void view_table_draw(struct ui *ui, int y, int rows);
-bool view_table_key(struct ui *ui, enum ui_action a);
-/* A click on the column titles at x: sort by that column. true if so. */
-bool view_table_title_click(struct ui *ui, int x);
+/* view_detail.c: the detail pane of the table's mode, rows screen rows
+ * from row y, and its keys (J/K scroll; true when taken). */
 void view_detail_draw(struct ui *ui, int y, int rows);
+bool view_detail_key(struct ui *ui, enum ui_action a);
 /* The detail of server i as text lines, to out (a snapshot, a copy). */
 void view_detail_text(struct ui *ui, size_t i, FILE *out);
 /*
@@ -390,20 +425,10 @@ long view_incident_at(const struct ui *ui, int y, int x);
 bool view_incident_key(struct ui *ui, int ch);
 /* The header's three lines as text, to out. */
 void view_header_text(struct ui *ui, FILE *out);
-bool view_detail_key(struct ui *ui, enum ui_action a);
-void view_endings_draw(struct ui *ui, int y, int rows);
-bool view_endings_key(struct ui *ui, enum ui_action a);
-void view_help_draw(struct ui *ui, int y, int rows);
-bool view_help_key(struct ui *ui, enum ui_action a);
-void view_log_draw(struct ui *ui, int y, int rows);
-bool view_log_key(struct ui *ui, enum ui_action a);
-/* view_procs.c: the process view (o). open shows it (a walk at the next
- * draw), key takes its keys (ch 'K': end the selected orphan, after the
- * END_ORPHAN prompt), prompt writes that prompt's question, answer takes
- * its y/n; free frees the walk and stops an ending under way. */
-void view_procs_open(struct ui *ui);
-void view_procs_draw(struct ui *ui, int y, int rows);
-bool view_procs_key(struct ui *ui, enum ui_action a, int ch);
+/* view_procs.c, the process view (view_procs_mode; K asks, in the
+ * END_ORPHAN prompt, to end the selected orphan): prompt writes that
+ * prompt's question, answer takes its y/n; free frees the walk and stops
+ * an ending under way. */
 void view_procs_prompt(struct ui *ui, struct ui_line *l);
 void view_procs_answer(struct ui *ui, int ch);
 void view_procs_free(struct ui *ui);

@@ -40,13 +40,22 @@ struct audit_cli {
     long                 timeout;       /* --timeout MS, or -1 */
 };
 
+const struct cli_entry cli_audit_entry = {
+    .name = "audit",
+    .usage =
+        APP_USAGE "\n"
+        "                    [--server NAME]... [--json] [--parallel N]\n"
+        "                    [--timeout MS] " APP_USAGE_END,
+    .summary = "session-hygiene report per server (ends all it opens)",
+    .exec = cli_audit,
+    .needs_http = true,
+};
+
 static void
 audit_cli_usage(FILE *out)
 {
+    cli_usage(out, &cli_audit_entry);
     fprintf(out,
-        "Usage: mcptop audit " APP_USAGE "\n"
-        "                    [--server NAME]... [--json] [--parallel N]\n"
-        "                    [--timeout MS] " APP_USAGE_END "\n"
         "\n"
         "A session-hygiene report per server: how it ends, frees, expires\n"
         "and leaks sessions, judged against MCP 2025-11-25 (basic/transports,\n"

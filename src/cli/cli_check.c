@@ -61,13 +61,22 @@ struct check {
     ev_tstamp           round_start;
 };
 
+const struct cli_entry cli_check_entry = {
+    .name = "check",
+    .usage =
+        APP_USAGE "\n"
+        "                    [--json] [--timeout MS] [--pings R] [--stats]\n"
+        "                    " APP_USAGE_END,
+    .summary = "dial every server once, ping, report, exit",
+    .exec = cli_check,
+    .needs_http = true,
+};
+
 static void
 check_usage(FILE *out)
 {
+    cli_usage(out, &cli_check_entry);
     fprintf(out,
-        "Usage: mcptop check " APP_USAGE "\n"
-        "                    [--json] [--timeout MS] [--pings R] [--stats]\n"
-        "                    " APP_USAGE_END "\n"
         "\n"
         "Dial every configured MCP server once, make its deep check once\n"
         "(probe_tool: a tools/call), ping each that dialed, and report\n"

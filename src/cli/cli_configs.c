@@ -24,12 +24,20 @@ struct configs {
     bool              json;
 };
 
+const struct cli_entry cli_configs_entry = {
+    .name = "configs",
+    .usage =
+        APP_USAGE " [--json]\n"
+        "                    " APP_USAGE_END,
+    .summary = "every server the sources give, dialing nothing",
+    .exec = cli_configs,
+};
+
 static void
 configs_usage(FILE *out)
 {
+    cli_usage(out, &cli_configs_entry);
     fprintf(out,
-        "Usage: mcptop configs " APP_USAGE " [--json]\n"
-        "                    " APP_USAGE_END "\n"
         "\n"
         "Show the fleet the sources give, dialing nothing: each file --from\n"
         "looked at, each server with its client, file, transport and target\n"

@@ -35,15 +35,24 @@ struct end_run {
     long             teardown;      /* --teardown MS, or -1 */
 };
 
-static void
-end_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: mcptop end " APP_USAGE "\n"
+const struct cli_entry cli_end_entry = {
+    .name = "end",
+    .usage =
+        APP_USAGE "\n"
         "                  [--server NAME]... [--json] [--teardown MS] "
         APP_USAGE_END "\n"
         "       mcptop end [-c FILE | URL] --list-servers\n"
-        "       mcptop end --session ID (URL | -c FILE --server NAME)\n"
+        "       mcptop end --session ID (URL | -c FILE --server NAME)",
+    .summary = "dial, end each session, report outcomes",
+    .exec = cli_end,
+    .needs_http = true,
+};
+
+static void
+end_usage(FILE *out)
+{
+    cli_usage(out, &cli_end_entry);
+    fprintf(out,
         "\n"
         "Without --session: dial the chosen servers (all by default) to get\n"
         "sessions of its own, end each session and\n"

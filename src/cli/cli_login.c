@@ -35,12 +35,29 @@ struct login {
     bool           probing;     /* its deep check is in flight */
 };
 
+const struct cli_entry cli_login_entry = {
+    .name = "login",
+    .usage = "NAME [-c FILE] [--wait MS] [--log FILE]",
+    .summary = "authorize mcptop for server NAME (OAuth)",
+    .exec = cli_login,
+    .needs_http = true,
+};
+
+const struct cli_entry cli_logout_entry = {
+    .name = "logout",
+    .usage = "NAME [-c FILE]",
+    .summary = "forget NAME's cached tokens",
+    .exec = cli_logout,
+    .needs_http = true,
+};
+
+/* The help of login and of logout: one text, both synopses. */
 static void
 login_usage(FILE *out)
 {
+    cli_usage(out, &cli_login_entry);
+    cli_usage_also(out, &cli_logout_entry);
     fprintf(out,
-        "Usage: mcptop login NAME [-c FILE] [--wait MS] [--log FILE]\n"
-        "       mcptop logout NAME [-c FILE]\n"
         "\n"
         "login: dial the configured HTTP server NAME; when it asks for\n"
         "authorization (MCP authorization, OAuth 2.1), discover its\n"

@@ -13,11 +13,18 @@
 #include "export/report.h"
 #include "util/str.h"
 
+const struct cli_entry cli_report_entry = {
+    .name = "report",
+    .usage = "FILE [--from TIME] [--to TIME] [--json]",
+    .summary = "the incident report of a recording (--record FILE)",
+    .exec = cli_report,
+};
+
 static void
 report_usage(FILE *out)
 {
+    cli_usage(out, &cli_report_entry);
     fprintf(out,
-        "Usage: mcptop report FILE [--from TIME] [--to TIME] [--json]\n"
         "\n"
         "The incident report of a recording (the TUI, watch and serve "
         "write one\n"

@@ -113,16 +113,25 @@ struct serve {
     char                 mhd_version[32];
 };
 
-static void
-serve_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: mcptop serve " APP_USAGE "\n"
+const struct cli_entry cli_serve_entry = {
+    .name = "serve",
+    .usage =
+        APP_USAGE "\n"
         "                    [--listen HOST:PORT] [--label-from-tags KEY,...]\n"
         "                    [--bearer-token-file FILE] "
         "[--basic-auth-file FILE]\n"
         "                    [--probe-urls] [--record FILE] [--record-max MB]\n"
-        "                    " APP_USAGE_END "\n"
+        "                    " APP_USAGE_END,
+    .summary = "monitor with no UI, serve Prometheus /metrics",
+    .exec = cli_serve,
+    .needs_http = true,
+};
+
+static void
+serve_usage(FILE *out)
+{
+    cli_usage(out, &cli_serve_entry);
+    fprintf(out,
         "\n"
         "Monitor the fleet with no UI and serve its records over HTTP for\n"
         "Prometheus:\n"

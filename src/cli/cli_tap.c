@@ -2,25 +2,44 @@
  * `mcptop tap [--name NAME] [--socket PATH] [--teardown MS] -- CMD
  * [ARG]...`: the passive tap (tap.h) where an agent starts a stdio
  * server. Its standard streams are the agent's; nothing of its own goes
- * to stdout.
+ * to stdout. This file owns the tap's loop, its signals (SIGINT, SIGTERM,
+ * SIGHUP: the tap's shutdown), its exit status and its words on stderr.
  */
+#include <ev.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "cli/cli.h"
 #include "tap/tap.h"
 
-static void
-cli_tap_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: mcptop tap [--name NAME] [--socket PATH] [--teardown MS]\n"
+/* One run of the tap on the default loop. */
+struct cli_tap_run {
+    struct ev_loop *loop;
+    struct tap     *tap;
+    ev_signal       sigint, sigterm, sighup;
+};
+
+const struct cli_entry cli_tap_entry = {
+    .name = "tap",
+    .usage =
+        "[--name NAME] [--socket PATH] [--teardown MS]\n"
         "                  [--probe [--probe-interval MS]] [--no-socket]\n"
         "                  -- CMD [ARG]...\n"
         "       mcptop tap --listen HOST:PORT --upstream URL [--public]\n"
-        "                  [--name NAME] [--socket PATH] [--teardown MS]\n"
+        "                  [--name NAME] [--socket PATH] [--teardown MS]",
+    .summary = "stand in for a stdio server: relay, observe, publish",
+    .exec = cli_tap,
+};
+
+static void
+cli_tap_usage(FILE *out)
+{
+    cli_usage(out, &cli_tap_entry);
+    fprintf(out,
         "\n"
         "Start the stdio MCP server CMD and stand in for it: every byte\n"
         "passes unchanged between the agent (this process's stdin and\n"
@@ -57,6 +76,83 @@ cli_tap_usage(FILE *out)
         "Exit status: the server's (128+N when signal N ended it); 127 when\n"
         "it could not be started; 2 for a usage error. The HTTP form: 0\n"
         "when a signal ended it, 2 when it could not listen.\n");
+}
+
+/* tap_host.done: the server is gone (or the HTTP form was asked to end). */
+static void
+cli_tap_done_cb(void *arg)
+{
+    struct cli_tap_run *r = arg;
+
+    ev_break(r->loop, EVBREAK_ALL);
+}
+
+/* tap_host.say */
+static void
+cli_tap_say_cb(void *arg, const char *text)
+{
+    (void)arg;
+    fprintf(stderr, "mcptop tap: %s\n", text);
+}
+
+/* ev_signal: SIGINT, SIGTERM, SIGHUP: the tap's shutdown, once; a second
+ * one kills the server's group at once (tap_shutdown). */
+static void
+cli_tap_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    struct cli_tap_run *r = w->data;
+
+    (void)loop;
+    (void)revents;
+    tap_shutdown(r->tap);
+}
+
+/*
+ * Run the tap until it is done. The exit status: the server's own (128 + N
+ * for signal N), 1 if the loop ended with it still running; 127 when it
+ * could not be started (as a shell would say), said on stderr. The HTTP
+ * form: 0 after a signal, 2 when it cannot listen.
+ */
+static int
+cli_tap_run(const struct tap_options *o)
+{
+    static const struct tap_host host = {
+        .done = cli_tap_done_cb,
+        .say = cli_tap_say_cb,
+    };
+    struct cli_tap_run r = { .loop = EV_DEFAULT };
+    char              *cause = NULL;
+    int                status, rc;
+
+    r.tap = tap_start(r.loop, o, &host, &r, &cause);
+    if (r.tap == NULL) {
+        fprintf(stderr, "mcptop tap: %s\n", cause != NULL ? cause :
+            o->upstream != NULL ? "cannot listen" :
+            "cannot start the server");
+        free(cause);
+        return o->upstream != NULL ? 2 : 127;
+    }
+    ev_signal_init(&r.sigint, cli_tap_signal_cb, SIGINT);
+    ev_signal_init(&r.sigterm, cli_tap_signal_cb, SIGTERM);
+    ev_signal_init(&r.sighup, cli_tap_signal_cb, SIGHUP);
+    r.sigint.data = r.sigterm.data = r.sighup.data = &r;
+    ev_signal_start(r.loop, &r.sigint);
+    ev_signal_start(r.loop, &r.sigterm);
+    ev_signal_start(r.loop, &r.sighup);
+    ev_run(r.loop, 0);
+    ev_signal_stop(r.loop, &r.sigint);
+    ev_signal_stop(r.loop, &r.sigterm);
+    ev_signal_stop(r.loop, &r.sighup);
+    if (o->upstream != NULL)
+        rc = 0;
+    else if (!tap_server_exited(r.tap, &status))
+        rc = 1;
+    else if (WIFSIGNALED(status))
+        rc = 128 + WTERMSIG(status);
+    else
+        rc = WEXITSTATUS(status);
+    tap_stop(r.tap);
+    return rc;
 }
 
 int
@@ -141,26 +237,34 @@ cli_tap(int argc, char **argv)
             return app_usage_error("tap", "the HTTP form takes no command");
         if (o.probe)
             return app_usage_error("tap", "--probe is for the stdio form");
-        return tap_run(&o);
+        return cli_tap_run(&o);
     }
     if (split >= argc - 1)
         return app_usage_error("tap", "the server's command goes after "
             "'--' (mcptop tap -- CMD [ARG]...)");
     o.argv = argv + split + 1;
     o.argc = (size_t)(argc - split - 1);
-    return tap_run(&o);
+    return cli_tap_run(&o);
 }
 
 /* --- mcptop cancel -------------------------------------------------------- */
 
+const struct cli_entry cli_cancel_entry = {
+    .name = "cancel",
+    .usage =
+        APP_USAGE "\n"
+        "                     --server NAME --request ID [--reason TEXT]\n"
+        "                     [--timeout MS] [--json]\n"
+        "       mcptop cancel --socket PATH --request ID [--reason TEXT]",
+    .summary = "cancel an agent's request through its tap",
+    .exec = cli_cancel,
+};
+
 static void
 cli_cancel_usage(FILE *out)
 {
+    cli_usage(out, &cli_cancel_entry);
     fprintf(out,
-        "Usage: mcptop cancel " APP_USAGE "\n"
-        "                     --server NAME --request ID [--reason TEXT]\n"
-        "                     [--timeout MS] [--json]\n"
-        "       mcptop cancel --socket PATH --request ID [--reason TEXT]\n"
         "\n"
         "Cancel one request an agent has in flight, through the tap that\n"
         "stands in for its server (a config entry {\"tap\": PATH}): the tap\n"

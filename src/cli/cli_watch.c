@@ -21,13 +21,21 @@ struct watch {
     struct jsonw     line;      /* one buffer for every line */
 };
 
+const struct cli_entry cli_watch_entry = {
+    .name = "watch",
+    .usage =
+        APP_USAGE "\n"
+        "                    [--record FILE] [--record-max MB] " APP_USAGE_END,
+    .summary = "monitor with no UI: JSON Lines on stdout",
+    .exec = cli_watch,
+    .needs_http = true,
+};
+
 static void
 watch_usage(FILE *out)
 {
+    cli_usage(out, &cli_watch_entry);
     fprintf(out,
-        "Usage: mcptop watch " APP_USAGE "\n"
-        "                    [--record FILE] [--record-max MB] "
-        APP_USAGE_END "\n"
         "\n"
         "Monitor the fleet with no UI: one JSON object per line on stdout\n"
         "for every exchange, liveness change and tool-list change. Stops on\n"

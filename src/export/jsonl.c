@@ -4,8 +4,9 @@
  * engine's const getters, the keys always in the same order (scripts and
  * the tests compare lines), byte for byte what the cJSON trees it replaced
  * printed. The cJSON-returning functions parse that same text, so every
- * output has one source. This file reads no clock but for the exit line:
- * a record says when with the engine's own stamps.
+ * output has one source. A tap's lines share the head and the members of
+ * watch's where their shapes are the same. This file reads no clock but
+ * for the exit line: a record says when with the engine's own stamps.
  */
 #include "export/jsonl.h"
 
@@ -40,7 +41,7 @@ jsonl_str(struct jsonw *w, const char *key, const char *v)
         jsonw_string(w, key, v);
 }
 
-static void
+void
 jsonl_liveness(struct jsonw *w, const struct liveness *l)
 {
     if (!l->present) {
@@ -228,24 +229,34 @@ jsonl_last_success(const struct server *s)
 static void jsonl_sanitized(struct jsonw *w, const char *key,
     const char *text);
 
+/* "id": a JSON-RPC id given as its JSON text, as the agent wrote it: a
+ * number, or a string (sanitized when asked: text the tap did not clean
+ * yet). Text that is no JSON is a string. */
+static void
+jsonl_id(struct jsonw *w, const char *text, bool sanitize)
+{
+    cJSON      *id = cJSON_Parse(text);
+    const char *s = cJSON_IsString(id) ? id->valuestring : text;
+
+    if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
+        fabs(id->valuedouble) < 9007199254740992.0)
+        jsonw_int(w, "id", (int64_t)id->valuedouble);
+    else if (cJSON_IsNumber(id))
+        jsonw_double(w, "id", id->valuedouble);
+    else if (sanitize)
+        jsonl_sanitized(w, "id", s);
+    else
+        jsonw_string(w, "id", s);
+    cJSON_Delete(id);
+}
+
 /* One request of a tap's ledger: check --json's in_flight element and
  * the members of watch's request lines. age_ms from now (epoch ms). */
 static void
 jsonl_request_members(struct jsonw *w, const struct server_request *r,
     int64_t now)
 {
-    cJSON *id = cJSON_Parse(r->id);
-
-    /* The id as the agent wrote it: a number or a string. */
-    if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
-        fabs(id->valuedouble) < 9007199254740992.0)
-        jsonw_int(w, "id", (int64_t)id->valuedouble);
-    else if (cJSON_IsNumber(id))
-        jsonw_double(w, "id", id->valuedouble);
-    else
-        jsonl_sanitized(w, "id", cJSON_IsString(id) ? id->valuestring :
-            r->id);
-    cJSON_Delete(id);
+    jsonl_id(w, r->id, true);
     jsonl_str(w, "direction", r->direction);
     jsonl_sanitized(w, "method", r->method);
     if (r->tool[0] != '\0')
@@ -564,17 +575,61 @@ jsonl_ending(const struct ending *e)
     return jsonl_tree(&w);
 }
 
-/* An exchange's line after "ts": its op and outcome, and for a failure
- * its kind, delivery verdict, where, and when the next attempt comes. */
+/* A line opened (after w is reset): {"ts", "event", left open. */
+static void
+jsonl_open(struct jsonw *w, int64_t ts, const char *event)
+{
+    char iso[40];
+
+    jsonw_object_open(w, NULL);
+    clock_format_iso(ts, iso, sizeof(iso));
+    jsonl_str(w, "ts", iso);
+    jsonw_string(w, "event", event);
+}
+
+/* The head of a server's line: {"ts", "event", "server", and "source":
+ * "tap" on the lines that say it; left open. */
+static void
+jsonl_head(struct jsonw *w, int64_t ts, const char *event,
+    const char *server, bool tap)
+{
+    jsonl_open(w, ts, event);
+    jsonl_sanitized(w, "server", server);
+    if (tap)
+        jsonw_string(w, "source", "tap");
+}
+
+/* A liveness line's members after its head: state, error_code. */
+static void
+jsonl_liveness_members(struct jsonw *w, const struct liveness *l)
+{
+    jsonl_str(w, "state", liveness_state_name(l->state));
+    if (l->has_error_code)
+        jsonl_str(w, "error_code", failure_kind_name(l->error_code));
+}
+
+/* A health line's members after its head: state, was (null: none before,
+ * HEALTH__COUNT), reason. */
+static void
+jsonl_health_members(struct jsonw *w, const struct health *h,
+    enum health_state was)
+{
+    jsonl_str(w, "state", health_state_name(h->state));
+    if (was < HEALTH__COUNT)
+        jsonl_str(w, "was", health_state_name(was));
+    else
+        jsonw_null(w, "was");
+    jsonl_str(w, "reason", h->reason);
+}
+
+/* An exchange's line after its head: its op and outcome, and for a
+ * failure its kind, delivery verdict, where, and when the next attempt
+ * comes. */
 static void
 jsonl_exchange(struct jsonw *w, const struct event *e)
 {
     const struct failure *f = e->failure;
 
-    jsonw_string(w, "event", "exchange");
-    jsonl_sanitized(w, "server", server_name(e->server));
-    if (server_is_tap(e->server))
-        jsonw_string(w, "source", "tap");
     jsonl_sanitized(w, "op", e->op);
     if (e->completed) {
         jsonw_string(w, "outcome", "completed");
@@ -614,41 +669,29 @@ jsonl_exit_line(size_t asked, size_t not_ended)
 bool
 jsonl_event_write(struct jsonw *w, const struct event *e)
 {
-    char ts[40];
+    const char *name = e->server != NULL ? server_name(e->server) : NULL;
 
     jsonw_reset(w);
-    if (e->type == EVENT_STATE)
-        return false;
-    jsonw_object_open(w, NULL);
-    clock_format_iso(e->ts, ts, sizeof(ts));
-    jsonl_str(w, "ts", ts);
     switch (e->type) {
     case EVENT_ENDING:
     case EVENT_SETTLED:
-        jsonl_str(w, "event",
-            e->type == EVENT_ENDING ? "ending" : "settled");
+        jsonl_open(w, e->ts, e->type == EVENT_ENDING ? "ending" : "settled");
         jsonl_ending_members(w, e->ending);
         break;
     case EVENT_EXCHANGE:
+        jsonl_head(w, e->ts, "exchange", name, server_is_tap(e->server));
         jsonl_exchange(w, e);
         break;
     case EVENT_LIVENESS:
-        jsonw_string(w, "event", "liveness");
-        jsonl_sanitized(w, "server", server_name(e->server));
-        jsonl_str(w, "state", liveness_state_name(e->liveness->state));
-        if (e->liveness->has_error_code)
-            jsonl_str(w, "error_code",
-                failure_kind_name(e->liveness->error_code));
+        jsonl_head(w, e->ts, "liveness", name, false);
+        jsonl_liveness_members(w, e->liveness);
         break;
     case EVENT_TOOLS_CHANGED:
-        jsonw_string(w, "event", "tools_changed");
-        jsonl_sanitized(w, "server", server_name(e->server));
+        jsonl_head(w, e->ts, "tools_changed", name, false);
         jsonw_int(w, "tools", e->tools);
         break;
     case EVENT_REQUEST:
-        jsonw_string(w, "event", "request");
-        jsonl_sanitized(w, "server", server_name(e->server));
-        jsonw_string(w, "source", "tap");
+        jsonl_head(w, e->ts, "request", name, true);
         jsonl_str(w, "phase", server_request_phase_name(
             (enum server_request_phase)e->request_phase));
         jsonl_request_members(w, e->request, e->ts);
@@ -657,17 +700,12 @@ jsonl_event_write(struct jsonw *w, const struct event *e)
                 "outcome" : "detail", e->request->outcome);
         break;
     case EVENT_HEALTH:
-        jsonw_string(w, "event", "health");
-        jsonl_sanitized(w, "server", server_name(e->server));
-        jsonl_str(w, "state", health_state_name(e->health->state));
-        if (e->health_was < HEALTH__COUNT)
-            jsonl_str(w, "was", health_state_name(e->health_was));
-        else
-            jsonw_null(w, "was");
-        jsonl_str(w, "reason", e->health->reason);
+        jsonl_head(w, e->ts, "health", name, false);
+        jsonl_health_members(w, e->health, e->health_was);
         break;
     default:
-        break;
+        /* EVENT_STATE (and any other) has no line. */
+        return false;
     }
     jsonw_object_close(w);
     return true;
@@ -684,6 +722,173 @@ jsonl_event_line(const struct event *e)
         return NULL;
     }
     return jsonw_take(&w, NULL);
+}
+
+/* --- a tap's lines ------------------------------------------------------ */
+
+void
+jsonl_tap_head(struct jsonw *w, int64_t ts, const char *event,
+    const char *server)
+{
+    jsonw_reset(w);
+    jsonl_head(w, ts, event, server, true);
+}
+
+void
+jsonl_tap_failure(struct jsonw *w, const struct failure *f)
+{
+    jsonl_str(w, "outcome", failure_kind_name(f->kind));
+    jsonl_str(w, "delivered", delivered_name(f->delivered));
+    if (f->has_rpc_code)
+        jsonw_int(w, "rpc_code", f->rpc_code);
+    jsonl_str(w, "site", failure_site_name(f->site));
+    jsonl_str(w, "detail", f->detail);
+}
+
+void
+jsonl_tap_request(struct jsonw *w, const char *key,
+    const struct jsonl_tap_request *r)
+{
+    jsonw_object_open(w, key);
+    jsonl_id(w, r->id, false);
+    jsonl_str(w, "direction", r->direction);
+    jsonl_str(w, "method", r->method);
+    if (r->tool != NULL)
+        jsonw_string(w, "tool", r->tool);
+    else
+        jsonw_null(w, "tool");
+    jsonw_int(w, "started_at", r->started_at);
+    jsonw_tenths(w, "age_ms", jsonl_ms1(r->age_ms));
+    if (r->has_progress) {
+        jsonw_object_open(w, "progress");
+        jsonw_double(w, "progress", r->progress);
+        if (r->has_total)
+            jsonw_double(w, "total", r->total);
+        else
+            jsonw_null(w, "total");
+        if (r->message != NULL)
+            jsonw_string(w, "message", r->message);
+        else
+            jsonw_null(w, "message");
+        jsonw_int(w, "age_ms", r->progress_age_ms);
+        jsonw_object_close(w);
+    } else {
+        jsonw_null(w, "progress");
+    }
+    jsonw_int(w, "bytes", (int64_t)r->bytes);
+    if (r->own)
+        jsonw_bool(w, "own", true);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_exchange(struct jsonw *w, const char *server, int64_t at,
+    uint64_t seq, const char *op, const char *id, const struct failure *f,
+    double ms)
+{
+    jsonl_tap_head(w, at, "exchange", server);
+    jsonl_str(w, "op", op);
+    if (f == NULL)
+        jsonw_string(w, "outcome", "completed");
+    else
+        jsonl_tap_failure(w, f);
+    jsonw_tenths(w, "ms", jsonl_ms1(ms));
+    jsonw_int(w, "observed_at", at);
+    jsonw_int(w, "seq", (int64_t)seq);
+    if (id != NULL) {
+        jsonl_id(w, id, false);
+        jsonw_string(w, "direction", "to_server");
+    }
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_liveness(struct jsonw *w, int64_t ts, const char *server,
+    const struct liveness *l)
+{
+    jsonl_tap_head(w, ts, "liveness", server);
+    jsonl_liveness_members(w, l);
+    jsonw_int(w, "observed_at", l->observed_at);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_health(struct jsonw *w, int64_t ts, const char *server,
+    const struct health *h, enum health_state was)
+{
+    jsonl_tap_head(w, ts, "health", server);
+    jsonl_health_members(w, h, was);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_request_line(struct jsonw *w, int64_t ts, const char *event,
+    const char *server, const struct jsonl_tap_request *r)
+{
+    jsonl_tap_head(w, ts, event, server);
+    jsonl_tap_request(w, "request", r);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_request_end(struct jsonw *w, int64_t ts, const char *server,
+    const struct jsonl_tap_request *r, const char *outcome,
+    const struct failure *f, double ms)
+{
+    jsonl_tap_head(w, ts, "request_end", server);
+    jsonl_id(w, r->id, false);
+    jsonl_str(w, "direction", r->direction);
+    jsonl_str(w, "method", r->method);
+    jsonl_str(w, "tool", r->tool);
+    jsonl_str(w, "outcome", outcome);
+    if (f != NULL)
+        jsonl_str(w, "kind", failure_kind_name(f->kind));
+    jsonw_tenths(w, "ms", jsonl_ms1(ms));
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_exit(struct jsonw *w, int64_t ts, const char *server, int code,
+    int signal, const char *detail)
+{
+    jsonl_tap_head(w, ts, "exit", server);
+    if (signal > 0)
+        jsonw_int(w, "signal", signal);
+    else if (code >= 0)
+        jsonw_int(w, "code", code);
+    jsonl_str(w, "detail", detail);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_session(struct jsonw *w, int64_t ts, const char *event,
+    const char *server, const char *session, const char *detail)
+{
+    jsonl_tap_head(w, ts, event, server);
+    jsonl_str(w, "session", session);
+    jsonl_str(w, "detail", detail);
+    jsonw_object_close(w);
+}
+
+void
+jsonl_tap_session_end(struct jsonw *w, int64_t ts, const char *server,
+    const char *session, const char *outcome, long status,
+    const struct failure *f, int64_t ms)
+{
+    jsonl_tap_head(w, ts, "session_end", server);
+    jsonl_str(w, "session", session);
+    jsonl_str(w, "outcome", outcome);
+    if (status != 0)
+        jsonw_int(w, "status", status);
+    else
+        jsonw_null(w, "status");
+    if (f != NULL) {
+        jsonl_str(w, "kind", failure_kind_name(f->kind));
+        jsonl_str(w, "delivered", delivered_name(f->delivered));
+        jsonl_str(w, "detail", f->detail);
+    }
+    jsonw_int(w, "ms", ms);
+    jsonw_object_close(w);
 }
 
 int

@@ -265,7 +265,7 @@ palette_columns_run(struct ui *ui, const char *arg)
     char   text[256];
 
     if (arg[0] == '\0') {
-        view_columns_open(ui);
+        ui_view_open(ui, &view_columns_mode);
         return;
     }
     while (*arg != '\0') {
@@ -449,7 +449,7 @@ palette_run(struct ui *ui, const char *line)
             return;
         }
         /* In the event log, its own filter (as / there). */
-        if (ui->mode == UI_MODE_LOG)
+        if (ui->view == &view_log_mode)
             eventlog_set_filter(&ui->eventlog, arg);
         else
             model_set_filter(m, arg);
@@ -468,13 +468,9 @@ palette_run(struct ui *ui, const char *line)
         model_set_group(m, g);
         ui_message(ui, UI_ROLE_NORMAL, "group: %s", model_group_name(g));
     } else if (strcmp(cmd, "help") == 0) {
-        if (ui->mode != UI_MODE_HELP)
-            ui->back = ui->mode;
-        ui->mode = UI_MODE_HELP;
-        ui->help_scroll = 0;
+        ui_view_open(ui, &view_help_mode);
     } else if (strcmp(cmd, "log") == 0) {
-        ui->mode = UI_MODE_LOG;
-        ui->log_scroll = 0;
+        ui_view_open(ui, &view_log_mode);
     } else if (strcmp(cmd, "columns") == 0) {
         palette_columns_run(ui, arg);
     } else if (strcmp(cmd, "view") == 0) {

@@ -1,22 +1,20 @@
 /*
- * The TUI command: load the config, start the fleet, take the terminal,
- * and run one libev loop in which engine events only mark the screen
- * dirty and an ev_prepare draws at most once per loop turn (at most about
- * 30 times a second after a key, 4 after engine events alone). stdin is an
- * ev_io whose bytes reach curses through screen.c's non-blocking pipe (a
- * second ev_io reads the keys, which tui_key.c acts on), so nothing curses
- * does can block the loop; every turn feeds the stale marker's watchdog.
- * SIGWINCH is an ev_signal. The terminal is restored on every way out: q,
- * a second q, SIGINT/SIGTERM, the terminal hanging up, and allocation
- * failure (the xmalloc hook); after q one summary line of the endings is
- * printed on it. Never prints while curses is up; errors before it starts
- * go to stderr.
+ * The TUI, over a fleet its command made (mcptop tui, src/cli/cli_tui.c;
+ * mcptop replay, cli_replay.c): take the terminal and run one libev loop
+ * in which engine events only mark the screen dirty and an ev_prepare
+ * draws at most once per loop turn (at most about 30 times a second after
+ * a key, 4 after engine events alone). stdin is an ev_io whose bytes reach
+ * curses through screen.c's non-blocking pipe (a second ev_io reads the
+ * keys, which tui_key.c acts on), so nothing curses does can block the
+ * loop; every turn feeds the stale marker's watchdog. SIGWINCH is an
+ * ev_signal. The terminal is restored on every way out: q, a second q,
+ * SIGINT/SIGTERM, the terminal hanging up, and allocation failure (the
+ * xmalloc hook); after q one summary line of the endings is printed on
+ * it. Never prints while curses is up.
  */
 #include "ui/tui.h"
 
-#include <getopt.h>
 #include <langinfo.h>
-#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +31,6 @@
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/clock.h"
-#include "util/str.h"
 #include "util/xmalloc.h"
 
 #define TUI_FRAME_S     (1.0 / 30.0)  /* after a key or a resize */
@@ -99,78 +96,6 @@ static const struct ui_glyphs tui_glyphs_ascii = {
     .ending = "ending...",
 };
 
-static void
-tui_usage(FILE *out)
-{
-    char *where = theme_search_path();
-
-    fprintf(out,
-        "Usage: mcptop [tui] " APP_USAGE "\n"
-        "                  [--theme NAME|FILE] [--no-mouse] [--filter EXPR]\n"
-        "                  [--sort COL[,desc]] [--group cause|tag|host|transport|none]\n"
-        "                  [--view NAME]\n"
-        "                  [--record FILE] [--record-max MB] " APP_USAGE_END "\n"
-        "       mcptop tui --list-themes | --list-views\n"
-        "\n"
-        "The terminal monitor: one row per server, its health, last "
-        "failure\n"
-        "and exchange history; end sessions and watch the endings.\n"
-        "\n"
-        "      --theme NAME   dark (default), light, high-contrast, or a "
-        "theme FILE\n"
-        "      --no-mouse     leave the mouse to the terminal (select and "
-        "copy\n"
-        "                     text); m in the TUI switches it\n"
-        "      --list-themes  print the theme names found, one per line, "
-        "and exit\n"
-        "      --filter EXPR  start with this filter (the language of / in "
-        "the TUI)\n"
-        "      --sort COL[,desc]\n"
-        "                     start sorted by COL: %s;\n"
-        "                     ,desc reverses the column's own order (as I "
-        "does)\n"
-        "      --group cause|tag|host|transport|none\n"
-        "                     start with the rows grouped (b in the TUI "
-        "cycles)\n"
-        "      --view NAME    start with a view saved by :view save NAME (its "
-        "sort,\n"
-        "                     filter, group, columns; the flags above "
-        "override them);\n"
-        "                     without any of these, the default_view of "
-        "tui.json\n"
-        "      --list-views   print the views saved in tui.json, one per "
-        "line, and exit\n"
-        "  -h, --help         this help\n", model_sort_columns());
-    app_usage_options(out);
-    app_usage_record(out);
-    fprintf(out,
-        "\n"
-        "Themes are looked up in %s.\n"
-        "Views, the theme, the mouse and the palette's history are kept in\n"
-        "$XDG_CONFIG_HOME/mcptop/tui.json (~/.config/mcptop/tui.json).\n"
-        "NO_COLOR=1 draws without colour. Press ? in the TUI for the keys.\n",
-        where);
-    free(where);
-    app_usage_sources(out);
-}
-
-/* --list-themes: the names --theme takes, one per line. */
-static int
-tui_list_themes(void)
-{
-    char **names;
-    size_t n = theme_list(&names);
-
-    for (size_t i = 0; i < n; i++) {
-        char *safe = str_sanitized(names[i]);
-
-        printf("%s\n", safe);
-        free(safe);
-    }
-    theme_list_free(names, n);
-    return fflush(stdout) == 0 && !ferror(stdout) ? -1 : EXIT_USAGE;
-}
-
 void
 ui_message(struct ui *ui, enum ui_role role, const char *fmt, ...)
 {
@@ -189,6 +114,16 @@ void
 ui_dirty(struct ui *ui)
 {
     ui->dirty = true;
+}
+
+/* See ui.h. */
+void
+ui_view_open(struct ui *ui, const struct ui_view *v)
+{
+    if (v->open != NULL)
+        v->open(ui);
+    ui->view = v;
+    ui_dirty(ui);
 }
 
 int64_t
@@ -257,35 +192,7 @@ tui_draw(struct ui *ui)
     }
     body = ui->rows - TUI_HEADER_ROWS - 1;
     ui->table_rows = 0;
-    switch (ui->mode) {
-    case UI_MODE_HELP:
-        view_help_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_ENDINGS:
-        view_endings_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_LOG:
-        view_log_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_COLUMNS:
-        view_columns_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    case UI_MODE_PROCS:
-        view_procs_draw(ui, TUI_HEADER_ROWS, body);
-        break;
-    default:
-        if (!ui->detail) {
-            view_table_draw(ui, TUI_HEADER_ROWS, body);
-        } else if (body < 8) {
-            view_detail_draw(ui, TUI_HEADER_ROWS, body);
-        } else {
-            int trows = body / 2;
-
-            view_table_draw(ui, TUI_HEADER_ROWS, trows);
-            view_detail_draw(ui, TUI_HEADER_ROWS + trows, body - trows);
-        }
-        break;
-    }
+    ui->view->draw(ui, TUI_HEADER_ROWS, body);
     /* The header last: it says which rows the table showed. */
     view_header_draw(ui, 0, TUI_HEADER_ROWS);
     view_status_draw(ui, ui->rows - 1);
@@ -556,20 +463,6 @@ tui_hold_cb(struct ev_loop *loop, ev_timer *w, int revents)
         ev_io_stop(loop, &ui->input_w);
 }
 
-/* ev_signal SIGUSR1, only with MCPTOP_TEST_STALL_MS (a test hook): block
- * the loop that long, as a stuck call would, to show the stale marker. */
-static void
-tui_stall_cb(struct ev_loop *loop, ev_signal *w, int revents)
-{
-    struct ui *ui = w->data;
-    int64_t    until = clock_mono_ms() + ui->test_stall_ms;
-
-    (void)loop;
-    (void)revents;
-    while (clock_mono_ms() < until)
-        ;
-}
-
 /* ev_signal SIGWINCH: follow the terminal's size. */
 static void
 tui_winch_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -748,6 +641,9 @@ tui_ui_new(const char *theme)
     const char *codeset = nl_langinfo(CODESET);
 
     ui->loop = EV_DEFAULT;
+    ui->view = &view_table_mode;
+    ui->back = &view_table_mode;
+    ui->chooser.back = &view_table_mode;
     ui->utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
     ui->g = ui->utf8 ? tui_glyphs_utf8 : tui_glyphs_ascii;
     tui_theme_init(ui, theme);
@@ -779,11 +675,6 @@ tui_watchers_start(struct ui *ui)
     }
     ev_init(&ui->hold_w, tui_hold_cb);
     ui->hold_w.data = ui;
-    if (ui->test_stall_ms > 0) {
-        ev_signal_init(&ui->stall_w, tui_stall_cb, SIGUSR1);
-        ui->stall_w.data = ui;
-        ev_signal_start(ui->loop, &ui->stall_w);
-    }
     ev_signal_init(&ui->winch_w, tui_winch_cb, SIGWINCH);
     ui->winch_w.data = ui;
     ev_signal_start(ui->loop, &ui->winch_w);
@@ -813,8 +704,6 @@ tui_watchers_stop(struct ui *ui)
     ev_io_stop(ui->loop, &ui->input_w);
     ev_io_stop(ui->loop, &ui->keys_w);
     ev_timer_stop(ui->loop, &ui->hold_w);
-    if (ui->test_stall_ms > 0)
-        ev_signal_stop(ui->loop, &ui->stall_w);
     ev_signal_stop(ui->loop, &ui->winch_w);
     ev_signal_stop(ui->loop, &ui->int_w);
     ev_signal_stop(ui->loop, &ui->term_w);
@@ -824,105 +713,6 @@ tui_watchers_stop(struct ui *ui)
     ev_timer_stop(ui->loop, &ui->age_w);
     ev_timer_stop(ui->loop, &ui->quit_w);
     view_procs_free(ui);        /* an orphan's ending under way stops */
-}
-
-/* What the TUI's own options ask for (strings borrowed from argv). */
-struct tui_opts {
-    const char      *theme;
-    bool             no_mouse;
-    const char      *filter;    /* --filter, or NULL */
-    bool             sorted;    /* --sort given */
-    enum model_sort  sort;
-    bool             invert;
-    bool             grouped;   /* --group given */
-    enum model_group group;
-    const char      *view;      /* --view NAME, or NULL */
-};
-
-/* Parse argv into common and *o. 0, -1 for --help or --list-themes
- * (done), or EXIT_USAGE (a bad --filter or --sort says why). */
-static int
-tui_args(int argc, char **argv, struct app_common *common,
-    struct tui_opts *o)
-{
-    char err[256];
-
-    static const struct option longopts[] = {
-        APP_LONGOPTS,
-        APP_RECORD_LONGOPTS,
-        { "theme", required_argument, NULL, 't' },
-        { "list-themes", no_argument, NULL, 'T' },
-        { "no-mouse", no_argument, NULL, 'm' },
-        { "filter", required_argument, NULL, 'f' },
-        { "sort", required_argument, NULL, 's' },
-        { "group", required_argument, NULL, 'g' },
-        { "view", required_argument, NULL, 'V' },
-        { "list-views", no_argument, NULL, 'W' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    /* "mcptop tui ..." names its command; "mcptop ..." is the top level. */
-    const char *cmd = strcmp(argv[0], "tui") == 0 ? "tui" : NULL;
-    int         ch;
-
-    argc = app_split_command(common, argc, argv);
-    common->interactive = true;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":" APP_SHORTOPTS "h", longopts,
-        NULL)) != -1) {
-        if (app_option(common, ch, optarg))
-            continue;
-        switch (ch) {
-        case 't':
-            o->theme = optarg;
-            break;
-        case 'f':
-            if (!model_filter_check(optarg, err, sizeof(err))) {
-                fprintf(stderr, "mcptop: --filter: %s\n", err);
-                return EXIT_USAGE;
-            }
-            o->filter = optarg;
-            break;
-        case 's':
-            if (!model_sort_parse(optarg, &o->sort, &o->invert, err,
-                sizeof(err))) {
-                fprintf(stderr, "mcptop: --sort: %s\n", err);
-                return EXIT_USAGE;
-            }
-            o->sorted = true;
-            break;
-        case 'g':
-            if (!model_group_parse(optarg, &o->group)) {
-                char word[32];
-
-                str_sanitize(word, sizeof(word), optarg, strlen(optarg));
-                fprintf(stderr, "mcptop: --group: no grouping \"%s\" (cause "
-                    "tag host transport none)\n", word);
-                return EXIT_USAGE;
-            }
-            o->grouped = true;
-            break;
-        case 'V':
-            o->view = optarg;
-            break;
-        case 'W':
-            tui_prefs_list_views();
-            return -1;
-        case 'T':
-            return tui_list_themes();
-        case 'm':
-            o->no_mouse = true;
-            break;
-        case 'h':
-            tui_usage(stdout);
-            return -1;
-        default:
-            return app_option_error(cmd, ch, argv, longopts);
-        }
-    }
-    return app_args(common, cmd != NULL ? "mcptop tui" : "mcptop", argc,
-        argv, optind);
 }
 
 /* See ui.h. */
@@ -958,8 +748,6 @@ tui_run(struct ui *ui, bool no_mouse)
     }
     ui->color = screen_colour_ok();
     screen_theme(&ui->theme, ui->color);
-    if (getenv("MCPTOP_TEST_STALL_MS") != NULL)
-        ui->test_stall_ms = atol(getenv("MCPTOP_TEST_STALL_MS"));
     tui_watchers_start(ui);
     if (getenv("MCPTOP_BENCH_FRAMES") == NULL)
         screen_watchdog_start();
@@ -996,107 +784,4 @@ tui_run(struct ui *ui, bool no_mouse)
         printf("%s\n", summary);
     free(summary);
     return 0;
-}
-
-int
-tui_main(int argc, char **argv)
-{
-    struct app_common    common = { 0 };
-    struct config       *cfg = NULL;
-    struct ui           *ui;
-    struct tui_opts      opts = { 0 };
-    struct prefs         prefs;
-    char                *cause = NULL, *ppath, *pcause = NULL;
-    int                  rc, prc;
-
-    rc = tui_args(argc, argv, &common, &opts);
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    setlocale(LC_ALL, "");
-    /* tui.json: before the terminal, so that a bad --view is a usage
-     * error a script sees. */
-    prefs_init(&prefs);
-    ppath = prefs_path();
-    prc = ppath != NULL ? prefs_load(&prefs, ppath, &pcause) : 0;
-    rc = tui_prefs_check_view(&prefs, ppath, prc, pcause, opts.view);
-    if (rc != 0 || (rc = app_load_config(&common, &cfg)) != 0) {
-        free(ppath);
-        free(pcause);
-        prefs_done(&prefs);
-        return rc;
-    }
-    if ((!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) &&
-        getenv("MCPTOP_BENCH_FRAMES") == NULL) {
-        fprintf(stderr, "mcptop: the TUI needs a terminal on stdin and "
-            "stdout (for scripts: 'mcptop watch' or 'mcptop check')\n");
-        rc = EXIT_USAGE;
-        goto out_prefs;
-    }
-    rc = app_open_log(&common);
-    if (rc != 0)
-        goto out_prefs;
-    ui = tui_ui_new(opts.theme);
-    ui->cfg = cfg;
-    ui->start = &opts;
-    ui->common = &common;
-    ui->start_theme = opts.theme;
-    tui_prefs_attach(ui, &prefs, ppath, prc, pcause);
-    ppath = NULL;
-    free(pcause);
-    pcause = NULL;
-    if (prefs.mouse == 0)
-        opts.no_mouse = true;
-    {
-        struct fleet_options opt = { .log = common.log };
-
-        ui->fleet = fleet_new(ui->loop, cfg, &opt, &cause);
-    }
-    if (ui->fleet == NULL) {
-        fprintf(stderr, "mcptop: %s\n", cause);
-        free(cause);
-        rc = EXIT_USAGE;
-        goto out_theme;
-    }
-    if (fleet_warning(ui->fleet) != NULL)
-        snprintf(ui->message, sizeof(ui->message), "warning: %s",
-            fleet_warning(ui->fleet));
-    if (cfg->nwarnings > 0 && ui->message[0] == '\0') {
-        char w[200];
-
-        str_sanitize(w, sizeof(w), cfg->warnings[0],
-            strlen(cfg->warnings[0]));
-        ui_message(ui, UI_ROLE_WARNING, "config: %zu warning%s: %s",
-            cfg->nwarnings, cfg->nwarnings == 1 ? "" : "s", w);
-    }
-    if (common.record_path != NULL) {
-        ui->rec = recording_open(common.record_path, common.record_max_bytes,
-            &cause);
-        if (ui->rec == NULL) {
-            fprintf(stderr, "mcptop: %s\n", cause);
-            free(cause);
-            rc = EXIT_USAGE;
-            fleet_free(ui->fleet);
-            goto out_theme;
-        }
-    }
-    rc = tui_run(ui, opts.no_mouse);
-    xmalloc_set_oom_hook(NULL);
-    fleet_stop(ui->fleet);
-    fleet_free(ui->fleet);
-    /* After the fleet: it publishes to the recording until freed. */
-    if (ui->rec != NULL && recording_error(ui->rec) != NULL)
-        fprintf(stderr, "mcptop: the recording is incomplete: %s\n",
-            recording_error(ui->rec));
-    recording_close(ui->rec);
-    model_done(&ui->model);
-    eventlog_done(&ui->eventlog);
-out_theme:
-    tui_ui_free(ui);
-    app_close_log(&common);
-out_prefs:
-    config_free(cfg);
-    free(ppath);
-    free(pcause);
-    prefs_done(&prefs);
-    return rc;
 }

@@ -1,10 +1,14 @@
 /*
- * What a key does in the TUI: the filter prompt's line editor, the y/s
- * answer to an end question, a mouse click or wheel, the views' own keys,
- * then the commands of the key table (end, redial, pause, ping, sort,
- * theme, mouse capture). A command on servers goes through the engine's
- * commands (server_end, server_redial, ...); each says what it did on the
- * status line, and none draws (tui.c draws once per loop turn).
+ * What a key does in the TUI: the prompt that is open reads it first (the
+ * filter's and the palette's line editors, the y/s answer to an end
+ * question), then the mode on screen (ui->view's key, struct ui_view in
+ * ui.h; a click goes to its click), then the commands of the key table,
+ * which act in every mode that leaves them a key: on the table's selected
+ * server (end, redial, pause, ping, cancel), on its sort and grouping, and
+ * opening the other modes, the theme, the mouse capture. A command on
+ * servers goes through the engine's commands (server_end, server_redial,
+ * ...); each says what it did on the status line, and none draws (tui.c
+ * draws once per loop turn).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -159,13 +163,14 @@ tui_key_filter(struct ui *ui, int ch)
     } else {
         return;
     }
-    if (ui->mode == UI_MODE_LOG)
+    if (ui->view == &view_log_mode)     /* the log's own filter */
         eventlog_set_filter(&ui->eventlog, ui->input);
     else
         model_set_filter(&ui->model, ui->input);
 }
 
-static void
+/* See ui.h. */
+void
 tui_key_sort_message(struct ui *ui)
 {
     ui_message(ui, UI_ROLE_NORMAL, "sort: %s%s %s (I reverses, < > other "
@@ -292,42 +297,78 @@ tui_key_cancel_answer(struct ui *ui, int ch)
             "%s", name, ui->cancel_id);
 }
 
+/* r: redial the selected server (ending its session first), or enable
+ * it when the config disabled it. */
 static void
-tui_key_command(struct ui *ui, enum ui_action a)
+tui_key_redial(struct ui *ui)
+{
+    struct server *s = fleet_server(ui->fleet, ui->model.sel);
+    char           name[128];
+
+    if (tui_key_why_not(ui, s, true))
+        return;
+    fmt_name(name, sizeof(name), s);
+    if (server_enable(s)) {
+        ui_message(ui, UI_ROLE_NORMAL, "%s enabled for this run: dialing",
+            name);
+        return;
+    }
+    if (server_has_session(s)) {
+        server_redial(s);
+        ui_message(ui, UI_ROLE_NORMAL, "ending the session of %s first, "
+            "then dialing (e: endings)", name);
+        return;
+    }
+    server_redial(s);
+    ui_message(ui, UI_ROLE_NORMAL, "redialing %s", name);
+}
+
+/* P: pause or resume the monitoring of the selected server. */
+static void
+tui_key_pause(struct ui *ui)
+{
+    struct server *s = fleet_server(ui->fleet, ui->model.sel);
+    char           name[128];
+
+    fmt_name(name, sizeof(name), s);
+    if (server_state(s) == SERVER_PAUSED) {
+        server_resume(s);
+        ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring resumed", name);
+    } else if (server_state(s) == SERVER_READY ||
+        server_state(s) == SERVER_BACKOFF) {
+        server_pause(s);
+        ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring paused (no pings, "
+            "no dials; P resumes)", name);
+    } else {
+        ui_message(ui, UI_ROLE_WARNING, "%s: %s: nothing to pause", name,
+            server_state_name(server_state(s)));
+    }
+    ui->model.dirty = true;
+}
+
+/* p: ping the selected server now. */
+static void
+tui_key_ping(struct ui *ui)
+{
+    struct server *s = fleet_server(ui->fleet, ui->model.sel);
+    char           name[128];
+
+    fmt_name(name, sizeof(name), s);
+    if (server_ping_now(s))
+        ui_message(ui, UI_ROLE_NORMAL, "ping sent to %s", name);
+    else
+        ui_message(ui, UI_ROLE_WARNING, "%s: no open session, or a ping "
+            "is already in flight", name);
+}
+
+/* The commands on servers: the selected one (x asks, r, P, p, C asks) or
+ * the marked ones (X asks). true when a was one of them. */
+static bool
+tui_key_server(struct ui *ui, enum ui_action a)
 {
     struct model *m = &ui->model;
-    char          name[128];
 
     switch (a) {
-    case UI_ACT_DETAIL:
-        if (ui->mode == UI_MODE_TABLE && model_group_toggle(m))
-            break;      /* Enter on a group's header folds it */
-        if (ui->mode == UI_MODE_TABLE) {
-            ui->detail = !ui->detail;
-            ui->detail_scroll = 0;
-        }
-        break;
-    case UI_ACT_PALETTE:
-        ui->prompt = UI_PROMPT_COMMAND;
-        ui->palette[0] = '\0';
-        ui->history_pos = ui->prefs != NULL ? ui->prefs->nhistory : 0;
-        break;
-    case UI_ACT_COLUMNS:
-        view_columns_open(ui);
-        break;
-    case UI_ACT_FILTER:
-        ui->prompt = UI_PROMPT_FILTER;
-        snprintf(ui->input, sizeof(ui->input), "%s", ui->mode ==
-            UI_MODE_LOG ? ui->eventlog.filter : m->filter);
-        break;
-    case UI_ACT_CANCEL:
-        if (m->filter[0] != '\0') {
-            ui->input[0] = '\0';
-            model_set_filter(m, "");
-        } else if (ui->detail) {
-            ui->detail = false;
-        }
-        break;
     case UI_ACT_END_ONE:
         if (model_sel_server(m) == MODEL_NONE)
             break;
@@ -349,47 +390,31 @@ tui_key_command(struct ui *ui, enum ui_action a)
             ui->prompt = UI_PROMPT_END_MARKED;
         break;
     case UI_ACT_REDIAL:
+    case UI_ACT_PAUSE:
+    case UI_ACT_PING:
         if (model_sel_server(m) == MODEL_NONE)
             break;
-        if (tui_key_why_not(ui, fleet_server(ui->fleet, m->sel), true))
-            break;
-        fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
-        if (server_enable(fleet_server(ui->fleet, m->sel))) {
-            ui_message(ui, UI_ROLE_NORMAL, "%s enabled for this run: dialing",
-                name);
-            break;
-        }
-        if (server_has_session(fleet_server(ui->fleet, m->sel))) {
-            server_redial(fleet_server(ui->fleet, m->sel));
-            ui_message(ui, UI_ROLE_NORMAL, "ending the session of %s first, "
-                "then dialing (e: endings)", name);
-            break;
-        }
-        server_redial(fleet_server(ui->fleet, m->sel));
-        ui_message(ui, UI_ROLE_NORMAL, "redialing %s", name);
+        if (a == UI_ACT_REDIAL)
+            tui_key_redial(ui);
+        else if (a == UI_ACT_PAUSE)
+            tui_key_pause(ui);
+        else
+            tui_key_ping(ui);
         break;
-    case UI_ACT_PAUSE: {
-        struct server *s;
-
-        if (model_sel_server(m) == MODEL_NONE)
-            break;
-        s = fleet_server(ui->fleet, m->sel);
-        fmt_name(name, sizeof(name), s);
-        if (server_state(s) == SERVER_PAUSED) {
-            server_resume(s);
-            ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring resumed", name);
-        } else if (server_state(s) == SERVER_READY ||
-            server_state(s) == SERVER_BACKOFF) {
-            server_pause(s);
-            ui_message(ui, UI_ROLE_NORMAL, "%s: monitoring paused (no pings, "
-                "no dials; P resumes)", name);
-        } else {
-            ui_message(ui, UI_ROLE_WARNING, "%s: %s: nothing to pause", name,
-                server_state_name(server_state(s)));
-        }
-        ui->model.dirty = true;
-        break;
+    default:
+        return false;
     }
+    return true;
+}
+
+/* The table's order: the sort (s < > I and a column's letter) and the
+ * grouping (b). true when a was one of them. */
+static bool
+tui_key_sort(struct ui *ui, enum ui_action a)
+{
+    struct model *m = &ui->model;
+
+    switch (a) {
     case UI_ACT_SORT:
     case UI_ACT_SORT_PREV:
         m->sort = (enum model_sort)((m->sort + (a == UI_ACT_SORT ? 1 :
@@ -418,41 +443,6 @@ tui_key_command(struct ui *ui, enum ui_action a)
             a == UI_ACT_SORT_RTT ? MODEL_SORT_RTT : MODEL_SORT_TOOLS);
         tui_key_sort_message(ui);
         break;
-    case UI_ACT_PING:
-        if (model_sel_server(m) == MODEL_NONE)
-            break;
-        fmt_name(name, sizeof(name), fleet_server(ui->fleet, m->sel));
-        if (server_ping_now(fleet_server(ui->fleet, m->sel)))
-            ui_message(ui, UI_ROLE_NORMAL, "ping sent to %s", name);
-        else
-            ui_message(ui, UI_ROLE_WARNING, "%s: no open session, or a ping "
-                "is already in flight", name);
-        break;
-    case UI_ACT_ENDINGS:
-        ui->mode = ui->mode == UI_MODE_ENDINGS ? UI_MODE_TABLE :
-            UI_MODE_ENDINGS;
-        ui->endings_scroll = 0;
-        break;
-    case UI_ACT_EVENTLOG:
-        ui->mode = ui->mode == UI_MODE_LOG ? UI_MODE_TABLE : UI_MODE_LOG;
-        ui->log_scroll = 0;
-        break;
-    case UI_ACT_PROCS:
-        if (ui->replay != NULL) {
-            ui_message(ui, UI_ROLE_WARNING, "a replay has no processes");
-            break;
-        }
-        view_procs_open(ui);
-        break;
-    case UI_ACT_THEME:
-        tui_key_theme_next(ui);
-        break;
-    case UI_ACT_SNAPSHOT:
-        snapshot_write(ui);
-        break;
-    case UI_ACT_COPY:
-        snapshot_copy(ui);
-        break;
     case UI_ACT_GROUP:
         model_set_group(m, (enum model_group)((m->group + 1) %
             MODEL_GROUP__COUNT));
@@ -464,25 +454,76 @@ tui_key_command(struct ui *ui, enum ui_action a)
                 "header folds it; b: the next grouping)",
                 model_group_name(m->group));
         break;
-    case UI_ACT_INCIDENTS:
-        if (ui->mode != UI_MODE_TABLE)
-            break;
-        if (view_incident_count(ui) == 0) {
-            ui_message(ui, UI_ROLE_DIM, "no incidents to pick");
-            break;
-        }
-        ui->incident_focus = true;
-        ui->incident_sel = 0;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* m: mouse capture on or off, remembered in tui.json. */
+static void
+tui_key_mouse_toggle(struct ui *ui)
+{
+    screen_mouse(!screen_mouse_enabled());
+    tui_prefs_mouse(ui, screen_mouse_enabled());
+    if (screen_mouse_enabled())
+        ui_message(ui, UI_ROLE_NORMAL, "mouse capture on: a click selects "
+            "a row, the wheel scrolls (m: off)");
+    else
+        ui_message(ui, UI_ROLE_NORMAL, "mouse capture off: the terminal "
+            "selects and copies text (m: on)");
+}
+
+/* The commands of the key table, in whichever mode left a the key: on
+ * servers, on the table's order, then the prompts, the other modes, the
+ * look, the snapshot and the copy, help and quit. */
+static void
+tui_key_command(struct ui *ui, enum ui_action a)
+{
+    if (tui_key_server(ui, a) || tui_key_sort(ui, a))
+        return;
+    switch (a) {
+    case UI_ACT_PALETTE:
+        ui->prompt = UI_PROMPT_COMMAND;
+        ui->palette[0] = '\0';
+        ui->history_pos = ui->prefs != NULL ? ui->prefs->nhistory : 0;
+        break;
+    case UI_ACT_FILTER:
+        ui->prompt = UI_PROMPT_FILTER;
+        snprintf(ui->input, sizeof(ui->input), "%s", ui->model.filter);
+        break;
+    case UI_ACT_COLUMNS:
+        ui_view_open(ui, &view_columns_mode);
+        break;
+    case UI_ACT_ENDINGS:
+        ui_view_open(ui, &view_endings_mode);
+        break;
+    case UI_ACT_EVENTLOG:
+        ui_view_open(ui, &view_log_mode);
+        break;
+    case UI_ACT_PROCS:
+        if (ui->replay != NULL)
+            ui_message(ui, UI_ROLE_WARNING, "a replay has no processes");
+        else
+            ui_view_open(ui, &view_procs_mode);
+        break;
+    case UI_ACT_HELP:
+        ui_view_open(ui, &view_help_mode);
+        break;
+    case UI_ACT_THEME:
+        tui_key_theme_next(ui);
         break;
     case UI_ACT_MOUSE_TOGGLE:
-        screen_mouse(!screen_mouse_enabled());
-        tui_prefs_mouse(ui, screen_mouse_enabled());
-        if (screen_mouse_enabled())
-            ui_message(ui, UI_ROLE_NORMAL, "mouse capture on: a click selects "
-                "a row, the wheel scrolls (m: off)");
-        else
-            ui_message(ui, UI_ROLE_NORMAL, "mouse capture off: the terminal "
-                "selects and copies text (m: on)");
+        tui_key_mouse_toggle(ui);
+        break;
+    case UI_ACT_SNAPSHOT:
+        snapshot_write(ui);
+        break;
+    case UI_ACT_COPY:
+        snapshot_copy(ui);
+        break;
+    case UI_ACT_QUIT:
+        tui_quit(ui);
         break;
     default:
         break;
@@ -496,57 +537,76 @@ tui_key_action(struct ui *ui, enum ui_action a)
     tui_key_command(ui, a);
 }
 
-/* A mouse event: a press on a table row selects it; the wheel scrolls
- * whatever is shown. */
+/* A mouse event: a turn of the wheel scrolls whatever is shown (three
+ * lines, as Up or Down); a click is the mode's. */
 static void
 tui_key_mouse(struct ui *ui, const struct screen_click *click)
 {
     enum ui_action a = click->wheel < 0 ? UI_ACT_UP : UI_ACT_DOWN;
 
     if (click->wheel != 0) {
-        for (int i = 0; i < 3; i++) {
-            if (ui->mode == UI_MODE_HELP)
-                view_help_key(ui, a == UI_ACT_UP ? UI_ACT_DETAIL_UP :
-                    UI_ACT_DETAIL_DOWN);
-            else if (ui->mode == UI_MODE_ENDINGS)
-                view_endings_key(ui, a);
-            else if (ui->mode == UI_MODE_LOG)
-                view_log_key(ui, a);
-            else if (ui->mode == UI_MODE_PROCS)
-                view_procs_key(ui, a, 0);
-            else
-                view_table_key(ui, a);
-        }
+        for (int i = 0; i < 3; i++)
+            ui->view->key(ui, a, 0);
         return;
     }
-    if (ui->mode == UI_MODE_TABLE &&
-        view_incident_at(ui, click->y, click->x) >= 0) {
-        /* A click on an incident: as Enter on it. */
-        view_incident_apply(ui, (size_t)view_incident_at(ui, click->y,
-            click->x));
-        return;
-    }
-    if (click->y == ui->table_y - 1 && ui->mode == UI_MODE_TABLE &&
-        ui->table_rows > 0) {
-        if (view_table_title_click(ui, click->x))
-            tui_key_sort_message(ui);
-        return;
-    }
-    if (click->y >= ui->table_y && click->y < ui->table_y + ui->table_rows &&
-        ui->mode == UI_MODE_TABLE) {
-        size_t pos = ui->model.top + (size_t)(click->y - ui->table_y);
+    if (ui->view->click != NULL)
+        ui->view->click(ui, click);
+}
 
-        if (pos < ui->model.nvis)
-            model_goto(&ui->model, pos);
+/* The answer to x's or X's question: y ends and dials again, s ends and
+ * stops (until r), anything else ends nothing. */
+static void
+tui_key_end_answer(struct ui *ui, int ch)
+{
+    enum ui_prompt p = ui->prompt;
+
+    ui->prompt = UI_PROMPT_NONE;
+    if (ch != 'y' && ch != 'Y' && ch != 's' && ch != 'S') {
+        ui_message(ui, UI_ROLE_DIM, "not ended");
+        return;
+    }
+    ui->end_stops = ch == 's' || ch == 'S';
+    if (p == UI_PROMPT_END_ONE)
+        tui_key_end(ui, &ui->confirm_server, 1);
+    else
+        tui_key_end_marked(ui);
+}
+
+/* A key while a prompt is open: it is the prompt's. */
+static void
+tui_key_prompt(struct ui *ui, int ch)
+{
+    switch (ui->prompt) {
+    case UI_PROMPT_FILTER:
+        tui_key_filter(ui, ch);
+        break;
+    case UI_PROMPT_COMMAND:
+        tui_key_palette(ui, ch);
+        break;
+    case UI_PROMPT_CANCEL_REQUEST:
+        tui_key_cancel_answer(ui, ch);
+        break;
+    case UI_PROMPT_END_ORPHAN:
+        view_procs_answer(ui, ch);
+        break;
+    case UI_PROMPT_END_ONE:
+    case UI_PROMPT_END_MARKED:
+        tui_key_end_answer(ui, ch);
+        break;
+    case UI_PROMPT_NONE:
+        break;
     }
 }
 
 /* What one key (or mouse event) does: the prompt that is open reads it
- * first, then the view on screen, then the command table. */
+ * first; then the mode on screen, as its keys say (struct ui_view): a raw
+ * mode takes every key; the incident line's focus; the replay's keys; the
+ * mouse; the mode's own keys; then the command table. */
 void
 tui_key(struct ui *ui, int ch, const struct screen_click *click)
 {
-    enum ui_action a = keys_action(ch);
+    const struct ui_view *v = ui->view;
+    enum ui_action        a = keys_action(ch);
 
     ui_dirty(ui);
     if (a == UI_ACT_RESIZE) {
@@ -567,80 +627,29 @@ tui_key(struct ui *ui, int ch, const struct screen_click *click)
             tui_quit(ui);
         return;
     }
-    if (ui->prompt == UI_PROMPT_FILTER) {
-        tui_key_filter(ui, ch);
+    if (ui->prompt != UI_PROMPT_NONE) {
+        tui_key_prompt(ui, ch);
         return;
     }
-    if (ui->prompt == UI_PROMPT_COMMAND) {
-        tui_key_palette(ui, ch);
-        return;
-    }
-    if (ui->prompt == UI_PROMPT_CANCEL_REQUEST) {
-        tui_key_cancel_answer(ui, ch);
-        return;
-    }
-    if (ui->prompt == UI_PROMPT_END_ORPHAN) {
-        view_procs_answer(ui, ch);
-        return;
-    }
-    if (ui->prompt == UI_PROMPT_END_ONE || ui->prompt == UI_PROMPT_END_MARKED) {
-        enum ui_prompt p = ui->prompt;
-
-        ui->prompt = UI_PROMPT_NONE;
-        if (ch != 'y' && ch != 'Y' && ch != 's' && ch != 'S') {
-            ui_message(ui, UI_ROLE_DIM, "not ended");
-            return;
-        }
-        /* y: end and reconnect; s: end and stop (until r). */
-        ui->end_stops = ch == 's' || ch == 'S';
-        if (p == UI_PROMPT_END_ONE)
-            tui_key_end(ui, &ui->confirm_server, 1);
-        else
-            tui_key_end_marked(ui);
-        return;
-    }
-    if (ui->mode == UI_MODE_COLUMNS) {
-        view_columns_key(ui, ch);
+    if (v->keys == UI_VIEW_KEYS_RAW) {
+        v->key(ui, a, ch);
         return;
     }
     ui->message[0] = '\0';
     if (ui->incident_focus && a != UI_ACT_MOUSE) {
-        if (ui->mode == UI_MODE_TABLE && view_incident_key(ui, ch))
+        /* The header's incident line, over the table only. */
+        if (v == &view_table_mode && view_incident_key(ui, ch))
             return;
         ui->incident_focus = false;
     }
-    if (ui->replay != NULL && ui->mode != UI_MODE_HELP &&
+    if (ui->replay != NULL && v->keys != UI_VIEW_KEYS_OWN &&
         tui_replay_key(ui, a))
         return;
     if (a == UI_ACT_MOUSE) {
         tui_key_mouse(ui, click);
         return;
     }
-    if (ui->mode == UI_MODE_HELP) {
-        view_help_key(ui, a);
+    if (v->key(ui, a, ch))
         return;
-    }
-    if (a == UI_ACT_HELP) {
-        ui->back = ui->mode;
-        ui->mode = UI_MODE_HELP;
-        ui->help_scroll = 0;
-        return;
-    }
-    if (a == UI_ACT_QUIT) {
-        tui_quit(ui);
-        return;
-    }
-    if (ui->mode == UI_MODE_ENDINGS && view_endings_key(ui, a))
-        return;
-    if (ui->mode == UI_MODE_LOG && view_log_key(ui, a))
-        return;
-    if (ui->mode == UI_MODE_PROCS && view_procs_key(ui, a, ch))
-        return;
-    if (ui->mode == UI_MODE_TABLE) {
-        if (ui->detail && view_detail_key(ui, a))
-            return;
-        if (view_table_key(ui, a))
-            return;
-    }
     tui_key_command(ui, a);
 }

@@ -1,61 +1,22 @@
 /*
- * `mcptop replay FILE [--speed N] [--from TIME] [--to TIME]`: the TUI over
- * a recording, with no network. The fleet is the recording's, of replayed
- * servers (ui/replay.h), and the model is fed by their events exactly as
- * from a live fleet, so every view works (detail, endings, filter, sort).
- * This file adds the replay's clock (a timer that moves recorded time at
- * the speed), its keys (space pause, Left/Right 10 s, [ ] speed, g/G start
+ * The TUI over a recording (mcptop replay, src/cli/cli_replay.c), with no
+ * network. The fleet is the recording's, of replayed servers
+ * (ui/replay.h), and the model is fed by their events exactly as from a
+ * live fleet, so every view works (detail, endings, filter, sort). This
+ * file adds the replay's clock (a timer that moves recorded time at the
+ * speed), its keys (space pause, Left/Right 10 s, [ ] speed, g/G start
  * and end), the REPLAY title and the timeline bar with the moments health
  * changed; the commands that would reach a server are refused.
  */
-#include <getopt.h>
-#include <locale.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "export/recording.h"
-#include "front/app.h"
 #include "ui/replay.h"
-#include "ui/tui.h"
 #include "ui/ui.h"
 #include "util/clock.h"
-#include "util/xmalloc.h"
 
 #define TUI_REPLAY_TICK_S 0.2
 #define TUI_REPLAY_STEP_MS 10000
-
-static void
-tui_replay_usage(FILE *out)
-{
-    fprintf(out,
-        "Usage: mcptop replay FILE [--speed N] [--from TIME] [--to TIME]\n"
-        "                    [--theme NAME|FILE] [--no-mouse]\n"
-        "\n"
-        "The TUI over a recording (the TUI, watch and serve write one "
-        "with their\n"
-        "record FILE option), with no network:\n"
-        "the header says REPLAY and the recorded time; every view works.\n"
-        "\n"
-        "      --speed N      recorded seconds per second (default 1; "
-        "1/16 to 1024)\n"
-        "      --from TIME    start there; TIME is RFC 3339, HH:MM[:SS] "
-        "UTC on\n"
-        "                     the recording's first day, or +N[s|m|h] "
-        "after its start\n"
-        "      --to TIME      stop there\n"
-        "      --theme NAME   as the TUI's\n"
-        "      --no-mouse     as the TUI's\n"
-        "  -h, --help         this help\n"
-        "\n"
-        "Keys: space pause/play, Left/Right 10 s back/forward, [ ] half/"
-        "twice the\n"
-        "speed, g/G the start/end; the TUI's views, filter and sort as "
-        "live\n"
-        "(? for all). The bar at the bottom marks the moments health "
-        "changed.\n");
-}
 
 /* ev_timer: recorded time moves on. */
 static void
@@ -123,12 +84,12 @@ tui_replay_key(struct ui *ui, enum ui_action a)
         replay_speed(r, a == UI_ACT_REPLAY_FASTER);
         break;
     case UI_ACT_HOME:
-        if (ui->mode != UI_MODE_TABLE)
+        if (ui->view != &view_table_mode)
             return false;
         replay_seek(r, r->from);
         break;
     case UI_ACT_END:
-        if (ui->mode != UI_MODE_TABLE)
+        if (ui->view != &view_table_mode)
             return false;
         replay_seek(r, r->to);
         break;
@@ -214,108 +175,4 @@ tui_replay_status(struct ui *ui, struct ui_line *l)
             ui_line_add(l, UI_ROLE_DIM, ui->g.hline);
     }
     ui_line_add(l, UI_ROLE_DIM, "]");
-}
-
-int
-tui_replay_main(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        { "speed", required_argument, NULL, 's' },
-        { "from", required_argument, NULL, 'f' },
-        { "to", required_argument, NULL, 't' },
-        { "theme", required_argument, NULL, 'T' },
-        { "no-mouse", no_argument, NULL, 'm' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *from_s = NULL, *to_s = NULL, *theme = NULL, *path;
-    double      speed = 1;
-    bool        no_mouse = false;
-    char       *cause = NULL, *end = NULL;
-    struct ui  *ui;
-    int64_t     from = -1, to = -1;
-    int         ch, rc;
-
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 's':
-            speed = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(speed >= 1.0 / 16) ||
-                speed > 1024)
-                return app_usage_error("replay", "--speed takes a number "
-                    "from 0.0625 to 1024, not '%.40s'", optarg);
-            break;
-        case 'f':
-            from_s = optarg;
-            break;
-        case 't':
-            to_s = optarg;
-            break;
-        case 'T':
-            theme = optarg;
-            break;
-        case 'm':
-            no_mouse = true;
-            break;
-        case 'h':
-            tui_replay_usage(stdout);
-            return 0;
-        default:
-            return app_option_error("replay", ch, argv, longopts);
-        }
-    }
-    if (optind + 1 != argc)
-        return app_usage_error("replay", optind >= argc ? "give the "
-            "recording FILE" : "give one recording FILE");
-    path = argv[optind];
-    setlocale(LC_ALL, "");
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "mcptop replay: the replay needs a terminal on "
-            "stdin and stdout (for scripts: 'mcptop report')\n");
-        return EXIT_USAGE;
-    }
-    ui = tui_ui_new(theme);
-    ui->replay = replay_open(path, ui->loop, -1, -1, &cause);
-    if (ui->replay == NULL) {
-        fprintf(stderr, "mcptop replay: %s\n", cause);
-        free(cause);
-        tui_ui_free(ui);
-        return EXIT_USAGE;
-    }
-    /* The times are read against the recording's own start. */
-    if (from_s != NULL && (from = recording_parse_time(from_s,
-        ui->replay->log->started_at)) < 0)
-        rc = app_usage_error("replay", "--from takes RFC 3339, HH:MM[:SS] "
-            "or +N[s|m|h], not '%.40s'", from_s);
-    else if (to_s != NULL && (to = recording_parse_time(to_s,
-        ui->replay->log->started_at)) < 0)
-        rc = app_usage_error("replay", "--to takes RFC 3339, HH:MM[:SS] "
-            "or +N[s|m|h], not '%.40s'", to_s);
-    else
-        rc = 0;
-    if (rc == 0) {
-        struct replay *r = ui->replay;
-
-        if (from >= 0 && from <= r->end)
-            r->from = from > r->start ? from : r->start;
-        if (to >= 0 && to >= r->from)
-            r->to = to < r->end ? to : r->end;
-        r->speed = speed;
-        ui->fleet = r->fleet;
-        ui->cfg = r->cfg;
-        if (r->log->cut)
-            ui_message(ui, UI_ROLE_WARNING, "the recording ends in a cut "
-                "line (a crash?): replayed up to its last whole line");
-        rc = tui_run(ui, no_mouse);
-        xmalloc_set_oom_hook(NULL);
-    }
-    replay_free(ui->replay);
-    if (ui->fleet != NULL) {
-        model_done(&ui->model);
-        eventlog_done(&ui->eventlog);
-    }
-    tui_ui_free(ui);
-    return rc;
 }

@@ -14,8 +14,9 @@
 #include "ui/screen.h"
 #include "ui/ui.h"
 
-/* See ui.h. */
-void
+/* The chooser over the mode it goes back to: the shown columns first,
+ * in their order, then the hidden ones. */
+static void
 view_columns_open(struct ui *ui)
 {
     struct ui_chooser *ch = &ui->chooser;
@@ -38,12 +39,10 @@ view_columns_open(struct ui *ui)
         ch->col[ch->n] = (int)c;
         ch->on[ch->n++] = false;
     }
-    ch->back = ui->mode == UI_MODE_COLUMNS ? UI_MODE_TABLE : ui->mode;
-    ui->mode = UI_MODE_COLUMNS;
+    ch->back = ui->view == &view_columns_mode ? &view_table_mode : ui->view;
 }
 
-/* See ui.h. */
-void
+static void
 view_columns_draw(struct ui *ui, int y, int rows)
 {
     const struct ui_chooser *ch = &ui->chooser;
@@ -102,13 +101,13 @@ view_columns_move(struct ui_chooser *ch, bool up)
     ch->sel = b;
 }
 
-/* See ui.h. */
-void
-view_columns_key(struct ui *ui, int key)
+/* A raw key (every key is the chooser's while it is open): Space shows
+ * or hides, + - or Shift-Up / Shift-Down move, Enter applies, Esc (q, c)
+ * cancels. */
+static bool
+view_columns_key(struct ui *ui, enum ui_action a, int key)
 {
     struct ui_chooser *ch = &ui->chooser;
-
-    enum ui_action     a = keys_action(key);
 
     if (a == UI_ACT_UP) {
         if (ch->sel > 0)
@@ -122,11 +121,11 @@ view_columns_key(struct ui *ui, int key)
         ch->sel = ch->n > 0 ? ch->n - 1 : 0;
     } else if (key == ' ') {
         if (ch->sel >= ch->n)
-            return;
+            return true;
         if (view_table_column_fixed(ch->col[ch->sel])) {
             ui_message(ui, UI_ROLE_WARNING, "%s is always shown",
                 view_table_column_word(ch->col[ch->sel]));
-            return;
+            return true;
         }
         ch->on[ch->sel] = !ch->on[ch->sel];
     } else if (keys_move(key) != 0) {
@@ -141,13 +140,30 @@ view_columns_key(struct ui *ui, int key)
                 cols[n++] = ch->col[i];
         }
         view_table_set_columns(ui, cols, n);
-        ui->mode = ch->back;
+        ui->view = ch->back;
         view_table_columns_text(ui, text, sizeof(text));
         ui_message(ui, UI_ROLE_NORMAL, "columns (:view save NAME keeps "
             "them): %s", text);
     } else if (a == UI_ACT_CANCEL || a == UI_ACT_QUIT ||
         a == UI_ACT_COLUMNS) {
-        ui->mode = ch->back;
+        ui->view = ch->back;
         ui_message(ui, UI_ROLE_DIM, "columns unchanged");
     }
+    return true;
 }
+
+static void
+view_columns_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "Space show/hide  +/- move  Enter apply  "
+        "Esc cancel");
+}
+
+const struct ui_view view_columns_mode = {
+    .open = view_columns_open,
+    .draw = view_columns_draw,
+    .key = view_columns_key,
+    .hint = view_columns_hint,
+    .keys = UI_VIEW_KEYS_RAW,
+};

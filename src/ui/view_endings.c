@@ -1,7 +1,9 @@
 /*
- * The endings pane: every ending of every server, newest first, with its
- * outcome, HTTP status or exit, duration and settlement ("settled +12 ms"
- * or "settling..."). Scrolls with Up/Down and PgUp/PgDn.
+ * The endings pane (e): every ending of every server, newest first, with
+ * its outcome, HTTP status or exit, duration and settlement ("settled +12
+ * ms" or "settling..."). Scrolls with Up/Down and PgUp/PgDn; e or Esc
+ * goes back to the table. The TUI's commands (x, r, s...) still act on the
+ * table's selection beneath it.
  */
 #include <stdlib.h>
 
@@ -21,7 +23,14 @@ endings_cmp(const void *a, const void *b)
     return 0;
 }
 
-void
+/* It comes on screen at its top. */
+static void
+view_endings_open(struct ui *ui)
+{
+    ui->endings_scroll = 0;
+}
+
+static void
 view_endings_draw(struct ui *ui, int y, int rows)
 {
     struct ui_out         o = { .ui = ui, .y = y + 1, .rows = rows - 1 };
@@ -88,11 +97,12 @@ out:
     free(v);
 }
 
-bool
-view_endings_key(struct ui *ui, enum ui_action a)
+static bool
+view_endings_key(struct ui *ui, enum ui_action a, int ch)
 {
     int page = ui->rows > 8 ? ui->rows - 8 : 1;
 
+    (void)ch;
     switch (a) {
     case UI_ACT_UP:
     case UI_ACT_DETAIL_UP:
@@ -116,7 +126,7 @@ view_endings_key(struct ui *ui, enum ui_action a)
         break;
     case UI_ACT_ENDINGS:
     case UI_ACT_CANCEL:
-        ui->mode = UI_MODE_TABLE;
+        ui->view = &view_table_mode;
         break;
     default:
         return false;
@@ -125,3 +135,17 @@ view_endings_key(struct ui *ui, enum ui_action a)
         ui->endings_scroll = 0;
     return true;
 }
+
+static void
+view_endings_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "e/Esc back  Up/Down scroll  ? help  q quit");
+}
+
+const struct ui_view view_endings_mode = {
+    .open = view_endings_open,
+    .draw = view_endings_draw,
+    .key = view_endings_key,
+    .hint = view_endings_hint,
+};

@@ -515,54 +515,6 @@ view_header_text(struct ui *ui, FILE *out)
     fprintf(out, "%.*s\n", (int)l.len, l.text);
 }
 
-/* The keys that apply in the current mode. */
-static void
-frame_keys(struct ui *ui, struct ui_line *l)
-{
-    if (ui->incident_focus && ui->mode == UI_MODE_TABLE) {
-        ui_line_add(l, UI_ROLE_DIM, "incidents: Left/Right or Tab/Shift-Tab "
-            "move  Enter filter on it (+N more: group by cause)  Esc back");
-        return;
-    }
-    switch (ui->mode) {
-    case UI_MODE_HELP:
-        ui_line_add(l, UI_ROLE_DIM, "Up/Down scroll  any other key: back");
-        return;
-    case UI_MODE_ENDINGS:
-        ui_line_add(l, UI_ROLE_DIM, "e/Esc back  Up/Down scroll  ? help  "
-            "q quit");
-        return;
-    case UI_MODE_LOG:
-        ui_line_add(l, UI_ROLE_DIM, "l/Esc back  / filter  Up/Down scroll  "
-            "Home follow  ? help  q quit");
-        return;
-    case UI_MODE_COLUMNS:
-        ui_line_add(l, UI_ROLE_DIM, "Space show/hide  +/- move  Enter apply  "
-            "Esc cancel");
-        return;
-    case UI_MODE_PROCS:
-        ui_line_add(l, UI_ROLE_DIM, "o/Esc back  Up/Down select  K end the "
-            "selected orphan  ? help  q quit");
-        return;
-    default:
-        break;
-    }
-    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  : command  / filter  "
-        "s/I sort  ");
-    if (model_header(&ui->model, ui->model.sel) != NULL)
-        ui_line_add(l, UI_ROLE_DIM, "Enter fold  ");
-    else
-        ui_line_add(l, UI_ROLE_DIM, ui->detail ? "Enter close  J/K scroll  " :
-            "Enter detail  ");
-    ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
-    if (ui->model.nmarked > 0)
-        ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
-    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  o procs  "
-        "b group  c columns  t theme  m mouse");
-    if (ui->model.filter[0] != '\0')
-        ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");
-}
-
 void
 view_status_draw(struct ui *ui, int y)
 {
@@ -617,10 +569,10 @@ view_status_draw(struct ui *ui, int y)
             ui->model.nmarked);
     } else if (ui->message[0] != '\0') {
         ui_line_add(&l, ui->message_role, ui->message);
-    } else if (ui->replay != NULL && ui->mode != UI_MODE_HELP) {
+    } else if (ui->replay != NULL && ui->view->keys != UI_VIEW_KEYS_OWN) {
         tui_replay_status(ui, &l);
     } else {
-        frame_keys(ui, &l);
+        ui->view->hint(ui, &l);      /* the keys that apply in the mode */
     }
     screen_line(y, &l, ui->cols, false);
 }

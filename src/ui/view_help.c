@@ -1,7 +1,8 @@
 /*
  * The help: the key table itself (keys grouped by action, in the order of
  * the actions), the filter's syntax, then what every column and glyph
- * means. Up/Down scroll; any other key closes it.
+ * means. Up/Down scroll; any other key (the replay's too) goes back to
+ * the mode under it.
  */
 #include <string.h>
 
@@ -225,7 +226,16 @@ help_glyphs(struct ui_out *o, struct ui_line *l)
     ui_out_line(o, l);
 }
 
-void
+/* It comes on screen at its top, over the mode it goes back to. */
+static void
+view_help_open(struct ui *ui)
+{
+    if (ui->view != &view_help_mode)
+        ui->back = ui->view;
+    ui->help_scroll = 0;
+}
+
+static void
 view_help_draw(struct ui *ui, int y, int rows)
 {
     struct ui_out  o = { .ui = ui, .y = y, .rows = rows,
@@ -249,9 +259,10 @@ view_help_draw(struct ui *ui, int y, int rows)
     }
 }
 
-bool
-view_help_key(struct ui *ui, enum ui_action a)
+static bool
+view_help_key(struct ui *ui, enum ui_action a, int ch)
 {
+    (void)ch;
     switch (a) {
     case UI_ACT_DOWN:
     case UI_ACT_DETAIL_DOWN:
@@ -272,8 +283,23 @@ view_help_key(struct ui *ui, enum ui_action a)
         ui->help_scroll = 1 << 20;
         break;
     default:
-        ui->mode = ui->back;
+        ui->view = ui->back;
         break;
     }
     return true;
 }
+
+static void
+view_help_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "Up/Down scroll  any other key: back");
+}
+
+const struct ui_view view_help_mode = {
+    .open = view_help_open,
+    .draw = view_help_draw,
+    .key = view_help_key,
+    .hint = view_help_hint,
+    .keys = UI_VIEW_KEYS_OWN,
+};

@@ -2,7 +2,8 @@
  * The event log pane (l): every health and liveness change and every
  * ending across the fleet, newest first: time, server, what changed,
  * from -> to, kind and reason. / filters it with the table's language; at
- * the top it follows the newest, scrolled it keeps its lines.
+ * the top it follows the newest, scrolled it keeps its lines. l or Esc
+ * goes back to the table.
  */
 #include <stdio.h>
 #include <string.h>
@@ -55,7 +56,14 @@ log_line(const struct ui *ui, struct ui_line *l,
         ui_line_addf(l, UI_ROLE_DIM, "  %s", en->reason);
 }
 
-void
+/* It comes on screen following the newest. */
+static void
+view_log_open(struct ui *ui)
+{
+    ui->log_scroll = 0;
+}
+
+static void
 view_log_draw(struct ui *ui, int y, int rows)
 {
     const struct eventlog *g = &ui->eventlog;
@@ -106,16 +114,17 @@ void
 view_log_grew(struct ui *ui, const struct eventlog_entry *en)
 {
     /* Scrolled away from the newest: the same lines stay in view. */
-    if (ui->mode == UI_MODE_LOG && ui->log_scroll > 0 && en != NULL &&
+    if (ui->view == &view_log_mode && ui->log_scroll > 0 && en != NULL &&
         eventlog_matches(&ui->eventlog, en))
         ui->log_scroll++;
 }
 
-bool
-view_log_key(struct ui *ui, enum ui_action a)
+static bool
+view_log_key(struct ui *ui, enum ui_action a, int ch)
 {
     int page = ui->rows > 8 ? ui->rows - 8 : 1;
 
+    (void)ch;
     switch (a) {
     case UI_ACT_UP:
     case UI_ACT_DETAIL_UP:
@@ -142,12 +151,17 @@ view_log_key(struct ui *ui, enum ui_action a)
             ui->input[0] = '\0';
             eventlog_set_filter(&ui->eventlog, "");
         } else {
-            ui->mode = UI_MODE_TABLE;
+            ui->view = &view_table_mode;
         }
         break;
     case UI_ACT_EVENTLOG:
-        ui->mode = UI_MODE_TABLE;
+        ui->view = &view_table_mode;
         break;
+    case UI_ACT_FILTER:
+        /* The log's own filter, in the table's language. */
+        ui->prompt = UI_PROMPT_FILTER;
+        snprintf(ui->input, sizeof(ui->input), "%s", ui->eventlog.filter);
+        return true;
     default:
         return false;
     }
@@ -155,3 +169,18 @@ view_log_key(struct ui *ui, enum ui_action a)
         ui->log_scroll = 0;
     return true;
 }
+
+static void
+view_log_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "l/Esc back  / filter  Up/Down scroll  "
+        "Home follow  ? help  q quit");
+}
+
+const struct ui_view view_log_mode = {
+    .open = view_log_open,
+    .draw = view_log_draw,
+    .key = view_log_key,
+    .hint = view_log_hint,
+};

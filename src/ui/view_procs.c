@@ -4,7 +4,7 @@
  * state, RSS, CPU% (utime + stime between two walks, against the clock
  * tick), uptime, respawns and the server's name; below them the orphans:
  * processes of our own uid whose command line matches a configured stdio
- * server's (io/proc.h, proc_argv_matches) and that are not mcptop's or its
+ * server's (fleet_procs_match) and that are not mcptop's or its
  * descendants, typically re-parented to init after an agent crashed. K on
  * an orphan's row ends it after a y (TERM, then KILL at the server's
  * teardown deadline; proc_end). /proc is walked at most once a second,
@@ -18,8 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/fleet.h"
+#include "engine/proc.h"
 #include "engine/server.h"
-#include "io/proc.h"
 #include "ui/screen.h"
 #include "ui/ui.h"
 #include "util/xmalloc.h"
@@ -52,6 +53,7 @@ struct procs_row {
 };
 
 struct procs {
+    const struct fleet *fleet;      /* the walk's, set by procs_scan */
     struct proc_table  cur, prev;
     ev_tstamp          cur_at, prev_at;
     bool               scanned;
@@ -126,7 +128,7 @@ procs_tree(struct procs *p, struct proc_entry *e, enum procs_kind kind,
     if (p->n >= PROCS_ROWS_MAX || e->mark == 4)
         return;
     e->mark = 4;                /* shown */
-    proc_table_details(t, "/proc", e);
+    fleet_procs_details(p->fleet, t, e);
     r = procs_add(p);
     r->kind = kind;
     r->depth = depth;
@@ -180,13 +182,6 @@ procs_mark_subtree(struct proc_table *t, struct proc_entry *root, int m)
     }
 }
 
-static bool
-procs_is_stdio(const struct config_server *d)
-{
-    return d != NULL && d->transport == CONFIG_STDIO && d->tap == NULL &&
-        d->command != NULL;
-}
-
 /* The walk, and the rows from it. */
 static void
 procs_scan(struct ui *ui, struct procs *p)
@@ -213,6 +208,7 @@ procs_scan(struct ui *ui, struct procs *p)
     memset(&p->cur, 0, sizeof(p->cur));
     p->cur_at = ev_now(ui->loop);
     p->scanned = true;
+    p->fleet = ui->fleet;
     /* The selection follows its process, as htop's does: a row gone above
      * it must not move the highlight (and K) onto the next process. */
     if (p->sel < p->n) {
@@ -221,7 +217,7 @@ procs_scan(struct ui *ui, struct procs *p)
     }
     p->n = p->nchildren = p->norphans = 0;
     t = &p->cur;
-    p->scan_errno = proc_table_scan(t, "/proc") != 0 ? errno : 0;
+    p->scan_errno = fleet_procs_walk(ui->fleet, t) != 0 ? errno : 0;
     self = proc_table_find(t, mine);
     if (self != NULL)
         procs_mark_subtree(t, self, 2);     /* ours */
@@ -231,7 +227,7 @@ procs_scan(struct ui *ui, struct procs *p)
         long               pid = server_pid(s);
         struct proc_entry *e;
 
-        if (pid <= 0 || !procs_is_stdio(server_decl(s)))
+        if (pid <= 0 || !fleet_procs_spawns(s))
             continue;
         e = proc_table_find(t, (pid_t)pid);
         if (e == NULL || e->mark == 4)
@@ -246,7 +242,7 @@ procs_scan(struct ui *ui, struct procs *p)
         for (size_t c = self->child; c != SIZE_MAX; c = t->v[c].next) {
             if (t->v[c].mark == 4)
                 continue;
-            proc_table_details(t, "/proc", &t->v[c]);
+            fleet_procs_details(ui->fleet, t, &t->v[c]);
             if (t->v[c].argc == 0)
                 continue;
             procs_tree(p, &t->v[c], PROCS_KIND_CHILD, 0, "(adopted)", -1, 0);
@@ -261,19 +257,10 @@ procs_scan(struct ui *ui, struct procs *p)
         match[k] = -1;
         if (e->mark != 0 || e->st.pid == mine)
             continue;
-        proc_table_details(t, "/proc", e);
-        if (e->uid != uid || e->argc == 0)
+        fleet_procs_details(ui->fleet, t, e);
+        if (e->uid != uid)
             continue;
-        for (size_t i = 0; i < nsrv; i++) {
-            const struct config_server *d = server_decl(fleet_server(
-                ui->fleet, i));
-
-            if (procs_is_stdio(d) && proc_argv_matches(d->command, d->args,
-                d->nargs, e->argv, e->argc)) {
-                match[k] = (int)i;
-                break;
-            }
-        }
+        match[k] = (int)fleet_procs_match(ui->fleet, e);
     }
     for (size_t k = 0; k < t->n; k++) {
         struct proc_entry *e = &t->v[k];
@@ -391,7 +378,7 @@ procs_row_line(struct ui *ui, struct ui_line *l, const struct procs_row *r)
     ui_line_add(l, UI_ROLE_NORMAL, r->cmd);
 }
 
-void
+static void
 view_procs_draw(struct ui *ui, int y, int rows)
 {
     struct procs  *p = procs_get(ui);
@@ -539,7 +526,9 @@ view_procs_answer(struct ui *ui, int ch)
     p->scanned = false;
 }
 
-bool
+/* Its keys: the selection, K (end the selected orphan, after the
+ * END_ORPHAN prompt's y), o or Esc back to the table. */
+static bool
 view_procs_key(struct ui *ui, enum ui_action a, int ch)
 {
     struct procs *p = procs_get(ui);
@@ -592,7 +581,7 @@ view_procs_key(struct ui *ui, enum ui_action a, int ch)
         break;
     case UI_ACT_PROCS:
     case UI_ACT_CANCEL:
-        ui->mode = UI_MODE_TABLE;
+        ui->view = &view_table_mode;
         break;
     default:
         return false;
@@ -600,13 +589,29 @@ view_procs_key(struct ui *ui, enum ui_action a, int ch)
     return true;
 }
 
-void
+/* It comes on screen with a walk at its first draw, the first row
+ * selected. */
+static void
 view_procs_open(struct ui *ui)
 {
     struct procs *p = procs_get(ui);
 
-    ui->mode = UI_MODE_PROCS;
     p->scanned = false;
     p->sel = 0;
     p->top = 0;
 }
+
+static void
+view_procs_hint(struct ui *ui, struct ui_line *l)
+{
+    (void)ui;
+    ui_line_add(l, UI_ROLE_DIM, "o/Esc back  Up/Down select  K end the "
+        "selected orphan  ? help  q quit");
+}
+
+const struct ui_view view_procs_mode = {
+    .open = view_procs_open,
+    .draw = view_procs_draw,
+    .key = view_procs_key,
+    .hint = view_procs_hint,
+};

@@ -831,7 +831,8 @@ table_titles(const struct ui *ui, struct ui_line *l,
     }
 }
 
-void
+/* The table alone, rows screen rows from row y (its titles first). */
+static void
 view_table_draw(struct ui *ui, int y, int rows)
 {
     struct model       *m = &ui->model;
@@ -888,7 +889,8 @@ view_table_draw(struct ui *ui, int y, int rows)
     }
 }
 
-bool
+/* A click on the column titles at x: sort by that column. true if so. */
+static bool
 view_table_title_click(struct ui *ui, int x)
 {
     for (int c = 0; c < TABLE_COL__COUNT; c++) {
@@ -903,8 +905,9 @@ view_table_title_click(struct ui *ui, int x)
     return false;
 }
 
-bool
-view_table_key(struct ui *ui, enum ui_action a)
+/* The selection's keys: move, page, first, last, mark. */
+static bool
+view_table_move_key(struct ui *ui, enum ui_action a)
 {
     struct model *m = &ui->model;
     long          page = ui->table_rows > 1 ? ui->table_rows - 1 : 1;
@@ -940,3 +943,120 @@ view_table_key(struct ui *ui, enum ui_action a)
     ui->detail_scroll = 0;
     return true;
 }
+
+/*
+ * The table's mode: the table, and under it the detail pane of the
+ * selected server when it is open (the pane alone on a short screen).
+ */
+static void
+view_table_mode_draw(struct ui *ui, int y, int rows)
+{
+    if (!ui->detail) {
+        view_table_draw(ui, y, rows);
+    } else if (rows < 8) {
+        view_detail_draw(ui, y, rows);
+    } else {
+        int trows = rows / 2;
+
+        view_table_draw(ui, y, trows);
+        view_detail_draw(ui, y + trows, rows - trows);
+    }
+}
+
+/* Its keys: the detail pane's (when open), the selection's, Enter (fold
+ * a group's header, else open or close the detail), Esc (clear the
+ * filter, else close the detail), Tab (the incident line's focus). */
+static bool
+view_table_key(struct ui *ui, enum ui_action a, int ch)
+{
+    struct model *m = &ui->model;
+
+    (void)ch;
+    if (ui->detail && view_detail_key(ui, a))
+        return true;
+    if (view_table_move_key(ui, a))
+        return true;
+    switch (a) {
+    case UI_ACT_DETAIL:
+        if (model_group_toggle(m))
+            break;      /* Enter on a group's header folds it */
+        ui->detail = !ui->detail;
+        ui->detail_scroll = 0;
+        break;
+    case UI_ACT_CANCEL:
+        if (m->filter[0] != '\0') {
+            ui->input[0] = '\0';
+            model_set_filter(m, "");
+        } else if (ui->detail) {
+            ui->detail = false;
+        }
+        break;
+    case UI_ACT_INCIDENTS:
+        if (view_incident_count(ui) == 0) {
+            ui_message(ui, UI_ROLE_DIM, "no incidents to pick");
+            break;
+        }
+        ui->incident_focus = true;
+        ui->incident_sel = 0;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* A click: on an incident, as Enter on it; on the column titles, sort by
+ * that column; on a row, select it. */
+static void
+view_table_click(struct ui *ui, const struct screen_click *click)
+{
+    long incident = view_incident_at(ui, click->y, click->x);
+
+    if (incident >= 0) {
+        view_incident_apply(ui, (size_t)incident);
+        return;
+    }
+    if (click->y == ui->table_y - 1 && ui->table_rows > 0) {
+        if (view_table_title_click(ui, click->x))
+            tui_key_sort_message(ui);
+        return;
+    }
+    if (click->y >= ui->table_y && click->y < ui->table_y + ui->table_rows) {
+        size_t pos = ui->model.top + (size_t)(click->y - ui->table_y);
+
+        if (pos < ui->model.nvis)
+            model_goto(&ui->model, pos);
+    }
+}
+
+/* The keys that apply: the incident line's while it has the focus. */
+static void
+view_table_hint(struct ui *ui, struct ui_line *l)
+{
+    if (ui->incident_focus) {
+        ui_line_add(l, UI_ROLE_DIM, "incidents: Left/Right or Tab/Shift-Tab "
+            "move  Enter filter on it (+N more: group by cause)  Esc back");
+        return;
+    }
+    ui_line_add(l, UI_ROLE_DIM, "q quit  ? help  : command  / filter  "
+        "s/I sort  ");
+    if (model_header(&ui->model, ui->model.sel) != NULL)
+        ui_line_add(l, UI_ROLE_DIM, "Enter fold  ");
+    else
+        ui_line_add(l, UI_ROLE_DIM, ui->detail ? "Enter close  J/K scroll  " :
+            "Enter detail  ");
+    ui_line_add(l, UI_ROLE_DIM, "space mark  x end  ");
+    if (ui->model.nmarked > 0)
+        ui_line_add(l, UI_ROLE_DIM, "X end marked  ");
+    ui_line_add(l, UI_ROLE_DIM, "r redial  p ping  e endings  l log  o procs  "
+        "b group  c columns  t theme  m mouse");
+    if (ui->model.filter[0] != '\0')
+        ui_line_add(l, UI_ROLE_DIM, "  Esc clear filter");
+}
+
+const struct ui_view view_table_mode = {
+    .draw = view_table_mode_draw,
+    .key = view_table_key,
+    .click = view_table_click,
+    .hint = view_table_hint,
+};

@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "engine/http.h"
 #include "fuzz.h"
 #include "util/str.h"

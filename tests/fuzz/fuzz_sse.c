@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "io/sse.h"
+#include "engine/sse.h"
 #include "fuzz.h"
 
 /* What one run saw, reduced to a digest. */

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/child.h"
+#include "engine/child.h"
 #include "core/jsonrpc.h"
 #include "fuzz.h"
 

@@ -1,5 +1,5 @@
 /*
- * The tap's ledger (src/engine/tap/tap_ledger.c) over arbitrary lines, as
+ * The tap's ledger (src/tap/tap_ledger.c) over arbitrary lines, as
  * a hostile agent and server would write them: the input is split at its
  * newlines into lines, each given to one side (drawn from the input's
  * hash), with an operator's cancel, a close and the tap's own request
@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "tap/tap_ledger.h"
+#include "tap_ledger.h"
 #include "fuzz.h"
 
 struct fuzz_tap {

@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 import queue
+import re
 import traceback
 from pathlib import Path
 
@@ -602,6 +603,15 @@ def _kill_tmux_servers():
     del _tmux_socks[:]
 
 
+def _proc_state(pid):
+    """The state letter of /proc/PID/stat (R, S, T...), None when gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 class Tui:
     """mcptop running in a detached tmux session on a private socket (-L, -f
     /dev/null): keys go in with send-keys, the screen comes out with
@@ -632,7 +642,7 @@ class Tui:
             # TERM in the pane after -e, so the shell sets it.
             inner = "TERM=%s %s" % (shlex.quote(term), inner)
         envargs = []
-        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES", "MCPTOP_TEST_STALL_MS",
+        for k in ("LANG", "LC_ALL", "NO_COLOR", "MCPTOP_THEMES",
                   "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
             if k in self.env:
                 envargs += ["-e", "%s=%s" % (k, self.env[k])]
@@ -723,6 +733,49 @@ class Tui:
             if os.path.basename(cmd) == "mcptop":
                 pids.append(p)
         return pids
+
+    def stall(self, seconds, during=None):
+        """Block mcptop's loop for `seconds` the way the outside sees a loop
+        that does not turn: SIGSTOP, then SIGCONT. It is stopped at a moment
+        its loop waits in its poll (never in the middle of a frame); during()
+        runs while it is stopped (keys typed then wait unread in the
+        terminal, as behind a stuck call). Its watchdog's SIGALRM, due
+        meanwhile, is handled first on SIGCONT, before the loop turns: the
+        STALE marker is written then (pipe() keeps the raw bytes). False
+        when no mcptop runs under the pane."""
+        pids = self.mcptop_pids()
+        if not pids:
+            return False
+        pid = pids[0]
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/wchan" % pid) as f:
+                    wchan = f.read().strip()
+            except OSError:
+                wchan = ""
+            # In its poll: the kernel's wait (epoll, poll, select); "" or
+            # "0" when this kernel does not say.
+            if wchan in ("", "0") or re.search(r"poll|select", wchan):
+                break
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            stop_by = time.monotonic() + 2.0
+            while _proc_state(pid) not in ("T", None) and time.monotonic() < stop_by:
+                time.sleep(0.01)
+            if during is not None:
+                during()
+            time.sleep(seconds)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        return True
+
+    def pipe(self, path):
+        """Append every byte the pane's program writes to path from now on
+        (tmux pipe-pane -O): what reached the terminal, even when drawn
+        over before a screen is read."""
+        self.tmux("pipe-pane", "-O", "cat >> %s" % shlex.quote(str(path)))
 
     def close(self, c=None, bound=8.0):
         """q (a second q if it lingers past bound); with c, check it exited 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The command line itself: usage errors, --version, the lists the shell
-completions read (end --list-servers, tui --list-themes) and check's text
-table, padded by display width.
+"""The command line itself: usage errors, the help (each command's usage
+listed by mcptop --help as its own --help gives it), --version, the lists
+the shell completions read (end --list-servers, tui --list-themes) and
+check's text table, padded by display width.
 
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_cli.py
 """
@@ -90,6 +91,49 @@ def b_help_on_stdout(c):
         c.eq(r.rc, 0, "%s: exit code" % " ".join(argv))
         c.check(r.stdout.startswith("Usage: mcptop"), "%s: usage on stdout" % " ".join(argv))
         c.eq(r.stderr, "", "%s: stderr" % " ".join(argv))
+
+
+COMMANDS = ["tui", "check", "watch", "end", "audit", "login", "logout", "serve", "tap", "cancel",
+            "configs", "replay", "report"]
+SOURCES = "[-c FILE]... [--from CLIENT] [URL] [-v] [--log FILE] [--shard K/N]"
+
+
+def _forms(lines):
+    """Synopsis lines as forms, each on one line: a form opens at a line
+    "       mcptop ..." or "  CMD ...", the more indented lines after it
+    continue it."""
+    forms = []
+    for line in lines:
+        if forms and not line.startswith("       mcptop ") and line[:1] == " " and \
+                not re.match(r"^  \S", line):
+            forms[-1] += " " + line.strip()
+        else:
+            forms.append(line.strip())
+    return [re.sub(r"\s+", " ", f).strip() for f in forms]
+
+
+def b_help_usage_once(c):
+    """Each command's usage is written once (its cli_entry): mcptop --help
+    lists every form of it exactly as `mcptop CMD --help` gives it, the
+    sources shown as [SOURCES]."""
+    top = mcptest.run_mcptop(["--help"], timeout=10).stdout
+    listed = top.split("Commands:\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    listed = [l for l in listed if not l.startswith(" " * 22)]     # the summaries
+    listed = _forms(listed)
+    for cmd in COMMANDS:
+        r = mcptest.run_mcptop([cmd, "--help"], timeout=10)
+        c.eq(r.rc, 0, "%s --help: exit code" % cmd)
+        synopsis = r.stdout.split("\n\n", 1)[0].split("\n")
+        c.require(synopsis[0].startswith("Usage: mcptop "), "%s --help: a usage first" % cmd)
+        synopsis[0] = "       " + synopsis[0][len("Usage: "):].replace("mcptop [tui]", "mcptop tui")
+        own = []
+        for f in _forms(synopsis):
+            f = f[len("mcptop "):].replace(SOURCES, "[SOURCES]").replace(" [-- CMD [ARG]...]", "")
+            if f.split(" ", 1)[0] == cmd:
+                own.append(f)
+        shown = [f for f in listed if f.split(" ", 1)[0] == cmd]
+        c.check(own, "%s --help: its synopsis read: %r" % (cmd, synopsis))
+        c.eq(shown, own, "mcptop --help lists %s's usage as %s --help gives it" % (cmd, cmd))
 
 
 def _tool_version(argv):
@@ -227,6 +271,7 @@ def main():
     rep.run("a_usage_errors", a_usage_errors)
     rep.run("a_no_server_named", a_no_server_named)
     rep.run("b_help_on_stdout", b_help_on_stdout)
+    rep.run("b_help_usage_once", b_help_usage_once)
     rep.run("c_version", c_version)
     rep.run("d_lists", d_lists)
     rep.run("e_check_table_widths", e_check_table_widths)

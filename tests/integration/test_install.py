@@ -48,6 +48,16 @@ TREE = ["bin/mcptop",
         "share/doc/mcptop/LICENSE",
         "share/doc/mcptop/CHANGELOG.md",
         "share/doc/mcptop/README.md",
+        "share/doc/mcptop/doc/README.md",
+        "share/doc/mcptop/doc/audit.md",
+        "share/doc/mcptop/doc/auth.md",
+        "share/doc/mcptop/doc/benchmarks.md",
+        "share/doc/mcptop/doc/incidents.md",
+        "share/doc/mcptop/doc/install.md",
+        "share/doc/mcptop/doc/layout.md",
+        "share/doc/mcptop/doc/serve.md",
+        "share/doc/mcptop/doc/tap.md",
+        "share/doc/mcptop/doc/tui.md",
         "share/doc/mcptop/examples/mcptop-serve.json",
         "share/doc/mcptop/examples/mcptop-serve.env",
         "lib/systemd/system/mcptop-serve.service"]
@@ -92,6 +102,9 @@ def a_install_tree(c):
     for rel in TREE:
         c.check((p / rel).is_file(), "installed: %s" % rel)
     c.check(os.access(p / "bin/mcptop", os.X_OK), "bin/mcptop is executable")
+    guides = sorted(x.name for x in (SRC_DIR / "doc").glob("*.md"))
+    c.eq(sorted(x.name for x in (p / "share/doc/mcptop/doc").glob("*.md")), guides,
+         "share/doc/mcptop/doc/*.md: every guide of doc/")
     got = sorted(x.name for x in (p / "share/mcptop/themes").glob("*.json"))
     c.eq(got, source_themes(), "share/mcptop/themes/*.json: every theme of themes/")
     c.check(len(got) >= 3, "at least dark, light and high-contrast")

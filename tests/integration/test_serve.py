@@ -153,7 +153,7 @@ class Prometheus:
                 "    scrape_timeout: 900ms", "    static_configs:",
                 "      - targets: %s" % json.dumps(targets)]
         if probe_sd:
-            # The README's /probe job: targets from each exporter's /sd,
+            # doc/serve.md's /probe job: targets from each exporter's /sd,
             # the name relabelled into ?target=, the exporter's address
             # from __meta_mcptop_address.
             cfg += ["  - job_name: mcptop-probe", "    metrics_path: /probe", "    scrape_interval: 2s",
@@ -416,7 +416,7 @@ def prometheus_scrapes_two_shards(c):
         lab.stop()
 
 
-# What a healthy server has in a scrape (README, "mcptop serve"; the
+# What a healthy server has in a scrape (mcptop(1), METRICS, "Series"; the
 # METRICS_SERIES_HEALTHY of include/export/metrics.h): issue 29's bound.
 HEALTHY_SERIES = 18
 # Series that only a failure brings: a failed liveness exchange's own

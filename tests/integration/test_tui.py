@@ -368,21 +368,41 @@ def case_mouse_toggle(c):
 
 
 def case_stale_marker(c):
-    # The test hook blocks the loop for 4.5 s on SIGUSR1, as a stuck call would.
-    t = Tui(["-c", fixture(shared_server())], env={"MCPTOP_TEST_STALL_MS": "4500"})
+    # A loop that does not turn, as the outside sees one: mcptop stopped
+    # (SIGSTOP) for 4.5 s, then SIGCONT (Tui.stall). Its watchdog's SIGALRM,
+    # due while it was stopped, runs before the loop's first turn and writes
+    # STALE over the header; the loop's next frame paints it over, so the
+    # marker is read from the pane's raw output (pipe-pane).
+    t = Tui(["-c", fixture(shared_server())])
     try:
         text, ok = t.wait(settled, START_WAIT)
         c.require(ok, "the three rows settle")
-        pids = t.mcptop_pids()
-        c.require(pids, "mcptop runs under the pane")
-        os.kill(pids[0], signal.SIGUSR1)
-        text, ok = t.wait(lambda s: re.search(r"STALE \d+s", s.split("\n")[0]) is not None, 4.0)
-        if not c.check(ok, "while the loop is blocked, STALE Ns shows in the header within 4 s"):
-            c.attach("--- screen ---\n" + text)
-        text, ok = t.wait(lambda s: "STALE" not in s and "not updated for" in s, 6.0)
+        raw = mcptest.tmpdir() / ("stale-%s.out" % t.sock)
+        t.pipe(raw)
+        time.sleep(0.3)
+        c.require(t.stall(4.5), "mcptop runs under the pane")
+        stale = lambda: re.findall(rb"\x1b\[0;1;7m STALE (\d+)s \x1b\[0m",
+                                   raw.read_bytes() if raw.exists() else b"")
+        deadline = time.monotonic() + 4.0
+        while not stale() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen = [int(n) for n in stale()]
+        c.check(seen and max(seen) >= 4,
+                "the watchdog wrote STALE Ns (N >= 4) before the loop turned again: %r" % seen)
+        text, ok = t.wait(lambda s: "STALE" not in s and
+                          re.search(r"not updated for ([4-9]|\d\d+) s", s) is not None, 6.0)
         if not c.check(ok, "once the loop runs again the marker is gone and the status line "
-                       "says how long the screen was not updated"):
+                       "says how long the screen was not updated (4 s or more)"):
             c.attach("--- screen ---\n" + text)
+        # Keys typed while the loop is blocked wait in the terminal; they are
+        # all read, in order, when it runs again: Down, then j, moves two rows.
+        first = selected_name(text)
+        names = [l[3:].split()[0] for l in text.split("\n")
+                 if l[3:].split() and l[3:].split()[0] in ("everything", "refused", "broken")]
+        c.require(first in names and names.index(first) == 0, "the first row selected: %r" % names)
+        t.stall(2.5, during=lambda: t.keys("Down", "j"))
+        text = t.expect(c, [("Down and j typed during the stall both moved the selection: %s"
+                             % names[2], lambda s: selected_name(s) == names[2])])
     finally:
         t.close(c)
 

@@ -1,5 +1,5 @@
 /*
- * Tests for the curl/libev glue's one fact of a handshake (io/curlev.h):
+ * Tests for the curl/libev glue's one fact of a handshake (engine/curlev.h):
  * the certificate dates libcurl's certinfo writes ("Expire date"), read
  * whatever the locale, and nothing known before a handshake.
  */
@@ -14,7 +14,7 @@
 #include <ev.h>
 
 #include "engine/http.h"
-#include "io/curlev.h"
+#include "engine/curlev.h"
 
 static void
 test_parse_cert_time(void **state)

@@ -105,6 +105,41 @@ test_operator_states(void **state)
     assert_true(health_monitored(HEALTH_DOWN));
 }
 
+/* Publishing: the first verdict and each change of state, never the same
+ * state again (a new reason under it is no change). */
+static void
+test_track(void **state)
+{
+    struct liveness     r = live(LIVENESS_REACHABLE);
+    struct liveness     u = live(LIVENESS_UNREACHABLE);
+    struct health_input in = { .operator_state = HEALTH_OPERATOR_MONITORED };
+    struct health_track t = { 0 };
+    enum health_state   was = HEALTH_OK;
+
+    (void)state;
+    assert_true(health_track_update(&t, &in, 10, &was));
+    assert_int_equal(was, HEALTH__COUNT);
+    assert_true(t.set);
+    assert_int_equal(t.health.state, HEALTH_PENDING);
+    assert_int_equal(t.since, 10);
+    assert_false(health_track_update(&t, &in, 20, &was));
+    assert_int_equal(t.since, 10);
+    in.liveness = &r;
+    in.fail_streak = 1;
+    assert_true(health_track_update(&t, &in, 30, &was));
+    assert_int_equal(was, HEALTH_PENDING);
+    assert_int_equal(t.health.state, HEALTH_DEGRADED);
+    /* Degraded for another reason: the same state, not published. */
+    in.fail_streak = 0;
+    in.probe_failing = true;
+    assert_false(health_track_update(&t, &in, 40, NULL));
+    assert_string_equal(t.health.reason, "answers with JSON-RPC errors");
+    in.liveness = &u;
+    assert_true(health_track_update(&t, &in, 50, NULL));
+    assert_int_equal(t.health.state, HEALTH_DOWN);
+    assert_int_equal(t.since, 50);
+}
+
 /* The closed set and its words. */
 static void
 test_names(void **state)
@@ -127,6 +162,7 @@ main(void)
         cmocka_unit_test(test_from_liveness),
         cmocka_unit_test(test_degraded),
         cmocka_unit_test(test_operator_states),
+        cmocka_unit_test(test_track),
         cmocka_unit_test(test_names),
     };
 

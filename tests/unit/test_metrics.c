@@ -507,7 +507,7 @@ test_histogram_buckets(void **state)
     assert_true(metrics_live_bounds[METRICS_LIVE_BUCKETS - 1] == 10);
     assert_int_equal(METRICS_SESSION_BUCKETS, 14);
     assert_true(metrics_session_bounds[13] == 300);
-    /* What the README and the integration test count. */
+    /* What the man page (METRICS) and the integration test count. */
     assert_int_equal(METRICS_SERIES_HEALTHY, 18);
     for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
         feed(fx->m, a, "ping", ms[i], NULL);

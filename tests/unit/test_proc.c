@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "io/proc.h"
+#include "engine/proc.h"
 
 /* fields 4..24 after the state: ppid pgid sid tty tpgid flags minflt
  * cminflt majflt cmajflt utime stime cutime cstime prio nice threads

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 
 static void
 test_ring_grows_then_wraps_in_order(void **state)
@@ -41,6 +41,7 @@ test_ring_grows_then_wraps_in_order(void **state)
 
         assert_non_null(x);
         assert_int_equal(x->ts, 1000 + i);
+        assert_int_equal(record_seq(&r, k), (uint64_t)i + 1);
         assert_true(x->ms > i && x->ms < i + 1);
         assert_string_equal(x->op, i % 2 ? "ping" : "delete");
         assert_int_equal(x->ending, i % 2 == 0);

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "io/sse.h"
+#include "engine/sse.h"
 #include "util/xmalloc.h"
 
 #define REC_MAX 32

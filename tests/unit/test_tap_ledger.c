@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "engine/failure.h"
-#include "tap/tap_ledger.h"
+#include "tap_ledger.h"
 
 /* What the host saw. */
 struct seen {

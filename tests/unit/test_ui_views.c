@@ -3,8 +3,8 @@
  * and suffixes, --filter's check, groups (by tag, host, transport; the
  * header rows, their counts, the order, folding, the selected header kept
  * by name) and the event log's ring (bounded at EVENTLOG_CAP, newest
- * first, the first verdict not logged, its filter) and the palette's Tab
- * completion. The fleet is built
+ * first, the first verdict not logged, its filter), the palette's Tab
+ * completion and the modes' tables (struct ui_view). The fleet is built
  * from a config and never started but for the invalid entry.
  */
 #include <setjmp.h>
@@ -302,12 +302,40 @@ test_palette_complete(void **state)
     assert_false(view_table_column_fixed(view_table_column_of("rtt", 3)));
 }
 
+/* Every mode can be drawn, read keys and name them on the status line;
+ * only the table has clicks; the help reads every key but the mouse's,
+ * the column chooser every key before anything else. */
+static void
+test_view_tables(void **state)
+{
+    const struct ui_view *const v[] = {
+        &view_table_mode, &view_endings_mode, &view_help_mode,
+        &view_log_mode, &view_columns_mode, &view_procs_mode,
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        assert_non_null(v[i]->draw);
+        assert_non_null(v[i]->key);
+        assert_non_null(v[i]->hint);
+        assert_true(v[i] == &view_table_mode ? v[i]->click != NULL :
+            v[i]->click == NULL);
+        /* Each but the table has state to reset as it comes on screen. */
+        assert_true(v[i] == &view_table_mode ? v[i]->open == NULL :
+            v[i]->open != NULL);
+    }
+    assert_int_equal(view_table_mode.keys, UI_VIEW_KEYS_SHARED);
+    assert_int_equal(view_help_mode.keys, UI_VIEW_KEYS_OWN);
+    assert_int_equal(view_columns_mode.keys, UI_VIEW_KEYS_RAW);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_parse),
         cmocka_unit_test(test_palette_complete),
+        cmocka_unit_test(test_view_tables),
         cmocka_unit_test_setup_teardown(test_group_by_tag_host_transport,
             setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_fold_and_selection, setup,

@@ -68,3 +68,19 @@ health_of(const struct health_input *in)
         return (struct health){ HEALTH_DEGRADED, "pagination_loop" };
     return (struct health){ HEALTH_OK, "" };
 }
+
+bool
+health_track_update(struct health_track *t, const struct health_input *in,
+    int64_t now_ms, enum health_state *was)
+{
+    struct health h = health_of(in);
+
+    if (t->set && h.state == t->health.state)
+        return false;
+    if (was != NULL)
+        *was = t->set ? t->health.state : HEALTH__COUNT;
+    t->health = h;
+    t->set = true;
+    t->since = now_ms;
+    return true;
+}

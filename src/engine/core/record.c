@@ -3,7 +3,7 @@
  * minted only through liveness_of (DESIGN.md section 4). It reads no clock:
  * the caller stamps each exchange.
  */
-#include "core/record.h"
+#include "engine/record.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +62,7 @@ record_exchange(struct record *r, const char *op, const struct failure *f,
         f->http_status < 1000 ? f->http_status : 0);
     h->ms = (float)ms;
     h->ending = strcmp(op, "delete") == 0;
+    r->exchanges++;
 
     if (f != NULL) {
         r->last_failure = *f;
@@ -90,4 +91,10 @@ record_history(const struct record *r, size_t i)
     if (i >= r->hist_len)
         return NULL;
     return &r->history[(r->hist_start + i) % r->hist_cap];
+}
+
+uint64_t
+record_seq(const struct record *r, size_t i)
+{
+    return r->exchanges - r->hist_len + i + 1;
 }

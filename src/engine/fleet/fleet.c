@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "io/child.h"
+#include "engine/child.h"
 #include "engine/oauth.h"
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "engine/http.h"
 #include "engine/ending.h"
 #include "engine/server.h"

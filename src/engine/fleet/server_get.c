@@ -9,11 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "mcp/client.h"
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
-#include "fleet/tap_source.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 
@@ -44,9 +43,7 @@ server_decl(const struct server *s)
 const char *
 server_transport_name(const struct server *s)
 {
-    if (s->tap != NULL)
-        return "tap";
-    return transport_name(client_transport(s->client));
+    return s->source->transport_name(s);
 }
 
 const char *
@@ -64,9 +61,7 @@ server_state(const struct server *s)
 enum mcp_era
 server_era(const struct server *s)
 {
-    if (s->replay != NULL)
-        return server_replay_era(s);
-    return client_era(s->client);
+    return s->source->era(s);
 }
 
 bool
@@ -92,21 +87,13 @@ server_last_failure(const struct server *s, const char **op)
 void
 server_session(const struct server *s, struct mcp_session_info *out)
 {
-    memset(out, 0, sizeof(*out));
-    /* A tap's server has no session of mcptop's own. */
-    out->open = s->state == SERVER_READY && s->tap == NULL;
-    if (s->replay != NULL)
-        server_replay_session(s, out);
-    else
-        client_session(s->client, out);
+    s->source->session(s, out);
 }
 
 long
 server_tools(const struct server *s)
 {
-    if (s->replay != NULL)
-        return server_replay_tools(s);
-    return client_tools(s->client);
+    return s->source->tools(s);
 }
 
 const char *
@@ -118,9 +105,7 @@ server_tool_name(const struct server *s, long i)
 double
 server_rtt_ms(const struct server *s)
 {
-    if (s->replay != NULL)
-        return server_replay_rtt_ms(s);
-    return client_rtt_ms(s->client);
+    return s->source->rtt_ms(s);
 }
 
 int64_t
@@ -138,26 +123,13 @@ server_ok(const struct server *s)
 const char *
 server_liveness_method(const struct server *s)
 {
-    if (s->tap != NULL)
-        return "traffic";
-    return client_liveness_method(s->client);
+    return s->source->liveness_method(s);
 }
 
 struct health
 server_health(const struct server *s, int64_t *since)
 {
-    if (s->replay != NULL)
-        return server_replay_health(s, since);
-    if (since != NULL)
-        *since = s->health_set ? s->health_since : 0;
-    return server_health_now(s);
-}
-
-bool
-server_probe_now(struct server *s)
-{
-    return s->state == SERVER_READY && s->tap == NULL &&
-        client_probe_now(s->client);
+    return s->source->health(s, since);
 }
 
 double
@@ -175,11 +147,7 @@ server_probe_notices(const struct server *s)
 bool
 server_dial_settled(const struct server *s)
 {
-    if (s->tap != NULL)
-        return s->tap_settled || s->state == SERVER_INVALID ||
-            s->state == SERVER_DISABLED;
-    return client_dialed_once(s->client) || s->state == SERVER_INVALID ||
-        s->state == SERVER_UNSUPPORTED || s->state == SERVER_DISABLED;
+    return s->source->dial_settled(s);
 }
 
 unsigned long
@@ -258,19 +226,48 @@ server_capabilities(const struct server *s, const char **names, size_t max)
     return client_capabilities(s->client, names, max);
 }
 
+size_t
+server_ending_count(const struct server *s)
+{
+    return s->source->ending_count(s);
+}
+
+const struct ending *
+server_ending(const struct server *s, size_t i)
+{
+    return s->source->ending(s, i);
+}
+
+size_t
+server_in_flight(const struct server *s)
+{
+    return s->source->in_flight(s);
+}
+
+const struct server_request *
+server_request(const struct server *s, size_t i)
+{
+    return s->source->request(s, i);
+}
+
+long
+server_agent_sessions(const struct server *s)
+{
+    return s->source->agent_sessions(s);
+}
+
+const struct server_agent_session *
+server_agent_session(const struct server *s, size_t i)
+{
+    return s->source->agent_session(s, i);
+}
+
 /* --- stdio facts, through the transport --------------------------------- */
 
 long
 server_pid(const struct server *s)
 {
-    const struct transport *t = client_transport(s->client);
-    long                    pid = 0;
-
-    if (s->tap != NULL) {
-        tap_source_pid(s->tap, &pid);
-        return pid;
-    }
-    return transport_pid(t);
+    return s->source->pid(s);
 }
 
 unsigned long

@@ -1,10 +1,20 @@
 /*
- * The server's state, for the files that are parts of it (engine-private:
- * server.c holds the state, the schedule and the retry policy;
- * server_get.c the public getters; server_replay.c a replayed server;
- * server_tap.c a server read from a tap (issue 31); never the
- * lifecycle under mcp/, which reports through struct client_host).
- * See server.c for the invariants.
+ * A server's inside, for the files that are its parts (engine-private):
+ *
+ *   server.c         the state, events, the record, health, the public
+ *                    commands (what all kinds share, then the source's
+ *                    table), lifetime
+ *   server_get.c     the public getters, one line each, through the table
+ *   server_dialed.c  the dialed source: the MCP lifecycle under mcp/
+ *                    (which reports through struct client_host), the
+ *                    schedule, the retry policy, the endings
+ *   server_replay.c  the replay source: a recording's facts
+ *   server_tap.c     the tap source: a tap's observations (issue 31)
+ *
+ * A kind of server is a struct server_source_ops (tmux's window modes are
+ * the model): one const table a kind, each in its own file. Nothing but
+ * the table's own file asks which kind a server is. See server.c for the
+ * invariants.
  */
 #ifndef MCPTOP_ENGINE_SERVER_INT_H
 #define MCPTOP_ENGINE_SERVER_INT_H
@@ -13,19 +23,81 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/record.h"
 #include "engine/server.h"
 #include "mcp/client.h"
-#include "core/record.h"
 
 struct client;
 struct endings;
 struct ending_run;
-struct tap_source;
-struct server_replay;
+
+/*
+ * Where a server's observations come from, and what the operator's
+ * commands do to it. Every member is set. The commands are called after
+ * server.c's checks common to all kinds (a stopped, invalid or ending
+ * server is not dialed ...); a source that no command acts on (a replay)
+ * says so with `inert`, and server.c then calls none of them.
+ */
+struct server_source_ops {
+    const char *name;           /* "dialed", "replay", "tap" */
+    bool        inert;          /* end, redial, pause, resume, enable,
+                                   ping and the deep check do nothing */
+
+    /* --- commands ------------------------------------------------------ */
+    /* Dial (connect to a tap): the first time, after a backoff, after a
+     * settled ending that redials. */
+    void (*dial)(struct server *s);
+    /* The operator's redial on a server that is not dialing or ending. */
+    void (*redial)(struct server *s);
+    /* Pausing (after the state is PAUSED) / resuming (from PAUSED). */
+    void (*pause)(struct server *s);
+    void (*resume)(struct server *s);
+    /* The liveness exchange now; false when none went. */
+    bool (*ping)(struct server *s, bool scheduled);
+    /* The deep check now; false when none went. */
+    bool (*probe)(struct server *s);
+    /* server_end / server_end_session: the ending, or NULL when there
+     * is nothing to end. */
+    const struct ending *(*end)(struct server *s, bool redial);
+    const struct ending *(*end_session)(struct server *s,
+        const char *session_id);
+    /* Cancel a request of the ledger: false when there is none. */
+    bool (*cancel)(struct server *s, const char *id, const char *reason);
+    /* Close locally: nothing more comes from the source. */
+    void (*stop)(struct server *s);
+    /* Free what the source holds (after stop). */
+    void (*free)(struct server *s);
+
+    /* --- facts (server.h says what each means) ------------------------- */
+    const char *(*transport_name)(const struct server *s);
+    const char *(*liveness_method)(const struct server *s);
+    enum mcp_era (*era)(const struct server *s);
+    void (*session)(const struct server *s, struct mcp_session_info *out);
+    long (*tools)(const struct server *s);
+    double (*rtt_ms)(const struct server *s);
+    struct health (*health)(const struct server *s, int64_t *since);
+    bool (*dial_settled)(const struct server *s);
+    long (*pid)(const struct server *s);
+    size_t (*ending_count)(const struct server *s);
+    const struct ending *(*ending)(const struct server *s, size_t i);
+    size_t (*in_flight)(const struct server *s);
+    const struct server_request *(*request)(const struct server *s,
+        size_t i);
+    long (*agent_sessions)(const struct server *s);
+    const struct server_agent_session *(*agent_session)(
+        const struct server *s, size_t i);
+};
+
+/* The three kinds. */
+extern const struct server_source_ops server_source_dialed;
+extern const struct server_source_ops server_source_replay;
+extern const struct server_source_ops server_source_tap;
 
 struct server {
     const struct server_env    *env;
     const struct config_server *decl;
+    const struct server_source_ops *source;
+    void                       *source_data;    /* the source's own */
     enum server_state           state;
     char                       *target;
     char                       *log_name;   /* sanitized name */
@@ -54,17 +126,11 @@ struct server {
     ev_timer                    tick;       /* next ping or next dial */
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
     bool                        dial_due;   /* ...and it will dial */
-    struct health               health;     /* the last one published */
-    bool                        health_set; /* ...once there is one */
-    int64_t                     health_since;   /* epoch ms */
+    struct health_track         health;     /* the last one published */
     bool                        stopped_disabled; /* closed while disabled */
-    struct server_replay       *replay;     /* a replayed server: fed by
-                                               server_replay, never dialed
-                                               (server_replay.c) */
-    struct tap_source          *tap;        /* decl->tap: read from a tap,
-                                               never dialed (server_tap.c) */
-    bool                        tap_settled;/* its first link is known */
 };
+
+/* --- server.c: what every kind uses ------------------------------------ */
 
 /* Publish e (its server and stamp set here). */
 void server_emit(struct server *s, struct event *e);
@@ -80,6 +146,14 @@ void server_exchange(struct server *s, const char *op,
 /* The same, stamped at (epoch ms): a tap's observation. */
 void server_exchange_at(struct server *s, const char *op,
     const struct failure *f, double ms, int64_t at);
+/* A line of the debug log (nothing without one). */
+void server_log(struct server *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The loop's time, updated (monotonic seconds). */
+ev_tstamp server_now(const struct server *s);
+
+/* --- server_dialed.c: the schedule, shared with the other kinds -------- */
+
 /*
  * The delay (s) from now (loop time) to a scheduled ping: interval_s with
  * +-10% jitter (u uniform in [0, 1]: the server's draw), its due time
@@ -90,25 +164,40 @@ double server_ping_delay(ev_tstamp now, double interval_s, double u,
     double slot_s);
 /* Seconds left of a wait the server asked for, 0 when none. */
 double server_wait_left(const struct server *s);
+/* The client_host every dialed server's lifecycle reports through. */
+extern const struct client_host server_client_host;
+/* ev_timer: the next ping, or the next dial after a backoff. */
+void server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
-/* server_tap.c */
-/* The tap source of a server declared {"tap": PATH}. */
-void server_tap_new(struct server *s);
-/* Connect to the tap (READY once linked, BACKOFF while not). */
-void server_tap_start(struct server *s);
-void server_tap_stop(struct server *s);
-void server_tap_free(struct server *s);
-
-
-/* server_replay.c: a replayed server's facts, for server.c's getters. */
-struct health server_replay_health(const struct server *s, int64_t *since);
-long server_replay_tools(const struct server *s);
-double server_replay_rtt_ms(const struct server *s);
-enum mcp_era server_replay_era(const struct server *s);
-void server_replay_session(const struct server *s,
+/* The dialed source's facts, which the other kinds share where they have
+ * nothing of their own (a tap has no tools of mcptop's listing). */
+const char *server_dialed_transport_name(const struct server *s);
+const char *server_dialed_liveness_method(const struct server *s);
+enum mcp_era server_dialed_era(const struct server *s);
+void server_dialed_session(const struct server *s,
     struct mcp_session_info *out);
-size_t server_replay_ending_count(const struct server *s);
-const struct ending *server_replay_ending(const struct server *s, size_t i);
-void server_replay_free(struct server *s);
+long server_dialed_tools(const struct server *s);
+double server_dialed_rtt_ms(const struct server *s);
+struct health server_dialed_health(const struct server *s, int64_t *since);
+bool server_dialed_dial_settled(const struct server *s);
+long server_dialed_pid(const struct server *s);
+size_t server_dialed_ending_count(const struct server *s);
+const struct ending *server_dialed_ending(const struct server *s, size_t i);
+/* What a source without a ledger answers. */
+size_t server_no_in_flight(const struct server *s);
+const struct server_request *server_no_request(const struct server *s,
+    size_t i);
+long server_no_agent_sessions(const struct server *s);
+const struct server_agent_session *server_no_agent_session(
+    const struct server *s, size_t i);
+bool server_no_cancel(struct server *s, const char *id, const char *reason);
+const struct ending *server_no_end(struct server *s, bool redial);
+const struct ending *server_no_end_session(struct server *s,
+    const char *session_id);
+bool server_no_ping(struct server *s, bool scheduled);
+bool server_no_probe(struct server *s);
+
+/* server_tap.c: make s a tap's server (decl->tap). */
+void server_tap_begin(struct server *s);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * A replayed server (server.h, `mcptop replay`): a server that is never
- * dialed, whose state comes from a recording's facts. An exchange goes
+ * The replay source (server_int.h; server.h, `mcptop replay`): a server
+ * that is never dialed, whose state comes from a recording's facts. An exchange goes
  * through the same record as live (record_exchange: history, streaks,
  * liveness_of); health, state, tools and the session's facts are the ones
  * recorded (health is not minted again: the recording says what the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/record.h"
+#include "engine/record.h"
 #include "fleet/server_int.h"
 #include "util/xmalloc.h"
 
@@ -37,28 +37,43 @@ server_replay_clear(struct server_replay *r)
     r->rtt_ms = -1;
 }
 
-void
-server_replay_begin(struct server *s)
+static struct health server_replay_health(const struct server *s,
+    int64_t *since);
+
+/* The source's own, on a replayed server only. */
+static struct server_replay *
+server_replay_of(const struct server *s)
 {
-    if (s->replay != NULL)
-        return;
-    s->replay = xcalloc(1, sizeof(*s->replay));
-    server_replay_clear(s->replay);
+    return s->source == &server_source_replay ? s->source_data : NULL;
 }
 
 void
+server_replay_begin(struct server *s)
+{
+    struct server_replay *r;
+
+    if (server_replay_of(s) != NULL)
+        return;
+    r = xcalloc(1, sizeof(*r));
+    server_replay_clear(r);
+    s->source = &server_source_replay;
+    s->source_data = r;
+}
+
+/* server_source_ops.free */
+static void
 server_replay_free(struct server *s)
 {
-    free(s->replay);
-    s->replay = NULL;
+    free(s->source_data);
+    s->source_data = NULL;
 }
 
 void
 server_replay_reset(struct server *s)
 {
-    if (s->replay == NULL)
+    if (server_replay_of(s) == NULL)
         return;
-    server_replay_clear(s->replay);
+    server_replay_clear(server_replay_of(s));
     record_done(&s->rec);
     record_init(&s->rec);
     s->state = SERVER_IDLE;
@@ -75,7 +90,7 @@ server_replay_ring(struct server_replay *r, size_t i)
 static const struct ending *
 server_replay_put_ending(struct server *s, const struct server_fact *f)
 {
-    struct server_replay *r = s->replay;
+    struct server_replay *r = server_replay_of(s);
     struct ending        *e;
 
     if (f->type == SERVER_FACT_SETTLED && r->nendings > 0) {
@@ -97,7 +112,7 @@ server_replay_put_ending(struct server *s, const struct server_fact *f)
 void
 server_replay(struct server *s, const struct server_fact *f)
 {
-    struct server_replay *r = s->replay;
+    struct server_replay *r = server_replay_of(s);
     struct event          e = { .ts = f->at };
     struct health         h;
 
@@ -159,10 +174,12 @@ server_replay(struct server *s, const struct server_fact *f)
     server_emit(s, &e);
 }
 
-struct health
+/* --- the source's facts: the recorded ones ------------------------------ */
+
+static struct health
 server_replay_health(const struct server *s, int64_t *since)
 {
-    const struct server_replay *r = s->replay;
+    const struct server_replay *r = server_replay_of(s);
 
     if (since != NULL)
         *since = r->health_set ? r->health_since : 0;
@@ -171,46 +188,85 @@ server_replay_health(const struct server *s, int64_t *since)
     return (struct health){ r->health, r->health_reason };
 }
 
-long
+static long
 server_replay_tools(const struct server *s)
 {
-    return s->replay->tools;
+    return server_replay_of(s)->tools;
 }
 
-double
+static double
 server_replay_rtt_ms(const struct server *s)
 {
-    return s->replay->rtt_ms;
+    return server_replay_of(s)->rtt_ms;
 }
 
-enum mcp_era
+static enum mcp_era
 server_replay_era(const struct server *s)
 {
-    return s->replay->era;
+    return server_replay_of(s)->era;
 }
 
-void
-server_replay_session(const struct server *s,
-    struct mcp_session_info *out)
+static void
+server_replay_session(const struct server *s, struct mcp_session_info *out)
 {
-    const struct server_replay *r = s->replay;
+    const struct server_replay *r = server_replay_of(s);
 
+    memset(out, 0, sizeof(*out));
+    out->open = s->state == SERVER_READY;
     if (r->protocol_version[0] != '\0')
         out->protocol_version = r->protocol_version;
 }
 
-size_t
+static size_t
 server_replay_ending_count(const struct server *s)
 {
-    return s->replay->nendings;
+    return server_replay_of(s)->nendings;
 }
 
-const struct ending *
+static const struct ending *
 server_replay_ending(const struct server *s, size_t i)
 {
-    struct server_replay *r = s->replay;
+    struct server_replay *r = server_replay_of(s);
 
     if (i >= r->nendings)
         return NULL;
     return server_replay_ring(r, i);
 }
+
+/* No command acts on a replayed server (inert): these are never called. */
+static void
+server_replay_nothing(struct server *s)
+{
+    (void)s;
+}
+
+const struct server_source_ops server_source_replay = {
+    .name = "replay",
+    .inert = true,
+    .dial = server_replay_nothing,
+    .redial = server_replay_nothing,
+    .pause = server_replay_nothing,
+    .resume = server_replay_nothing,
+    .ping = server_no_ping,
+    .probe = server_no_probe,
+    .end = server_no_end,
+    .end_session = server_no_end_session,
+    .cancel = server_no_cancel,
+    .stop = server_replay_nothing,
+    .free = server_replay_free,
+    .transport_name = server_dialed_transport_name,
+    .liveness_method = server_dialed_liveness_method,
+    .era = server_replay_era,
+    .session = server_replay_session,
+    .tools = server_replay_tools,
+    .rtt_ms = server_replay_rtt_ms,
+    .health = server_replay_health,
+    .dial_settled = server_dialed_dial_settled,
+    .pid = server_dialed_pid,
+    .ending_count = server_replay_ending_count,
+    .ending = server_replay_ending,
+    .in_flight = server_no_in_flight,
+    .request = server_no_request,
+    .agent_sessions = server_no_agent_sessions,
+    .agent_session = server_no_agent_session,
+};

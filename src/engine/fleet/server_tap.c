@@ -1,18 +1,34 @@
 /*
- * A server read from a tap (issue 31; tap/tap_source.h): its record is
- * made of what the tap observed of an agent's own traffic, each exchange
- * stamped when the tap saw it, its op the JSON-RPC method; the link to the
- * tap is an exchange of the monitor's own (op "tap": a tap that is not
- * there, or goes away, is down with the reason). The server is READY while
- * linked, BACKOFF while not; it is never dialed, pinged or ended.
+ * The tap source (server_int.h): a server read from a tap (issue 31;
+ * fleet/tap_source.h). Its record is made of what the tap observed of an
+ * agent's own traffic, each exchange stamped when the tap saw it, its op
+ * the JSON-RPC method; the link to the tap is an exchange of the
+ * monitor's own (op "tap": a tap that is not there, or goes away, is down
+ * with the reason). The server is READY while linked, BACKOFF while not;
+ * it is never dialed, pinged or ended.
  */
 #include "engine/server.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fleet/server_int.h"
 #include "fleet/tap_source.h"
+#include "util/xmalloc.h"
+
+/* The source's own: the reader of the tap, and whether its first link is
+ * known. */
+struct server_tap {
+    struct tap_source *src;
+    bool               settled;
+};
+
+static struct server_tap *
+server_tap_of(const struct server *s)
+{
+    return s->source_data;
+}
 
 const char *
 server_request_phase_name(enum server_request_phase p)
@@ -46,7 +62,7 @@ server_tap_link_cb(void *arg, bool up, const struct failure *f)
 {
     struct server *s = arg;
 
-    s->tap_settled = true;
+    server_tap_of(s)->settled = true;
     if (up) {
         server_set_state(s, SERVER_READY);
         return;
@@ -74,68 +90,163 @@ static const struct tap_source_host server_tap_host = {
 };
 
 void
-server_tap_new(struct server *s)
+server_tap_begin(struct server *s)
 {
-    s->tap = tap_source_new(s->env->loop, s->decl->tap, &server_tap_host, s);
+    struct server_tap *tp = xcalloc(1, sizeof(*tp));
+
+    tp->src = tap_source_new(s->env->loop, s->decl->tap, &server_tap_host,
+        s);
+    s->source = &server_source_tap;
+    s->source_data = tp;
 }
 
-void
-server_tap_start(struct server *s)
+/* server_source_ops.dial: a tap's server is read, never dialed: (re)connect
+ * to it. */
+static void
+server_tap_dial(struct server *s)
 {
-    if (s->tap == NULL || s->state == SERVER_STOPPED ||
-        s->state == SERVER_DISABLED || s->state == SERVER_INVALID)
+    if (s->state == SERVER_STOPPED || s->state == SERVER_DISABLED ||
+        s->state == SERVER_INVALID)
         return;
     if (s->state == SERVER_IDLE)
         server_set_state(s, SERVER_DIALING);
-    tap_source_start(s->tap);
+    tap_source_start(server_tap_of(s)->src);
 }
 
-void
+/* server_source_ops.stop, .pause */
+static void
 server_tap_stop(struct server *s)
 {
-    if (s->tap != NULL)
-        tap_source_stop(s->tap);
+    tap_source_stop(server_tap_of(s)->src);
 }
 
-void
+/* server_source_ops.redial: a new link. */
+static void
+server_tap_redial(struct server *s)
+{
+    server_tap_stop(s);
+    server_tap_dial(s);
+}
+
+/* server_source_ops.resume */
+static void
+server_tap_resume(struct server *s)
+{
+    server_set_state(s, SERVER_BACKOFF);
+    server_tap_dial(s);
+}
+
+static void
 server_tap_free(struct server *s)
 {
-    tap_source_free(s->tap);
-    s->tap = NULL;
+    struct server_tap *tp = server_tap_of(s);
+
+    tap_source_free(tp->src);
+    free(tp);
+    s->source_data = NULL;
 }
 
 bool
 server_is_tap(const struct server *s)
 {
-    return s->tap != NULL;
+    return s->source == &server_source_tap;
 }
 
-size_t
-server_in_flight(const struct server *s)
+static const char *
+server_tap_transport_name(const struct server *s)
 {
-    return s->tap != NULL ? tap_source_in_flight(s->tap) : 0;
+    (void)s;
+    return "tap";
 }
 
-const struct server_request *
-server_request(const struct server *s, size_t i)
+static const char *
+server_tap_liveness_method(const struct server *s)
 {
-    return s->tap != NULL ? tap_source_request(s->tap, i) : NULL;
+    (void)s;
+    return "traffic";
 }
 
-bool
-server_cancel_request(struct server *s, const char *id, const char *reason)
+/* A tap's server has no session of mcptop's own. */
+static void
+server_tap_session(const struct server *s, struct mcp_session_info *out)
 {
-    return s->tap != NULL && tap_source_cancel(s->tap, id, reason) == 0;
+    server_dialed_session(s, out);
+    out->open = false;
 }
 
-long
-server_agent_sessions(const struct server *s)
+static bool
+server_tap_dial_settled(const struct server *s)
 {
-    return s->tap != NULL ? tap_source_sessions(s->tap) : -1;
+    return server_tap_of(s)->settled || s->state == SERVER_INVALID ||
+        s->state == SERVER_DISABLED;
 }
 
-const struct server_agent_session *
-server_agent_session(const struct server *s, size_t i)
+/* The tap's server's pid, as the tap's snapshot said. */
+static long
+server_tap_pid(const struct server *s)
 {
-    return s->tap != NULL ? tap_source_session(s->tap, i) : NULL;
+    long pid = 0;
+
+    tap_source_pid(server_tap_of(s)->src, &pid);
+    return pid;
 }
+
+static size_t
+server_tap_in_flight(const struct server *s)
+{
+    return tap_source_in_flight(server_tap_of(s)->src);
+}
+
+static const struct server_request *
+server_tap_request(const struct server *s, size_t i)
+{
+    return tap_source_request(server_tap_of(s)->src, i);
+}
+
+static bool
+server_tap_cancel(struct server *s, const char *id, const char *reason)
+{
+    return tap_source_cancel(server_tap_of(s)->src, id, reason) == 0;
+}
+
+static long
+server_tap_agent_sessions(const struct server *s)
+{
+    return tap_source_sessions(server_tap_of(s)->src);
+}
+
+static const struct server_agent_session *
+server_tap_agent_session(const struct server *s, size_t i)
+{
+    return tap_source_session(server_tap_of(s)->src, i);
+}
+
+const struct server_source_ops server_source_tap = {
+    .name = "tap",
+    .dial = server_tap_dial,
+    .redial = server_tap_redial,
+    .pause = server_tap_stop,
+    .resume = server_tap_resume,
+    .ping = server_no_ping,
+    .probe = server_no_probe,
+    .end = server_no_end,
+    .end_session = server_no_end_session,
+    .cancel = server_tap_cancel,
+    .stop = server_tap_stop,
+    .free = server_tap_free,
+    .transport_name = server_tap_transport_name,
+    .liveness_method = server_tap_liveness_method,
+    .era = server_dialed_era,
+    .session = server_tap_session,
+    .tools = server_dialed_tools,
+    .rtt_ms = server_dialed_rtt_ms,
+    .health = server_dialed_health,
+    .dial_settled = server_tap_dial_settled,
+    .pid = server_tap_pid,
+    .ending_count = server_dialed_ending_count,
+    .ending = server_dialed_ending,
+    .in_flight = server_tap_in_flight,
+    .request = server_tap_request,
+    .agent_sessions = server_tap_agent_sessions,
+    .agent_session = server_tap_agent_session,
+};

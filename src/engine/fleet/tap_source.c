@@ -51,6 +51,8 @@ struct tap_source {
     size_t                        nview;
     int64_t                       last_seen;    /* the newest exchange
                                                    taken (epoch ms) */
+    double                        last_seq;     /* and its seq (0: none;
+                                                   many share a ms) */
     char                         *ops[TAP_SOURCE_OPS_MAX];
     size_t                        nops;
     long                          pid, server_pid;
@@ -267,13 +269,15 @@ tap_source_exchange(struct tap_source *ts, const cJSON *o, int64_t at,
     const char    *op = tap_source_str(o, "op");
     const char    *outcome = tap_source_str(o, "outcome");
     struct failure f;
-    double         ms = 0;
+    double         ms = 0, seq;
 
     if (op == NULL || outcome == NULL)
         return;
     tap_source_num(o, "ms", &ms);
     if (at > ts->last_seen)
         ts->last_seen = at;
+    if (tap_source_num(o, "seq", &seq) && seq > ts->last_seq)
+        ts->last_seq = seq;
     if (strcmp(outcome, "completed") == 0) {
         ts->host->exchange(ts->arg, tap_source_op(ts, op), NULL, ms, at);
         return;
@@ -339,8 +343,12 @@ tap_source_snapshot(struct tap_source *ts, const cJSON *o)
     double       v;
     int          n = cJSON_GetArraySize(hist), i = 0;
 
-    if (tap_source_num(tap, "pid", &v))
+    if (tap_source_num(tap, "pid", &v)) {
+        /* Another tap at this path numbers its exchanges from 1. */
+        if (ts->pid != 0 && ts->pid != (long)v)
+            ts->last_seq = 0;
         ts->pid = (long)v;
+    }
     tap_source_sessions_of(ts, cJSON_GetObjectItemCaseSensitive(o,
         "sessions"));
     ts->server_pid = tap_source_num(tap, "server_pid", &v) ? (long)v : 0;
@@ -348,10 +356,15 @@ tap_source_snapshot(struct tap_source *ts, const cJSON *o)
     ts->command = tap_source_str(tap, "command") != NULL ?
         str_sanitized(tap_source_str(tap, "command")) : NULL;
     cJSON_ArrayForEach(e, hist) {
-        double at = 0;
+        double at = 0, seq;
 
         i++;
-        if (!tap_source_num(e, "ts", &at) || (int64_t)at <= ts->last_seen)
+        if (!tap_source_num(e, "ts", &at))
+            continue;
+        /* Taken already? By its number where the tap gives one: a
+         * millisecond holds many exchanges. */
+        if (tap_source_num(e, "seq", &seq) ? seq <= ts->last_seq :
+            (int64_t)at <= ts->last_seen)
             continue;
         /* The last failure's detail goes with the newest failure. */
         tap_source_exchange(ts, e, (int64_t)at, i == n && cJSON_IsObject(lf) &&

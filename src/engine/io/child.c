@@ -13,7 +13,7 @@
  * wait is child_detached's, for a fork that exits at once.
  */
 #define _GNU_SOURCE     /* pipe2, posix_spawn_file_actions_addchdir_np */
-#include "io/child.h"
+#include "engine/child.h"
 
 #include <errno.h>
 #include <fcntl.h>

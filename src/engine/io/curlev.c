@@ -20,7 +20,7 @@
  * chain's first entry) under its key: the one fact of a handshake the
  * exporter shows (mcp_tls_cert_not_after_timestamp_seconds).
  */
-#include "io/curlev.h"
+#include "engine/curlev.h"
 
 #include <assert.h>
 #include <curl/curl.h>

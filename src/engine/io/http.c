@@ -23,10 +23,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/curlev.h"
+#include "engine/curlev.h"
 #include "io/http_hdrs.h"
-#include "io/http_relay.h"
-#include "io/sse.h"
+#include "engine/http_relay.h"
+#include "engine/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

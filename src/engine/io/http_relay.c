@@ -6,7 +6,7 @@
  * sent) is handed up decoded by libcurl, so its reader can read it; the
  * head keeps its Content-Encoding line, for the caller to drop.
  */
-#include "io/http_relay.h"
+#include "engine/http_relay.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

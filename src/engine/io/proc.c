@@ -2,9 +2,9 @@
  * /proc, read (proc(5)): the walk, the stat line, the command line and
  * uid, the links of the process tree, the rule that matches a configured
  * stdio server's command line, and the ending of a process that is not
- * ours (the signals go through child.c). See io/proc.h.
+ * ours (the signals go through child.c). See engine/proc.h.
  */
-#include "io/proc.h"
+#include "engine/proc.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/child.h"
+#include "engine/child.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 

@@ -12,7 +12,7 @@
  * It must never read a clock and never hold more than max_bytes in a line
  * or in one event's data: past that the parser fails and refuses input.
  */
-#include "io/sse.h"
+#include "engine/sse.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -130,8 +130,9 @@ struct client_host {
 
     /* --- construction ----------------------------------------------- */
     /* Make a transport for env (borrowed: the client's, outlives the
-     * transport), which the client then owns: a test's fake. NULL means
-     * transport_new (stdio for a command, Streamable HTTP for a URL). */
+     * transport), which the client then owns: a test's fake. NULL (the
+     * member, or what it returns) means transport_new (stdio for a
+     * command, Streamable HTTP for a URL). */
     struct transport *(*make_transport)(void *arg,
         const struct transport_env *env);
 };

@@ -283,9 +283,11 @@ client_vlog(const struct client *c, const char *fmt, va_list ap)
 static inline struct transport *
 client_make_transport(struct client *c)
 {
+    struct transport *t = NULL;
+
     if (c->host->make_transport != NULL)
-        return c->host->make_transport(c->host_arg, &c->tenv);
-    return transport_new(&c->tenv);
+        t = c->host->make_transport(c->host_arg, &c->tenv);
+    return t != NULL ? t : transport_new(&c->tenv);
 }
 
 /* --- shared by the lifecycle's files ------------------------------------ */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "engine/http.h"
-#include "io/child.h"
+#include "engine/child.h"
 #include "oauth/oauth_challenge.h"
 #include "oauth/oauth_crypto.h"
 #include "oauth/oauth_doc.h"

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 
 #include "transport/ending_run.h"
-#include "io/child.h"
+#include "engine/child.h"
 #include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -409,7 +409,7 @@ static const struct child_callbacks stdio_child_cb = {
     .on_exit = stdio_exit_cb,
 };
 
-/* Start the declared command (its values, as io/child.h takes them). */
+/* Start the declared command (its values, as engine/child.h takes them). */
 static struct child *
 stdio_spawn(struct stdio_transport *t, int *err, char **cause)
 {

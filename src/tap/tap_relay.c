@@ -14,7 +14,7 @@
  * block: writes are queued, and a queue past TAP_HIGH_WATER pauses the
  * reading of its source (the peer then waits, as it would on a pipe).
  */
-#include "tap/tap_int.h"
+#include "tap_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/child.h"
+#include "engine/child.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"

@@ -9,7 +9,7 @@
  * TAP_PUBLISH_READER_MAX for a reader, or leave the socket behind.
  */
 #define _GNU_SOURCE     /* struct ucred, SO_PEERCRED, accept4 */
-#include "tap/tap_publish.h"
+#include "tap_publish.h"
 
 #include <errno.h>
 #include <fcntl.h>

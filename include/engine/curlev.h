@@ -3,6 +3,9 @@
  * socket curl asks for, one ev_timer for curl's timeout (the shape of
  * curl's evhiperfifo example). Finished transfers are handed back through
  * the callback each transfer registered with curlev_add.
+ *
+ * A face of the engine for the HTTP tap (tap_http.c), which makes
+ * its own glue on the loop it is given for its upstream (http_relay.h).
  */
 #ifndef MCPTOP_ENGINE_CURLEV_H
 #define MCPTOP_ENGINE_CURLEV_H

@@ -8,10 +8,11 @@
  * configured stdio server's, and the ending of a process that is not
  * mcptop's child (TERM, then KILL at a deadline, on a libev timer: the
  * signals themselves are sent by child.c, the one file allowed to).
- * Nothing here includes curses or knows the fleet.
+ * Nothing here includes curses or knows the fleet; a front end walks
+ * /proc through the fleet (fleet_procs_walk), never with a root of its own.
  */
-#ifndef MCPTOP_IO_PROC_H
-#define MCPTOP_IO_PROC_H
+#ifndef MCPTOP_ENGINE_PROC_H
+#define MCPTOP_ENGINE_PROC_H
 
 #include <ev.h>
 #include <stdbool.h>

@@ -4,6 +4,11 @@
  * group, stdin/stdout as non-blocking pipes carrying newline-delimited
  * JSON-RPC, stderr read line by line, its exit watched with ev_child.
  * Also the one command that runs detached (child_detached).
+ *
+ * A face of the engine for the tap (tap_relay.c), which runs its
+ * server as every stdio server runs, in raw mode (on_data: the bytes as
+ * they came, to be passed on unchanged). Process control lives in
+ * child.c and stdio.c only (scripts/lint.sh); everyone else asks here.
  */
 #ifndef MCPTOP_ENGINE_CHILD_H
 #define MCPTOP_ENGINE_CHILD_H
@@ -79,7 +84,7 @@ void child_signal(struct child *c, int sig);
 pid_t child_pid(const struct child *c);
 /*
  * A process that is not mcptop's child (an orphan the operator ends, see
- * io/proc.h): a pidfd for pid (pidfd_open(2)), -1 where the kernel has
+ * engine/proc.h): a pidfd for pid (pidfd_open(2)), -1 where the kernel has
  * none (errno set). The caller closes it.
  */
 int child_pidfd_open(pid_t pid);

@@ -1,8 +1,13 @@
 /*
- * A server's record (engine-private; DESIGN.md section 4): the history of
- * its exchanges, the liveness record minted from them by liveness_of, the
- * streak of observations that gave the current state, the last failure.
- * Every exchange mcptop makes with a server ends here, exactly once.
+ * A server's record (DESIGN.md section 4): the history of its exchanges,
+ * the liveness record minted from them by liveness_of, the streak of
+ * observations that gave the current state, the last failure. Every
+ * exchange mcptop makes with a server ends here, exactly once.
+ *
+ * A face of the engine for the tap (tap.c): the agent's exchanges
+ * it classifies go into a record of its own, the same as a dialed
+ * server's, so liveness and health are minted by the same rules. The
+ * fields are read-only outside record.c.
  */
 #ifndef MCPTOP_ENGINE_RECORD_H
 #define MCPTOP_ENGINE_RECORD_H
@@ -26,6 +31,8 @@ struct record {
                                                first exchange, doubled as it
                                                fills, up to MCP_HISTORY */
     size_t                   hist_start, hist_len, hist_cap;
+    uint64_t                 exchanges;     /* ever: the newest one's
+                                               sequence number (1 first) */
 };
 
 /* An empty record (absent). */
@@ -43,5 +50,10 @@ bool record_exchange(struct record *r, const char *op,
 /* History entry i, oldest first; NULL past the end. */
 const struct mcp_exchange *record_history(const struct record *r,
     size_t i);
+/* History entry i's sequence number (1 for the record's first exchange
+ * ever; the ring forgets the oldest, never renumbers). A reader that
+ * joins late takes what is newer than the last it took by this, never
+ * by the timestamp: many exchanges share a millisecond. */
+uint64_t record_seq(const struct record *r, size_t i);
 
 #endif

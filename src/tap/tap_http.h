@@ -11,10 +11,10 @@
 
 #include <strings.h>
 
-#include "io/curlev.h"
-#include "io/http_relay.h"
-#include "io/sse.h"
-#include "tap/tap_int.h"
+#include "engine/curlev.h"
+#include "engine/http_relay.h"
+#include "engine/sse.h"
+#include "tap_int.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;

@@ -9,7 +9,7 @@
  * methods are bounded, the number followed is bounded), or look at a line
  * more than once.
  */
-#include "tap/tap_ledger.h"
+#include "tap_ledger.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

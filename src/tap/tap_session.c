@@ -8,13 +8,13 @@
  * kept for that and never published. A cancel's notification goes
  * upstream the same way.
  */
-#include "tap/tap_http.h"
+#include "tap_http.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/jsonl.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -46,17 +46,18 @@ tap_session_drop(struct tap_http *h, const char *id, const char *why)
     for (struct tap_session **p = &h->sessions; *p != NULL;
         p = &(*p)->next) {
         struct tap_session *s = *p;
-        cJSON              *o;
+        struct jsonw       *w;
         char                pre[16];
 
         if (strcmp(s->id, id) != 0)
             continue;
         snprintf(pre, sizeof(pre), "%.8s", s->id);
-        o = tap_event_new(h->t, "session_gone", 0);
-        cJSON_AddItemToObject(o, "session", cJSON_CreateString(
-            str_is_visible_ascii(pre, strlen(pre)) ? pre : "?"));
-        cJSON_AddStringToObject(o, "detail", why);
-        tap_event_publish(h->t, o);
+        if ((w = tap_line(h->t)) != NULL) {
+            jsonl_tap_session(w, clock_wall_ms(), "session_gone",
+                h->t->name, str_is_visible_ascii(pre, strlen(pre)) ? pre :
+                "?", why);
+            tap_line_send(h->t);
+        }
         *p = s->next;
         tap_session_free(s);
         h->nsessions--;
@@ -96,7 +97,7 @@ tap_session_new(struct tap_http *h, struct tap_hx *x, const char *id)
 {
     struct tap_session *s;
     const char         *auth;
-    cJSON              *o;
+    struct jsonw       *w;
     char                pre[16];
 
     if (id[0] == '\0' || strlen(id) > 512 || tap_session_find(h, id) != NULL)
@@ -122,39 +123,41 @@ tap_session_new(struct tap_http *h, struct tap_hx *x, const char *id)
     h->sessions = s;
     h->nsessions++;
     snprintf(pre, sizeof(pre), "%.8s", id);
-    o = tap_event_new(h->t, "session", 0);
-    cJSON_AddStringToObject(o, "session", str_is_visible_ascii(pre,
-        strlen(pre)) ? pre : "?");
-    tap_event_publish(h->t, o);
+    if ((w = tap_line(h->t)) != NULL) {
+        jsonl_tap_session(w, clock_wall_ms(), "session", h->t->name,
+            str_is_visible_ascii(pre, strlen(pre)) ? pre : "?", NULL);
+        tap_line_send(h->t);
+    }
 }
 
-cJSON *
-tap_session_list_json(const struct tap *t)
+void
+tap_session_list_write(struct jsonw *w, const struct tap *t)
 {
-    cJSON  *arr = cJSON_CreateArray();
-    double  now;
+    double now;
 
-    if (t->http == NULL)
-        return arr;
+    jsonw_array_open(w, "sessions");
+    if (t->http == NULL) {
+        jsonw_array_close(w);
+        return;
+    }
     now = tap_now(t);
     for (const struct tap_session *s = t->http->sessions; s != NULL;
         s = s->next) {
-        cJSON *o = cJSON_CreateObject();
-        char   pre[16];
+        char pre[16];
 
         snprintf(pre, sizeof(pre), "%.8s", s->id);
-        cJSON_AddStringToObject(o, "id_prefix", str_is_visible_ascii(pre,
+        jsonw_object_open(w, NULL);
+        jsonw_string(w, "id_prefix", str_is_visible_ascii(pre,
             strlen(pre)) ? pre : "?");
-        cJSON_AddNumberToObject(o, "created_at", (double)s->created_ms);
-        cJSON_AddNumberToObject(o, "age_ms", (double)(long)((now -
-            s->created) * 1000.0));
-        cJSON_AddNumberToObject(o, "requests", (double)s->requests);
-        cJSON_AddNumberToObject(o, "idle_ms", (double)(long)((now - s->last) *
+        jsonw_int(w, "created_at", s->created_ms);
+        jsonw_int(w, "age_ms", (int64_t)(long)((now - s->created) *
             1000.0));
-        cJSON_AddBoolToObject(o, "ending", s->ending);
-        cJSON_AddItemToArray(arr, o);
+        jsonw_int(w, "requests", (int64_t)s->requests);
+        jsonw_int(w, "idle_ms", (int64_t)(long)((now - s->last) * 1000.0));
+        jsonw_bool(w, "ending", s->ending);
+        jsonw_object_close(w);
     }
-    return arr;
+    jsonw_array_close(w);
 }
 
 /* --- the tap's own requests ---------------------------------------------- */
@@ -225,7 +228,7 @@ tap_session_own_done_cb(void *arg, const struct failure_evidence *evd,
     struct tap_own         *o = arg;
     struct tap             *t = o->h->t;
     struct failure_evidence head_only;
-    cJSON                  *ev;
+    struct jsonw           *w;
 
     o->up = NULL;
     if (o->head_only || (o->end && o->status >= 200 &&
@@ -240,28 +243,21 @@ tap_session_own_done_cb(void *arg, const struct failure_evidence *evd,
     if (o->end) {
         const char *outcome = tap_session_outcome(o, evd);
 
-        ev = tap_event_new(t, "session_end", 0);
-        cJSON_AddStringToObject(ev, "session", o->prefix);
-        cJSON_AddStringToObject(ev, "outcome", outcome);
-        if (o->status != 0)
-            cJSON_AddNumberToObject(ev, "status", (double)o->status);
-        else
-            cJSON_AddNullToObject(ev, "status");
-        if (evd->net != NET_OK) {
+        if ((w = tap_line(t)) != NULL) {
             struct failure f;
-            char          *clean = str_sanitized(text != NULL ? text :
-                "the DELETE failed");
+            char          *clean = NULL;
 
-            failure_make(&f, evd, FAILURE_SITE_REQUEST, clean);
-            cJSON_AddStringToObject(ev, "kind", failure_kind_name(f.kind));
-            cJSON_AddStringToObject(ev, "delivered",
-                delivered_name(f.delivered));
-            cJSON_AddStringToObject(ev, "detail", f.detail);
+            if (evd->net != NET_OK) {
+                clean = str_sanitized(text != NULL ? text :
+                    "the DELETE failed");
+                failure_make(&f, evd, FAILURE_SITE_REQUEST, clean);
+            }
+            jsonl_tap_session_end(w, clock_wall_ms(), t->name, o->prefix,
+                outcome, o->status, evd->net != NET_OK ? &f : NULL,
+                (int64_t)(long)((tap_now(t) - o->started) * 1000.0));
+            tap_line_send(t);
             free(clean);
         }
-        cJSON_AddNumberToObject(ev, "ms", (double)(long)((tap_now(t) -
-            o->started) * 1000.0));
-        tap_event_publish(t, ev);
         /* A DELETE is an exchange too (DESIGN.md section 5): an answer
          * the spec allows is reach, a transport failure counts against
          * it, another status is the ending's outcome only. */
@@ -361,22 +357,24 @@ tap_session_send(struct tap_http *h, const char *method, const char *session,
 
 /* --- the operator's ending ---------------------------------------------- */
 
-cJSON *
+char *
 tap_session_end(struct tap *t, const char *prefix)
 {
     struct tap_http    *h = t->http;
     struct tap_session *hit = NULL;
     size_t              hits = 0, pl = prefix != NULL ? strlen(prefix) : 0;
-    cJSON              *o = tap_event_new(t, "end_result", 0);
     struct tap_own     *own;
+    struct jsonw        w;
+    const char         *refused = NULL;
 
+    jsonw_init(&w);
+    jsonl_tap_head(&w, clock_wall_ms(), "end_result", t->name);
     if (prefix != NULL)
-        cJSON_AddStringToObject(o, "session", prefix);
+        jsonw_string(&w, "session", prefix);
     if (h == NULL) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", "a stdio tap offers cancel "
-            "only: ending the agent's session would end its server");
-        return o;
+        refused = "a stdio tap offers cancel only: ending the agent's "
+            "session would end its server";
+        goto out;
     }
     for (struct tap_session *s = h->sessions; s != NULL && pl > 0;
         s = s->next) {
@@ -386,25 +384,28 @@ tap_session_end(struct tap *t, const char *prefix)
         }
     }
     if (hits != 1 || hit->ending) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", hits == 0 ? "no session of the "
-            "agent's starts with that" : hits > 1 ? "more than one session "
-            "starts with that: give more of the id" : "that session is "
-            "being ended already");
-        return o;
+        refused = hits == 0 ? "no session of the agent's starts with that" :
+            hits > 1 ? "more than one session starts with that: give more "
+            "of the id" : "that session is being ended already";
+        goto out;
     }
     own = tap_session_send(h, "DELETE", hit->id, hit->protocol,
         hit->authorization, NULL, t->opt.teardown_ms);
     if (own == NULL) {
-        cJSON_AddBoolToObject(o, "ok", false);
-        cJSON_AddStringToObject(o, "detail", "cannot start the DELETE");
-        return o;
+        refused = "cannot start the DELETE";
+        goto out;
     }
     own->end = true;
     own->session = xstrdup(hit->id);
     snprintf(own->prefix, sizeof(own->prefix), "%.8s", hit->id);
     hit->ending = true;
-    cJSON_AddBoolToObject(o, "ok", true);
-    cJSON_AddNumberToObject(o, "deadline_ms", (double)t->opt.teardown_ms);
-    return o;
+    jsonw_bool(&w, "ok", true);
+    jsonw_int(&w, "deadline_ms", t->opt.teardown_ms);
+out:
+    if (refused != NULL) {
+        jsonw_bool(&w, "ok", false);
+        jsonw_string(&w, "detail", refused);
+    }
+    jsonw_object_close(&w);
+    return jsonw_take(&w, NULL);
 }

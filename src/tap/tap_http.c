@@ -23,7 +23,7 @@
  *
  * The agent's sessions and the tap's own requests: tap_session.c.
  */
-#include "tap/tap_http.h"
+#include "tap_http.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -36,10 +36,10 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "engine/curlev.h"
+#include "engine/http_relay.h"
+#include "engine/sse.h"
 #include "engine/url.h"
-#include "io/curlev.h"
-#include "io/http_relay.h"
-#include "io/sse.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -818,8 +818,8 @@ tap_http_log_cb(void *cls, const char *fmt, va_list ap)
 
     if (now - h->log_since >= 60000) {
         if (h->log_dropped > 0)
-            fprintf(stderr, "mcptop tap: http: (%lu more messages in the "
-                "last minute not shown)\n", h->log_dropped);
+            tap_say(h->t, "http: (%lu more messages in the last minute "
+                "not shown)", h->log_dropped);
         h->log_since = now;
         h->log_count = 0;
         h->log_dropped = 0;
@@ -832,7 +832,7 @@ tap_http_log_cb(void *cls, const char *fmt, va_list ap)
     vsnprintf(line, sizeof(line), fmt, ap);
     line[strcspn(line, "\r\n")] = '\0';
     str_sanitize(line, sizeof(line), line, strlen(line));
-    fprintf(stderr, "mcptop tap: http: %s\n", line);
+    tap_say(h->t, "http: %s", line);
 }
 
 /* --- the operator: cancel and end ---------------------------------------- */
@@ -1016,10 +1016,9 @@ tap_http_start(struct tap *t, char **cause)
     snprintf(h->listen, sizeof(h->listen), ss.ss_family == AF_INET6 ?
         "[%s]:%u" : "%s:%u", host, info != NULL ? (unsigned)info->port : 0u);
     if (!loopback)
-        fprintf(stderr, "mcptop tap: warning: listening on %s, beyond this "
-            "machine\n", h->listen);
-    fprintf(stderr, "mcptop tap: listening on http://%s/ for %s\n",
-        h->listen, h->shown);
+        tap_say(t, "warning: listening on %s, beyond this machine",
+            h->listen);
+    tap_say(t, "listening on http://%s/ for %s", h->listen, h->shown);
     t->http = h;
     tap_http_run_mhd(h);
     return 0;

@@ -14,12 +14,11 @@
 
 #include "engine/config.h"
 #include "engine/health.h"
-#include "core/record.h"
+#include "engine/record.h"
 #include "tap/tap.h"
-#include "tap/tap_ledger.h"
-#include "tap/tap_publish.h"
-
-#include <cjson/cJSON.h>
+#include "tap_ledger.h"
+#include "tap_publish.h"
+#include "util/jsonw.h"
 
 struct child;
 struct tap_http;
@@ -56,7 +55,9 @@ struct tap_inject {
 };
 
 struct tap {
-    struct ev_loop      *loop;
+    struct ev_loop      *loop;          /* the caller's */
+    const struct tap_host *host;        /* the caller's, with arg */
+    void                *arg;
     struct tap_options   opt;
     char                *name;          /* sanitized */
     char                *command;       /* the command line, sanitized */
@@ -64,10 +65,9 @@ struct tap {
     struct child        *child;
     struct tap_ledger   *ledger;
     struct tap_publish  *pub;
+    struct jsonw         line;          /* each event line, in turn */
     struct record        rec;
-    struct health        health;
-    bool                 health_set;
-    int64_t              health_since;
+    struct health_track  health;        /* the last one published */
     int64_t              started_ms;
     const char          *ops[TAP_OPS_MAX];
     size_t               nops;
@@ -90,7 +90,6 @@ struct tap {
                                            closed, 2 TERM, 3 KILL */
     bool                 shutdown;      /* the agent or a signal ended it */
     ev_timer             stage_timer;
-    ev_signal            sigint, sigterm, sighup;
     ev_timer             probe_timer;
     unsigned long        probe_seq;
     struct tap_request  *probe;         /* --probe's ping in flight */
@@ -122,10 +121,14 @@ void tap_relay_flush(struct tap *t);
 void tap_server_closed(struct tap *t);  /* exited and stdout shut (or the
                                            grace after one passed) */
 double tap_now(const struct tap *t);
-/* {"ts", "event", "server", "source": "tap"}: the head of an event line
- * (ts 0: now). Publish it (and free it) with tap_event_publish. */
-cJSON *tap_event_new(const struct tap *t, const char *event, int64_t ts);
-void   tap_event_publish(struct tap *t, cJSON *o);
+/* A line for the user, through the host (printf-style, no newline). */
+void tap_say(struct tap *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The buffer for one event line (export/jsonl.h writes it), when a reader
+ * would get it; NULL when none would (nothing need be written). */
+struct jsonw *tap_line(struct tap *t);
+/* Publish the line the buffer holds. */
+void   tap_line_send(struct tap *t);
 /* An exchange for the record (op lives as long as the call; id the
  * request's JSON text or NULL; f NULL: completed), published. */
 void   tap_exchange(struct tap *t, const char *op, const char *id,
@@ -143,12 +146,13 @@ void tap_http_stop(struct tap *t);
 int  tap_http_cancel(struct tap *t, const struct tap_request *r,
     const char *to_server, const char *to_agent, char **detail);
 /* tap_session.c: the operator's ending of the agent's session whose id
- * starts with
- * prefix: a DELETE upstream under the teardown deadline; the answer
- * line (end_result) now, the outcome later as a session_end event. */
-cJSON *tap_session_end(struct tap *t, const char *prefix);
-/* The sessions for the snapshot (never their full ids). */
-cJSON *tap_session_list_json(const struct tap *t);
+ * starts with prefix: a DELETE upstream under the teardown deadline; the
+ * answer line (end_result; caller frees) now, the outcome later as a
+ * session_end event. */
+char *tap_session_end(struct tap *t, const char *prefix);
+/* "sessions": the agent's sessions for the snapshot (never their full
+ * ids). */
+void tap_session_list_write(struct jsonw *w, const struct tap *t);
 /* tap_http.c: "127.0.0.1:8808"; the upstream URL as shown (no userinfo, no query). */
 const char *tap_http_listen(const struct tap *t);
 const char *tap_http_upstream(const struct tap *t);

@@ -14,6 +14,9 @@
  *
  * The parser never reads a clock and never allocates without bound: a line
  * or an event's data past max_bytes is an error.
+ *
+ * A face of the engine for the HTTP tap (tap_http.c), which reads
+ * a copy of each SSE answer it passes on to the agent.
  */
 #ifndef MCPTOP_ENGINE_SSE_H
 #define MCPTOP_ENGINE_SSE_H

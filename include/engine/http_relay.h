@@ -1,7 +1,7 @@
 /*
- * One HTTP transfer passed on as it arrives (engine-private; the HTTP
- * tap's upstream side, tap_http.c): the request as the caller built it
- * (method, URL, header lines, body), no redirect followed, no content
+ * One HTTP transfer passed on as it arrives (a face of the engine for the
+ * HTTP tap's upstream side, tap_http.c): the request as the caller built
+ * it (method, URL, header lines, body), no redirect followed, no content
  * decoded, and the answer handed up in order: its head once (status and
  * header lines), then each piece of body as libcurl reads it, then the
  * end with the evidence the classifier reads (failure.h). A receiver
@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/curlev.h"
 #include "engine/failure.h"
-#include "io/curlev.h"
 
 struct http_relay;
 
