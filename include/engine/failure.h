@@ -139,6 +139,8 @@ struct failure_evidence {
                                        on a fresh connection */
     bool        too_large;          /* past max_message_bytes */
     bool        sse_no_lines;       /* SSE body with no SSE in it */
+    bool        sse_empty;          /* an event stream closed with no
+                                       byte of body */
     bool        stream_ended;       /* SSE stream ended before the answer */
     bool        primed;             /* ...after the server primed it with
                                        an event id: it had the request */

@@ -52,6 +52,9 @@ struct health_input {
                                                failed */
     bool                   pagination_loop; /* the last listing repeated a
                                                cursor */
+    bool                   init_refused;    /* the last dial's initialize
+                                               was answered with a JSON-RPC
+                                               error, none completed since */
     const char            *disabled_reason; /* why the client does not run
                                                it (the declaration's), or
                                                NULL */

@@ -27,6 +27,8 @@
 //   badversion  initialize answered with protocolVersion ?v= (1999-01-01)
 //   sseshort    text/event-stream: one well-formed event, then the end,
 //               before the answer
+//   sseempty    200 text/event-stream closed before any byte of body (a
+//               dead child behind a gateway)
 //   sseraw      text/event-stream whose body is raw JSON (no SSE lines)
 //   ssesilent   text/event-stream that stays open and silent
 //   big         200 JSON answer of ?mb= MB (default 20)
@@ -187,6 +189,11 @@
 //   hang          discover is never answered; initialize works
 //   exc500        discover 500 with a serialized exception (exception500);
 //                 initialize works
+//   e32603        discover 200 -32603 "MCP server process exited" (a
+//                 gateway whose child died, then came back); initialize works
+//   dead32603     every request 200 -32603 "MCP server process exited" (a
+//                 gateway whose child is gone: no era evidence, cannot be
+//                 initialized)
 //   init32022     the first ?times= (1) discovers 404 (empty); otherwise the
 //                 modern-only `discover` server, so initialize gets 400
 //                 -32022 naming only 2026-07-28
@@ -882,6 +889,10 @@ const MESSAGE_FAULTS = {
       params: { level: "info", data: "faultlab: this stream ends before the answer" } }, 1));
     ctx.res.end();
   },
+  sseempty: (ctx) => {
+    ctx.res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    ctx.res.end();
+  },
   sseraw: (ctx) => {
     const body = JSON.stringify(healthyAnswer(ctx.msg, ctx.p, ctx.ep));
     sendText(ctx.res, 200, "text/event-stream", body);
@@ -1352,6 +1363,9 @@ const PROBE_CASES = {
   hang: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "hang") },
   // issue 13.2: discover answered 500 with a serialized exception (no JSON-RPC)
   exc500: { modernOnly: false, discover: (ctx) => faultAnswers(ctx, "exception500") },
+  // issue 45.2: a gateway's -32603 for its dead child is no era evidence
+  e32603: { modernOnly: false, discover: (ctx) => gatewayDead(ctx) },
+  dead32603: { modernOnly: false, dead: true, discover: (ctx) => gatewayDead(ctx) },
   // issue 13.2: the first ?times= (1) discovers 404 (taken for legacy); a
   // modern-only server otherwise, so initialize gets 400 -32022 naming only
   // 2026-07-28
@@ -1360,6 +1374,14 @@ const PROBE_CASES = {
     discover: (ctx) => (ctx.ep.discovers > ctx.p.num("times", 1) ? false : emptyStatus(ctx, 404)),
   },
 };
+
+// What a gateway (supergateway, mcp-proxy) answers when its child died.
+function gatewayDead(ctx) {
+  ctx.c.faults++;
+  sendJson(ctx.res, 200, rpcError(ctx.msg && ctx.msg.id !== undefined ? ctx.msg.id : null,
+    -32603, "MCP server process exited"));
+  return true;
+}
 
 function emptyStatus(ctx, status, headers = {}) {
   ctx.c.faults++;
@@ -1381,6 +1403,7 @@ function probePost(ctx) {
     ep.discovers++;
     if (pc.discover(ctx)) return;
   }
+  if (pc.dead && ctx.msg && ctx.msg.id !== undefined) return gatewayDead(ctx);
   if (pc.modernOnly) return modernPost(ctx);
   // ?init=<fault>: that message fault answers initialize
   if (p.initFault && msg && msg.method === "initialize") {

@@ -943,6 +943,8 @@ PROBE_TABLE = [
     ("e32000", "legacy", ("reachable", LEGACY)),
     ("404", "legacy", ("reachable", LEGACY)),
     ("405", "legacy", ("reachable", LEGACY)),
+    ("e32603", "legacy", ("reachable", LEGACY)),
+    ("dead32603", None, ("cannot_be_initialized", None)),
     ("401", None, ("http_status", 401)),
     ("503", None, ("http_status", 503)),
     ("reset", None, ("connection_failed", None)),
@@ -979,6 +981,11 @@ def probe_path(case):
     return "/probe/%s?run=%s" % (case, Probe.run)
 
 
+def warnings_text(row):
+    w = dig(row, "warnings")
+    return " | ".join(str(x) for x in w) if isinstance(w, list) else ""
+
+
 def probe_row(c, case, era, expect):
     probe_run()
     if Probe.error:
@@ -1012,6 +1019,24 @@ def probe_row(c, case, era, expect):
                     "the -32022 was followed by a retried discover (methods %r)" % methods)
         if era == "legacy":
             c.check(methods.get("initialize", 0) >= 1, "fell back to initialize (methods %r)" % methods)
+        if case == "e32603":
+            # initialize worked, so legacy; the probe's -32603 is said
+            ws = warnings_text(row)
+            c.check("era legacy: server/discover answered JSON-RPC error -32603" in ws
+                    and "initialize worked" in ws, "the warning names the -32603: %r" % ws)
+    elif expect[0] == "cannot_be_initialized":
+        # issue 45.2: a gateway whose child is gone answers every method
+        # -32603: no era evidence, and down, not degraded
+        ws = warnings_text(row)
+        c.eq(dig(row, "ok"), False, "ok")
+        c.eq(dig(row, "health"), "down", "health")
+        c.eq(dig(row, "health_reason"), "cannot be initialized", "health_reason")
+        c.eq(dig(row, "liveness", "state"), "reachable", "liveness.state (it answers)")
+        c.eq(dig(row, "last_failure", "kind"), "protocol", "last_failure.kind")
+        c.check("MCP server process exited" in str(dig(row, "last_failure", "detail")),
+                "the server's words in last_failure.detail: %r" % dig(row, "last_failure", "detail"))
+        c.check("no era evidence" in ws and "-32603" in ws, "the warning names what was seen: %r" % ws)
+        c.check(methods.get("initialize", 0) >= 1, "initialize was tried (methods %r)" % methods)
     else:
         kind, status = expect
         c.eq(dig(row, "ok"), False, "ok")

@@ -153,6 +153,12 @@ MATRIX = [
     # request, and the resumption SEP-1699 asks for was refused (issue 17).
     R("SSE ends before the answer @ping", "lab:/sseshort/ping", "ping",
       "connection_closed", "yes", "unreachable", detail=r"resumption"),
+    # issue 45, item 3: an event stream closed before any byte is a stream
+    # cut under the request, not an answer that is no MCP
+    R("empty event stream @dial", "lab:/sseempty/dial", "dial",
+      "connection_closed", "no", "unreachable", detail=r"closed before any event"),
+    R("empty event stream @ping", "lab:/sseempty/ping", "ping",
+      "connection_closed", "unknown", "unreachable", detail=r"closed before any event"),
     # --- the server answered with an error ------------------------------------
     R("JSON-RPC error with our id @dial", "lab:/rpcerror/dial", "dial", "protocol", "yes", "reachable"),
     R("JSON-RPC error with our id @ping", "lab:/rpcerror/ping", "ping", "protocol", "yes", "reachable"),

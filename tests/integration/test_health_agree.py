@@ -6,8 +6,10 @@ table of section 4b gives it:
 
   healthy   /healthy                     ok        the exchange completed
   rpc-ping  /rpcerror/ping               degraded  pings answered -32603
-  rpc-all   /rpcerror/any                degraded  every request answered
-                                                   with a JSON-RPC error
+  rpc-all   /rpcerror/any                down      every request answered
+                                                   with a JSON-RPC error,
+                                                   initialize too: "cannot
+                                                   be initialized"
   refused   a closed loopback port       down      connect_refused
   gateway   /html502/dial                unknown   a gateway's 502 page
   broken    "notaurl"                    invalid   cannot be dialed
@@ -47,7 +49,7 @@ EXIT_WAIT = 10.0
 EXPECTED = {
     "healthy": "ok",
     "rpc-ping": "degraded",
-    "rpc-all": "degraded",
+    "rpc-all": "down",
     "refused": "down",
     "gateway": "unknown",
     "broken": "invalid",

@@ -1189,9 +1189,10 @@ test_era_discover_unknown_falls_back(void **state)
     assert_string_equal(fx->sent[3].method, "tools/list");
     assert_false(fx->sent[3].flags & TRANSPORT_MODERN);
     assert_int_equal(client_era(fx->c), MCP_ERA_LEGACY);
-    assert_true(log_has(fx,
-        "era: legacy (non-modern JSON-RPC error to discover)"));
-    /* The probe's error is no failure of the dial. */
+    assert_true(log_has(fx, "no era evidence; trying initialize"));
+    /* -32601 is what a legacy server says to an unknown method: no
+     * warning; the probe's error is no failure of the dial. */
+    assert_null(client_warning(fx->c));
     assert_int_equal(fx->nexchanges, 0);
     assert_int_equal(client_tools(fx->c), 3);
 }
@@ -1251,6 +1252,71 @@ test_era_initialize_refused_after_probe_http(void **state)
     assert_int_equal(fx->opens, 1);
     assert_int_equal(sent_count(fx, "initialize"), 1);
     assert_null(client_warning(fx->c));
+}
+
+/*
+ * A gateway whose child died answers every method 200 with -32603
+ * (issue 45, item 2): no era evidence. The era stays empty, the warning
+ * names what was seen, the server is refused at initialize ("cannot be
+ * initialized"); once initialize works, legacy on that evidence.
+ */
+static void
+test_era_gateway_error_no_evidence(void **state)
+{
+    struct fixture *fx = *state;
+    const char     *w;
+
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32603 });
+    rule(fx, (struct fake_rule){ .method = "initialize", .uses = 1,
+        .kind = FAKE_ERROR, .code = -32603 });
+    script_legacy(fx, "sess-g", INIT_RESULT("2025-06-18", TOOLS_CAP));
+    dial_until(fx, 1);
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->dials[0].rpc_code, -32603);
+    assert_int_equal(client_era(fx->c), MCP_ERA_NONE);
+    assert_true(client_init_refused(fx->c));
+    w = client_warning(fx->c);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "no era evidence"));
+    assert_non_null(strstr(w, "server/discover answered JSON-RPC error "
+        "-32603"));
+
+    /* The next dial probes again (nothing was remembered), and this time
+     * initialize works: legacy, said. */
+    dial_until(fx, 2);
+    assert_true(fx->dials[1].completed);
+    assert_int_equal(sent_count(fx, "server/discover"), 2);
+    assert_int_equal(client_era(fx->c), MCP_ERA_LEGACY);
+    assert_false(client_init_refused(fx->c));
+    w = client_warning(fx->c);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "era legacy: server/discover answered "
+        "JSON-RPC error -32603"));
+    assert_non_null(strstr(w, "initialize worked"));
+}
+
+/* The same gateway over stdio, where a refused initialize after the
+ * probe gets one fresh child: the fresh child refused too, so no era. */
+static void
+test_era_gateway_error_fresh_peer(void **state)
+{
+    struct fixture *fx = *state;
+
+    fx->caps = TRANSPORT_CAP_FRESH_PEER;
+    fx->decl.era = CONFIG_ERA_AUTO;
+    rule(fx, (struct fake_rule){ .method = "server/discover",
+        .kind = FAKE_ERROR, .code = -32603 });
+    rule(fx, (struct fake_rule){ .method = "initialize",
+        .kind = FAKE_ERROR, .code = -32603 });
+    dial_until(fx, 1);
+    assert_false(fx->dials[0].completed);
+    assert_int_equal(fx->opens, 2);
+    assert_int_equal(sent_count(fx, "initialize"), 2);
+    assert_int_equal(client_era(fx->c), MCP_ERA_NONE);
+    assert_true(client_init_refused(fx->c));
+    assert_non_null(strstr(client_warning(fx->c), "no era evidence"));
 }
 
 /* A DiscoverResult listing 2026-07-28: modern, no initialize, the listing
@@ -1601,6 +1667,30 @@ test_probe_timeout_recorded_and_rescheduled(void **state)
     assert_false(client_probe_ok(fx->c));
 }
 
+/* A deep check whose tool answers isError: a tools/call exchange whose
+ * detail names the step first, as a dial's does (issue 45, item 8). */
+static void
+test_probe_error_names_step(void **state)
+{
+    static char                probe_name[] = "boom";
+    static char                probe_args[] = "{}";
+    static struct config_probe probe = { .name = probe_name,
+        .arguments = probe_args, .interval_ms = 100, .timeout_ms = 500 };
+    struct fixture            *fx = *state;
+
+    fx->decl.probe = &probe;
+    rule(fx, (struct fake_rule){ .method = "tools/call", .kind = FAKE_RESULT,
+        .result = "{\"content\":[{\"type\":\"text\",\"text\":"
+        "\"disk full\"}],\"isError\":true}" });
+    dial_legacy(fx, "sess-15");
+    wait_exchanges(fx, 1);
+    assert_string_equal(fx->exchanges[0].op, "tools/call");
+    assert_false(fx->exchanges[0].completed);
+    assert_string_equal(fx->exchanges[0].detail,
+        "tools/call: tool boom answered isError: disk full");
+    assert_false(client_probe_ok(fx->c));
+}
+
 /* A refused connect to ping: the server is unreachable; the host's policy
  * decides. Yes: the session goes to be ended and the host plans a dial
  * after a backoff. No (check mode): the session stays, the next ping is
@@ -1739,6 +1829,8 @@ main(void)
         T(test_dial_fails_at_list),
         T(test_abandoned_initialize_session_ended),
         T(test_era_discover_unknown_falls_back),
+        T(test_era_gateway_error_no_evidence),
+        T(test_era_gateway_error_fresh_peer),
         T(test_era_modern_keeps_modern),
         T(test_era_initialize_refused_after_probe_fresh_peer),
         T(test_era_initialize_refused_after_probe_http),
@@ -1751,6 +1843,7 @@ main(void)
         T(test_ping_stray_answer),
         T(test_dial_stray_answer),
         T(test_probe_timeout_recorded_and_rescheduled),
+        T(test_probe_error_names_step),
         T(test_ping_refused_unreachable),
         T(test_session_lost_redialed_once),
         T(test_session_presumed_lost_only_once),

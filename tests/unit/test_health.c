@@ -82,6 +82,31 @@ test_degraded(void **state)
     assert_string_equal(h.reason, "");
 }
 
+/* Reachable, but every initialize refused with a JSON-RPC error (a
+ * gateway whose child died): down, "cannot be initialized", not the
+ * degraded of a server whose calls fail. */
+static void
+test_cannot_be_initialized(void **state)
+{
+    struct liveness r = live(LIVENESS_REACHABLE);
+    struct liveness u = live(LIVENESS_UNREACHABLE);
+    struct health_input in = { .operator_state = HEALTH_OPERATOR_MONITORED,
+        .liveness = &r, .fail_streak = 3, .init_refused = true };
+    struct health       h = health_of(&in);
+
+    (void)state;
+    assert_int_equal(h.state, HEALTH_DOWN);
+    assert_string_equal(h.reason, "cannot be initialized");
+    in.liveness = &u;
+    assert_string_equal(health_of(&in).reason, "unreachable");
+    in.liveness = &r;
+    in.operator_state = HEALTH_OPERATOR_PAUSED;
+    assert_int_equal(health_of(&in).state, HEALTH_PAUSED);
+    in.operator_state = HEALTH_OPERATOR_MONITORED;
+    in.init_refused = false;
+    assert_int_equal(health_of(&in).state, HEALTH_DEGRADED);
+}
+
 /* The operator's states win over any observation, and are not
  * monitored; an invalid entry is monitored and not ok. */
 static void
@@ -161,6 +186,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_liveness),
         cmocka_unit_test(test_degraded),
+        cmocka_unit_test(test_cannot_be_initialized),
         cmocka_unit_test(test_operator_states),
         cmocka_unit_test(test_track),
         cmocka_unit_test(test_names),

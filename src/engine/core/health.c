@@ -56,6 +56,10 @@ health_of(const struct health_input *in)
     default:
         break;
     }
+    /* Reachable, but every initialize refused: it answers and cannot be
+     * used at all (the server's words are on the failed exchange). */
+    if (in->init_refused)
+        return (struct health){ HEALTH_DOWN, "cannot be initialized" };
     /* Reachable: it answers; is what it answers working? A failed
      * exchange that left liveness reachable was answered with a JSON-RPC
      * error. */

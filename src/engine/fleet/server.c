@@ -98,6 +98,7 @@ server_health_input(const struct server *s, struct health_input *in)
         break;
     }
     in->probe_failing = s->client != NULL && !client_probe_ok(s->client);
+    in->init_refused = s->client != NULL && client_init_refused(s->client);
     in->pagination_loop = s->client != NULL &&
         client_pagination_loop(s->client);
 }

@@ -70,6 +70,7 @@ struct http_xfer {
     size_t                      body_used;
     size_t                      body_cap;
     int64_t                     response_bytes;
+    int64_t                     body_bytes;         /* of it, the body */
     bool                        too_large;
     bool                        stopped;
     char                        errbuf[CURL_ERROR_SIZE];
@@ -273,6 +274,7 @@ http_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
     size_t            n = size * nmemb;
 
     x->response_bytes += (int64_t)n;
+    x->body_bytes += (int64_t)n;
     if (!x->headers_done && http_headers_complete(x) != 0)
         return 0;
     if (x->cb->on_activity != NULL)
@@ -759,8 +761,10 @@ http_fill_result(struct http_xfer *x, CURLcode code, bool ended,
     r->evd.resent = x->maybe_resent && nconn > 0;
     r->evd.too_large = x->too_large;
     if (x->is_sse && ended && !x->stopped && !x->too_large &&
-        sse_lines_recognised(x->sse) == 0 && x->response_bytes > 0)
-        r->evd.sse_no_lines = true;
+        sse_lines_recognised(x->sse) == 0 && x->body_bytes > 0)
+        r->evd.sse_no_lines = true;     /* text, but no SSE */
+    if (x->is_sse && ended && !x->stopped && x->body_bytes == 0)
+        r->evd.sse_empty = true;        /* closed before any event */
 
     if (ended && code == CURLE_BAD_CONTENT_ENCODING) {
         /* An answer came, in an encoding that could not be decoded: what

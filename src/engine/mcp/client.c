@@ -379,6 +379,21 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
     }
     ev_timer_stop(c->env->loop, &c->open_timer);
     ev_timer_stop(c->env->loop, &c->fresh_timer);
+    /* Refused by the server itself, at initialize: "cannot be
+     * initialized" (DESIGN.md section 4b) while no dial completes. */
+    c->init_refused = evd->rpc_error && c->dial_step != NULL &&
+        strcmp(c->dial_step, "initialize") == 0;
+    if (c->probe_note != NULL) {
+        /* The probe proved nothing and initialize did not work either:
+         * the era stays as it was (empty, for a server never dialed), and
+         * what was seen is said. */
+        free(c->warning);
+        c->warning = str_printf("no era evidence: %s; initialize failed "
+            "too", c->probe_note);
+        c->warning_no_era = true;
+        free(c->probe_note);
+        c->probe_note = NULL;
+    }
     client_drop(c, "the dial failed after the session was issued");
     client_free_strv(c->list_acc, c->list_n);
     c->list_acc = NULL;
@@ -411,14 +426,21 @@ client_dial_completed(struct client *c)
         return;
     }
     ev_timer_stop(c->env->loop, &c->open_timer);
+    c->init_refused = false;
     if (c->probe_note != NULL) {
-        /* The probe got no JSON-RPC answer and initialize worked: legacy,
-         * on that evidence, said. */
+        /* The probe proved nothing and initialize worked: legacy, on that
+         * evidence, said. */
         free(c->warning);
         c->warning = str_printf("era legacy: %s; initialize worked",
             c->probe_note);
+        c->warning_no_era = false;
         free(c->probe_note);
         c->probe_note = NULL;
+    } else if (c->warning_no_era) {
+        /* A dial worked since: what the era is now was learnt. */
+        free(c->warning);
+        c->warning = NULL;
+        c->warning_no_era = false;
     }
     c->dialed_once = true;
     c->rtt_ms = ms;
@@ -1140,6 +1162,12 @@ unsigned long
 client_probe_notices(const struct client *c)
 {
     return c->deep != NULL ? c->deep->notices : 0;
+}
+
+bool
+client_init_refused(const struct client *c)
+{
+    return c->init_refused;
 }
 
 bool

@@ -180,6 +180,10 @@ bool client_probe_now(struct client *c);
 /* Its last completed round trip, ms (-1 none); notices seen during calls. */
 double client_probe_ms(const struct client *c);
 unsigned long client_probe_notices(const struct client *c);
+/* True while the last dial was refused at initialize with a JSON-RPC
+ * error, and none has completed since: the server answers but cannot be
+ * initialized (DESIGN.md section 4b). */
+bool client_init_refused(const struct client *c);
 /* False only when the last deep check (completed) failed. */
 bool client_probe_ok(const struct client *c);
 /* True while the last listing stopped at a repeated nextCursor; with how

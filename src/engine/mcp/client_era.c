@@ -88,6 +88,37 @@ client_take_discover(struct client *c, const struct jsonrpc_msg *m)
     c->cache_scope = v != NULL ? str_sanitized(v) : NULL;
 }
 
+/*
+ * The probe got a JSON-RPC error that is none of 2026-07-28's own: no era
+ * evidence (a gateway whose child died answers every method -32603). The
+ * era is left as it is and initialize is tried in the same dial: only its
+ * result is evidence (DESIGN.md section 6). -32601 (method not found) is
+ * what a legacy server says to a method it does not know: nothing to say;
+ * any other code is kept, to be said as the warning either way.
+ */
+static void
+client_unproven_initialize(struct client *c,
+    const struct failure_evidence *evd, const char *detail)
+{
+    if (evd->rpc_error_code != -32601) {
+        free(c->probe_note);
+        c->probe_note = str_printf("server/discover answered %.160s",
+            detail);
+    }
+    client_log(c, "era: server/discover got JSON-RPC error %ld, no era "
+        "evidence; trying initialize", evd->rpc_error_code);
+    if (!transport_alive(c->t)) {
+        struct transport_failure f;
+
+        c->respawned = true;
+        if (transport_open(c->t, &f) < 0) {
+            client_dial_failed(c, &f.evd, f.detail);
+            return;
+        }
+    }
+    client_send_initialize(c);
+}
+
 /* Is this JSON-RPC error one only a 2026-07-28 server sends? */
 static bool
 client_modern_error(long code)
@@ -160,7 +191,7 @@ client_on_discover(struct client *c, struct client_req *rq,
             client_dial_failed(c, &evd, detail);
             return;
         }
-        client_fallback_legacy(c, "non-modern JSON-RPC error to discover");
+        client_unproven_initialize(c, &evd, detail);
         return;
     }
     if (!auto_era) {

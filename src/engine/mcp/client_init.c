@@ -108,8 +108,8 @@ client_send_initialized(struct client *c)
  * A child that answered initialize with a JSON-RPC error after the era
  * probe (a stdio bridge such as supergateway forwards server/discover
  * upstream and then refuses initialize: "Server already initialized") is
- * treated like one that died on the probe: a fresh child, era legacy,
- * initialize with no probe. The warning says so once the dial works. The
+ * treated like one that died on the probe: a fresh child, initialize with
+ * no probe (the era is legacy once it works, never before). The warning says so once the dial works. The
  * answer is read inside the old child's stdout callback, which must not
  * see its child freed: the fresh one is opened on the next loop turn.
  */
@@ -118,7 +118,6 @@ client_initialize_fresh(struct client *c, const struct failure_evidence *evd,
     const char *detail)
 {
     c->respawned = true;
-    c->era = MCP_ERA_LEGACY;
     free(c->probe_note);
     c->probe_note = str_printf("the child refused initialize after "
         "server/discover (%.120s), so a fresh child was dialed with no "

@@ -117,9 +117,14 @@ struct client {
                                                own callback */
     bool                        silent_probe;   /* legacy by silence */
     int64_t                     probe_id;       /* the last probe's id */
-    char                       *probe_note;     /* a probe that got no
-                                                   JSON-RPC answer */
+    char                       *probe_note;     /* a probe that proved
+                                                   no era */
     char                       *warning;        /* an era verdict's note */
+    bool                        warning_no_era; /* ...one of no evidence,
+                                                   gone once a dial works */
+    bool                        init_refused;   /* the last dial: a
+                                                   JSON-RPC error to
+                                                   initialize */
     ev_tstamp                   dial_started;
     ev_timer                    open_timer;
     bool                        dialed_once;

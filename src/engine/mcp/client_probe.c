@@ -18,6 +18,21 @@
 #include "util/str.h"
 #include "util/xmalloc.h"
 
+/* A deep check failed: recorded as a tools/call exchange whose detail
+ * names its step, as a dial's names the step that failed. */
+static void
+client_probe_fail(struct client *c, const struct failure_evidence *evd,
+    double ms, const char *detail)
+{
+    char named[280];
+
+    if (detail != NULL && strstr(detail, "tools/call") == NULL) {
+        snprintf(named, sizeof(named), "tools/call: %.260s", detail);
+        detail = named;
+    }
+    client_fail(c, "tools/call", evd, ms, detail);
+}
+
 /* The probe's own timeout: the configured one, else the server's. */
 static long
 client_probe_timeout_ms(const struct client *c)
@@ -93,7 +108,7 @@ client_probe_now(struct client *c)
         struct failure_evidence evd = { .net = NET_OTHER };
 
         client_req_free(rq, NULL);
-        client_fail(c, "tools/call", &evd, 0, cause);
+        client_probe_fail(c, &evd, 0, cause);
         free(cause);
         free(body);
         return false;
@@ -113,7 +128,7 @@ client_probe_timed_out(struct client *c, struct failure_evidence *evd,
         "%ld ms (the deep check's timeout)", p != NULL ? p->name : "?",
         client_probe_timeout_ms(c));
     client_probe_held(c, false);
-    client_fail(c, "tools/call", evd, ms, why != NULL ? why : detail);
+    client_probe_fail(c, evd, ms, why != NULL ? why : detail);
     client_probe_schedule(c);
 }
 
@@ -132,7 +147,7 @@ client_on_call(struct client *c, struct client_req *rq,
         client_probe_held(c, false);
         if (!client_session_lost(c, "tools/call", res->carried_session, &evd,
             ms, detail))
-            client_fail(c, "tools/call", &evd, ms, detail);
+            client_probe_fail(c, &evd, ms, detail);
         client_probe_schedule(c);
         return;
     }
@@ -155,7 +170,7 @@ client_on_call(struct client *c, struct client_req *rq,
                 "found%s%.120s", p != NULL ? p->name : "?", clean[0] ?
                 "; it said: " : "", clean);
         client_probe_held(c, false);
-        client_fail(c, "tools/call", &evd, ms, detail);
+        client_probe_fail(c, &evd, ms, detail);
         client_probe_schedule(c);
         return;
     }

@@ -275,6 +275,12 @@ http_judge_post(const struct http_result *r, int64_t id, const char *method,
              * nothing else can come (issue 26, item 8). */
             f->evd.no_matching_response = true;
             jsonrpc_stray_words(stray, id, f->detail, sizeof(f->detail));
+        } else if (f->evd.sse_empty) {
+            /* A stream cut under the request (a gateway whose child
+             * died): no byte came, so nothing of it is MCP or not. */
+            f->evd.stream_ended = true;
+            snprintf(f->detail, sizeof(f->detail), "the event stream "
+                "answering id %lld closed before any event", (long long)id);
         } else {
             f->evd.stream_ended = true;
             snprintf(f->detail, sizeof(f->detail), "SSE stream ended before "
