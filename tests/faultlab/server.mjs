@@ -120,7 +120,9 @@
 //                       every request, any method, 503 + Retry-After: S (7)
 //                       (date=1: as an HTTP date)
 //   ?get=N on /listchanged (any endpoint that offers the GET stream): the
-//                       GET is answered N with "No sessionId" (Express)
+//                       GET is answered N with "No sessionId" (Express);
+//                       ?get=json: 200 with a JSON body; ?get=empty: 200
+//                       with no body (no event stream either way)
 //   DELETE behaviour, on any endpoint with ?delete=, or as the paths below:
 //     /delete405 /delete404 /delete500 /deletehang /deletedelay?ms=N /deletereset
 //     ?delete=200|405|404|500|hang|delay|reset   (200 ends the session)
@@ -1122,6 +1124,13 @@ function handleGet(ctx) {
   // Express servers answer it ("No sessionId"); POSTs are unaffected.
   if (p.num("get", 0) >= 400) {
     return sendText(res, p.num("get", 0), "text/html", "No sessionId\n");
+  }
+  if (p.str("get", "") === "json") {
+    return sendJson(res, 200, { status: "ok", message: "no stream here" });
+  }
+  if (p.str("get", "") === "empty") {
+    res.writeHead(200, { "Content-Length": 0 });
+    return res.end();
   }
   if (p.sessions && sid !== undefined && !ep.sessions.has(sid) && p.str("expired", "404") !== "serve" &&
       p.str("expired", "404") !== "404") {

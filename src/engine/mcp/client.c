@@ -336,6 +336,7 @@ client_drop(struct client *c, const char *why)
     }
     transport_stream_close(c->t);
     c->stream_none = false;
+    c->stream_nones = 0;
     c->stream_opened = false;
     ev_timer_stop(c->env->loop, &c->stream_timer);
     ev_timer_stop(c->env->loop, &c->stream_idle);

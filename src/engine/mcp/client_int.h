@@ -34,6 +34,10 @@ struct jsonrpc_msg;
 #define CLIENT_STREAM_FLOOR_S   1.0     /* the least wait before one */
 #define CLIENT_STREAM_CAP_S     30.0
 #define CLIENT_STREAM_IDLE_MIN_S 60.0
+/* A GET answered with no stream is asked again after 30 s, doubling to
+ * 10 min: rarely, and never against liveness. */
+#define CLIENT_STREAM_NONE_FLOOR_S 30.0
+#define CLIENT_STREAM_NONE_CAP_S   600.0
 #define CLIENT_RELIST_MIN_S     1.0     /* re-listings at most this often */
 
 enum client_op {
@@ -151,7 +155,11 @@ struct client {
     ev_timer                    relist_timer;
 
     /* the server stream: the GET stream, or subscriptions/listen */
-    bool                        stream_none;    /* 405: the server has none */
+    bool                        stream_none;    /* the server has none for
+                                                   us now: asked again only
+                                                   on stream_timer */
+    unsigned                    stream_nones;   /* answers saying so, this
+                                                   session (the backoff) */
     bool                        stream_opened;
     ev_tstamp                   stream_started;
     int64_t                     stream_retry_ms;

@@ -71,6 +71,7 @@ client_stream_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    c->stream_none = false;     /* asked again, rarely (client_no_stream) */
     client_streams_start(c);
 }
 
@@ -164,6 +165,32 @@ client_on_stream_open(struct client *c, struct client_req *listen)
     ev_timer_again(c->env->loop, &c->stream_idle);
 }
 
+/*
+ * The optional GET was answered with no stream (a 405, a 4xx that is no
+ * auth or rate refusal, a 2xx that is no event stream: JSON, an empty
+ * body): the server has no stream for us now. An answer, never a failure
+ * of the server: said once a session, and asked again only rarely (from
+ * 30 s, doubling to 10 min, with jitter).
+ */
+static void
+client_no_stream(struct client *c, double ms, const char *what)
+{
+    double jitter = 0.9 + 0.2 * ((double)rand() / RAND_MAX);
+    double delay;
+
+    if (c->stream_nones++ == 0)
+        client_log(c, "stream: %s: the server has no stream for us; asked "
+            "again rarely", what);
+    c->stream_none = true;
+    client_report_exchange(c, "stream", NULL, ms);
+    delay = fmin(CLIENT_STREAM_NONE_CAP_S, CLIENT_STREAM_NONE_FLOOR_S *
+        pow(2.0, (double)(c->stream_nones > 6 ? 6 : c->stream_nones - 1)));
+    delay = fmax(delay * jitter, client_wait_left(c));
+    ev_timer_stop(c->env->loop, &c->stream_timer);
+    ev_timer_set(&c->stream_timer, delay, 0.);
+    ev_timer_start(c->env->loop, &c->stream_timer);
+}
+
 void
 client_on_stream_closed(struct client *c, const struct transport_event *e)
 {
@@ -175,10 +202,7 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
     if (e->retry_ms >= 0)
         c->stream_retry_ms = e->retry_ms;
     if (e->none) {
-        /* The server offers no stream: never ask again this session. */
-        c->stream_none = true;
-        client_log(c, "stream: 405, the server has no GET stream");
-        client_report_exchange(c, "stream", NULL, ms);
+        client_no_stream(c, ms, "HTTP 405 to the optional GET");
         return;
     }
     if (e->opened) {
@@ -196,15 +220,15 @@ client_on_stream_closed(struct client *c, const struct transport_event *e)
         client_ping(c, false);
         return;
     }
-    if (st >= 400 && st < 500 && st != 401 && st != 403 && st != 407 &&
-        st != 429) {
-        /* A 4xx to the optional GET is the server saying it has no stream
-         * for us (Express's 400 "No sessionId"): an answer, not a failure
-         * of the server; noted once, not asked again this session. */
-        c->stream_none = true;
-        client_log(c, "stream: HTTP %ld to the optional GET: the server has "
-            "no stream for us (%s)", st, e->failure->detail);
-        client_report_exchange(c, "stream", NULL, ms);
+    if ((st >= 400 && st < 500 && st != 401 && st != 403 && st != 407 &&
+        st != 429) || (st >= 200 && st < 300)) {
+        /* A 4xx (Express's 400 "No sessionId"), or a 2xx that is no event
+         * stream (a JSON body, an empty one): no stream for us. */
+        char what[200];
+
+        snprintf(what, sizeof(what), "HTTP %ld to the optional GET (%.150s)",
+            st, e->failure->detail);
+        client_no_stream(c, ms, what);
         return;
     }
     client_fail(c, "stream", &e->failure->evd, ms, e->failure->detail);

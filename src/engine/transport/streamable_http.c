@@ -22,6 +22,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "transport/ending_run.h"
 #include "engine/http.h"
@@ -190,17 +191,20 @@ streamable_http_req_free(struct streamable_http_transport *t,
 
 /* --- libcurl callbacks: record and queue only ---------------------------- */
 
-/* http_callbacks.on_headers: a stream is open at its 2xx headers. */
+/* http_callbacks.on_headers: a stream is open at its 2xx headers; the
+ * GET's only when they say text/event-stream (a 200 with JSON or nothing
+ * is the server saying it has no stream for us). */
 static int
 streamable_http_headers_cb(void *arg, struct http_xfer *hx, long status,
     const char *content_type)
 {
     struct streamable_http_req *r = arg;
+    bool                        sse = content_type != NULL &&
+        strncasecmp(content_type, "text/event-stream", 17) == 0;
 
     (void)hx;
-    (void)content_type;
-    if ((r->is_get || (r->flags & TRANSPORT_STREAMING)) && status >= 200 &&
-        status < 300 && !r->opened) {
+    if ((r->is_get ? sse : (r->flags & TRANSPORT_STREAMING) != 0) &&
+        status >= 200 && status < 300 && !r->opened) {
         r->opened = true;
         transport_queue_push(&r->t->queue, TRANSPORT_STREAM_OPEN,
             r->is_get ? NULL : r->owner, NULL);
