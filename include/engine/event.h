@@ -27,6 +27,8 @@ enum event_type {
     EVENT_HEALTH,           /* a server's health changed (and its first) */
     EVENT_REQUEST,          /* a tap's ledger: a request started,
                                progressed, ended; a cancel's answer */
+    EVENT_ASKED,            /* the server sent its client a request, which
+                               mcptop answered */
 };
 
 struct event {
@@ -51,6 +53,12 @@ struct event {
     /* EVENT_REQUEST (server.h: enum server_request_phase) */
     int                  request_phase;
     const struct server_request *request;   /* borrowed */
+    /* EVENT_ASKED: which (enum mcp_asked), its method (sanitized) and id
+     * (described), and what was answered ("result", "-32601") */
+    int                  asked_kind;
+    const char          *asked_method;
+    const char          *asked_id;
+    const char          *asked_answer;
 };
 
 /* A subscriber. The event and what it points to are valid during the call

@@ -28,6 +28,24 @@ enum mcp_era {
 /* "modern" / "legacy" / "legacy_sse"; NULL for MCP_ERA_NONE. */
 const char *mcp_era_name(enum mcp_era e);
 
+/* A request the server sent its client, by method: a bounded set, for
+ * counts and metric labels (basic/utilities/ping, client/roots,
+ * client/sampling, client/elicitation). */
+enum mcp_asked {
+    MCP_ASKED_PING,
+    MCP_ASKED_ROOTS,            /* roots/list */
+    MCP_ASKED_SAMPLING,         /* sampling/createMessage */
+    MCP_ASKED_ELICITATION,      /* elicitation/create */
+    MCP_ASKED_OTHER,            /* any other method */
+    MCP_ASKED__COUNT
+};
+
+/* Which of them method is (NULL: other). */
+enum mcp_asked mcp_asked_of(const char *method);
+/* "ping", "roots/list", "sampling/createMessage", "elicitation/create",
+ * "other". Static string. */
+const char *mcp_asked_name(enum mcp_asked k);
+
 /* Session facts; NULL pointers when unknown. id_prefix is at most 8
  * characters of the id (the id is a credential: never shown whole). */
 struct mcp_session_info {

@@ -233,6 +233,9 @@ bool server_probe_now(struct server *s);
  * that came during calls. */
 double server_probe_ms(const struct server *s);
 unsigned long server_probe_notices(const struct server *s);
+/* Requests of kind the server sent its client and mcptop answered (a
+ * dialed server's; 0 for the other kinds). */
+unsigned long server_asked(const struct server *s, enum mcp_asked kind);
 /* True when at least one dial has finished (either way). */
 bool server_dial_settled(const struct server *s);
 /* How many pings completed / failed since start. */

@@ -200,6 +200,27 @@ jsonl_last_failure(struct jsonw *w, const struct server *s)
     jsonw_object_close(w);
 }
 
+/* "server_requests": the server's own requests, answered, by method
+ * (only those that came; no key when none did). */
+static void
+jsonl_asked(struct jsonw *w, const struct server *s)
+{
+    bool open = false;
+
+    for (int k = 0; k < MCP_ASKED__COUNT; k++) {
+        unsigned long n = server_asked(s, (enum mcp_asked)k);
+
+        if (n == 0)
+            continue;
+        if (!open)
+            jsonw_object_open(w, "server_requests");
+        open = true;
+        jsonw_int(w, mcp_asked_name((enum mcp_asked)k), (int64_t)n);
+    }
+    if (open)
+        jsonw_object_close(w);
+}
+
 /* The deep check's own round trip, apart from the ping's. */
 static void
 jsonl_probe(struct jsonw *w, const struct server *s)
@@ -435,6 +456,7 @@ jsonl_server_members(struct jsonw *w, const struct server *s)
         jsonw_null(w, "last_success_at");
     if (server_decl(s)->probe != NULL)
         jsonl_probe(w, s);
+    jsonl_asked(w, s);
 }
 
 /* A cJSON tree of the text w holds (freed). */
@@ -698,6 +720,12 @@ jsonl_event_write(struct jsonw *w, const struct event *e)
         if (e->request->outcome[0] != '\0')
             jsonl_sanitized(w, e->request_phase == SERVER_REQUEST_END ?
                 "outcome" : "detail", e->request->outcome);
+        break;
+    case EVENT_ASKED:
+        jsonl_head(w, e->ts, "server_request", name, false);
+        jsonl_str(w, "method", e->asked_method);
+        jsonl_str(w, "id", e->asked_id);
+        jsonl_str(w, "answered", e->asked_answer);
         break;
     case EVENT_HEALTH:
         jsonl_head(w, e->ts, "health", name, false);

@@ -616,6 +616,10 @@ metrics_event_cb(void *arg, const struct event *e)
     case EVENT_TOOLS_CHANGED:
         r->tools_changes++;
         break;
+    case EVENT_ASKED:
+        if ((unsigned)e->asked_kind < MCP_ASKED__COUNT)
+            r->asked[e->asked_kind]++;
+        break;
     case EVENT_ENDING:
         if (e->ending != NULL && e->ending->outcome != ENDING_PENDING &&
             (unsigned)e->ending->outcome < ENDING__COUNT)

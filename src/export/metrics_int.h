@@ -80,6 +80,8 @@ struct metrics_server {
     size_t                 nfails, capfails;
     uint64_t               endings[ENDING__COUNT];
     uint64_t               tools_changes;
+    uint64_t               asked[MCP_ASKED__COUNT]; /* the server's own
+                                                       requests, answered */
     int64_t                session_start;   /* epoch ms; -1: none open */
     int64_t                last_success;    /* epoch ms of the last
                                                completed exchange; 0 */

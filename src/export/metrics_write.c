@@ -374,6 +374,25 @@ metrics_write_counts(struct metrics *m, struct metrics_buf *b,
             metrics_buf_add(b, "\n", 1);
         }
     }
+    metrics_write_head(b, fmt, "mcp_server_requests_total",
+        METRICS_TYPE_COUNTER, "Requests the server sent its client (ping, "
+        "roots/list, sampling/createMessage, elicitation/create, other), "
+        "each answered at once.");
+    for (size_t i = 0; i < m->norder; i++) {
+        const struct metrics_server *r = m->order[i];
+
+        for (int k = 0; k < MCP_ASKED__COUNT; k++) {
+            char extra[64];
+
+            if (r->asked[k] == 0)
+                continue;
+            snprintf(extra, sizeof(extra), ",method=\"%s\"",
+                mcp_asked_name((enum mcp_asked)k));
+            metrics_write_open(b, "mcp_server_requests_total", r, extra);
+            metrics_buf_u64(b, r->asked[k]);
+            metrics_buf_add(b, "\n", 1);
+        }
+    }
     metrics_write_head(b, fmt, "mcp_endings_total", METRICS_TYPE_COUNTER,
         "Session endings by outcome.");
     for (size_t i = 0; i < m->norder; i++) {

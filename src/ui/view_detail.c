@@ -151,6 +151,21 @@ detail_session(struct ui_out *o, struct ui_line *l, const struct server *s)
                 "completed call yet", name, p->interval_ms / 1000);
         detail_kv(o, l, "deep check", UI_ROLE_NORMAL, buf);
     }
+    {
+        /* The server's own requests, answered at once. */
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (int k = 0; k < MCP_ASKED__COUNT; k++) {
+            unsigned long c = server_asked(s, (enum mcp_asked)k);
+
+            if (c > 0 && n < sizeof(buf))
+                n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s %lu",
+                    n > 0 ? "  " : "", mcp_asked_name((enum mcp_asked)k), c);
+        }
+        if (n > 0)
+            detail_kv(o, l, "server asked", UI_ROLE_NORMAL, buf);
+    }
 }
 
 /* A list of names after a label, wrapped to the width, each with a

@@ -151,6 +151,8 @@ struct fixture {
     size_t                 norphans;
     long                   tools_changed[8];
     size_t                 ntools_changed;
+    char                   server_asked[8][96];    /* method id answered */
+    size_t                 nserver_asked;
     int                    busy, busy_max;
     char                  *log[MAX_LOG];
     size_t                 nlog;
@@ -755,6 +757,18 @@ host_log_cb(void *arg, const char *fmt, va_list ap)
         fx->log[fx->nlog++] = xstrdup(line);
 }
 
+static void
+host_asked_cb(void *arg, enum mcp_asked kind, const char *method,
+    const char *id, const char *answered)
+{
+    struct fixture *fx = arg;
+
+    (void)kind;
+    if (fx->nserver_asked < 8)
+        snprintf(fx->server_asked[fx->nserver_asked++], 96, "%s %s %s",
+            method, id, answered);
+}
+
 static const struct client_host fake_host = {
     .exchange = host_exchange_cb,
     .dial_done = host_dial_done_cb,
@@ -762,6 +776,7 @@ static const struct client_host fake_host = {
     .retry = host_retry_cb,
     .end_orphan = host_end_orphan_cb,
     .tools_changed = host_tools_changed_cb,
+    .asked = host_asked_cb,
     .busy = host_busy_cb,
     .retry_after = host_retry_after_cb,
     .phase = host_state_cb,
@@ -1359,6 +1374,73 @@ test_era_modern_keeps_modern(void **state)
     assert_int_equal(client_era(fx->c), MCP_ERA_MODERN);
 }
 
+/* --- answering the server ----------------------------------------------- */
+
+static bool
+answers_reached(const struct fixture *fx)
+{
+    return sent_count(fx, "response") >= fx->want;
+}
+
+/*
+ * The server's own requests are answered at once (issue 45, item 1):
+ * ping with an empty result under the id as it came (a string here), any
+ * method mcptop declared no capability for with -32601; each counted and
+ * reported, none an exchange of the liveness record.
+ */
+static void
+test_server_requests_answered(void **state)
+{
+    struct fixture *fx = *state;
+
+    dial_legacy(fx, "sess-a");
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\","
+        "\"method\":\"ping\"}");
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":7,"
+        "\"method\":\"roots/list\"}");
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":8,"
+        "\"method\":\"sampling/createMessage\",\"params\":{}}");
+    fx->want = 3;
+    assert_true(run_until(fx, answers_reached, BOUND_S));
+    assert_string_equal(sent_nth(fx, "response", 0)->body,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"result\":{}}");
+    assert_non_null(strstr(sent_nth(fx, "response", 1)->body,
+        "\"id\":7,\"error\":{\"code\":-32601"));
+    assert_non_null(strstr(sent_nth(fx, "response", 2)->body,
+        "\"id\":8,\"error\":{\"code\":-32601"));
+    assert_true(sent_nth(fx, "response", 0)->carried);
+    assert_int_equal(client_asked(fx->c, MCP_ASKED_PING), 1);
+    assert_int_equal(client_asked(fx->c, MCP_ASKED_ROOTS), 1);
+    assert_int_equal(client_asked(fx->c, MCP_ASKED_SAMPLING), 1);
+    assert_int_equal(client_asked(fx->c, MCP_ASKED_OTHER), 0);
+    assert_int_equal(fx->nserver_asked, 3);
+    assert_string_equal(fx->server_asked[0], "ping \"srv-1\" (string) "
+        "result");
+    assert_string_equal(fx->server_asked[1], "roots/list 7 (number) "
+        "-32601");
+    assert_int_equal(fx->nexchanges, 0);
+    assert_true(client_has_session(fx->c));    /* nothing lost */
+}
+
+/* An id no response can name (an object): not answered, said. */
+static void
+test_server_request_bad_id(void **state)
+{
+    struct fixture *fx = *state;
+
+    dial_legacy(fx, "sess-b");
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},"
+        "\"method\":\"ping\"}");
+    fake_message(fx, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+        "\"method\":\"ping\"}");
+    fx->want = 1;
+    assert_true(run_until(fx, answers_reached, BOUND_S));
+    assert_int_equal(sent_count(fx, "response"), 1);
+    assert_non_null(strstr(sent_nth(fx, "response", 0)->body, "\"id\":9"));
+    assert_int_equal(client_asked(fx->c, MCP_ASKED_PING), 2);
+    assert_true(log_has(fx, "no response can name it"));
+}
+
 /* --- listing ------------------------------------------------------------ */
 
 /* nextCursor is followed to the last page; every page's tools count. */
@@ -1834,6 +1916,8 @@ main(void)
         T(test_era_modern_keeps_modern),
         T(test_era_initialize_refused_after_probe_fresh_peer),
         T(test_era_initialize_refused_after_probe_http),
+        T(test_server_requests_answered),
+        T(test_server_request_bad_id),
         T(test_list_follows_cursors),
         T(test_list_repeated_cursor_stops),
         T(test_list_changed_burst_coalesced),

@@ -540,6 +540,37 @@ jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     return jsonrpc_w_done(&w, len_out);
 }
 
+char *
+jsonrpc_build_answer(const struct jsonrpc_msg *req, long code,
+    const char *message, size_t *len_out)
+{
+    const cJSON *id;
+    cJSON       *o, *e;
+    char        *text;
+
+    if (req == NULL || req->light || req->kind != JSONRPC_REQUEST)
+        return NULL;
+    id = cJSON_GetObjectItemCaseSensitive(req->root, "id");
+    if (id == NULL || (!cJSON_IsString(id) && !cJSON_IsNumber(id)))
+        return NULL;
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+    cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, false));
+    if (code == 0) {
+        cJSON_AddItemToObject(o, "result", cJSON_CreateObject());
+    } else {
+        e = cJSON_AddObjectToObject(o, "error");
+        cJSON_AddNumberToObject(e, "code", (double)code);
+        cJSON_AddStringToObject(e, "message", message != NULL ? message :
+            "");
+    }
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (text != NULL && len_out != NULL)
+        *len_out = strlen(text);
+    return text;
+}
+
 /* The 2026-07-28 per-request fields, params' "_meta". */
 static void
 jsonrpc_w_meta(struct jsonw *w, const char *protocol_version,

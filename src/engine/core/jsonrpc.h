@@ -110,6 +110,15 @@ char *jsonrpc_build_notification(const char *method, size_t *len_out);
 char *jsonrpc_build_cancelled(int64_t request_id, const char *reason,
     size_t *len_out);
 /*
+ * The answer to a request the server sent (req, kind JSONRPC_REQUEST):
+ * {"jsonrpc":"2.0","id":<req's id, as it came>,"result":{}} when code is
+ * 0, else {"error":{"code":code,"message":message}} (basic/index,
+ * responses). NULL when req carries no id a response can name (none, or
+ * one that is neither a string nor a number). Caller frees.
+ */
+char *jsonrpc_build_answer(const struct jsonrpc_msg *req, long code,
+    const char *message, size_t *len_out);
+/*
  * A request of the 2026-07-28 revision: params carry `_meta` with
  * io.modelcontextprotocol/protocolVersion, clientCapabilities ({}) and
  * clientInfo (MCP 2026-07-28 basic/index, per-request protocol fields),

@@ -346,6 +346,18 @@ server_tools_changed_cb(void *arg, long ntools)
     server_emit(arg, &e);
 }
 
+/* client_host.asked: the server's own request, answered. */
+static void
+server_asked_cb(void *arg, enum mcp_asked kind, const char *method,
+    const char *id, const char *answered)
+{
+    struct event e = { .type = EVENT_ASKED, .asked_kind = (int)kind,
+                       .asked_method = method, .asked_id = id,
+                       .asked_answer = answered };
+
+    server_emit(arg, &e);
+}
+
 /* client_host.phase: the two states the lifecycle acts in. */
 static enum client_phase
 server_phase_cb(void *arg)
@@ -422,6 +434,7 @@ const struct client_host server_client_host = {
     .retry = server_retry_cb,
     .end_orphan = server_end_orphan_cb,
     .tools_changed = server_tools_changed_cb,
+    .asked = server_asked_cb,
     .busy = server_busy_cb,
     .retry_after = server_retry_after_cb,
     .phase = server_phase_cb,

@@ -139,6 +139,12 @@ server_probe_ms(const struct server *s)
 }
 
 unsigned long
+server_asked(const struct server *s, enum mcp_asked kind)
+{
+    return client_asked(s->client, kind);
+}
+
+unsigned long
 server_probe_notices(const struct server *s)
 {
     return client_probe_notices(s->client);

@@ -796,6 +796,9 @@ client_on_done(struct client *c, struct client_req *rq,
     case CLIENT_OP_NOTIFY:
         client_req_free(rq, NULL);
         break;
+    case CLIENT_OP_ANSWER:
+        client_on_answer_sent(c, rq, res);
+        break;
     case CLIENT_OP_DISCOVER:
         client_on_discover(c, rq, res);
         break;

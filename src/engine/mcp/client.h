@@ -108,6 +108,11 @@ struct client_host {
     /* The server asked for a wait (Retry-After on 429/503), seconds:
      * nothing goes to it before then. */
     void (*retry_after)(void *arg, long seconds);
+    /* The server sent a request of its own, which was answered at once:
+     * kind, its method (sanitized) and id (described: `7 (number)`), and
+     * what was answered ("result", "-32601"). All borrowed. May be NULL. */
+    void (*asked)(void *arg, enum mcp_asked kind, const char *method,
+        const char *id, const char *answered);
 
     /* --- questions -------------------------------------------------- */
     /* The owner's phase (the lifecycle acts only when it allows). */
@@ -184,6 +189,9 @@ unsigned long client_probe_notices(const struct client *c);
  * error, and none has completed since: the server answers but cannot be
  * initialized (DESIGN.md section 4b). */
 bool client_init_refused(const struct client *c);
+/* Requests of kind the server sent and mcptop answered, since the client
+ * was made (0 for NULL). */
+unsigned long client_asked(const struct client *c, enum mcp_asked kind);
 /* False only when the last deep check (completed) failed. */
 bool client_probe_ok(const struct client *c);
 /* True while the last listing stopped at a repeated nextCursor; with how

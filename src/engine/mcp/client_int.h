@@ -49,6 +49,8 @@ enum client_op {
     CLIENT_OP_DISCOVER,        /* 2026-07-28: the dial's server/discover */
     CLIENT_OP_LISTEN,          /* 2026-07-28: subscriptions/listen */
     CLIENT_OP_CALL,            /* the deep check: tools/call of probe_tool */
+    CLIENT_OP_ANSWER,          /* fire-and-forget: our answer to a request
+                                  the server sent */
 };
 
 struct client_req {
@@ -126,6 +128,8 @@ struct client {
     char                       *warning;        /* an era verdict's note */
     bool                        warning_no_era; /* ...one of no evidence,
                                                    gone once a dial works */
+    unsigned long               asked[MCP_ASKED__COUNT]; /* the server's
+                                                   requests, answered */
     bool                        init_refused;   /* the last dial: a
                                                    JSON-RPC error to
                                                    initialize */
@@ -242,6 +246,14 @@ static inline void
 client_report_retry_after(const struct client *c, long seconds)
 {
     c->host->retry_after(c->host_arg, seconds);
+}
+
+static inline void
+client_report_asked(const struct client *c, enum mcp_asked kind,
+    const char *method, const char *id, const char *answered)
+{
+    if (c->host->asked != NULL)
+        c->host->asked(c->host_arg, kind, method, id, answered);
 }
 
 /* --- what the lifecycle asks of its host -------------------------------- */
@@ -389,6 +401,13 @@ void client_on_listen_done(struct client *c, struct client_req *rq,
     struct transport_result *res);
 void client_on_message(struct client *c, const struct jsonrpc_msg *m,
     struct client_req *on);
+/* client_answer.c: answer the server's own request m (method borrowed)
+ * at once; count it and report it to the host. */
+void client_answer_server(struct client *c, const struct jsonrpc_msg *m,
+    const char *method);
+/* ...the transport took the answer (or not): rq is freed. */
+void client_on_answer_sent(struct client *c, struct client_req *rq,
+    const struct transport_result *res);
 /*
  * A request (id, sent at `started`) is out of time. When an answer came
  * meanwhile whose id no request of ours ever had, that answer was the

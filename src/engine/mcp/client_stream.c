@@ -324,10 +324,9 @@ client_on_message(struct client *c, const struct jsonrpc_msg *m,
         return;
     }
     if (jsonrpc_kind(m) == JSONRPC_REQUEST) {
-        /* A monitor declares no client capabilities and takes no server
-         * requests: logged; servers time them out. */
-        client_log(c, "server sent a request (%s); mcptop takes none",
-            method);
+        /* The server asks its client: answered at once, whatever the
+         * transport and wherever it came (a POST's stream, the GET's). */
+        client_answer_server(c, m, method);
         return;
     }
     if (strcmp(method, "notifications/tools/list_changed") == 0) {
