@@ -32,6 +32,12 @@
 //                    request it forwarded (supergateway --streamableHttp
 //                    given a server/discover probe); unknown methods get
 //                    -32601
+//   ask-client       after notifications/initialized, sends its client a
+//                    request (--ask=METHOD, ping by default; id "srv-1")
+//                    and holds every tools/list answer until the client
+//                    answers it (a server that pings its client, as
+//                    ruby-sdk#551 and csharp-sdk#1578 report); what came
+//                    back is appended to --answers-log=PATH as a JSON line
 // Options:
 //   --fail-file=PATH     proxy: the remote is dead while PATH exists
 //   --version=V          initialize answers protocolVersion V whatever was offered
@@ -107,6 +113,23 @@ function send(msg) {
   stdout.write(JSON.stringify(msg) + '\n');
 }
 
+// ask-client: the request we sent our client, and the tools/list held.
+let asked = false;
+let clientAnswered = false;
+const held = [];
+function askClient() {
+  if (asked) return;
+  asked = true;
+  const method = opt('ask', 'ping');
+  send({ jsonrpc: '2.0', id: 'srv-1', method, params: method === 'ping' ? undefined : {} });
+}
+function onClientAnswer(msg) {
+  if (opt('answers-log', null)) appendFileSync(opt('answers-log'), JSON.stringify(msg) + '\n');
+  if (msg.id !== 'srv-1') return;
+  clientAnswered = true;
+  while (held.length > 0) answer(held.shift());
+}
+
 const KNOWN = new Set(['initialize', 'ping', 'tools/list']);
 
 let requestsSeen = 0;
@@ -129,6 +152,11 @@ function answer(req) {
     return;
   }
   if (mode === 'hang-after-init') return;
+  if (mode === 'ask-client' && req.method === 'tools/list' && !clientAnswered) {
+    held.push(req);
+    requestsSeen--;
+    return;
+  }
   if (mode === 'proxy' && opt('fail-file', null) && existsSync(opt('fail-file'))) {
     return send({ jsonrpc: '2.0', id: req.id, error: { code: -32001,
       message: 'fetch failed: connect ECONNREFUSED 127.0.0.1:9' } });
@@ -203,6 +231,8 @@ function drain() {
     if (!line.trim()) continue;
     let msg;
     try { msg = JSON.parse(line); } catch { continue; }
+    if (mode === 'ask-client' && msg.method === 'notifications/initialized') askClient();
+    if (mode === 'ask-client' && msg.id !== undefined && !msg.method) onClientAnswer(msg);
     if (msg.id !== undefined && msg.method) {
       answer(opt('string-id', null) === msg.method ? { ...msg, id: String(msg.id) } : msg);
     }
