@@ -152,6 +152,23 @@
 //   ?ping=unsupported   ping answered -32601 (method not found)
 //   ?era=dual           server/discover is answered a DiscoverResult too
 //                       (a dual-era server; initialize works as ever)
+//
+// The server asks the client (issue 45), on any session endpoint:
+//   ?ask=M1[,M2]&via=post|get
+//                       the server sends its own requests (ids "lab-ask-N",
+//                       params {}) for methods M1, M2 (ping, roots/list, ...):
+//                       via=post (default): on the first tools/list of each
+//                       session, down that POST's event stream, and the
+//                       tools/list answer is held until the client has
+//                       answered them all (as SDK servers that ping their
+//                       client before serving); via=get: the endpoint offers
+//                       tools.listChanged, and they go down the GET stream
+//                       when it opens (each stream asks once)
+//   On /legacysse, ?ask=M1[,M2] sends them down the HTTP+SSE stream on the
+//   first tools/list and holds its answer likewise.
+//   Counts: asks_sent, asks_answered, ask_answers (the first 50: {method,
+//   id, answer (the client's JSON), session (its Mcp-Session-Id was the
+//   session's), protocol_version, status (what its POST was answered)}).
 // `/_counts` adds per endpoint sessions_live (sessions the endpoint holds
 // now), deletes_kept (?free=0) and minted (?mint=1).
 //
@@ -357,7 +374,9 @@ function countsFor(key) {
       sessions_ended: 0, sessions_forgotten: 0, with_authorization: 0, protocol_versions: {},
       streams_opened: 0, streams_closed_by_client: 0, streams_closed_by_server: 0, stream_reconnects: 0,
       last_event_ids: 0, last_event_id_unsafe: 0, relistings: 0, calls: 0, calls_primed: 0, resumed: 0, list_changed_lost: 0, redirects_sent: 0,
-      redirected_arrivals: 0, sse_sessions_opened: 0, sse_sessions_closed: 0, log: [], log_dropped: 0 };
+      redirected_arrivals: 0, sse_sessions_opened: 0, sse_sessions_closed: 0, log: [], log_dropped: 0,
+      // issue 45
+      asks_sent: 0, asks_answered: 0, ask_answers: [] };
     counts.set(key, c);
   }
   return c;
@@ -420,6 +439,8 @@ function endpointFor(key) {
       streams: new Set(),     // open GET streams (responses)
       streamSessions: new Set(), // session ids that opened a GET stream
       listedSessions: new Set(), // session ids that listed (first page) at least once
+      asks: new Map(),        // ?ask=: id -> {method, sid, done (fn)}
+      askedSessions: new Set(), // sessions asked on their first tools/list
       changeTimer: null };
     endpoints.set(key, e);
   }
@@ -599,10 +620,61 @@ function answerOnGetStream(ctx, obj) {
   });
 }
 
+// ---------------------------------------------------------------- the server asks (issue 45)
+
+let askSeq = 0;
+
+// ?ask=M1,M2: the requests the server sends its client, as SSE events;
+// each registered in ep.asks with the session it went to. done() runs once
+// every one of them is answered.
+function askEvents(ctx, sid, done) {
+  const methods = ctx.p.str("ask", "").split(",").filter((m) => m !== "");
+  const pending = new Set();
+  let text = "";
+  for (const method of methods) {
+    const id = `lab-ask-${++askSeq}`;
+    pending.add(id);
+    ctx.ep.asks.set(id, { method, sid, pending, done });
+    ctx.c.asks_sent++;
+    text += sseEvent({ jsonrpc: "2.0", id, method, params: {} });
+  }
+  log(`${ctx.p.key}: asking the client ${methods.join(", ")}`);
+  return text;
+}
+
+// A POST whose body answers one of the server's asks: recorded (with the
+// headers it carried), and what waited for it is released.
+function noteAskAnswer(ep, c, req, msg, status) {
+  if (!msg || typeof msg !== "object" || msg.method !== undefined || !ep.asks.has(msg.id)) return;
+  const a = ep.asks.get(msg.id);
+  ep.asks.delete(msg.id);
+  c.asks_answered++;
+  if (c.ask_answers.length < 50) {
+    c.ask_answers.push({ method: a.method, id: msg.id, answer: msg,
+      session: a.sid !== null && req.headers["mcp-session-id"] === a.sid,
+      protocol_version: req.headers["mcp-protocol-version"] ?? null, status });
+  }
+  log(`client answered ${a.method} (${msg.id}): ${JSON.stringify(msg)}`);
+  a.pending.delete(msg.id);
+  if (a.pending.size === 0 && a.done) a.done();
+}
+
+// via=post: the first tools/list of a session asks down its own event
+// stream; the listing is answered once the client has answered.
+function askOnPost(ctx) {
+  const { req, res, msg, p, ep } = ctx;
+  const sid = req.headers["mcp-session-id"] ?? null;
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.write(askEvents(ctx, sid, () => {
+    if (!res.destroyed) res.end(sseEvent(healthyAnswer(msg, p, ep)));
+  }));
+}
+
 // Serve one POST correctly (after any session/expiry checks).
 function healthyPost(ctx) {
   const { req, res, msg, p, ep, c } = ctx;
   if (!isRequest(msg)) {
+    noteAskAnswer(ep, c, req, msg, 202);
     res.writeHead(202);
     res.end();
     return;
@@ -618,6 +690,14 @@ function healthyPost(ctx) {
     const sid = req.headers["mcp-session-id"] ?? "(no session)";
     if (ep.listedSessions.has(sid)) c.relistings++;
     else ep.listedSessions.add(sid);
+  }
+  if (msg.method === "tools/list" && p.str("ask", null) !== null && p.str("via", "post") === "post" &&
+      !(msg.params && msg.params.cursor)) {
+    const sid = req.headers["mcp-session-id"] ?? "(no session)";
+    if (!ep.askedSessions.has(sid)) {
+      ep.askedSessions.add(sid);
+      return askOnPost(ctx);
+    }
   }
   if (msg.method === "tools/call") c.calls++;
   if (msg.method === "tools/call" && p.str("resume", null) !== null) return resumableCall(ctx);
@@ -1155,6 +1235,11 @@ function handleGet(ctx) {
     res.write(": faultlab GET stream\n\n");
     return;
   }
+  if (p.stream === "ask") {
+    openStream(ctx);
+    res.write(": faultlab GET stream\n\n" + askEvents(ctx, sid ?? null, null));
+    return;
+  }
   openStream(ctx);
   res.write(": faultlab GET stream\n\n");
   if (!ep.listChangedArmed) {
@@ -1229,7 +1314,7 @@ function sseMessage(req, res, url) {
     bump(c.methods, method);
     if (req.headers.authorization !== undefined) c.with_authorization++;
     sendText(res, 202, "text/plain", "Accepted");
-    if (!isRequest(msg)) return;
+    if (!isRequest(msg)) return noteAskAnswer(ep, c, req, msg, 202);
     let out = healthyAnswer(msg, p, ep);
     // ?v= a fixed protocolVersion (a real 2024-11-05 server says 2024-11-05);
     // by default the offered one is echoed, as the SDK's SSE servers do.
@@ -1238,6 +1323,15 @@ function sseMessage(req, res, url) {
     if (p.str("stringid", null) !== null && faultArmed(p.str("stringid", null), msg)) {
       c.faults++;
       out = { ...out, id: String(msg.id) };
+    }
+    if (msg.method === "tools/list" && p.str("ask", null) !== null && !sctx.asked) {
+      // ?ask=: the server asks down the stream first, and holds the listing.
+      sctx.asked = true;
+      const asks = askEvents(sctx, null, () => {
+        if (!sctx.res.destroyed) sctx.res.write(sseEvent(out));
+      });
+      if (!sctx.res.destroyed) sctx.res.write(asks);
+      return;
     }
     if (!sctx.res.destroyed) sctx.res.write(sseEvent(out));
   });
@@ -1464,6 +1558,10 @@ function params(url) {
       return v === null ? d : v;
     },
   };
+  if (q.get("ask") !== null && q.get("via") === "get" && name !== "legacysse") {
+    p.listChanged = true;
+    p.stream = "ask";
+  }
   const m = /^delete(405|404|500|hang|never|delay|reset)$/.exec(name);
   if (m) {
     p.delete = m[1];

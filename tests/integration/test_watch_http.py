@@ -38,6 +38,7 @@ def well_formed(c, w):
     for ev in w.events:
         kind = ev.get("event")
         if not c.check(kind in ("exchange", "liveness", "tools_changed", "ending", "settled",
+                                "server_request",
                                 "health", "exit"),
                        "known event kind: %s" % json.dumps(ev)):
             break
