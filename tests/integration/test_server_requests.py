@@ -76,14 +76,6 @@ def ok_quickly(c, s, name, took):
             % (name, took, QUICK_S))
 
 
-def read_lines(path):
-    try:
-        with open(path) as f:
-            return [json.loads(x) for x in f if x.strip()]
-    except OSError:
-        return []
-
-
 def lab_counts(lab, key):
     return dig(lab.counts(), "endpoints", key)
 
