@@ -52,6 +52,7 @@
 #include "engine/oauth_store.h"
 #include "util/clock.h"
 #include "util/dlog.h"
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -191,14 +192,15 @@ serve_usage(FILE *out)
 static int
 serve_read_secret(const char *path, const char *what, char **out)
 {
-    FILE       *f = fopen(path, "r");
+    const char *why;
+    FILE       *f = file_fopen_regular(path, &why);   /* never a wait */
     char        buf[SERVE_SECRET_MAX + 2];
     size_t      n;
     struct stat st;
 
     if (f == NULL) {
         fprintf(stderr, "mcptop serve: cannot read the %s file %s: %s\n",
-            what, path, strerror(errno));
+            what, path, why);
         return EXIT_USAGE;
     }
     if (fstat(fileno(f), &st) == 0 && (st.st_mode & 0077) != 0)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -526,13 +527,14 @@ recording_parse(const char *text, size_t len, struct recording_log **out,
 int
 recording_read(const char *path, struct recording_log **out, char **cause)
 {
-    FILE  *fp = fopen(path, "rb");
-    char  *text = NULL;
-    size_t len = 0, cap = 0, n;
-    int    rc;
+    const char *why;
+    FILE       *fp = file_fopen_regular(path, &why);  /* never a wait */
+    char       *text = NULL;
+    size_t      len = 0, cap = 0, n;
+    int         rc;
 
     if (fp == NULL) {
-        *cause = str_printf("cannot read %s: %s", path, strerror(errno));
+        *cause = str_printf("cannot read %s: %s", path, why);
         return -1;
     }
     do {

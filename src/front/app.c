@@ -573,6 +573,14 @@ app_load_config(struct app_common *c, struct config **out)
                 goto out;
             }
             stdin_used = true;
+            if (c->cfg != NULL) {
+                /* A reload (SIGHUP): standard input was read to its end
+                 * at the start; reading it again would wait on it (a
+                 * terminal) with the loop stopped. */
+                fprintf(stderr, "mcptop: -c - (standard input) was read "
+                    "at the start and cannot be read again\n");
+                goto out;
+            }
         }
         if (app_load_path(c->config_paths[i], &opt, &part, &cause) != 0) {
             fprintf(stderr, "mcptop: %s\n", cause);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -380,12 +381,13 @@ theme_search_path(void)
 static char *
 theme_read(const char *path, char **cause)
 {
-    FILE  *f = fopen(path, "rb");
-    char  *buf;
-    size_t n;
+    const char *why;
+    FILE       *f = file_fopen_regular(path, &why);   /* never a wait */
+    char       *buf;
+    size_t      n;
 
     if (f == NULL) {
-        *cause = str_printf("%s: %s", path, strerror(errno));
+        *cause = str_printf("%s: %s", path, why);
         return NULL;
     }
     buf = xmalloc(THEME_MAX_BYTES + 1);

@@ -10,6 +10,10 @@
 - -v lists each key read but not applied once; the log has them too;
 - ${input:ID} from MCPTOP_INPUT_<ID>, and asked on the terminal by the TUI
   (tmux) with echo off; envFile; TOML read;
+- a FIFO with no writer and a character device (/dev/zero) named as an
+  envFile (a project's .cursor/mcp.json), an opencode {file:}, a -c file,
+  a recording for `report`, and on a `serve` reload: each refused at once
+  with its path and type, never waited on (issue 41);
 - secrets in a URL never printed: check (table and --json), watch, end, the
   log, errors and the TUI's detail pane show the redacted URL only.
 
@@ -21,12 +25,14 @@ Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_config_source
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -257,6 +263,100 @@ def case_inputs_envfile(c):
     c.check("2:11: not valid TOML" in r.stderr, "names the line and column: %r" % r.stderr)
 
 
+def case_not_regular(c):
+    """A FIFO with no writer or a character device named by a config or an
+    argument is refused with its path and type, never waited on (open(2)
+    of a FIFO blocks until a writer comes; /dev/zero never ends)."""
+    root = mcptest.tmpdir() / ("notreg-%d" % os.getpid())
+    proj, home = root / "proj", root / "home"
+    (proj / ".cursor").mkdir(parents=True)
+    home.mkdir()
+    fifo = str(root / "fifo")
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device")):
+        said = "%s, not a regular file" % kind
+        # The project's own files come with the directory mcptop runs in.
+        (proj / ".cursor" / "mcp.json").write_text(json.dumps(
+            {"mcpServers": {"e": fake(envFile=path)}}))
+        (proj / "opencode.json").write_text(json.dumps(
+            {"mcp": {"o": {"type": "remote", "url": "http://127.0.0.1:1/mcp",
+                           "headers": {"X-Key": "{file:%s}" % path}}}}))
+        r = run(["configs", "--json"], cwd=str(proj), env={"HOME": str(home)}, timeout=20)
+        c.check(not r.timed_out, "configs with %s named: not waited on" % kind)
+        c.no_crash(r)
+        doc = r.json() or {}
+        got = {s.get("name"): s for s in doc.get("servers", [])}
+        c.eq(dig(got, "e", "state"), "invalid", "envFile %s: the entry is invalid" % kind)
+        c.eq(dig(got, "e", "reason"), 'envFile "%s": %s' % (path, said),
+             "envFile %s: the path and its type" % kind)
+        o = [v for k, v in got.items() if k.startswith("o")]
+        c.check(len(o) == 1 and o[0].get("state") == "invalid" and
+                '"{file:%s}": %s' % (path, said) in (o[0].get("reason") or ""),
+                "{file:} %s: invalid, with the path and its type: %r" % (kind, o))
+        r = run(["check", "--json", "--timeout", "3000", "-c", str(proj / ".cursor" / "mcp.json")],
+                timeout=20)
+        c.check(not r.timed_out, "check with %s as envFile: not waited on" % kind)
+        c.eq(dig(servers_by_name(r.json() or {}), "e", "last_failure", "detail"),
+             'envFile "%s": %s' % (path, said), "check: the envFile %s refused" % kind)
+        r = run(["check", "-c", path], timeout=20)
+        c.check(not r.timed_out, "-c %s: not waited on" % kind)
+        c.eq(r.rc, 2, "-c %s: a config error" % kind)
+        c.check("%s: %s" % (path, said) in r.stderr, "-c %s: the path and its type: %r"
+                % (kind, r.stderr[-300:]))
+        r = run(["report", path], timeout=20)
+        c.check(not r.timed_out, "report of %s: not waited on" % kind)
+        c.eq(r.rc, 2, "report of %s: refused" % kind)
+        c.check("cannot read %s: %s" % (path, said) in r.stderr,
+                "report of %s: the path and its type: %r" % (kind, r.stderr[-300:]))
+
+    # A reload (SIGHUP) must not stall the loop: serve still answers.
+    cfg = root / "serve.json"
+    cfg.write_text(json.dumps({"mcpServers": {"s": {"url": "http://127.0.0.1:1/mcp"}}}))
+    err_path = root / "serve.log"
+    with open(err_path, "wb") as err:
+        p = mcptest.spawn([MCPTOP, "serve", "--listen", "127.0.0.1:0", "-c", str(cfg)],
+                          env=mcptest.mcptop_env(), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        port = None
+        deadline = time.monotonic() + 20
+        while port is None and time.monotonic() < deadline and p.poll() is None:
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", err_path.read_text())
+            port = int(m.group(1)) if m else None
+            time.sleep(0.05)
+        c.require(port is not None, "serve listens: %s" % err_path.read_text()[-400:])
+
+        def metrics():
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as u:
+                    return u.read().decode()
+            except OSError as e:
+                return "(no answer: %s)" % e
+
+        def after_hup(words):
+            p.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and words not in err_path.read_text():
+                time.sleep(0.05)
+            return err_path.read_text()
+
+        cfg.write_text(json.dumps({"mcpServers": {"s": {"url": "http://127.0.0.1:1/mcp"},
+                                                  "e": fake(envFile=fifo)}}))
+        text = after_hup("reload: 2 servers")
+        c.check("reload: 2 servers" in text, "the reload with a FIFO envFile is done: %r"
+                % text[-300:])
+        c.check("mcptop_config_last_reload_successful 1" in metrics(),
+                "serve answers after that reload")
+        os.unlink(cfg)
+        os.mkfifo(cfg)
+        text = after_hup("the running config stays")
+        c.check("%s: a FIFO, not a regular file" % cfg in text,
+                "a config replaced by a FIFO: refused with its path: %r" % text[-300:])
+        c.check("mcptop_config_last_reload_successful 0" in metrics(),
+                "serve answers after that reload, the running config kept")
+    finally:
+        c.eq(mcptest.terminate(p), 0, "serve exits 0 on SIGTERM")
+
+
 def secret_fleet(port):
     live = "http://user:%s@127.0.0.1:%d/mcp?api_key=%s&x=1" % (PW, port, QS)
     dead = "http://user:%s@127.0.0.1:%d/mcp?token=%s" % (PW, mcptest.free_port(), QS)
@@ -438,6 +538,7 @@ if __name__ == "__main__":
     rep.run("check, watch and end -- CMD ARGS", case_command)
     rep.run("--from CLIENT, -v notes once", case_from)
     rep.run("${input:ID}, envFile, TOML", case_inputs_envfile)
+    rep.run("a FIFO or a device named: refused, never waited on", case_not_regular)
     rep.run("URL secrets never printed (check, --json, watch, end, log, errors, TUI)",
             case_redaction)
     rep.run("the TUI asks for an input before it starts", case_tui_input_prompt)

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -40,10 +41,11 @@ struct clients_claude {
 static cJSON *
 clients_claude_read(struct clients_claude *st, const char *path)
 {
-    char  *buf = NULL, *cause = NULL;
-    size_t len = 0;
-    cJSON *t = NULL;
-    int    fd = open(path, O_RDONLY | O_CLOEXEC);
+    char       *buf = NULL, *cause = NULL;
+    size_t      len = 0;
+    cJSON      *t = NULL;
+    const char *why;
+    int         fd = file_open_regular(path, NULL, &why);
 
     if (fd < 0)
         return NULL;

@@ -42,6 +42,7 @@
 
 #include "engine/clients.h"
 #include "engine/url.h"
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -429,6 +430,7 @@ config_load_file_with(const char *path, const struct config_options *opt,
     struct config **out, char **cause)
 {
     struct stat st;
+    const char *why;
     char       *buf = NULL;
     size_t      size = 0;
     size_t      len = 0;
@@ -437,19 +439,19 @@ config_load_file_with(const char *path, const struct config_options *opt,
 
     *out = NULL;
     *cause = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* A FIFO, a device, a directory: refused before a read can wait
+     * (standard input is "-", read by config_load_fd). */
+    fd = file_open_regular(path, &st, &why);
     if (fd < 0) {
-        *cause = str_printf("%s: %s", path, strerror(errno));
+        *cause = str_printf("%s: %s", path, why);
         return -1;
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((uintmax_t)st.st_size > CONFIG_MAX_FILE_BYTES) {
-            *cause = str_printf("%s: larger than 16 MiB", path);
-            close(fd);
-            return -1;
-        }
-        size = (size_t)st.st_size;
+    if ((uintmax_t)st.st_size > CONFIG_MAX_FILE_BYTES) {
+        *cause = str_printf("%s: larger than 16 MiB", path);
+        close(fd);
+        return -1;
     }
+    size = (size_t)st.st_size;
     if (config_read_fd(fd, path, size, &buf, &len, cause) == 0)
         rc = config_parse_with(buf, len, path, opt, out, cause);
     explicit_bzero(buf, len);

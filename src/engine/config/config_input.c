@@ -24,10 +24,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -479,6 +481,8 @@ config_expand_file(struct config_ctx *ctx, struct config_buf *b,
     char       *path;
     char       *text = NULL;
     const char *slash;
+    const char *why = NULL;
+    struct stat st;
     size_t      len = 0, a, z;
     int         fd;
 
@@ -492,12 +496,17 @@ config_expand_file(struct config_ctx *ctx, struct config_buf *b,
             (int)(slash - ctx->cfg->origin), ctx->cfg->origin, rel)
             : xstrdup(rel);
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || config_read_fd(fd, path, 0, &text, &len, cause) != 0
+    /* A FIFO or a device is refused before a read can wait; a file
+     * past the cap before it is read. */
+    fd = file_open_regular(path, &st, &why);
+    if (fd >= 0 && (uintmax_t)st.st_size > CONFIG_FILE_REF_MAX)
+        len = (size_t)CONFIG_FILE_REF_MAX + 1;
+    if (fd < 0 || len > CONFIG_FILE_REF_MAX
+        || config_read_fd(fd, path, 0, &text, &len, cause) != 0
         || len > CONFIG_FILE_REF_MAX) {
         free(*cause);
         *cause = str_printf("\"{file:%s}\": %s (%s)", config_shown(shown,
-            rel), fd < 0 ? strerror(errno) : len > CONFIG_FILE_REF_MAX
+            rel), fd < 0 ? why : len > CONFIG_FILE_REF_MAX
             ? "larger than 1 MiB" : "cannot be read", ctx->cfg->origin);
         if (fd >= 0)
             close(fd);

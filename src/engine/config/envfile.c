@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -274,6 +275,7 @@ envfile_read(const char *path, const char *shown, struct str_kv **out,
     size_t *n, char **cause)
 {
     struct stat st;
+    const char *what;
     char       *buf = NULL;
     char       *why = NULL;
     size_t      len = 0;
@@ -284,14 +286,11 @@ envfile_read(const char *path, const char *shown, struct str_kv **out,
     *out = NULL;
     *n = 0;
     *cause = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Opened so that a FIFO or a device cannot make it wait. */
+    fd = file_open_regular(path, &st, &what);
     if (fd < 0) {
-        *cause = str_printf("envFile \"%s\": %s", shown, strerror(errno));
+        *cause = str_printf("envFile \"%s\": %s", shown, what);
         return -1;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        *cause = str_printf("envFile \"%s\": not a regular file", shown);
-        goto out;
     }
     if ((uintmax_t)st.st_size > ENVFILE_MAX_BYTES) {
         *cause = str_printf("envFile \"%s\": larger than %u bytes", shown,

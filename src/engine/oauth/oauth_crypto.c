@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -79,12 +80,12 @@ oauth_crypto_s256(const char *verifier)
 static EVP_PKEY *
 oauth_crypto_key(const char *path, char **cause)
 {
-    FILE     *f = fopen(path, "r");
-    EVP_PKEY *k;
+    const char *why;
+    FILE       *f = file_fopen_regular(path, &why);   /* never a wait */
+    EVP_PKEY   *k;
 
     if (f == NULL) {
-        *cause = str_printf("private key file %s: %s", path,
-            strerror(errno));
+        *cause = str_printf("private key file %s: %s", path, why);
         return NULL;
     }
     k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
