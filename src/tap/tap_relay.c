@@ -9,8 +9,9 @@
  * What it must never do: add, drop, reorder or hold back the peers'
  * bytes, with two exceptions the operator asked for: while an
  * operator-cancelled request's late answer is watched for, the server's
- * lines are passed on whole (so that answer can be dropped), and the
- * tap's own messages (a cancel) wait for a line boundary. Nor may it
+ * lines are passed on whole (so that answer can be dropped; a line the
+ * server's EOF cuts goes as it is), and the tap's own messages (a cancel)
+ * wait for a line boundary. Nor may it
  * block: writes are queued, and a queue past TAP_HIGH_WATER pauses the
  * reading of its source (the peer then waits, as it would on a pipe).
  */
@@ -351,6 +352,24 @@ tap_data_cb(void *arg, const char *buf, size_t n)
     }
 }
 
+/* The server's stdout ended (or the server is gone) inside a line held
+ * for a late answer: what it wrote is still the agent's. The ledger
+ * reads it as the line it would have been, and it is dropped only when
+ * it is the late answer itself; anything else goes as it came, with no
+ * newline added. */
+static void
+tap_held_flush(struct tap *t)
+{
+    struct tap_copy *c = &t->from_server;
+
+    if (!c->held)
+        return;
+    c->held = false;
+    if (c->len > 0 && tap_copy_end(t, c, TAP_SIDE_SERVER))
+        tap_out_queue(t, &t->out, c->buf, c->len);
+    tap_copy_reset(c);
+}
+
 /* child_callbacks.on_stderr_data: passed on as it came. */
 static void
 tap_stderr_cb(void *arg, const char *buf, size_t n)
@@ -367,6 +386,7 @@ tap_maybe_closed(struct tap *t)
     if (t->closed_said)
         return;
     t->closed_said = true;
+    tap_held_flush(t);
     ev_timer_stop(t->loop, &t->eof_timer);
     ev_timer_stop(t->loop, &t->stage_timer);
     tap_server_closed(t);
@@ -389,6 +409,7 @@ tap_closed_cb(void *arg)
     struct tap *t = arg;
 
     t->stdout_closed = true;
+    tap_held_flush(t);
     if (t->exited) {
         tap_maybe_closed(t);
         return;

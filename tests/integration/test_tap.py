@@ -10,6 +10,10 @@ stdio server, and the monitor reading it.
                     0600 and goes away with the tap
   cancel_at_line_boundaries  a cancel asked while the agent is mid-line
                     reaches the server after that line, never inside it
+  held_tail_at_eof  two calls cancelled; the server answers one late,
+                    writes a line with no newline and exits: the agent
+                    gets every byte the server wrote but the late answer
+                    (sha256), and the tap's two -32800
   sdk_identical     the official SDK client with server-everything:
                     tools/list, echo, a long-running tool with progress;
                     every byte the client receives through the tap is the
@@ -38,6 +42,7 @@ Standalone: MCPTOP_BIN=build/mcptop MCPTOP_TESTS_DIR=tests python3 tests/integra
 """
 
 import base64
+import hashlib
 import json
 import os
 import signal
@@ -279,6 +284,96 @@ def cancel_at_line_boundaries(c):
     c.check(len(seen) > 3 and b'"method":"notifications/cancelled"' in seen[3] and
             b'"requestId":5' in seen[3], "then the cancel, on a line of its own: %r" % seen[3:4])
     r.close()
+
+
+# A server that, once both its calls are cancelled, answers the first one
+# late, begins one more line and exits inside it (no newline). Every byte
+# it writes to stdout is copied to argv[1].
+HELD_TAIL = r"""
+import json, os, sys, time
+copy = open(sys.argv[1], "wb", buffering=0)
+def w(b):
+    copy.write(b)
+    while b:
+        b = b[os.write(1, b):]
+cancelled = set()
+for line in sys.stdin.buffer:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        w(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "held", "version": "0"}}}).encode() + b"\n")
+    elif m.get("method") == "tools/call":
+        w(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"working on %d"}}\n'
+          % m["id"])
+    elif m.get("method") == "notifications/cancelled":
+        cancelled.add(m["params"]["requestId"])
+        if cancelled == {5, 6}:
+            w(b'{"jsonrpc":"2.0","id":5,"result":{"content":[],"late":true}}\n')
+            w(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"last wo')
+            time.sleep(0.2)
+            w(b'rds, no newline"}}')
+            sys.exit(0)
+"""
+
+
+@mcptest.case(rep)
+def held_tail_at_eof(c):
+    # While a cancelled call's late answer is watched for, the tap holds
+    # the server's lines until their newline; a line the server's EOF cuts
+    # is still the agent's.
+    script = tmp("held.py")
+    with open(script, "w") as f:
+        f.write(HELD_TAIL)
+    wrote = tmp("held-wrote.bin")
+    sock = tmp("held.sock")
+    p = mcptest.spawn(tap_argv("held", sock, sys.executable, script, wrote),
+                      env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    got = {}
+
+    def drain(name, f):
+        got[name] = f.read()
+
+    readers = [threading.Thread(target=drain, args=(k, f), daemon=True)
+               for k, f in (("out", p.stdout), ("err", p.stderr))]
+    for t in readers:
+        t.start()
+    r = mcptest.TapReader(sock)
+    p.stdin.write(rpc(INIT))
+    for mid in (5, 6):
+        p.stdin.write(rpc({"jsonrpc": "2.0", "id": mid, "method": "tools/call",
+                           "params": {"name": "slow", "arguments": {}}}))
+    p.stdin.flush()
+    c.require(r.wait_for(lambda o: o.get("event") == "request" and
+                         mcptest.dig(o, "request", "id") == 6, 10)
+              is not None, "both calls in flight")
+    for mid in ("5", "6"):
+        got_c = mcptest.run_mcptop(["cancel", "--socket", sock, "--request", mid], timeout=20)
+        c.eq(got_c.rc, 0, "mcptop cancel %s: %s" % (mid, got_c.describe()))
+    try:
+        rc = p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        mcptest.terminate(p)
+        c.fatal("the tap did not exit after its server")
+    for t in readers:
+        t.join(10)
+    p.stdin.close()
+    r.close()
+    c.eq(rc, 0, "the tap's exit status is the server's")
+    out = got.get("out", b"")
+    with open(wrote, "rb") as f:
+        server = f.read()
+    late = b'{"jsonrpc":"2.0","id":5,"result":{"content":[],"late":true}}\n'
+    c.require(late in server and server.endswith(b'no newline"}}'),
+              "the server wrote its late answer and an unterminated tail: %r" % server[-120:])
+    ours = [ln for ln in out.split(b"\n") if b'"code":-32800' in ln]
+    c.eq(len(ours), 2, "the agent got the tap's two -32800 (%r)" % ours)
+    agent = b"".join(ln for ln in out.splitlines(keepends=True) if b'"code":-32800' not in ln)
+    want = server.replace(late, b"")
+    c.check(hashlib.sha256(agent).hexdigest() == hashlib.sha256(want).hexdigest(),
+            "the agent got every byte the server wrote but the late answer "
+            "(%d bytes, expected %d; the end: %r)" % (len(agent), len(want), agent[-60:]))
 
 
 def run_client(mode, out, *cmd, timeout=60.0, extra=()):
