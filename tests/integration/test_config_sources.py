@@ -14,6 +14,8 @@
   envFile (a project's .cursor/mcp.json), an opencode {file:}, a -c file,
   a recording for `report`, and on a `serve` reload: each refused at once
   with its path and type, never waited on (issue 41);
+- ${VAR} expansion capped per value, per entry and per config, in bounded
+  time and memory (issue 41);
 - secrets in a URL never printed: check (table and --json), watch, end, the
   log, errors and the TUI's detail pane show the redacted URL only.
 
@@ -48,6 +50,7 @@ CHECK_TIMEOUT = 30
 PW = "Pw-s3cr3t-0ne"          # userinfo password in a URL
 QS = "Qs-s3cr3t-tw0"          # a secret query value
 SECRETS = (PW, QS)
+BIG_SHOWN = "x" * 64      # a stretch of the expanded variable
 
 
 def fake(**extra):
@@ -357,6 +360,64 @@ def case_not_regular(c):
         c.eq(mcptest.terminate(p), 0, "serve exits 0 on SIGTERM")
 
 
+def case_expand_bomb(c):
+    """${VAR} has a cap as {file:} has (issue 41, item 3): a 120 KB
+    variable named 5,000 times in one value, 160 times across one entry's
+    values, and 8 times in each of 20 entries (19 MiB in all) leaves the
+    entries past a cap invalid with that cap named, in bounded time and
+    memory; an entry within the caps is read as before."""
+    root = mcptest.tmpdir() / ("bomb-%d" % os.getpid())
+    (root / "proj" / ".cursor").mkdir(parents=True)
+    (root / "home").mkdir(exist_ok=True)
+    servers = {"one": fake(env={"A": "${BIG}" * 5000}),
+               "entry": fake(env={"A%d" % i: "${BIG}" * 8 for i in range(20)}),
+               "ok": fake(env={"A": "${BIG}", "B": "${env:BIG}"})}
+    for i in range(20):
+        servers["f%02d" % i] = fake(env={"A": "${BIG}" * 8})
+    (root / "proj" / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    mcptest.require_mcptop()
+    env = mcptest.mcptop_env({"HOME": str(root / "home"), "BIG": "x" * 122880})
+    out = root / "configs.json"
+    start = time.monotonic()
+    with open(out, "wb") as f:
+        p = subprocess.Popen([MCPTOP, "configs", "--json"], cwd=str(root / "proj"), env=env,
+                             stdout=f, stderr=subprocess.DEVNULL)
+        deadline = start + 60
+        # wait4, not poll(): its rusage is this child's own peak memory.
+        pid, status, usage = 0, 0, None
+        while pid == 0 and time.monotonic() < deadline:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            time.sleep(0.02)
+        if pid == 0:
+            p.kill()
+            pid, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    c.check(time.monotonic() < deadline, "configs is done within 60 s")
+    c.eq(p.returncode, 0, "configs exits 0")
+    # ru_maxrss is KiB on Linux. Unbounded, this fleet takes over 1 GB;
+    # 1 MiB values (16 MiB in all) stay far under the bound, ASan's too.
+    c.check(usage.ru_maxrss < 512 * 1024, "configs' peak memory is bounded: %d KiB"
+            % usage.ru_maxrss)
+    doc = json.loads(out.read_text() or "{}")
+    got = {s.get("name"): s for s in doc.get("servers", [])}
+    c.eq(dig(got, "one", "state"), "invalid", "5,000 references in one value: invalid")
+    c.eq(dig(got, "one", "reason"), 'env "A": expands to more than 1 MiB (the cap of a value)',
+         "the cap of a value named")
+    c.eq(dig(got, "entry", "state"), "invalid", "160 references across one entry: invalid")
+    c.check("the entry's values expand to more than 1 MiB in all (the cap of an entry)"
+            in (dig(got, "entry", "reason") or ""), "the cap of an entry named: %r"
+            % dig(got, "entry", "reason"))
+    c.eq(dig(got, "ok", "state"), "ready", "an entry within the caps is read")
+    fs = [got.get("f%02d" % i, {}) for i in range(20)]
+    c.eq(fs[0].get("state"), "ready", "the first entries within the config's cap are read")
+    over = [f for f in fs if f.get("state") == "invalid"]
+    c.check(len(over) > 0 and all("(the cap of a config)" in (f.get("reason") or "")
+                                  for f in over),
+            "the entries past 16 MiB in all are invalid, the config's cap named: %r"
+            % [(f.get("name"), f.get("state")) for f in fs])
+    c.check(BIG_SHOWN not in out.read_text(), "no expanded value is quoted in a reason")
+
+
 def secret_fleet(port):
     live = "http://user:%s@127.0.0.1:%d/mcp?api_key=%s&x=1" % (PW, port, QS)
     dead = "http://user:%s@127.0.0.1:%d/mcp?token=%s" % (PW, mcptest.free_port(), QS)
@@ -539,6 +600,7 @@ if __name__ == "__main__":
     rep.run("--from CLIENT, -v notes once", case_from)
     rep.run("${input:ID}, envFile, TOML", case_inputs_envfile)
     rep.run("a FIFO or a device named: refused, never waited on", case_not_regular)
+    rep.run("${VAR} expansion is capped (value, entry, config)", case_expand_bomb)
     rep.run("URL secrets never printed (check, --json, watch, end, log, errors, TUI)",
             case_redaction)
     rep.run("the TUI asks for an input before it starts", case_tui_input_prompt)

@@ -361,6 +361,7 @@ config_from_json(const cJSON *root, const char *origin,
                 : e->string, cont[i].shape))
                 continue;
             ctx.cur = s;
+            ctx.expanded = 0;
             config_server_load(&ctx, s, nm != NULL ? nm->valuestring
                 : e->string, e, &fleet, cont[i].shape);
             ctx.cur = NULL;

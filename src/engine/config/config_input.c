@@ -70,6 +70,58 @@ config_buf_wipe(struct config_buf *b)
     b->len = b->cap = 0;
 }
 
+/*
+ * What references may expand to: each value (one string of the config,
+ * expanded) and each entry's values in all at most CONFIG_EXPAND_MAX, as
+ * a {file:} is; a whole file's at most CONFIG_EXPAND_FILE_MAX, so that
+ * many small entries cannot make up what one may not. Past a cap the
+ * entry is invalid: a 120 KB variable named 5,000 times is 600 MB of
+ * copies, and no client needs that.
+ */
+#define CONFIG_EXPAND_MAX      (1024u * 1024)
+#define CONFIG_EXPAND_FILE_MAX (16u * 1024 * 1024)
+
+/* 0 when the caps leave room for n more bytes of expansion onto b, or -1
+ * with *cause saying which cap (never the value). */
+static int
+config_expand_room(const struct config_ctx *ctx, const struct config_buf *b,
+    size_t n, char **cause)
+{
+    if (ctx != NULL && ctx->expanded_all + n > CONFIG_EXPAND_FILE_MAX) {
+        *cause = str_printf("the values of %s expand to more than 16 MiB "
+            "in all (the cap of a config)", ctx->cfg->origin);
+        return -1;
+    }
+    if (b->len + n > CONFIG_EXPAND_MAX) {
+        *cause = str_printf("expands to more than 1 MiB (the cap of a "
+            "value)");
+        return -1;
+    }
+    if (ctx != NULL && ctx->cur != NULL
+        && ctx->expanded + n > CONFIG_EXPAND_MAX) {
+        *cause = str_printf("the entry's values expand to more than 1 MiB "
+            "in all (the cap of an entry)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Add what a reference expanded to (value[0..n)) onto b, within the caps.
+ * 0, or -1 with *cause. */
+static int
+config_expand_put(struct config_ctx *ctx, struct config_buf *b,
+    const char *value, size_t n, char **cause)
+{
+    if (config_expand_room(ctx, b, n, cause) != 0)
+        return -1;
+    config_buf_add(b, value, n);
+    if (ctx != NULL) {
+        ctx->expanded += n;
+        ctx->expanded_all += n;
+    }
+    return 0;
+}
+
 /* True when s[0..n) is a shell-style variable name. */
 static bool
 config_var_name_ok(const char *s, size_t n)
@@ -282,6 +334,7 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
     const char *value;
     char       *name;
     size_t      namelen = n;
+    size_t      vlen;
     size_t      i;
     bool        known;
 
@@ -289,9 +342,9 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
         name = str_ndup(ref + 6, n - 6);
         value = config_input_value(ctx, name, cause);
         free(name);
-        if (value == NULL)
+        if (value == NULL
+            || config_expand_put(ctx, b, value, strlen(value), cause) != 0)
             return -1;
-        config_buf_add(b, value, strlen(value));
         config_var_used(ctx, ref, n);
         return 0;
     }
@@ -313,7 +366,8 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
             return -1;
         }
         if (known) {
-            config_buf_add(b, value, strlen(value));
+            if (config_expand_put(ctx, b, value, strlen(value), cause) != 0)
+                return -1;
             config_var_used(ctx, ref, n);
             return 0;
         }
@@ -339,13 +393,18 @@ config_expand_ref(struct config_ctx *ctx, struct config_buf *b,
     }
     value = getenv(name);
     if (dflt != NULL && (value == NULL || *value == '\0')) {
-        config_buf_add(b, dflt, (size_t)(ref + n - dflt));
+        value = dflt;
+        vlen = (size_t)(ref + n - dflt);
     } else if (value == NULL) {
         *cause = config_unset(ctx, name, "${", "}");
         free(name);
         return -1;
     } else {
-        config_buf_add(b, value, strlen(value));
+        vlen = strlen(value);
+    }
+    if (config_expand_put(ctx, b, value, vlen, cause) != 0) {
+        free(name);
+        return -1;
     }
     config_var_used(ctx, name, namelen);
     free(name);
@@ -420,7 +479,10 @@ config_expand_env(struct config_ctx *ctx, struct config_buf *b,
         free(var);
         return -1;
     }
-    config_buf_add(b, value, strlen(value));
+    if (config_expand_put(ctx, b, value, strlen(value), cause) != 0) {
+        free(var);
+        return -1;
+    }
     config_var_used(ctx, var, n);
     free(var);
     return 0;

@@ -133,6 +133,9 @@ struct config_ctx {
                                                CONFIG_VARS_AUTO here) */
     struct config_server        *cur;       /* the entry being read: what
                                                it expands is named here */
+    size_t                       expanded;  /* bytes references expanded
+                                               to in cur (capped) */
+    size_t                       expanded_all;  /* ...in the whole file */
 };
 
 /* The most variable names kept per server (config_server.vars). */
