@@ -21,4 +21,22 @@ int file_open_regular(const char *path, struct stat *st, const char **why);
 /* The same as a stdio stream ("r"). NULL with *why. */
 FILE *file_fopen_regular(const char *path, const char **why);
 
+/*
+ * Whether a Unix socket at path is out of other users' reach: the
+ * directory it lies in and every one above it belong to this user or
+ * root and no one else may write into them (no group or other write bit,
+ * unless the directory is sticky, as /tmp is: there no one can remove or
+ * rename another's entry). Otherwise another user could put their own
+ * socket at path for our readers to talk to. A relative path is judged
+ * from the working directory. 0, or -1 with *cause (caller frees) naming
+ * the directory and the fix.
+ */
+int file_socket_dir_private(const char *path, char **cause);
+
+/*
+ * Whether the peer of the connected Unix socket fd is this user (or
+ * root): SO_PEERCRED. 0, or -1 with *why set to a static string.
+ */
+int file_socket_peer_ours(int fd, const char **why);
+
 #endif

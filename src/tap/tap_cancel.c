@@ -18,6 +18,7 @@
 
 #include "engine/tap_command.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -124,6 +125,7 @@ static int
 tap_cancel_send(const char *path, char *line, int64_t deadline, char **cause)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    const char        *why;
     size_t             len, off = 0;
     int                fd;
 
@@ -139,6 +141,12 @@ tap_cancel_send(const char *path, char *line, int64_t deadline, char **cause)
             "no socket there (the tap is not running)" : strerror(errno));
         if (fd >= 0)
             close(fd);
+        free(line);
+        return -1;
+    }
+    if (file_socket_peer_ours(fd, &why) != 0) {
+        *cause = str_printf("%s: %s", path, why);
+        close(fd);
         free(line);
         return -1;
     }

@@ -8,7 +8,7 @@
  * What it must never do: block the loop, keep more than
  * TAP_PUBLISH_READER_MAX for a reader, or leave the socket behind.
  */
-#define _GNU_SOURCE     /* struct ucred, SO_PEERCRED, accept4 */
+#define _GNU_SOURCE     /* accept4 */
 #include "tap_publish.h"
 
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "util/file.h"
 #include "util/clock.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -293,8 +294,7 @@ tap_publish_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct tap_publish *p = w->data;
     struct tap_reader  *r;
-    struct ucred        cred;
-    socklen_t           clen = sizeof(cred);
+    const char         *why;
     char               *snap;
     int                 fd;
 
@@ -302,8 +302,7 @@ tap_publish_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
     fd = accept4(p->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
-        (cred.uid != getuid() && cred.uid != 0)) {
+    if (file_socket_peer_ours(fd, &why) != 0) {
         close(fd);
         return;
     }
@@ -341,6 +340,9 @@ tap_publish_new(struct ev_loop *loop, const char *path,
         return NULL;
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
+    /* Where another user could swap in their own socket, none. */
+    if (file_socket_dir_private(path, cause) != 0)
+        return NULL;
     /* A socket already there: live (another tap) or stale (replaced). */
     probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,

@@ -45,14 +45,17 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,6 +73,15 @@ def tmp(name):
 
 def tap_argv(name, sock, *cmd):
     return [mcptest.MCPTOP_BIN, "tap", "--name", name, "--socket", sock, "--"] + list(cmd)
+
+
+def wait_until(pred, timeout):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def rpc(obj):
@@ -694,6 +706,97 @@ def agent_config_entry(c):
          "read at the socket the tap publishes at")
     c.eq(mcptest.dig(s, "health"), "down", "no tap running: down")
     c.check(not os.path.exists(marker), "the agent's server was not started by the monitor")
+
+
+@mcptest.case(rep)
+def socket_dir_guarded(c):
+    # --socket in a directory others may write into (not sticky) is not
+    # used: another user could put their own socket there. The relay goes
+    # on, unobserved, and says why. A sticky one (as /tmp) is used. And a
+    # monitor or cancel never talks to a socket another user listens on.
+    base = mcptest.tmpdir() / "sockdirs"
+    base.mkdir(exist_ok=True)
+    for mode, published in ((0o777, False), (0o770, False), (0o1777, True)):
+        d = base / ("m%o" % mode)
+        d.mkdir(exist_ok=True)
+        os.chmod(d, mode)
+        sock = str(d / "t.sock")
+        err_path = tmp("sockdir-%o.err" % mode)
+        with open(err_path, "wb") as err:
+            p = mcptest.spawn(tap_argv("cat", sock, "cat"), env=mcptest.mcptop_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        try:
+            p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/x"}\n')
+            p.stdin.flush()
+            echoed = p.stdout.readline()
+            c.eq(echoed, b'{"jsonrpc":"2.0","method":"notifications/x"}\n',
+                 "mode %o: the relay passes bytes either way" % mode)
+            if published:
+                c.check(wait_until(lambda: os.path.exists(sock), 10),
+                        "mode %o (sticky): the socket is published" % mode)
+            else:
+                said = lambda: open(err_path, "rb").read().decode(errors="replace")
+                c.check(wait_until(lambda: "not publishing" in said(), 10),
+                        "mode %o: the tap says it does not publish: %r" % (mode, said()[-300:]))
+                c.check(("%s is writable by %s and not sticky" % (d, "others" if mode & 2
+                                                                  else "its group")) in said(),
+                        "mode %o: naming the directory and why: %r" % (mode, said()[-300:]))
+                c.check("chmod go-w" in said(), "mode %o: and the fix" % mode)
+                c.check(not os.path.exists(sock), "mode %o: no socket made" % mode)
+        finally:
+            p.stdin.close()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                mcptest.terminate(p)
+                c.fatal("the tap did not exit at its agent's EOF")
+    py = "/usr/bin/python3"
+    if os.getuid() != 0 or not os.access(py, os.X_OK):
+        return      # another user's socket needs root (and a python they may run)
+    # A socket another user (nobody) listens on, in a sticky directory
+    # they can reach (this run's tmpdir is 0700).
+    top = Path(tempfile.mkdtemp(prefix="mcptest-squat-"))
+    os.chmod(top, 0o755)
+    d = top / "sticky"
+    d.mkdir()
+    os.chmod(d, 0o1777)
+    squat = str(d / "squat.sock")
+    listener = ("import socket, sys, time\n"
+                "s = socket.socket(socket.AF_UNIX)\n"
+                "s.bind(sys.argv[1]); s.listen(8)\n"
+                "print('up', flush=True)\n"
+                "time.sleep(60)\n")
+    q = subprocess.Popen([py, "-c", listener, squat], user=65534,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        c.require(q.stdout.readline() == b"up\n", "another user listens at %s" % squat)
+        got = mcptest.run_mcptop(["cancel", "--socket", squat, "--request", "1"], timeout=20)
+        c.check(got.rc != 0, "cancel on another user's socket fails: %s" % got.describe())
+        c.check("another user's" in got.stderr, "and says why: %r" % got.stderr[-300:])
+        runtime = top / "runtime"
+        runtime.mkdir(mode=0o755, exist_ok=True)
+        (runtime / "mcptop").mkdir(mode=0o700, exist_ok=True)
+        os.chmod(runtime / "mcptop", 0o1777)
+        q2 = subprocess.Popen([py, "-c", listener,
+                               str(runtime / "mcptop" / "tap-github.sock")], user=65534,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            c.require(q2.stdout.readline() == b"up\n", "another user listens at the tap's path")
+            cfg = mcptest.write_config({"gh": {"command": "mcptop", "args": [
+                "tap", "--name", "github", "--", "cat"]}})
+            got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30,
+                                     env={"XDG_RUNTIME_DIR": str(runtime)})
+            s = mcptest.dig(got.json() or {}, "servers", 0)
+            c.eq(mcptest.dig(s, "health"), "down", "a monitor does not read their socket")
+            c.check("another user's" in str(mcptest.dig(s, "last_failure", "detail")),
+                    "and says why: %r" % mcptest.dig(s, "last_failure"))
+        finally:
+            q2.kill()
+            q2.wait(timeout=10)
+    finally:
+        q.kill()
+        q.wait(timeout=10)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 rep.finish()

@@ -23,6 +23,7 @@
 
 #include "engine/tap_command.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
 
@@ -125,8 +126,8 @@ tap_source_lost(struct tap_source *ts, bool at_connect, int err,
         evd.net = NET_CONNECT;
         evd.os_errno = err;
         snprintf(detail, sizeof(detail), "no tap at %.120s: %s", ts->path,
-            err == ENOENT ? "no socket there (the tap is not running)" :
-            strerror(err));
+            what != NULL ? what : err == ENOENT ?
+            "no socket there (the tap is not running)" : strerror(err));
     } else {
         evd.child_closed = true;
         snprintf(detail, sizeof(detail), "the tap went away (%s)", what);
@@ -578,6 +579,7 @@ static void
 tap_source_ww_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct tap_source *ts = w->data;
+    const char        *why;
     int                err = 0;
     socklen_t          len = sizeof(err);
 
@@ -588,6 +590,10 @@ tap_source_ww_cb(struct ev_loop *loop, ev_io *w, int revents)
             err = errno;
         if (err != 0) {
             tap_source_lost(ts, true, err, NULL);
+            return;
+        }
+        if (file_socket_peer_ours(ts->fd, &why) != 0) {
+            tap_source_lost(ts, true, EPERM, why);
             return;
         }
         ts->connecting = false;
