@@ -34,6 +34,8 @@ struct fleet;
         "2025-11-25 basic/transports, Session Management 2")              \
     X(PROBE_LEAK, "probe_leak",                                           \
         "2025-11-25 basic/transports, Session Management 1")              \
+    X(SESSION_IDS, "session_ids",                                         \
+        "2025-11-25 basic/transports, Session Management 1")              \
     X(PING, "ping", "2025-11-25 basic/utilities/ping")                    \
     X(STREAM, "stream", "2025-11-25 basic/transports, Listening for "     \
         "Messages from the Server 3")                                     \
@@ -65,7 +67,7 @@ enum audit_check {
     X(BROKEN, "broken") X(NEGOTIATES, "negotiates") X(ECHOES, "echoes")   \
     X(REFUSES, "refuses") X(LEGACY, "legacy") X(MODERN, "modern")         \
     X(DUAL, "dual") X(STDIN, "stdin") X(SIGTERM, "sigterm")               \
-    X(SIGKILL, "sigkill")
+    X(SIGKILL, "sigkill") X(UNIQUE, "unique") X(REUSED, "reused")
 
 enum audit_verdict {
 #define X(id, name) AUDIT_VERDICT_##id,

@@ -9,6 +9,7 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "engine/config.h"
@@ -225,8 +226,15 @@ void fleet_raw_served_after(struct fleet_raw *ch, int k);
  * keeps those. */
 void fleet_raw_counts(const struct fleet_raw *ch, unsigned *opened,
     unsigned *ended, unsigned *terminated);
-/* How many sessions were issued (numbers 0 .. n-1). */
+/* How many sessions were issued (numbers 0 .. n-1). An initialize sent
+ * with no session and answered with an id opens one, even when the id is
+ * one the server gave before (a server that reuses ids). */
 int fleet_raw_sessions(const struct fleet_raw *ch);
+/* Session k's tag: equal for equal Mcp-Session-Ids (a keyed hash: the id
+ * itself never leaves the channel, and a tag means nothing outside this
+ * process); 0 for a session with no id (a child, a stream) or no such
+ * session. */
+uint64_t fleet_raw_session_tag(const struct fleet_raw *ch, int k);
 /* True while an exchange or an ending has not settled. */
 bool fleet_raw_busy(const struct fleet_raw *ch);
 

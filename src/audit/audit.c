@@ -82,6 +82,7 @@ audit_grades[AUDIT_CHECK__COUNT][AUDIT_VERDICT__COUNT] = {
     [AUDIT_CHECK_MISSING_SESSION] = { V(SPEC) = C, V(ACCEPTED) = N,
         V(OTHER) = B },
     [AUDIT_CHECK_PROBE_LEAK] = { V(NONE) = C, V(LEAKS) = B },
+    [AUDIT_CHECK_SESSION_IDS] = { V(UNIQUE) = C, V(REUSED) = B },
     [AUDIT_CHECK_PING] = { V(SUPPORTED) = C, V(UNSUPPORTED) = B },
     [AUDIT_CHECK_STREAM] = { V(OPENS) = C, V(NONE) = C, V(OTHER) = B },
     [AUDIT_CHECK_AFFINITY] = { V(STABLE) = C, V(BROKEN) = B, V(OTHER) = B },
@@ -103,6 +104,7 @@ const enum audit_check audit_order[] = {
     AUDIT_CHECK_FREED, AUDIT_CHECK_MISSING_SESSION,
     AUDIT_CHECK_PROBE_LEAK, AUDIT_CHECK_PING, AUDIT_CHECK_STREAM,
     AUDIT_CHECK_AFFINITY, AUDIT_CHECK_VERSIONS, AUDIT_CHECK_SHUTDOWN,
+    AUDIT_CHECK_SESSION_IDS,    /* last: judged from every session opened */
 };
 const size_t audit_norder = sizeof(audit_order) / sizeof(audit_order[0]);
 
@@ -210,6 +212,32 @@ static const struct fleet_raw_host audit_raw_host = {
     .settled = audit_settled_cb,
 };
 
+/* Keep the tag of each session id ch was issued; one already kept is a
+ * reused id. The audit opens a fixed number of sessions (a few dozen), so
+ * the walk is short whatever the server does. */
+static void
+audit_note_ids(struct audit *a, const struct fleet_raw *ch)
+{
+    for (int k = 0; k < fleet_raw_sessions(ch); k++) {
+        uint64_t tag = fleet_raw_session_tag(ch, k);
+        size_t   j;
+
+        if (tag == 0)
+            continue;
+        for (j = 0; j < a->ntags && a->tags[j] != tag; j++)
+            ;
+        if (j < a->ntags) {
+            a->reused_ids++;
+            continue;
+        }
+        if (a->ntags == a->tcap) {
+            a->tcap = a->tcap != 0 ? a->tcap * 2 : 16;
+            a->tags = xrealloc(a->tags, a->tcap * sizeof(*a->tags));
+        }
+        a->tags[a->ntags++] = tag;
+    }
+}
+
 /* Every channel of the check is settled (or its grace passed): add the
  * counts, free them, go on. */
 static void
@@ -219,6 +247,7 @@ audit_close_channels(struct audit *a)
         unsigned opened, ended, terminated;
 
         fleet_raw_counts(a->ch[i], &opened, &ended, &terminated);
+        audit_note_ids(a, a->ch[i]);
         a->opened += opened;
         a->ended += ended;
         a->terminated += terminated;
@@ -624,6 +653,7 @@ audit_free(struct audit *a)
     for (size_t c = 0; c < AUDIT_CHECK__COUNT; c++)
         cJSON_Delete(a->results[c].evidence);
     cJSON_Delete(a->ev);
+    free(a->tags);
     free(a);
 }
 

@@ -803,6 +803,36 @@ audit_checks_shutdown(struct audit *a)
     }
 }
 
+/* --- session_ids ----------------------------------------------------------- */
+
+/*
+ * Judged from every session the checks before it opened (it sends
+ * nothing): each should have an id of its own ("globally unique"). A
+ * server that gives two initializes one id has two live sessions under
+ * it, and a client's DELETE or expiry of one ends the other's too.
+ */
+static void
+audit_checks_session_ids(struct audit *a)
+{
+    enum audit_check c = AUDIT_CHECK_SESSION_IDS;
+    unsigned         with_id = (unsigned)a->ntags + a->reused_ids;
+
+    cJSON_AddNumberToObject(a->ev, "sessions_with_id", with_id);
+    cJSON_AddNumberToObject(a->ev, "distinct_ids", (double)a->ntags);
+    cJSON_AddNumberToObject(a->ev, "reused", a->reused_ids);
+    if (with_id == 0)
+        audit_judge(a, c, AUDIT_VERDICT_NA, "no session the audit opened "
+            "was given an Mcp-Session-Id");
+    else if (a->reused_ids > 0)
+        audit_judge(a, c, AUDIT_VERDICT_REUSED, "%u sessions opened, %zu "
+            "distinct ids: %u given an id another live session had (ending "
+            "one ends the other)", with_id, a->ntags, a->reused_ids);
+    else
+        audit_judge(a, c, AUDIT_VERDICT_UNIQUE, "each of the %u sessions "
+            "opened had an id of its own", with_id);
+    audit_conclude(a);
+}
+
 /* --- dispatch -------------------------------------------------------------- */
 
 const char *
@@ -885,6 +915,9 @@ audit_checks_step(struct audit *a, enum audit_check c)
         break;
     case AUDIT_CHECK_SHUTDOWN:
         audit_checks_shutdown(a);
+        break;
+    case AUDIT_CHECK_SESSION_IDS:
+        audit_checks_session_ids(a);
         break;
     default:
         /* freed is judged with delete */

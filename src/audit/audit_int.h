@@ -17,6 +17,7 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "audit/audit.h"
 #include "engine/ending.h"
@@ -89,6 +90,11 @@ struct audit {
     char                    why[200];   /* open: why it failed */
     int                     n, served, gone, first_404, other_status;
     bool                    ping_unsupported;   /* the ping check said */
+    uint64_t               *tags;       /* each distinct session id's tag
+                                           (fleet_raw_session_tag) */
+    size_t                  ntags, tcap;
+    unsigned                reused_ids; /* sessions opened with an id
+                                           another had */
     struct cJSON           *ev;         /* the check's evidence */
 };
 

@@ -75,6 +75,7 @@ audit_cli_usage(FILE *out)
         "Checks (HTTP): delete (terminated, not_allowed, other), freed (yes,\n"
         "no, other), unknown_session (spec, nonstandard, accepted, other),\n"
         "missing_session (spec, accepted, other), probe_leak (none, leaks),\n"
+        "session_ids (unique, reused),\n"
         "ping (supported, unsupported, error), stream (opens, none, other),\n"
         "affinity (stable, broken, other), versions (negotiates, echoes,\n"
         "refuses, none), era (legacy, modern, dual); stdio: ping, versions,\n"

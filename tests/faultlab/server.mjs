@@ -149,6 +149,11 @@
 //                       hold it when N is a multiple of ?every= (4), and is
 //                       answered 404 although the session lives
 //                       (deterministic; a DELETE reaches the holder)
+//   ?sameid=1           every initialize is given the endpoint's one
+//                       Mcp-Session-Id (a server with a fixed or global id):
+//                       sessions_issued counts each, reused_ids the ones
+//                       after the first, and sessions_ended a DELETE for
+//                       each of them
 //   ?ping=unsupported   ping answered -32601 (method not found)
 //   ?era=dual           server/discover is answered a DiscoverResult too
 //                       (a dual-era server; initialize works as ever)
@@ -707,7 +712,15 @@ function healthyPost(ctx) {
 }
 
 // A new session on this endpoint: its id (sid: a given id, else a fresh one).
-function issueSession(ctx, sid = newSessionId()) {
+function issueSession(ctx, sid) {
+  if (sid === undefined && ctx.p.str("sameid", "0") === "1") {
+    // ?sameid=1: every session gets the endpoint's one id.
+    ctx.ep.sameSid = ctx.ep.sameSid || newSessionId();
+    sid = ctx.ep.sameSid;
+    ctx.ep.sameOpen = (ctx.ep.sameOpen || 0) + 1;
+    ctx.c.reused_ids = (ctx.c.reused_ids || 0) + (ctx.ep.issued.has(sid) ? 1 : 0);
+  }
+  if (sid === undefined) sid = newSessionId();
   ctx.ep.sessions.set(sid, { requests: 0, created: Date.now() });
   ctx.ep.issued.add(sid);
   ctx.c.sessions_issued++;
@@ -1053,7 +1066,13 @@ function handleDelete(ctx) {
   if (sid !== undefined) c.delete_with_session++;
   // A DELETE for a session this endpoint issued ends it from the client's
   // side, whatever the answer below (the invariant: issued == ended).
-  if (sid !== undefined && ep.issued.has(sid) && !ep.ended.has(sid)) {
+  if (sid !== undefined && sid === ep.sameSid) {
+    // ?sameid=1: each session under the one id wants its DELETE.
+    if (ep.sameOpen > 0) {
+      ep.sameOpen--;
+      c.sessions_ended++;
+    }
+  } else if (sid !== undefined && ep.issued.has(sid) && !ep.ended.has(sid)) {
     ep.ended.add(sid);
     c.sessions_ended++;
   }

@@ -40,8 +40,8 @@ rep = mcptest.Reporter("audit: mcptop audit, the session-hygiene report (issue 3
 
 FAKE_MJS = mcptest.TESTS_DIR / "stdio" / "fake.mjs"
 NODE = mcptest._NODE
-CHECKS = ("delete", "freed", "unknown_session", "missing_session", "probe_leak", "ping",
-          "stream", "affinity", "versions", "era", "shutdown")
+CHECKS = ("delete", "freed", "unknown_session", "missing_session", "probe_leak", "session_ids",
+          "ping", "stream", "affinity", "versions", "era", "shutdown")
 HTTP_NA = ("shutdown",)
 SESSION_CHECKS = ("delete", "freed", "unknown_session", "missing_session", "stream", "affinity")
 
@@ -89,7 +89,8 @@ HABITS = {
     "healthy": ("/healthy", {"delete": "terminated", "freed": "yes", "unknown_session": "spec",
                              "missing_session": "spec", "probe_leak": "none", "ping": "supported",
                              "stream": "none", "affinity": "stable", "versions": "negotiates",
-                             "era": "legacy", "shutdown": "n/a"}, True),
+                             "era": "legacy", "shutdown": "n/a", "session_ids": "unique"},
+                True),
     "nofree": ("/healthy?free=0", {"delete": "terminated", "freed": "no"}, False),
     "exp400": ("/healthy?expired=400", {"freed": "other", "unknown_session": "nonstandard"}, False),
     "exprpc200": ("/healthy?expired=rpc200", {"freed": "other",
@@ -104,7 +105,8 @@ HABITS = {
     "stream": ("/listchanged", {"stream": "opens"}, True),
     "nosession": ("/nosession", {"delete": "n/a", "freed": "n/a", "unknown_session": "n/a",
                                  "missing_session": "n/a", "ping": "supported",
-                                 "affinity": "stable", "probe_leak": "none"}, True),
+                                 "affinity": "stable", "probe_leak": "none",
+                                 "session_ids": "n/a"}, True),
     "modern": ("/probe/discover", {"era": "modern", "probe_leak": "none", "ping": "n/a",
                                    "delete": "n/a", "versions": "n/a"}, True),
     "dual": ("/healthy?era=dual", {"era": "dual", "delete": "terminated"}, True),
@@ -187,6 +189,37 @@ def lab_habits(c):
     for sid in re.findall(r"lab-\d+-[0-9a-f]{16}", json.dumps(L.counts())):
         c.check(sid not in r.stdout and sid not in r.stderr, "no session id in the report")
         break
+
+
+@mcptest.case(rep)
+def reused_session_id(c):
+    """A server that gives every initialize one Mcp-Session-Id: each session
+    the audit opened is counted (not the one id) and ended, and the reuse is
+    its own finding (issue 41, item 5)."""
+    L = lab()
+    path = "/healthy?sameid=1&tag=" + uuid.uuid4().hex[:8]
+    cfg = mcptest.write_config({"sameid": {"url": L.url(path)}})
+    r, doc = audit_json(c, ["-c", cfg, "--timeout", "8000"], timeout=90, rc=1)
+    s = by_name(doc).get("sameid", {})
+    ep = L.counts().get("endpoints", {}).get(path, {})
+    issued = ep.get("sessions_issued", 0)
+    c.check(issued > 2, "the lab issued sessions under one id: %r" % issued)
+    opened, ended = sessions(s)
+    c.eq(opened, issued, "SESSIONS counts each session the audit opened, not distinct ids")
+    c.eq(ended, opened, "every one was ended")
+    c.eq(ep.get("sessions_ended"), issued, "the lab saw a DELETE for each")
+    c.eq(ep.get("sessions_live"), 0, "the lab holds no session after the audit")
+    c.eq(verdict(s, "session_ids"), "reused", "session_ids: reused")
+    c.eq(dig(s, "checks", "session_ids", "grade"), "bad", "a bad grade")
+    c.eq(dig(s, "checks", "session_ids", "evidence", "distinct_ids"), 1, "one distinct id")
+    c.eq(dig(s, "checks", "session_ids", "evidence", "reused"), ep.get("reused_ids"),
+         "the reuses, as the lab counted them")
+    c.eq(s.get("clean"), False, "not spec-clean")
+    t = mcptest.run_mcptop(["audit", "-c", cfg, "--timeout", "8000"], timeout=90)
+    row = [ln for ln in t.stdout.splitlines() if ln.startswith("sameid")]
+    want = "%d/%d" % (issued, issued)    # the same audit again: as many
+    c.check(len(row) == 1 and row[0].rstrip().endswith(want) and "reused" in row[0],
+            "the table: SESSIONS %s and session_ids reused: %r" % (want, row))
 
 
 @mcptest.case(rep)

@@ -20,6 +20,7 @@
 #include "engine/fleet.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct fleet_raw_session {
     bool               ended;       /* the ending says it is gone */
     bool               terminated;  /* ...by a DELETE answered 2xx */
     bool               served_after;/* ...yet a request was served */
+    uint64_t           tag;         /* the id's keyed hash (0: no id) */
 };
 
 enum fleet_raw_open_state {
@@ -83,6 +85,10 @@ struct fleet_raw {
     char                          *version; /* initialize: offered */
     int64_t                        next_id;
     char                          *forged;
+    bool                           fresh;   /* the exchange in flight is
+                                               an initialize sent with no
+                                               session: any id it is
+                                               answered with is a new one */
 };
 
 /* The methods a request may name (their names are static strings). */
@@ -102,6 +108,36 @@ fleet_raw_wipe(char *secret)
 
 /* --- sessions ----------------------------------------------------------- */
 
+/*
+ * The tag of a session id: a 64-bit FNV-1a hash keyed by a secret drawn
+ * once a process, so that ids can be told equal without being kept, and
+ * a tag says nothing of its id outside this process. 0 is never a tag.
+ */
+static uint64_t
+fleet_raw_tag(const char *id)
+{
+    static uint64_t key;
+    uint64_t        h;
+
+    if (key == 0) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || read(fd, &key, sizeof(key)) != (ssize_t)sizeof(key))
+            key = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^
+                (uint64_t)(intptr_t)&key;
+        if (fd >= 0)
+            close(fd);
+        key |= 1;
+    }
+    h = 0xcbf29ce484222325ull ^ key;
+    for (const unsigned char *c = (const unsigned char *)id; *c != '\0';
+        c++) {
+        h ^= *c;
+        h *= 0x100000001b3ull;
+    }
+    return h != 0 ? h : 1;
+}
+
 /* Register a session (id taken; NULL: the child or the stream). */
 static int
 fleet_raw_add_session(struct fleet_raw *ch, char *id, const char *version)
@@ -115,6 +151,7 @@ fleet_raw_add_session(struct fleet_raw *ch, char *id, const char *version)
     s = &ch->sess[ch->nsess];
     memset(s, 0, sizeof(*s));
     s->id = id;
+    s->tag = id != NULL ? fleet_raw_tag(id) : 0;
     s->version = str_dup(version);
     transport_log(ch->t, "raw: session %d issued", ch->nsess);
     return ch->nsess++;
@@ -277,12 +314,17 @@ fleet_raw_raw_cb(void *arg, struct transport_raw_result *rr)
     if (!r.answered)
         failure_make(&r.failure, &rr->f.evd, FAILURE_SITE_REQUEST,
             rr->f.detail);
-    if (rr->session_id != NULL && fleet_raw_find(ch, rr->session_id) < 0) {
+    if (rr->session_id != NULL && (ch->fresh ||
+        fleet_raw_find(ch, rr->session_id) < 0)) {
         /* An id the channel has not seen (to a refused request, or a
-         * forged id taken up): the server holds a session for it. */
+         * forged id taken up): the server holds a session for it. So it
+         * does for the id an initialize sent with none is answered with,
+         * even one it gave before: a session opened is counted and ended
+         * as one, whatever its id. */
         r.issued = fleet_raw_add_session(ch, xstrdup(rr->session_id),
             r.version[0] != '\0' ? r.version : ch->version);
     }
+    ch->fresh = false;
     fleet_raw_deliver(ch, &r);
 }
 
@@ -639,9 +681,12 @@ fleet_raw_send_raw(struct fleet_raw *ch, const struct fleet_raw_request *rq,
         rr.id = -1;
     }
     ch->inflight = true;
+    ch->fresh = (ch->flags & TRANSPORT_INITIALIZE) && rr.session_id == NULL &&
+        rq->method == HTTP_POST;
     ch->rx = transport_raw(ch->t, &rr, fleet_raw_raw_cb, ch, cause);
     if (ch->rx == NULL) {
         ch->inflight = false;
+        ch->fresh = false;
         return -1;
     }
     return 0;
@@ -787,6 +832,12 @@ int
 fleet_raw_sessions(const struct fleet_raw *ch)
 {
     return ch->nsess;
+}
+
+uint64_t
+fleet_raw_session_tag(const struct fleet_raw *ch, int k)
+{
+    return k >= 0 && k < ch->nsess ? ch->sess[k].tag : 0;
 }
 
 bool
