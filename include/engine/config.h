@@ -80,6 +80,9 @@ struct config_oauth {
 #define CONFIG_DEFAULT_TIMEOUT_MS         10000
 #define CONFIG_DEFAULT_OPEN_DEADLINE_MS   10000
 #define CONFIG_DEFAULT_TEARDOWN_MS         3000
+#define CONFIG_DEFAULT_CRASH_WINDOW_MS    10000  /* a child that dies this
+                                                soon after its dial is a
+                                                crash (DESIGN.md 4b) */
 #define CONFIG_DEFAULT_MAX_MESSAGE_BYTES  HTTP_MAX_BYTES
 
 /* A server's "probe_tool" (a deep check): a tools/call mcptop makes at its
@@ -130,6 +133,9 @@ struct config_server {
     long                  timeout_ms;
     long                  open_deadline_ms;
     long                  teardown_ms;
+    long                  crash_window_ms;    /* 0: the default (the
+                                                 longer of 10 s and two
+                                                 ping intervals) */
     size_t                max_message_bytes;
     enum config_era       era;
     char                **tags;

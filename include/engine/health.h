@@ -19,7 +19,7 @@
     X(OK,       "ok")       /* the liveness exchange completed and     \
                                nothing monitored fails now */          \
     X(DEGRADED, "degraded") /* it answers, but what it answers fails */ \
-    X(DOWN,     "down")     /* liveness unreachable */                 \
+    X(DOWN,     "down")     /* liveness unreachable, or a crash loop */ \
     X(UNKNOWN,  "unknown")  /* liveness unknown */                     \
     X(PENDING,  "pending")  /* no observation yet */                   \
     X(INVALID,  "invalid")  /* the entry cannot be dialed */           \
@@ -58,10 +58,16 @@ struct health_input {
     const char            *disabled_reason; /* why the client does not run
                                                it (the declaration's), or
                                                NULL */
+    const char            *crash_loop;      /* non-NULL: its children die
+                                               within the crash window of
+                                               their dial, in these words
+                                               ("crash loop: ..."); NULL
+                                               none */
 };
 
 /* The verdict, with why in a few words (a static string, "" for ok; for
- * disabled, the input's disabled_reason when given, borrowed). */
+ * disabled, the input's disabled_reason when given, and for a crash loop
+ * the input's crash_loop: borrowed). */
 struct health {
     enum health_state state;
     const char       *reason;

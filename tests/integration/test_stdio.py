@@ -14,6 +14,10 @@ children, through `mcptop check --json` and `mcptop watch`.
 - no child left behind, no zombie;
 - watch: SIGKILL the child -> connection_closed, unreachable, re-dial,
   reachable; SIGINT -> exit, no child left.
+- watch: a crash loop (issue 45, item 4): a child that answers and exits
+  200 ms after its listing is started a few times in 12 s (the backoff
+  grows), never ok again after its first exit, each exit's `process`
+  exchange says when the next start is, and every child started is reaped.
 
 Standalone: MCPTOP_BIN=build/mcptop python3 tests/integration/test_stdio.py
 The last line is "N passed, N failed"; the exit status is 1 on any failure.
@@ -458,6 +462,54 @@ def watch_memory_kill_redial(c):
         w.close()
 
 
+CRASH_WATCH_S = 12.0      # how long the crash loop is watched
+CRASH_MAX_STARTS = 5      # 1 + backoffs of about 1, 2, 4 s (8 before the fix)
+
+
+def watch_crash_loop(c):
+    marker = new_marker()
+    spawns = mcptest.tmpdir() / ("crash-spawns-%s.log" % tag())
+    decl = fake("crash-after-list", marker, ping_interval_s=1)
+    decl["args"] += ["--spawn-log=%s" % spawns, "--crash-ms=200"]
+    cfg = mcptest.write_config({"crashy": decl})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        t0 = time.monotonic()
+        first = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "process",
+                           t0 + 10)
+        c.require(first is not None, "the first exit is seen (a process exchange)")
+        # Watch the rest of the 12 s: nothing to wait for, every line kept.
+        w.wait_for(lambda e: False, t0 + CRASH_WATCH_S)
+        try:
+            pids = [int(x) for x in spawns.read_text().split()]
+        except OSError:
+            pids = []
+        c.check(2 <= len(pids) <= CRASH_MAX_STARTS,
+                "a few starts in %.0f s (1 <= N <= %d): %d" % (CRASH_WATCH_S, CRASH_MAX_STARTS, len(pids)))
+        health = [e for e in w.events if e.get("event") == "health"]
+        words = [e.get("state") for e in health]
+        down = words.index("down") if "down" in words else None
+        c.require(down is not None, "health goes down: %r" % words)
+        c.check("ok" not in words[down:], "never ok after the first exit: %r" % words)
+        c.check(any("crash loop" in (e.get("reason") or "") for e in health[down:]),
+                "the reason names the crash loop: %r" % [e.get("reason") for e in health])
+        procs = [e for e in w.events if e.get("event") == "exchange" and e.get("op") == "process"]
+        c.check(len(procs) >= 2, "two exits or more seen (got %d)" % len(procs))
+        c.check(all(isinstance(e.get("next_attempt_at"), int) for e in procs),
+                "each process exchange says when the next start is: %s"
+                % [json.dumps(e) for e in procs[:3]])
+        w.signal(signal.SIGINT)
+        rc = w.wait_exit(EXIT_WAIT)
+        c.eq(rc, 0, "watch exits 0 after SIGINT")
+        left = [p for p in pids if wait_gone(p, 3.0) is not None]
+        c.check(not left, "every child started is reaped (%d started): %s"
+                % (len(pids), ps_lines(left)))
+    finally:
+        if c.failures:
+            c.attach(w.describe())
+        w.close()
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -472,6 +524,7 @@ def main():
     rep.run("check_big_line", check_big_line)
     rep.run("watch_flood_stderr_bounded", watch_flood_stderr_bounded)
     rep.run("watch_memory_kill_redial", watch_memory_kill_redial)
+    rep.run("watch_crash_loop", watch_crash_loop)
     rep.finish()
 
 

@@ -22,6 +22,9 @@
 //                    initialize gets -32001 "fetch failed"; it recovers when
 //                    the file goes
 //   tool-error       tools/call answers isError (a failing deep check)
+//   crash-after-list serves initialize and tools/list, then exits 0
+//                    --crash-ms (200) after the listing (a crash loop:
+//                    issue 45, item 4)
 //   die-idle         serves, then exits by itself (status 3) after
 //                    --die-ms (an idle timer), saying why on stderr
 //   cursor-loop      tools/list answers the same 8 tools and the same
@@ -189,6 +192,8 @@ function answer(req) {
   }
   if (req.method === 'ping') return send({ jsonrpc: '2.0', id: req.id, result: {} });
   if (req.method === 'tools/list') {
+    if (mode === 'crash-after-list')
+      setTimeout(() => exit(0), Number(opt('crash-ms', '200')) || 200);
     return send({ jsonrpc: '2.0', id: req.id, result: { tools: [
       { name: 'echo', inputSchema: { type: 'object' } },
       { name: 'add', inputSchema: { type: 'object' } },

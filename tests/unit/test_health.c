@@ -107,6 +107,34 @@ test_cannot_be_initialized(void **state)
     assert_int_equal(health_of(&in).state, HEALTH_DEGRADED);
 }
 
+/* A crash loop (issue 45, item 4): down while its words are given, even
+ * when the fresh child answers (reachable, nothing failing); ok only once
+ * they are gone. The operator's states still win. */
+static void
+test_crash_loop(void **state)
+{
+    static const char words[] = "crash loop: exited 2 times in 1 s";
+    struct liveness     r = live(LIVENESS_REACHABLE);
+    struct liveness     u = live(LIVENESS_UNREACHABLE);
+    struct health_input in = { .operator_state = HEALTH_OPERATOR_MONITORED,
+        .liveness = &r, .crash_loop = words };
+    struct health       h = health_of(&in);
+
+    (void)state;
+    assert_int_equal(h.state, HEALTH_DOWN);
+    assert_string_equal(h.reason, words);
+    in.liveness = &u;
+    h = health_of(&in);
+    assert_int_equal(h.state, HEALTH_DOWN);
+    assert_string_equal(h.reason, words);
+    in.operator_state = HEALTH_OPERATOR_PAUSED;
+    assert_int_equal(health_of(&in).state, HEALTH_PAUSED);
+    in.operator_state = HEALTH_OPERATOR_MONITORED;
+    in.liveness = &r;
+    in.crash_loop = NULL;
+    assert_int_equal(health_of(&in).state, HEALTH_OK);
+}
+
 /* The operator's states win over any observation, and are not
  * monitored; an invalid entry is monitored and not ok. */
 static void
@@ -187,6 +215,7 @@ main(void)
         cmocka_unit_test(test_from_liveness),
         cmocka_unit_test(test_degraded),
         cmocka_unit_test(test_cannot_be_initialized),
+        cmocka_unit_test(test_crash_loop),
         cmocka_unit_test(test_operator_states),
         cmocka_unit_test(test_track),
         cmocka_unit_test(test_names),

@@ -39,6 +39,7 @@
 #include "engine/config.h"
 #include "engine/failure.h"
 #include "engine/server.h"
+#include "fleet/server_int.h"
 #include "transport/ending_run.h"
 #include "transport/transport.h"
 #include "util/clock.h"
@@ -81,6 +82,8 @@ struct seen {
     enum failure_kind kind;
     enum server_state state;
     int               outcome;      /* EVENT_ENDING / _SETTLED */
+    bool              next_attempt; /* EVENT_EXCHANGE: one was said */
+    enum health_state health;       /* EVENT_HEALTH */
 };
 
 struct fixture;
@@ -109,6 +112,12 @@ struct fixture {
     until_fn               until;
     size_t                 want;
     const char            *want_op;
+
+    /* a child that exits crash_after_s after its listing, the first
+     * crash_uses times (0: never) */
+    double                 crash_after_s;
+    unsigned               crash_uses;
+    unsigned               crashed;
 };
 
 /* --- the fake transport ------------------------------------------------- */
@@ -129,6 +138,8 @@ struct fake_transport {
     struct fake_req   *reqs;
     struct ending_run *run;             /* an ending under way */
     ev_timer           end_go;
+    bool               dead;            /* the "child" exited */
+    ev_timer           crash_go;
 };
 
 static struct fake_transport *
@@ -189,6 +200,12 @@ fake_answer_cb(struct ev_loop *loop, ev_timer *w, int revents)
         if (ru->retry_after_s > 0)
             res.retry_after_s = ru->retry_after_s;
     }
+    if (ru != NULL && ru->kind == FAKE_RESULT &&
+        strcmp(ru->method, "tools/list") == 0 &&
+        ft->fx->crashed < ft->fx->crash_uses) {
+        ev_timer_set(&ft->crash_go, ft->fx->crash_after_s, 0.);
+        ev_timer_start(ft->fx->loop, &ft->crash_go);
+    }
     fake_req_free(r);
     transport_emit(&ft->base, &e);
     jsonrpc_free(res.answer);
@@ -214,9 +231,30 @@ fake_rule_for(struct fixture *fx, const char *method)
 static int
 fake_open(struct transport *t, struct transport_failure *f)
 {
-    (void)t;
     (void)f;
+    fake_of(t)->dead = false;      /* a fresh "child" */
     return 0;
+}
+
+/* ev_timer: the "child" exits while idle, as stdio reports it: the
+ * session goes with it, and the exit is the exchange "process". */
+static void
+fake_crash_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct fake_transport   *ft = w->data;
+    struct transport_failure f = { .evd = { .child_closed = true,
+                                            .peer_known_dead = true } };
+    struct transport_event   e = { .type = TRANSPORT_LOST, .retry_ms = -1,
+                                   .failure = &f, .op = "process" };
+
+    (void)loop;
+    (void)revents;
+    ft->fx->crashed++;
+    ft->dead = true;
+    free(ft->session);
+    ft->session = NULL;
+    snprintf(f.detail, sizeof(f.detail), "the child exited with status 0");
+    transport_emit(&ft->base, &e);
 }
 
 static struct transport_req *
@@ -302,8 +340,7 @@ fake_session_prefix(const struct transport *t, char *buf, size_t n)
 static bool
 fake_alive(const struct transport *t)
 {
-    (void)t;
-    return true;
+    return !((const struct fake_transport *)t)->dead;
 }
 
 static void
@@ -374,6 +411,7 @@ fake_free(struct transport *t)
 
     fake_close(t);
     ev_timer_stop(ft->fx->loop, &ft->end_go);
+    ev_timer_stop(ft->fx->loop, &ft->crash_go);
     if (ft->fx->ft == ft)
         ft->fx->ft = NULL;
     free(ft);
@@ -409,6 +447,8 @@ fake_make_transport(void *arg, const struct transport_env *env)
     ft->fx = fx;
     ev_timer_init(&ft->end_go, fake_end_cb, 0., 0.);
     ft->end_go.data = ft;
+    ev_timer_init(&ft->crash_go, fake_crash_cb, 0., 0.);
+    ft->crash_go.data = ft;
     fx->ft = ft;
     return &ft->base;
 }
@@ -431,7 +471,10 @@ fixture_event_cb(void *arg, const struct event *e)
         v->completed = e->completed;
         if (!e->completed)
             v->kind = e->failure->kind;
+        v->next_attempt = server_next_attempt_ms(e->server) >= 0;
     }
+    if (e->type == EVENT_HEALTH)
+        v->health = e->health->state;
     if (e->type == EVENT_ENDING || e->type == EVENT_SETTLED)
         v->outcome = (int)e->ending->outcome;
 }
@@ -696,6 +739,96 @@ test_dialed_backoff_grows(void **state)
 }
 
 static bool
+crashes_reached(const struct fixture *fx)
+{
+    return exchanges_of(fx, "process", false) >= fx->want &&
+        server_state(fx->s) == SERVER_BACKOFF;
+}
+
+static bool
+is_health_ok(const struct fixture *fx)
+{
+    return server_health(fx->s, NULL).state == HEALTH_OK;
+}
+
+/* A crash loop (issue 45, item 4): a child that exits 50 ms after its
+ * dial, twice. Each exit is a failed dial: the backoff grows (about 1 s,
+ * then about 2 s), the "process" exchange says when the next start is,
+ * and health stays down, in the crash loop's words, through the next
+ * dial that completes; only the child that outlives the window (1 s
+ * here) makes it ok again. */
+static void
+test_dialed_crash_loop_backs_off(void **state)
+{
+    struct fixture    *fx = *state;
+    const struct sent *d1, *d2;
+    struct health      h;
+    size_t             first_down = 0;
+
+    fx->decl.crash_window_ms = 1000;
+    fx->crash_after_s = 0.05;
+    fx->crash_uses = 2;
+    script_healthy(fx);
+    start_ready(fx);
+    fx->want = 1;
+    assert_true(run_until(fx, crashes_reached, BOUND_S));
+    h = server_health(fx->s, NULL);
+    assert_int_equal(h.state, HEALTH_DOWN);
+    assert_non_null(strstr(h.reason, "crash loop: exited 1 time"));
+    fx->want = 2;
+    assert_true(run_until(fx, dials_reached, BOUND_S));
+    /* The fresh child answers; it has not outlived the window. */
+    assert_int_equal(server_health(fx->s, NULL).state, HEALTH_DOWN);
+    assert_true(run_until(fx, crashes_reached, BOUND_S));
+    h = server_health(fx->s, NULL);
+    assert_int_equal(h.state, HEALTH_DOWN);
+    assert_non_null(strstr(h.reason, "crash loop: exited 2 times"));
+    assert_in_range(server_next_attempt_ms(fx->s) - clock_wall_ms(),
+        1400, 2500);
+    fx->want = 3;
+    assert_true(run_until(fx, dials_reached, BOUND_S));
+    d1 = sent_nth(fx, "initialize", 1);
+    d2 = sent_nth(fx, "initialize", 2);
+    assert_non_null(d2);
+    assert_true(d2->at - d1->at >= 1.5);
+    assert_int_equal(server_health(fx->s, NULL).state, HEALTH_DOWN);
+    assert_true(run_until(fx, is_health_ok, 3.0));
+    for (size_t i = 0; i < fx->nseen; i++) {
+        const struct seen *v = &fx->seen[i];
+
+        if (v->type == EVENT_EXCHANGE && strcmp(v->op, "process") == 0)
+            assert_true(v->next_attempt);
+        if (v->type == EVENT_HEALTH && v->health == HEALTH_DOWN &&
+            first_down == 0)
+            first_down = i;
+    }
+    assert_true(first_down > 0);
+    /* Between the first crash and the window outlived: never ok but
+     * the last. */
+    for (size_t i = first_down, oks = 0; i < fx->nseen; i++) {
+        if (fx->seen[i].type == EVENT_HEALTH &&
+            fx->seen[i].health == HEALTH_OK)
+            assert_int_equal(++oks, 1);
+    }
+    assert_int_equal(server_dials(fx->s), 3);
+}
+
+/* The crash window's default: the longer of 10 s and two pings; a
+ * configured one wins. */
+static void
+test_crash_window(void **state)
+{
+    struct config_server d = { .ping_interval_ms = 15000 };
+
+    (void)state;
+    assert_true(server_crash_window_s(&d) == 30.0);
+    d.ping_interval_ms = 1000;
+    assert_true(server_crash_window_s(&d) == 10.0);
+    d.crash_window_ms = 2500;
+    assert_true(server_crash_window_s(&d) == 2.5);
+}
+
+static bool
 ping_failed(const struct fixture *fx)
 {
     return exchanges_of(fx, "ping", false) >= 1;
@@ -952,6 +1085,9 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dialed_pings_at_the_interval,
             setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dialed_crash_loop_backs_off,
+            setup, teardown),
+        cmocka_unit_test(test_crash_window),
         cmocka_unit_test_setup_teardown(test_dialed_backoff_grows, setup,
             teardown),
         cmocka_unit_test_setup_teardown(test_dialed_retry_after_is_the_floor,

@@ -47,6 +47,10 @@ health_of(const struct health_input *in)
     }
     if (l == NULL || !l->present)
         return (struct health){ HEALTH_PENDING, "no observation yet" };
+    /* A child that dies right after every dial is down even while the
+     * fresh one answers: only one that outlives the window is ok. */
+    if (in->crash_loop != NULL)
+        return (struct health){ HEALTH_DOWN, in->crash_loop };
     switch (l->state) {
     case LIVENESS_UNREACHABLE:
         return (struct health){ HEALTH_DOWN, "unreachable" };

@@ -75,7 +75,8 @@ server_health_input(const struct server *s, struct health_input *in)
 {
     *in = (struct health_input){ .liveness = &s->rec.liveness,
         .fail_streak = s->rec.fail_streak,
-        .disabled_reason = s->decl->disabled_why };
+        .disabled_reason = s->decl->disabled_why,
+        .crash_loop = s->crashes > 0 ? s->crash_words : NULL };
 
     switch (s->state) {
     case SERVER_PAUSED:
@@ -252,6 +253,8 @@ server_new(const struct server_env *env, const struct config_server *decl,
         server_tap_begin(s);
     ev_timer_init(&s->tick, server_tick_cb, 0., 0.);
     s->tick.data = s;
+    ev_timer_init(&s->crash_timer, server_crash_cb, 0., 0.);
+    s->crash_timer.data = s;
     return s;
 }
 
@@ -362,6 +365,7 @@ server_stop(struct server *s)
     s->source->stop(s);
     client_stop(s->client);
     ev_timer_stop(s->env->loop, &s->tick);
+    ev_timer_stop(s->env->loop, &s->crash_timer);
     if (s->state != SERVER_INVALID && s->state != SERVER_UNSUPPORTED)
         server_set_state(s, SERVER_STOPPED);
 }

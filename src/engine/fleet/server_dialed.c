@@ -5,7 +5,9 @@
  * liveness exchange at the interval with jitter, what follows a loss, the
  * next dial after a backoff with jitter and the server's Retry-After),
  * the session's endings (transport/ending_run.h), and the facts the
- * lifecycle knows.
+ * lifecycle knows. A child that dies within the crash window of its dial
+ * (DESIGN.md 4b) counts as a failed dial: the backoff grows, and health
+ * stays down until a child outlives the window.
  *
  * What this file must never do: reach a transport's details (it sees the
  * transport only to hand it to an ending), or read a clock but libev's
@@ -30,6 +32,8 @@
 #define SERVER_BACKOFF_CAP_S    60.0
 #define SERVER_PING_SLOT_S      1.0     /* pings due together share one
                                            wake-up */
+#define SERVER_CRASH_PINGS      2.0     /* a crash window is at least this
+                                           many ping intervals */
 
 static void server_dialed_dial(struct server *s);
 static bool server_dialed_ping(struct server *s, bool scheduled);
@@ -155,8 +159,111 @@ server_schedule_dial(struct server *s)
     server_log(s, "next dial in %.1f s", delay);
 }
 
+/* --- the crash window (DESIGN.md 4b) ----------------------------------- */
+
+double
+server_crash_window_s(const struct config_server *decl)
+{
+    if (decl->crash_window_ms > 0)
+        return decl->crash_window_ms / 1000.0;
+    return fmax(CONFIG_DEFAULT_CRASH_WINDOW_MS / 1000.0,
+        SERVER_CRASH_PINGS * (double)decl->ping_interval_ms / 1000.0);
+}
+
+/* The session's peer is gone (a stdio child that exited). */
+static bool
+server_child_gone(const struct server *s)
+{
+    return !transport_alive(client_transport(s->client));
+}
+
+/* What health says while the crashes last (s->crash_words). */
+static void
+server_crash_words(struct server *s, ev_tstamp now, double window)
+{
+    if (s->crashes == 1)
+        snprintf(s->crash_words, sizeof(s->crash_words), "crash loop: "
+            "exited 1 time, %.1f s after its dial (crash window %.0f s)",
+            s->crash_life_s, window);
+    else
+        snprintf(s->crash_words, sizeof(s->crash_words), "crash loop: "
+            "exited %u times in %.0f s, each within %.1f s of its dial "
+            "(crash window %.0f s)", s->crashes, now - s->crash_first,
+            s->crash_life_s, window);
+}
+
+/* A session was lost: a crash when its child died within the crash window
+ * of its dial (the crashes in a row are the backoff's streak), else the
+ * first failure of a new streak. Once a session. */
+static void
+server_count_loss(struct server *s)
+{
+    ev_tstamp now = ev_now(s->env->loop);
+    double    window = server_crash_window_s(s->decl);
+    double    life = now - s->ready_at;
+
+    if (s->loss_planned)
+        return;
+    s->loss_planned = true;
+    ev_timer_stop(s->env->loop, &s->crash_timer);
+    if (!server_child_gone(s) || s->ready_at <= 0 || life >= window) {
+        s->crashes = 0;
+        s->failed_dials = 1;
+        return;
+    }
+    if (s->crashes == 0) {
+        s->crash_first = now;
+        s->crash_life_s = 0;
+    }
+    s->crashes++;
+    s->crash_life_s = fmax(s->crash_life_s, life);
+    s->failed_dials = s->crashes;
+    server_crash_words(s, now, window);
+    server_log(s, "%s", s->crash_words);
+}
+
+/* The loss's next dial after the backoff, unless it is planned already. */
+static void
+server_plan_loss(struct server *s)
+{
+    server_count_loss(s);
+    if (!s->dial_due || !ev_is_active(&s->tick))
+        server_schedule_dial(s);
+}
+
+void
+server_crash_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct server *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (s->state != SERVER_READY || s->crashes == 0)
+        return;
+    server_log(s, "the child outlived the crash window (%.0f s): %u "
+        "crash(es) forgotten", server_crash_window_s(s->decl), s->crashes);
+    s->crashes = 0;
+    server_health_update(s);
+}
+
+/* client_host.exchange: a failure under a session whose child died plans
+ * the next dial first, so that the failure's event says when (the retry
+ * that follows finds it planned). */
+static void
+server_client_exchange_cb(void *arg, const char *op,
+    const struct failure *f, double ms)
+{
+    struct server *s = arg;
+
+    if (f != NULL && s->state == SERVER_READY && !s->env->no_redial &&
+        server_child_gone(s))
+        server_plan_loss(s);
+    server_exchange(s, op, f, ms);
+}
+
 /* client_host.dial_done: f NULL when the dial completed (the server is
- * READY, pings are scheduled), else its failure and the next dial planned. */
+ * READY, pings are scheduled, and after crashes the window is watched),
+ * else its failure and the next dial planned. */
 static void
 server_dial_done_cb(void *arg, const struct failure *f, double ms)
 {
@@ -164,6 +271,14 @@ server_dial_done_cb(void *arg, const struct failure *f, double ms)
 
     if (f == NULL) {
         s->failed_dials = 0;
+        s->ready_at = ev_now(s->env->loop);
+        s->loss_planned = false;
+        ev_timer_stop(s->env->loop, &s->crash_timer);
+        if (s->crashes > 0) {
+            ev_timer_set(&s->crash_timer, server_crash_window_s(s->decl),
+                0.);
+            ev_timer_start(s->env->loop, &s->crash_timer);
+        }
         server_set_state(s, SERVER_READY);
         server_exchange(s, "dial", NULL, ms);
         server_ping_scheduled(s);
@@ -196,6 +311,10 @@ server_dial_done_cb(void *arg, const struct failure *f, double ms)
  *   era_proven   ready                      a dial now
  *   unreachable  redials allowed, ready     a dial after the backoff
  *   connection   ready                      a dial after the backoff
+ *
+ * A loss whose child died within the crash window of its dial is a crash:
+ * the crashes in a row are the backoff's streak (1, 2, 4 ... 60 s), and
+ * health stays down until a child outlives the window (server_crash_cb).
  *
  * Every wait has the server's Retry-After as its floor; pings have
  * jitter on a grid of SERVER_PING_SLOT_S (server_ping_delay), backoffs
@@ -245,13 +364,13 @@ server_retry_cb(void *arg, enum client_loss loss)
         break;
     case CLIENT_LOSS_UNREACHABLE:
     case CLIENT_LOSS_CONNECTION:
-        s->failed_dials = 1;
         if (s->state == SERVER_PAUSED) {
             /* Resuming dials again. */
+            server_count_loss(s);
             s->paused_from = SERVER_BACKOFF;
             break;
         }
-        server_schedule_dial(s);
+        server_plan_loss(s);
         server_set_state(s, SERVER_BACKOFF);
         break;
     }
@@ -428,7 +547,7 @@ server_log_cb(void *arg, const char *fmt, va_list ap)
 }
 
 const struct client_host server_client_host = {
-    .exchange = server_exchange_cb,
+    .exchange = server_client_exchange_cb,
     .dial_done = server_dial_done_cb,
     .retries = server_retries_cb,
     .retry = server_retry_cb,
@@ -558,6 +677,7 @@ server_dialed_dial(struct server *s)
     ev_timer_stop(s->env->loop, &s->tick);
     s->dial_due = false;
     s->orphan_ended = false;
+    s->loss_planned = false;
     s->dials++;
     server_set_state(s, SERVER_DIALING);
     client_dial(s->client);

@@ -127,6 +127,21 @@ struct server {
     ev_tstamp                   tick_due;   /* when tick fires (loop time) */
     bool                        dial_due;   /* ...and it will dial */
     struct health_track         health;     /* the last one published */
+    /* the crash window (DESIGN.md 4b): children dying soon after their
+     * dial count as failed dials */
+    ev_tstamp                   ready_at;   /* the last dial completed
+                                               (loop time) */
+    unsigned                    crashes;    /* in a row, each within the
+                                               window of its dial */
+    ev_tstamp                   crash_first;    /* the first of them */
+    double                      crash_life_s;   /* the longest life of
+                                                   them (s) */
+    bool                        loss_planned;   /* this session's loss has
+                                                   its next dial planned */
+    ev_timer                    crash_timer;    /* a fresh child's window,
+                                                   after crashes */
+    char                        crash_words[160];   /* health's reason
+                                                       while crashes > 0 */
     bool                        stopped_disabled; /* closed while disabled */
 };
 
@@ -168,6 +183,12 @@ double server_wait_left(const struct server *s);
 extern const struct client_host server_client_host;
 /* ev_timer: the next ping, or the next dial after a backoff. */
 void server_tick_cb(struct ev_loop *loop, ev_timer *w, int revents);
+/* ev_timer: a fresh child outlived the crash window: the crashes are
+ * forgotten and health is minted again. */
+void server_crash_cb(struct ev_loop *loop, ev_timer *w, int revents);
+/* The crash window (s) of a declaration: its crash_window_ms, else the
+ * longer of CONFIG_DEFAULT_CRASH_WINDOW_MS and two ping intervals. */
+double server_crash_window_s(const struct config_server *decl);
 
 /* The dialed source's facts, which the other kinds share where they have
  * nothing of their own (a tap has no tools of mcptop's listing). */
