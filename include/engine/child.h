@@ -81,6 +81,19 @@ void child_read_pause(struct child *c, bool paused);
 void child_close_stdin(struct child *c);
 /* Send sig to the child's process group. */
 void child_signal(struct child *c, int sig);
+/*
+ * Process groups of a wrapper (`sh -c`, npx, uvx, docker run): the child
+ * is its group's leader, and the server may be another member.
+ * child_group_keep: after the leader's exit its group is the caller's to
+ * end (an ending that judges every member), not the lingering rule's
+ * below. child_signal_group: sig to the group, even after the leader
+ * exited (its id stays the leader's pid while a member lives).
+ * child_group_left: true while a member of the group (a zombie not yet
+ * reaped included) is there.
+ */
+void child_group_keep(struct child *c);
+void child_signal_group(struct child *c, int sig);
+bool child_group_left(const struct child *c);
 pid_t child_pid(const struct child *c);
 /*
  * A process that is not mcptop's child (an orphan the operator ends, see

@@ -52,6 +52,10 @@ struct ending {
     double               duration_ms;   /* start to outcome, monotonic */
     bool                 settled;
     double               settled_ms;    /* start to settlement, monotonic */
+    unsigned             group_left;    /* stdio: members of the child's
+                                           process group still there when
+                                           it was reaped (the outcome and
+                                           settlement cover them) */
     char                 detail[160];
 };
 

@@ -742,6 +742,7 @@ audit_checks_shutdown(struct audit *a)
     const struct ending *e = &a->end;
     enum audit_check     c = AUDIT_CHECK_SHUTDOWN;
     long                 teardown;
+    char                 group[176] = "";
 
     switch (a->step) {
     case 0:
@@ -778,20 +779,27 @@ audit_checks_shutdown(struct audit *a)
             cJSON_AddNumberToObject(a->ev, "exit_code", e->exit_code);
         if (e->signal != 0)
             cJSON_AddNumberToObject(a->ev, "signal", e->signal);
+        /* A wrapper's group: the verdict is the server's, and says so. */
+        if (e->group_left > 0) {
+            snprintf(group, sizeof(group), ": %s", e->detail);
+            cJSON_AddNumberToObject(a->ev, "group_left",
+                (double)e->group_left);
+        }
         switch (e->outcome) {
         case ENDING_EXITED:
             audit_judge(a, c, AUDIT_VERDICT_STDIN, "exited %.0f ms after its "
-                "stdin closed (status %d)", e->duration_ms, e->exit_code);
+                "stdin closed (status %d)%s", e->duration_ms, e->exit_code,
+                group);
             break;
         case ENDING_SIGNALLED:
             audit_judge(a, c, AUDIT_VERDICT_SIGTERM, "still running %ld ms "
-                "after its stdin closed; gone %.0f ms in, after SIGTERM",
-                teardown / 3, e->duration_ms);
+                "after its stdin closed; gone %.0f ms in, after SIGTERM%s",
+                teardown / 3, e->duration_ms, group);
             break;
         case ENDING_KILLED:
             audit_judge(a, c, AUDIT_VERDICT_SIGKILL, "outlived its stdin "
-                "closing and SIGTERM; killed %.0f ms in (SIGKILL)",
-                e->duration_ms);
+                "closing and SIGTERM; killed %.0f ms in (SIGKILL)%s",
+                e->duration_ms, group);
             break;
         default:
             audit_judge(a, c, AUDIT_VERDICT_ERROR, "%s: %s",

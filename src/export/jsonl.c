@@ -581,6 +581,8 @@ jsonl_ending_members(struct jsonw *w, const struct ending *e)
     jsonw_bool(w, "half_open", e->half_open);
     if (e->sessionless)
         jsonw_bool(w, "sessionless", true);
+    if (e->group_left > 0)
+        jsonw_int(w, "group_left", e->group_left);
     if (e->detail[0] != '\0')
         jsonl_str(w, "detail", e->detail);
 }

@@ -391,6 +391,49 @@ def stdio_shutdown(c):
     c.eq(pgrep(marker), [], "no child left behind")
 
 
+def pid_alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            text = f.read()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2:].split()[0] not in ("Z", "X")
+
+
+@mcptest.case(rep)
+def stdio_wrapper_shutdown(c):
+    """Issue 45, item 5: the server behind `sh -c` ignores SIGTERM; sh
+    goes on it. The shutdown check judges the server (sigkill), and its
+    detail names the child and the member; every server started (each
+    writes its pid to the spawn log) is gone."""
+    marker = "mcptest-audit-" + uuid.uuid4().hex[:12]
+    spawns = mcptest.tmpdir() / ("audit-wrap-%s.log" % uuid.uuid4().hex[:8])
+    line = "%s %s --mode=ignore-sigterm --version=2025-11-25 --tag=%s --spawn-log=%s; true" % (
+        NODE, FAKE_MJS, marker, spawns)
+    cfg = mcptest.write_config({"wrapped": {"command": "sh", "args": ["-c", line],
+                                            "teardown_ms": 900, "timeout_ms": 30000}})
+    r, doc = audit_json(c, ["-c", cfg, "--timeout", "45000"], timeout=180, rc=1)
+    s = by_name(doc).get("wrapped", {})
+    c.eq(verdict(s, "shutdown"), "sigkill", "the server needed SIGKILL (not sh's SIGTERM)")
+    detail = dig(s, "checks", "shutdown", "detail") or ""
+    c.check("the child (sh) exited on SIGTERM" in detail, "names the child: %r" % detail)
+    c.check("1 process of its group (pid " in detail and ", node) needed SIGKILL" in detail,
+            "names the member: %r" % detail)
+    c.eq(dig(s, "checks", "shutdown", "evidence", "group_left"), 1, "evidence: group_left")
+    opened, ended = sessions(s)
+    c.check(opened >= 3 and ended == opened, "every child ended (%r/%r)" % (ended, opened))
+    try:
+        pids = [int(x) for x in spawns.read_text().split()]
+    except OSError:
+        pids = []
+    c.check(len(pids) >= opened, "a server started per child (%d for %d)" % (len(pids), opened))
+    deadline = time.monotonic() + 5
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    c.eq([p for p in pids if pid_alive(p)], [], "every server started is gone")
+    c.eq(pgrep(marker), [], "no child left behind")
+
+
 # --------------------------------------------------------------------------
 # usage and interruption
 

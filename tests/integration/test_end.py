@@ -521,6 +521,59 @@ def stdio_exited_alone_exit_0(c):
     c.check(not left, "no child left: %s" % ps_lines(left))
 
 
+def wrapped_server(marker, spawns, mode="ignore-sigterm"):
+    """The fake behind `sh -c` as a wrapper that stays (the `; true`): the
+    child is sh, the server a member of its process group."""
+    line = "%s %s --mode=%s --tag=%s --spawn-log=%s; true" % (NODE, FAKE_MJS, mode, marker, spawns)
+    return {"command": "sh", "args": ["-c", line]}
+
+
+def pid_alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            text = f.read()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2:].split()[0] not in ("Z", "X")
+
+
+def stdio_wrapper_group_killed(c):
+    """Issue 45, item 5: a server started through `sh -c` that ignores
+    SIGTERM. sh goes on SIGTERM, the server only on SIGKILL: the ending
+    is the group's (killed), settled when the last member went, and the
+    detail names both; every server started is gone."""
+    marker = new_marker()
+    spawns = mcptest.tmpdir() / ("wrap-spawns-%s.log" % tag())
+    cfg = mcptest.write_config({"wrapped": wrapped_server(marker, spawns)})
+    r = mcptest.run_mcptop(["end", "--json", "--teardown", str(STDIO_TEARDOWN), "-c", cfg], timeout=30)
+    c.attach(r.describe())
+    c.no_crash(r)
+    ends = endings_of(c, r)
+    c.require(len(ends) == 1, "one ending (got %d)" % len(ends))
+    e = ends[0]
+    c.eq(e.get("outcome"), "killed", "outcome: the strongest step of the group")
+    c.eq(e.get("signal"), int(signal.SIGKILL), "signal")
+    c.eq(e.get("group_left"), 1, "one member of the group outlived the child")
+    check_settled(c, e, "wrapped")
+    d = e.get("detail") or ""
+    try:
+        pids = [int(x) for x in spawns.read_text().split()]
+    except OSError:
+        pids = []
+    c.require(len(pids) == 1, "one server started (got %r)" % pids)
+    c.check("the child (sh) exited on SIGTERM" in d, "the detail names the child: %r" % d)
+    c.check("1 process of its group (pid %d, node) needed SIGKILL at " % pids[0] in d,
+            "the detail names the member and its step: %r" % d)
+    c.check(is_num(e.get("settled_ms")) and e["settled_ms"] >= STDIO_TEARDOWN * 2 / 3 - 50,
+            "settled when the member went, after the SIGKILL at 2/3 of the teardown: %r"
+            % e.get("settled_ms"))
+    c.eq(r.rc, 1, "exit code (killed is not an ok outcome)")
+    left = [p for p in pids if pid_alive(p)]
+    c.check(not left, "every server started is gone: %s" % ps_lines(left))
+    left = wait_no_process(marker)
+    c.check(not left, "no child left: %s" % ps_lines(left))
+
+
 # --------------------------------------------------------------------------
 # watch on a fleet, SIGINT
 
@@ -679,6 +732,7 @@ def main():
     rep.run("lab_half_open_dial_is_timeout", lab_half_open_dial_is_timeout)
     rep.run("stdio_endings", stdio_endings)
     rep.run("stdio_exited_alone_exit_0", stdio_exited_alone_exit_0)
+    rep.run("stdio_wrapper_group_killed", stdio_wrapper_group_killed)
     rep.run("watch_fleet_sigint", watch_fleet_sigint)
     rep.run("exit_says_what_was_not_ended", exit_says_what_was_not_ended)
     rep.run("ending_after_recovery_describes_itself", ending_after_recovery_describes_itself)

@@ -65,6 +65,8 @@ struct child {
     bool                          etrunc;
     bool                          exited;
     double                        teardown_s;   /* for its group */
+    bool                          group_kept;   /* the caller ends the group
+                                                   after the leader's exit */
 };
 
 static void
@@ -560,8 +562,9 @@ child_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
         if (child_err_read(c) <= 0)
             break;
     }
-    /* What it left in its group goes too. */
-    child_group_linger(loop, c->pid, c->teardown_s);
+    /* What it left in its group goes too, unless an ending judges it. */
+    if (!c->group_kept)
+        child_group_linger(loop, c->pid, c->teardown_s);
     if (c->cb->on_exit != NULL)
         c->cb->on_exit(c->arg, w->rstatus);
 }
@@ -761,6 +764,27 @@ child_signal(struct child *c, int sig)
     /* The group first; the pid too, in case it left the group. */
     kill(-c->pid, sig);
     kill(c->pid, sig);
+}
+
+void
+child_group_keep(struct child *c)
+{
+    c->group_kept = true;
+}
+
+void
+child_signal_group(struct child *c, int sig)
+{
+    /* The group id stays the leader's pid while a member lives. */
+    kill(-c->pid, sig);
+    if (!c->exited)
+        kill(c->pid, sig);
+}
+
+bool
+child_group_left(const struct child *c)
+{
+    return child_group_alive(c->pid);
 }
 
 int

@@ -244,6 +244,7 @@ ending_run_report(struct ending_run *run, const struct ending_report *rep)
         run->pub.exit_code = rep->exit_code;
     if (rep->signal != 0)
         run->pub.signal = rep->signal;
+    run->pub.group_left = rep->group_left;
     if (rep->detail != NULL)
         snprintf(run->pub.detail, sizeof(run->pub.detail), "%s",
             rep->detail);
@@ -311,6 +312,16 @@ ending_run_settle(struct ending_run *run)
     r->host->settled(r->arg, run);
     if (run->evicted)
         ending_run_free(run);
+}
+
+void
+ending_run_settle_note(struct ending_run *run, const char *detail)
+{
+    if (run->pub.settled)
+        return;
+    if (detail != NULL)
+        snprintf(run->pub.detail, sizeof(run->pub.detail), "%s", detail);
+    ending_run_settle(run);
 }
 
 /* ev_timer: the teardown deadline. The transport aborts what it waits for

@@ -83,6 +83,9 @@ struct ending_report {
     const struct failure   *failure;        /* failed / timed_out: kept */
     int                     exit_code;      /* -1: none */
     int                     signal;         /* 0: none */
+    unsigned                group_left;     /* stdio: members of the
+                                               child's group that outlived
+                                               it (0: none) */
 };
 
 /* The outcome is known (the first report wins; later ones are ignored). */
@@ -99,6 +102,9 @@ void ending_run_exchange(struct ending_run *run, const struct failure *f,
     double ms);
 /* The work has settled: report it apart. */
 void ending_run_settle(struct ending_run *run);
+/* The same, with the detail as the settlement tells it (a process group
+ * whose last member went after the outcome was given). */
+void ending_run_settle_note(struct ending_run *run, const char *detail);
 /* Milliseconds since the ending started (monotonic). */
 double ending_run_elapsed_ms(const struct ending_run *run);
 /* The run's teardown deadline, ms. */

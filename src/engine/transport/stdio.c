@@ -21,6 +21,7 @@
 
 #include "transport/ending_run.h"
 #include "engine/child.h"
+#include "engine/proc.h"
 #include "core/jsonrpc.h"
 #include "util/str.h"
 #include "util/xmalloc.h"
@@ -28,8 +29,18 @@
 #define STDIO_STDERR_LINES 200
 #define STDIO_EOF_GRACE_S  0.25    /* after stdout EOF, wait this long for
                                        the exit status */
+#define STDIO_GROUP_POLL_S 0.05    /* an ending's group, after its leader
+                                       was reaped, is looked at this often */
+#define STDIO_GROUP_MAX    16      /* members of it kept by name */
 
 struct stdio_transport;
+
+/* A member of the child's process group that outlived it in an ending. */
+struct stdio_member {
+    struct proc_id id;
+    char           comm[32];
+    bool           gone;
+};
 
 struct stdio_req {
     struct stdio_transport *t;
@@ -68,6 +79,17 @@ struct stdio_transport {
     struct ending_run     *run;
     int                    stage;       /* 0 stdin closed, 1 TERM, 2 KILL */
     ev_timer               stage_timer;
+    /* ...and, once the child (a wrapper) was reaped, what of its process
+     * group lives on: the ending judges every member */
+    bool                   group_wait;
+    int                    lead_step;   /* the step the child needed */
+    struct stdio_member    members[STDIO_GROUP_MAX];
+    size_t                 nmembers;    /* kept by name */
+    unsigned               ngroup;      /* found, all */
+    int                    last_step;   /* the strongest a member needed */
+    double                 last_ms;     /* ...when it was seen gone */
+    size_t                 last;        /* ...which (members[]) */
+    ev_timer               group_timer;
 };
 
 /* The interface's transport is this one (base is its first member). Takes
@@ -362,6 +384,7 @@ stdio_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void stdio_ending_reaped(struct stdio_transport *t);
+static void stdio_group_begin(struct stdio_transport *t);
 
 /* child_callbacks.on_exit: reaped. */
 static void
@@ -395,8 +418,12 @@ stdio_exit_cb(void *arg, int status)
         t->child != NULL ? (long)child_pid(t->child) : 0L, status);
     ev_timer_stop(t->base.env->loop, &t->eof_timer);
     stdio_fail_all(t);
-    stdio_ending_reaped(t);
-    ev_timer_start(t->base.env->loop, &t->reap_kick);
+    if (t->run != NULL && child_group_left(t->child))
+        stdio_group_begin(t);       /* a wrapper: its server lives on */
+    else {
+        stdio_ending_reaped(t);
+        ev_timer_start(t->base.env->loop, &t->reap_kick);
+    }
     /* With requests in flight, their failures say it; else the exit. */
     transport_emit(&t->base, &e);
 }
@@ -565,6 +592,195 @@ stdio_ending_reaped(struct stdio_transport *t)
     ending_run_settle(run);
 }
 
+/* --- an ending's process group (DESIGN.md 5) --------------------------- */
+
+/* The step's words, for a member of the group. */
+static const char *
+stdio_step_words(int step)
+{
+    return step >= 2 ? "needed SIGKILL" : step == 1 ? "needed SIGTERM" :
+        "exited after stdin closed";
+}
+
+/* The child's name as configured ("sh" for "/bin/sh"). */
+static const char *
+stdio_child_name(const struct stdio_transport *t)
+{
+    const struct config_server *d = t->base.env->decl;
+    const char *cmd = d->command_shown != NULL ? d->command_shown :
+        d->command;
+    const char *slash = cmd != NULL ? strrchr(cmd, '/') : NULL;
+
+    return slash != NULL ? slash + 1 : cmd != NULL ? cmd : "?";
+}
+
+/* What the child needed (its step and wait status), in a few words. */
+static void
+stdio_lead_words(const struct stdio_transport *t, char *buf, size_t n)
+{
+    if (t->lead_step >= 2)
+        snprintf(buf, n, "needed SIGKILL");
+    else if (t->lead_step == 1)
+        snprintf(buf, n, "exited on SIGTERM");
+    else if (WIFSIGNALED(t->exit_status))
+        snprintf(buf, n, "was killed by signal %d after stdin closed",
+            WTERMSIG(t->exit_status));
+    else
+        snprintf(buf, n, "exited after stdin closed");
+}
+
+/* "the child (sh) exited on SIGTERM; 1 process of its group (pid N,
+ * python3) needed SIGKILL at 2000 ms"; pending: some are still there. */
+static void
+stdio_group_detail(const struct stdio_transport *t, char *buf, size_t n,
+    bool pending)
+{
+    const struct stdio_member *m = &t->members[t->last];
+    char                       lead[64];
+    int                        k;
+    char                       name[64];
+
+    stdio_lead_words(t, lead, sizeof(lead));
+    k = snprintf(buf, n, "the child (%s) %s; ", stdio_child_name(t), lead);
+    if (k < 0 || (size_t)k >= n)
+        return;
+    if (pending) {
+        snprintf(buf + k, n - (size_t)k, "%u process%s of its group still "
+            "there after SIGKILL (pid %ld, %s)", t->ngroup,
+            t->ngroup == 1 ? "" : "es", (long)t->members[0].id.pid,
+            t->members[0].comm);
+        return;
+    }
+    snprintf(name, sizeof(name), "pid %ld, %s", (long)m->id.pid, m->comm);
+    if (t->ngroup == 1)
+        snprintf(buf + k, n - (size_t)k, "1 process of its group (%s) %s "
+            "at %.0f ms", name, stdio_step_words(t->last_step), t->last_ms);
+    else
+        snprintf(buf + k, n - (size_t)k, "%u processes of its group, the "
+            "last (%s) %s at %.0f ms", t->ngroup, name,
+            stdio_step_words(t->last_step), t->last_ms);
+}
+
+/* Who is in the reaped child's group now (its id is the child's pid). */
+static void
+stdio_group_scan(struct stdio_transport *t)
+{
+    struct proc_table tab;
+    pid_t             pgid = child_pid(t->child);
+
+    t->nmembers = 0;
+    t->ngroup = 0;
+    memset(&tab, 0, sizeof(tab));
+    if (proc_table_scan(&tab, "/proc") != 0)
+        return;
+    for (size_t i = 0; i < tab.n; i++) {
+        struct proc_entry   *e = &tab.v[i];
+        struct stdio_member *m;
+
+        if (e->st.pgid != pgid || e->st.state == 'Z' || e->st.state == 'X')
+            continue;
+        t->ngroup++;
+        if (t->nmembers == STDIO_GROUP_MAX)
+            continue;
+        proc_table_details(&tab, "/proc", e);
+        m = &t->members[t->nmembers++];
+        m->id = (struct proc_id){ .pid = e->st.pid, .start = e->st.start,
+                                  .uid = e->uid };
+        snprintf(m->comm, sizeof(m->comm), "%s", e->st.comm);
+        m->gone = false;
+    }
+    proc_table_done(&tab);
+}
+
+/* The child was reaped in an ending while its group lives on: the
+ * sequence goes on for the group, which is watched until it is gone. */
+static void
+stdio_group_begin(struct stdio_transport *t)
+{
+    t->group_wait = true;
+    t->lead_step = t->stage;
+    t->last_step = t->stage;
+    t->last_ms = ending_run_elapsed_ms(t->run);
+    t->last = 0;
+    stdio_group_scan(t);
+    transport_log(&t->base, "the child was reaped; %u process(es) of its "
+        "group live on", t->ngroup);
+    ev_timer_again(t->base.env->loop, &t->group_timer);
+}
+
+/* The group is gone: the outcome is the strongest step any member
+ * needed (exited < signalled < killed); the settlement is now. */
+static void
+stdio_group_done(struct stdio_transport *t)
+{
+    struct ending_run   *run = t->run;
+    struct ending_report rep = { .exit_code = -1 };
+    char                 detail[160];
+    int                  step = t->last_step > t->lead_step ?
+        t->last_step : t->lead_step;
+
+    ev_timer_stop(t->base.env->loop, &t->group_timer);
+    ev_timer_stop(t->base.env->loop, &t->stage_timer);
+    t->group_wait = false;
+    t->run = NULL;
+    if (t->ngroup == 0) {
+        /* Nothing of it could be named: the child's own ending. */
+        t->run = run;
+        stdio_ending_reaped(t);
+        ev_timer_start(t->base.env->loop, &t->reap_kick);
+        return;
+    }
+    stdio_group_detail(t, detail, sizeof(detail), false);
+    rep.outcome = step >= 2 ? ENDING_KILLED : step == 1 ?
+        ENDING_SIGNALLED : ENDING_EXITED;
+    rep.signal = step >= 2 ? SIGKILL : step == 1 ? SIGTERM : 0;
+    if (step == 0 && WIFEXITED(t->exit_status))
+        rep.exit_code = WEXITSTATUS(t->exit_status);
+    rep.detail = detail;
+    rep.group_left = t->ngroup;
+    ending_run_report(run, &rep);
+    ending_run_settle_note(run, detail);
+    ev_timer_start(t->base.env->loop, &t->reap_kick);
+}
+
+/* ev_timer (repeating): which members are gone, at which step. */
+static void
+stdio_group_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct stdio_transport *t = w->data;
+    double                  ms;
+
+    (void)loop;
+    (void)revents;
+    if (!t->group_wait || t->run == NULL || t->child == NULL)
+        return;
+    ms = ending_run_elapsed_ms(t->run);
+    for (size_t i = 0; i < t->nmembers; i++) {
+        struct stdio_member *m = &t->members[i];
+
+        if (m->gone || proc_id_alive(&m->id, "/proc"))
+            continue;
+        m->gone = true;
+        if (t->stage >= t->last_step) {
+            t->last_step = t->stage;
+            t->last_ms = ms;
+            t->last = i;
+        }
+    }
+    if (!child_group_left(t->child)) {
+        stdio_group_done(t);
+        return;
+    }
+    if (ms > 2.0 * ending_run_teardown_ms(t->run)) {
+        /* Past twice the deadline (a process in D state): the group is
+         * SIGKILLed once more and the ending settles as it stands. */
+        child_signal_group(t->child, SIGKILL);
+        t->last_step = 2;
+        t->last_ms = ms;
+        stdio_group_done(t);
+    }
+}
+
 /* ev_timer: the next step of the MCP stdio shutdown sequence: stdin was
  * closed; then SIGTERM to the group; then SIGKILL. The ending's deadline
  * comes after. */
@@ -574,17 +790,18 @@ stdio_stage_cb(struct ev_loop *loop, ev_timer *w, int revents)
     struct stdio_transport *t = w->data;
 
     (void)revents;
-    if (t->child == NULL || child_exited(t->child) || t->run == NULL)
+    if (t->child == NULL || t->run == NULL ||
+        (child_exited(t->child) && !t->group_wait))
         return;
     t->stage++;
     if (t->stage == 1) {
         transport_log(&t->base, "shutdown: SIGTERM");
-        child_signal(t->child, SIGTERM);
+        child_signal_group(t->child, SIGTERM);
         ev_timer_set(w, ending_run_teardown_ms(t->run) / 3000.0, 0.);
         ev_timer_start(loop, w);
     } else {
         transport_log(&t->base, "shutdown: SIGKILL");
-        child_signal(t->child, SIGKILL);
+        child_signal_group(t->child, SIGKILL);
     }
 }
 
@@ -625,6 +842,8 @@ stdio_end(struct transport *base, struct ending_run *run, char *session,
         free(body);
     }
     transport_log(base, "shutdown: closing stdin");
+    /* The ending judges the child's whole group (DESIGN.md 5). */
+    child_group_keep(t->child);
     child_close_stdin(t->child);
     t->run = run;
     t->stage = 0;
@@ -638,7 +857,19 @@ stdio_end(struct transport *base, struct ending_run *run, char *session,
 static void
 stdio_end_deadline(struct transport *base, struct ending_run *run)
 {
-    (void)base;
+    struct stdio_transport *t = stdio_of(base);
+
+    if (t->group_wait && t->run == run) {
+        struct ending_report rep = { .outcome = ENDING_KILLED,
+                                     .exit_code = -1, .signal = SIGKILL };
+        char                 detail[160];
+
+        stdio_group_detail(t, detail, sizeof(detail), true);
+        rep.detail = detail;
+        rep.group_left = t->ngroup;
+        ending_run_report(run, &rep);
+        return;
+    }
     ending_run_outcome(run, ENDING_KILLED,
         "the child needed SIGKILL and is not reaped yet");
 }
@@ -655,6 +886,8 @@ stdio_close(struct transport *base)
     ev_timer_stop(base->env->loop, &t->eof_timer);
     ev_timer_stop(base->env->loop, &t->reap_kick);
     ev_timer_stop(base->env->loop, &t->stage_timer);
+    ev_timer_stop(base->env->loop, &t->group_timer);
+    t->group_wait = false;
     t->run = NULL;
     /* Never leave a child behind: a running one is killed and reaped. */
     child_free(t->child);
@@ -749,5 +982,8 @@ stdio_new(const struct transport_env *env)
     t->reap_kick.data = t;
     ev_timer_init(&t->stage_timer, stdio_stage_cb, 0., 0.);
     t->stage_timer.data = t;
+    ev_timer_init(&t->group_timer, stdio_group_cb, STDIO_GROUP_POLL_S,
+        STDIO_GROUP_POLL_S);
+    t->group_timer.data = t;
     return &t->base;
 }
