@@ -612,6 +612,11 @@ def _proc_state(pid):
         return None
 
 
+def pid_alive(pid):
+    """True while PID is a live process (not gone, not a zombie)."""
+    return _proc_state(pid) not in (None, "Z", "X")
+
+
 class Tui:
     """mcptop running in a detached tmux session on a private socket (-L, -f
     /dev/null): keys go in with send-keys, the screen comes out with

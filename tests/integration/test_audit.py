@@ -391,15 +391,6 @@ def stdio_shutdown(c):
     c.eq(pgrep(marker), [], "no child left behind")
 
 
-def pid_alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            text = f.read()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2:].split()[0] not in ("Z", "X")
-
-
 @mcptest.case(rep)
 def stdio_wrapper_shutdown(c):
     """Issue 45, item 5: the server behind `sh -c` ignores SIGTERM; sh
@@ -428,9 +419,9 @@ def stdio_wrapper_shutdown(c):
         pids = []
     c.check(len(pids) >= opened, "a server started per child (%d for %d)" % (len(pids), opened))
     deadline = time.monotonic() + 5
-    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(mcptest.pid_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    c.eq([p for p in pids if pid_alive(p)], [], "every server started is gone")
+    c.eq([p for p in pids if mcptest.pid_alive(p)], [], "every server started is gone")
     c.eq(pgrep(marker), [], "no child left behind")
 
 

@@ -528,15 +528,6 @@ def wrapped_server(marker, spawns, mode="ignore-sigterm"):
     return {"command": "sh", "args": ["-c", line]}
 
 
-def pid_alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            text = f.read()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2:].split()[0] not in ("Z", "X")
-
-
 def stdio_wrapper_group_killed(c):
     """Issue 45, item 5: a server started through `sh -c` that ignores
     SIGTERM. sh goes on SIGTERM, the server only on SIGKILL: the ending
@@ -568,7 +559,7 @@ def stdio_wrapper_group_killed(c):
             "settled when the member went, after the SIGKILL at 2/3 of the teardown: %r"
             % e.get("settled_ms"))
     c.eq(r.rc, 1, "exit code (killed is not an ok outcome)")
-    left = [p for p in pids if pid_alive(p)]
+    left = [p for p in pids if mcptest.pid_alive(p)]
     c.check(not left, "every server started is gone: %s" % ps_lines(left))
     left = wait_no_process(marker)
     c.check(not left, "no child left: %s" % ps_lines(left))
