@@ -84,6 +84,20 @@ def wait_until(pred, timeout):
     return True
 
 
+def script_file(name, text):
+    """A scripted server's source in this run's temp dir; its path."""
+    path = tmp(name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def spawn_tap(name, sock, *cmd):
+    """A tap around cmd, every stream piped."""
+    return mcptest.spawn(tap_argv(name, sock, *cmd), env=mcptest.mcptop_env(),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def rpc(obj):
     return (json.dumps(obj) + "\n").encode()
 
@@ -178,17 +192,13 @@ sys.exit(7)
 
 @mcptest.case(rep)
 def bytes_unchanged(c):
-    fake = tmp("fake.py")
-    with open(fake, "w") as f:
-        f.write(FAKE)
+    fake = script_file("fake.py", FAKE)
     got_path = tmp("fake-got.bin")
     sock = tmp("bytes.sock")
     expect = subprocess.run([sys.executable, fake, tmp("direct-got.bin")], input=b"",
                             capture_output=True, timeout=30)
     c.require(expect.returncode == 7, "the scripted server runs directly: %r" % expect.returncode)
-    p = mcptest.spawn(tap_argv("fake", sock, sys.executable, fake, got_path),
-                      env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = spawn_tap("fake", sock, sys.executable, fake, got_path)
     r = mcptest.TapReader(sock)
     mode = stat.S_IMODE(os.stat(sock).st_mode)
     c.eq(oct(mode), oct(0o600), "the socket's mode")
@@ -334,14 +344,10 @@ def held_tail_at_eof(c):
     # While a cancelled call's late answer is watched for, the tap holds
     # the server's lines until their newline; a line the server's EOF cuts
     # is still the agent's.
-    script = tmp("held.py")
-    with open(script, "w") as f:
-        f.write(HELD_TAIL)
+    script = script_file("held.py", HELD_TAIL)
     wrote = tmp("held-wrote.bin")
     sock = tmp("held.sock")
-    p = mcptest.spawn(tap_argv("held", sock, sys.executable, script, wrote),
-                      env=mcptest.mcptop_env(), stdin=subprocess.PIPE,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = spawn_tap("held", sock, sys.executable, script, wrote)
     got = {}
 
     def drain(name, f):
