@@ -536,11 +536,15 @@ class Watch:
             os.kill(self.proc.pid, sig)
 
     def wait_exit(self, timeout):
-        """Exit code, or None if it did not exit within timeout."""
+        """Exit code, or None if it did not exit within timeout. On exit the
+        reader has taken every line the process wrote before .events is read:
+        a process that exits is not done talking until its pipe is drained."""
         try:
-            return self.proc.wait(timeout=timeout)
+            rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
+        self._reader.join(timeout=5)
+        return rc
 
     def close(self):
         rc = terminate(self.proc, grace=2.0)
