@@ -66,6 +66,7 @@ enum audit_check {
     X(UNSUPPORTED, "unsupported") X(OPENS, "opens") X(STABLE, "stable")   \
     X(BROKEN, "broken") X(NEGOTIATES, "negotiates") X(ECHOES, "echoes")   \
     X(REFUSES, "refuses") X(LEGACY, "legacy") X(MODERN, "modern")         \
+    X(LEGACY_SSE, "legacy_sse") /* 2024-11-05 HTTP+SSE, as check says */   \
     X(DUAL, "dual") X(STDIN, "stdin") X(SIGTERM, "sigterm")               \
     X(SIGKILL, "sigkill") X(UNIQUE, "unique") X(REUSED, "reused")
 

@@ -88,7 +88,8 @@ audit_grades[AUDIT_CHECK__COUNT][AUDIT_VERDICT__COUNT] = {
     [AUDIT_CHECK_AFFINITY] = { V(STABLE) = C, V(BROKEN) = B, V(OTHER) = B },
     [AUDIT_CHECK_VERSIONS] = { V(NEGOTIATES) = C, V(ECHOES) = B,
         V(REFUSES) = B, V(NONE) = B },
-    [AUDIT_CHECK_ERA] = { V(LEGACY) = C, V(MODERN) = C, V(DUAL) = C },
+    [AUDIT_CHECK_ERA] = { V(LEGACY) = C, V(LEGACY_SSE) = C, V(MODERN) = C,
+        V(DUAL) = C },
     [AUDIT_CHECK_SHUTDOWN] = { V(STDIN) = C, V(SIGTERM) = N,
         V(SIGKILL) = B },
 };

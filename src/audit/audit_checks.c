@@ -148,7 +148,8 @@ audit_checks_era(struct audit *a)
             else if (!a->sse_decl)
                 a->mode = legacy ? AUDIT_MODE_HTTP : AUDIT_MODE_MODERN;
             audit_judge(a, AUDIT_CHECK_ERA, legacy && modern ?
-                AUDIT_VERDICT_DUAL : legacy ? AUDIT_VERDICT_LEGACY :
+                AUDIT_VERDICT_DUAL : legacy && a->sse_decl ?
+                AUDIT_VERDICT_LEGACY_SSE : legacy ? AUDIT_VERDICT_LEGACY :
                 AUDIT_VERDICT_MODERN, "server/discover %s; initialize %s%s",
                 modern ? "answered a DiscoverResult listing 2026-07-28" :
                 "gave no DiscoverResult", legacy ? "answered " :
@@ -184,9 +185,9 @@ audit_checks_era(struct audit *a)
         if (r->rpc_result) {
             a->mode = AUDIT_MODE_SSE;
             cJSON_AddStringToObject(a->ev, "transport", "sse");
-            audit_judge(a, AUDIT_CHECK_ERA, AUDIT_VERDICT_LEGACY, "initialize "
-                "answered %s over the 2024-11-05 HTTP+SSE transport (a POST "
-                "to the URL was refused)", r->version);
+            audit_judge(a, AUDIT_CHECK_ERA, AUDIT_VERDICT_LEGACY_SSE,
+                "initialize answered %s over the 2024-11-05 HTTP+SSE "
+                "transport (a POST to the URL was refused)", r->version);
         } else {
             audit_describe(r, said, sizeof(said));
             a->mode = AUDIT_MODE_DOWN;

@@ -78,9 +78,9 @@ audit_cli_usage(FILE *out)
         "session_ids (unique, reused),\n"
         "ping (supported, unsupported, error), stream (opens, none, other),\n"
         "affinity (stable, broken, other), versions (negotiates, echoes,\n"
-        "refuses, none), era (legacy, modern, dual); stdio: ping, versions,\n"
-        "era, shutdown (stdin, sigterm, sigkill). Any check may say n/a or\n"
-        "error.\n"
+        "refuses, none), era (legacy, legacy_sse, modern, dual); stdio:\n"
+        "ping, versions, era, shutdown (stdin, sigterm, sigkill). Any check\n"
+        "may say n/a or error.\n"
         "Exit status: 0 when every server audited is spec-clean (no check\n"
         "bad or in error; a disabled server does not count), 1 otherwise,\n"
         "2 usage, 130 interrupted (sessions are still ended first).\n");

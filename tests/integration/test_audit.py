@@ -110,7 +110,7 @@ HABITS = {
     "modern": ("/probe/discover", {"era": "modern", "probe_leak": "none", "ping": "n/a",
                                    "delete": "n/a", "versions": "n/a"}, True),
     "dual": ("/healthy?era=dual", {"era": "dual", "delete": "terminated"}, True),
-    "legacysse": ("/legacysse", {"era": "legacy", "ping": "supported", "affinity": "stable",
+    "legacysse": ("/legacysse", {"era": "legacy_sse", "ping": "supported", "affinity": "stable",
                                  "versions": "negotiates", "delete": "n/a",
                                  "probe_leak": "n/a"}, True),
 }
@@ -319,13 +319,13 @@ def reference_streamable_http(c):
 
 @mcptest.case(rep)
 def reference_sse(c):
-    """server-everything in sse mode: legacy over HTTP+SSE; session checks n/a; every stream closed."""
+    """server-everything in sse mode: legacy_sse (HTTP+SSE); session checks n/a; every stream closed."""
     with mcptest.everything_sse() as srv:
         r, doc = audit_json(c, [srv.url], rc=0)
         s = doc["servers"][0]
         c.eq(s.get("transport"), "sse", "transport sse")
         c.eq(dig(s, "checks", "era", "evidence", "transport"), "sse", "era evidence: sse")
-        for check, v in {"era": "legacy", "ping": "supported", "affinity": "stable",
+        for check, v in {"era": "legacy_sse", "ping": "supported", "affinity": "stable",
                          "versions": "negotiates"}.items():
             c.eq(verdict(s, check), v, "sse: %s" % check)
         for check in ("delete", "freed", "unknown_session", "missing_session", "probe_leak",

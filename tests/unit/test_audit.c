@@ -51,6 +51,7 @@ static const struct {
     { AUDIT_CHECK_VERSIONS, AUDIT_VERDICT_REFUSES, AUDIT_GRADE_BAD },
     { AUDIT_CHECK_VERSIONS, AUDIT_VERDICT_NONE, AUDIT_GRADE_BAD },
     { AUDIT_CHECK_ERA, AUDIT_VERDICT_LEGACY, AUDIT_GRADE_CLEAN },
+    { AUDIT_CHECK_ERA, AUDIT_VERDICT_LEGACY_SSE, AUDIT_GRADE_CLEAN },
     { AUDIT_CHECK_ERA, AUDIT_VERDICT_MODERN, AUDIT_GRADE_CLEAN },
     { AUDIT_CHECK_ERA, AUDIT_VERDICT_DUAL, AUDIT_GRADE_CLEAN },
     { AUDIT_CHECK_SHUTDOWN, AUDIT_VERDICT_STDIN, AUDIT_GRADE_CLEAN },
@@ -86,6 +87,9 @@ test_names(void **state)
     assert_string_equal(audit_check_name(AUDIT_CHECK_PROBE_LEAK),
         "probe_leak");
     assert_string_equal(audit_verdict_name(AUDIT_VERDICT_NA), "n/a");
+    /* the era's words are check's (mcp_era_name) */
+    assert_string_equal(audit_verdict_name(AUDIT_VERDICT_LEGACY_SSE),
+        "legacy_sse");
 }
 
 /* The table of issue 32, and nothing else: every (check, verdict) pair is
