@@ -699,6 +699,39 @@ def ending_after_recovery_describes_itself(c):
             c.attach(w.describe(last=15))
 
 
+def lost_session_is_not_half_open(c):
+    """A session the server forgot (400 "No valid session ID", then 404) was
+    open: the ending mcptop gives it is an ending like any other, never
+    marked half_open (that is for what a failed dial leaves)."""
+    L = lab()
+    key = "/forget?after=2&mode=400&t=%s" % tag()
+    cfg = mcptest.write_config({"lost": {"url": L.url(key), "ping_interval_s": 1}})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        lost = w.wait_for(lambda e: e.get("event") == "ending" and e.get("server") == "lost",
+                          time.monotonic() + 30)
+        c.require(lost is not None, "the forgotten session is ended while watch runs")
+        c.eq(lost.get("half_open"), False, "a lost session's ending is not half-open")
+        # The redial completes before the stop (a dial cut short by the stop
+        # leaves a half-open session, rightly).
+        back = w.wait_for(lambda e: e.get("event") == "exchange" and e.get("op") == "dial"
+                          and e.get("outcome") == "completed", time.monotonic() + 30)
+        c.require(back is not None, "the server is dialed again")
+        w.signal(signal.SIGTERM)
+        c.check(w.wait_exit(WATCH_EXIT_WAIT) is not None, "watch exits")
+        for e in w.events:
+            if e.get("event") == "ending":
+                c.eq(e.get("half_open"), False, "no ending here is half-open: %r" % e)
+    finally:
+        w.close()
+        if c.failures:
+            c.attach(w.describe(last=20))
+    counts = L.endpoint_counts(key)
+    c.attach("lab counts for %s: %s" % (key, json.dumps(counts)))
+    c.eq(counts.get("sessions_ended"), counts.get("sessions_issued"),
+         "every session issued got a DELETE")
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -727,6 +760,7 @@ def main():
     rep.run("watch_fleet_sigint", watch_fleet_sigint)
     rep.run("exit_says_what_was_not_ended", exit_says_what_was_not_ended)
     rep.run("ending_after_recovery_describes_itself", ending_after_recovery_describes_itself)
+    rep.run("lost_session_is_not_half_open", lost_session_is_not_half_open)
     rep.finish()
 
 

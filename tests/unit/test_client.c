@@ -100,6 +100,7 @@ struct orphan {
     char *session;
     char *protocol_version;     /* NULL when none was given */
     char  why[160];
+    bool  half_open;            /* a dial left it (not an open session) */
 };
 
 #define MAX_RECS    64
@@ -671,7 +672,7 @@ host_retry_cb(void *arg, enum client_loss loss)
 
 static void
 host_end_orphan_cb(void *arg, char *session, const char *protocol_version,
-    const char *why)
+    const char *why, bool half_open)
 {
     struct fixture *fx = arg;
     struct orphan  *o;
@@ -682,6 +683,7 @@ host_end_orphan_cb(void *arg, char *session, const char *protocol_version,
     o->protocol_version = protocol_version != NULL ?
         xstrdup(protocol_version) : NULL;
     snprintf(o->why, sizeof(o->why), "%s", why != NULL ? why : "");
+    o->half_open = half_open;
 }
 
 static void
@@ -1106,6 +1108,7 @@ test_dial_fails_at_initialized(void **state)
     assert_string_equal(fx->orphans[0].protocol_version, "2025-11-25");
     assert_string_equal(fx->orphans[0].why,
         "the dial failed after the session was issued");
+    assert_true(fx->orphans[0].half_open);
     assert_false(client_has_session(fx->c));
 }
 
@@ -1171,6 +1174,7 @@ test_abandoned_initialize_session_ended(void **state)
     assert_string_equal(fx->orphans[0].protocol_version, "2025-11-25");
     assert_string_equal(fx->orphans[0].why,
         "session issued after the dial was abandoned");
+    assert_true(fx->orphans[0].half_open);
     assert_int_equal(fx->busy, 0);
     assert_int_equal(fx->busy_max, 1);
     /* Nothing more of that dial: no handshake on the late session. */
@@ -1807,6 +1811,7 @@ test_ping_refused_unreachable(void **state)
     assert_int_equal(fx->norphans, 1);
     assert_string_equal(fx->orphans[0].session, "sess-11");
     assert_string_equal(fx->orphans[0].why, "the connection was lost");
+    assert_false(fx->orphans[0].half_open);
     assert_int_equal(fx->ndials, 1);
 }
 
@@ -1849,6 +1854,7 @@ test_session_lost_redialed_once(void **state)
     assert_string_equal(fx->orphans[0].session, "old-1");
     assert_string_equal(fx->orphans[0].protocol_version, "2025-06-18");
     assert_string_equal(fx->orphans[0].why, "the session expired (404)");
+    assert_false(fx->orphans[0].half_open);
     assert_int_equal(client_expiries(fx->c), 1);
     assert_int_equal(fx->ndials, 2);
     assert_true(fx->dials[1].completed);
@@ -1886,6 +1892,8 @@ test_session_presumed_lost_only_once(void **state)
     assert_string_equal(fx->exchanges[0].detail, "HTTP 400 to ping; "
         "session presumed lost: the server does not know it");
     assert_string_equal(fx->orphans[0].why, "the session was presumed lost");
+    /* an open session, lost: its ending is no half-open (issue 45) */
+    assert_false(fx->orphans[0].half_open);
     assert_int_equal(client_expiries(fx->c), 1);
 
     assert_true(client_ping(fx->c, false));

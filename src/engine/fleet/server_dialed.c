@@ -435,16 +435,17 @@ server_endings(struct server *s)
 }
 
 /* client_host.end_orphan: a session the lifecycle was issued but will not
- * use (taken) gets the ending procedure, marked half-open. */
+ * use (taken) gets the ending procedure, half-open when a dial left it. */
 static void
 server_end_orphan_cb(void *arg, char *session, const char *protocol_version,
-    const char *why)
+    const char *why, bool half_open)
 {
     struct server     *s = arg;
     struct ending_run *run = endings_start(server_endings(s),
-        client_transport(s->client), s->decl->teardown_ms, true);
+        client_transport(s->client), s->decl->teardown_ms, half_open);
 
-    s->orphan_ended = true;
+    if (half_open)
+        s->orphan_ended = true;
     if (why != NULL)
         ending_run_note(run, why);
     ending_run_go(run, session, protocol_version);

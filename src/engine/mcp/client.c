@@ -323,9 +323,10 @@ client_fail(struct client *c, const char *op,
 /* --- the session -------------------------------------------------------- */
 
 /* Everything of the session stops now; a session id still held goes to
- * the ending procedure (half-open), never dropped silently. */
+ * the ending procedure, never dropped silently: half-open when a failed
+ * dial leaves it, as any other when it was open. */
 void
-client_drop(struct client *c, const char *why)
+client_drop(struct client *c, const char *why, bool half_open)
 {
     char *session;
 
@@ -346,7 +347,8 @@ client_drop(struct client *c, const char *why)
     c->relist_wanted = false;
     session = transport_release(c->t);
     if (session != NULL)
-        client_report_orphan(c, session, c->protocol_version, why);
+        client_report_orphan(c, session, c->protocol_version, why,
+            half_open);
 }
 
 /* Switch to transport t (the old one is closed and freed, with every
@@ -395,7 +397,7 @@ client_dial_failed(struct client *c, const struct failure_evidence *evd,
         free(c->probe_note);
         c->probe_note = NULL;
     }
-    client_drop(c, "the dial failed after the session was issued");
+    client_drop(c, "the dial failed after the session was issued", true);
     client_free_strv(c->list_acc, c->list_n);
     c->list_acc = NULL;
     c->list_n = c->list_cap = 0;
@@ -505,7 +507,7 @@ client_dial(struct client *c)
     struct transport_failure f;
     int                      rc;
 
-    client_drop(c, "a session left from before the new dial");
+    client_drop(c, "a session left from before the new dial", false);
     c->dial_started = client_now(c);
     ev_timer_set(&c->open_timer, client_open_deadline_ms(c) / 1000.0, 0.);
     ev_timer_start(c->env->loop, &c->open_timer);
@@ -573,7 +575,7 @@ client_session_lost(struct client *c, const char *op, bool carried,
     client_fail(c, op, evd, ms, detail);
     c->expiries++;
     client_drop(c, expired ? "the session expired (404)" :
-        "the session was presumed lost");
+        "the session was presumed lost", false);
     client_retry(c, CLIENT_LOSS_SESSION);
     return true;
 }
@@ -666,7 +668,7 @@ client_on_ping(struct client *c, struct client_req *rq,
         /* The remembered era stopped working: probe again. */
         client_log(c, "era: modern stopped working; probing again");
         c->era = MCP_ERA_NONE;
-        client_drop(c, "the era changed");
+        client_drop(c, "the era changed", false);
         client_retry(c, CLIENT_LOSS_ERA_STALE);
         return;
     }
@@ -674,7 +676,7 @@ client_on_ping(struct client *c, struct client_req *rq,
         client_retries(c, CLIENT_LOSS_UNREACHABLE)) {
         /* Nothing listens any more, or the child is gone: the sessions
          * went with it. */
-        client_drop(c, "the connection was lost");
+        client_drop(c, "the connection was lost", false);
         client_retry(c, CLIENT_LOSS_UNREACHABLE);
         return;
     }
@@ -877,7 +879,7 @@ client_on_lost(struct client *c, const struct transport_event *e)
         e->failure->detail);
     if (!client_retries(c, CLIENT_LOSS_CONNECTION))
         return;
-    client_drop(c, "the connection was lost");
+    client_drop(c, "the connection was lost", false);
     client_retry(c, CLIENT_LOSS_CONNECTION);
 }
 
@@ -955,7 +957,7 @@ client_end(struct client *c, struct ending_run *run)
      * then everything of the session stops here (closing a response
      * stream is the cancellation over 2026-07-28 HTTP). */
     ending_run_go(run, NULL, c->protocol_version);
-    client_drop(c, NULL);
+    client_drop(c, NULL, false);
     c->last_ping_ok = false;
 }
 

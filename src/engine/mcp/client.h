@@ -96,10 +96,12 @@ struct client_host {
      * others, once retries said yes and the session was dropped). */
     void (*retry)(void *arg, enum client_loss loss);
     /* End a session the lifecycle was issued but will not use, by the
-     * ending procedure, marked half-open. Takes session; protocol_version
-     * (may be NULL) and why (may be NULL) are borrowed. */
+     * ending procedure; half_open when a failed or abandoned dial left it
+     * (DESIGN.md section 5), not a session that was open (lost, a redial,
+     * the connection gone). Takes session; protocol_version (may be NULL)
+     * and why (may be NULL) are borrowed. */
     void (*end_orphan)(void *arg, char *session,
-        const char *protocol_version, const char *why);
+        const char *protocol_version, const char *why, bool half_open);
     /* A listing found a different tool set of ntools tools. */
     void (*tools_changed)(void *arg, long ntools);
     /* One more (on) or one less (off) piece of work that keeps the owner

@@ -256,7 +256,7 @@ client_era_late_answer(struct client *c, const struct jsonrpc_msg *m)
         }
         client_send_discover(c);
     } else if (client_retries(c, CLIENT_LOSS_ERA_PROVEN)) {
-        client_drop(c, "the era changed");
+        client_drop(c, "the era changed", false);
         client_retry(c, CLIENT_LOSS_ERA_PROVEN);
     }
 }

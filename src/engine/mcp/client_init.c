@@ -233,7 +233,7 @@ client_on_detached(struct client *c, struct transport_result *res)
     }
     client_report_orphan(c, res->session,
         client_version_spoken(pv) ? pv : NULL,
-        "session issued after the dial was abandoned");
+        "session issued after the dial was abandoned", true);
     res->session = NULL;
 }
 
@@ -254,7 +254,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
     if (client_judge(res, &evd, detail, sizeof(detail))) {
         if (res->session != NULL) {
             client_report_orphan(c, res->session, NULL,
-                "session issued to an initialize that failed");
+                "session issued to an initialize that failed", true);
             res->session = NULL;
         }
         if (client_initialize_revises_era(c, res, &evd, detail))
@@ -299,7 +299,7 @@ client_on_initialize(struct client *c, struct client_req *rq,
             "2024-11-05", clean);
         if (res->session != NULL) {
             client_report_orphan(c, res->session, NULL,
-                "session issued in a version mcptop does not speak");
+                "session issued in a version mcptop does not speak", true);
             res->session = NULL;
         }
         client_dial_failed(c, &evd, detail);

@@ -225,9 +225,10 @@ client_retry(const struct client *c, enum client_loss loss)
 /* Takes session; protocol_version and why are borrowed (may be NULL). */
 static inline void
 client_report_orphan(const struct client *c, char *session,
-    const char *protocol_version, const char *why)
+    const char *protocol_version, const char *why, bool half_open)
 {
-    c->host->end_orphan(c->host_arg, session, protocol_version, why);
+    c->host->end_orphan(c->host_arg, session, protocol_version, why,
+        half_open);
 }
 
 static inline void
@@ -336,7 +337,7 @@ bool client_judge(const struct transport_result *res,
     struct failure_evidence *evd, char *detail, size_t dsz);
 void client_fail(struct client *c, const char *op,
     const struct failure_evidence *evd, double ms, const char *detail);
-void client_drop(struct client *c, const char *why);
+void client_drop(struct client *c, const char *why, bool half_open);
 void client_dial_failed(struct client *c, const struct failure_evidence *evd,
     const char *detail);
 void client_dial_completed(struct client *c);
