@@ -360,6 +360,7 @@ audit_begin(struct audit *a)
         a->why[0] = '\0';
         a->n = a->served = a->gone = a->other_status = 0;
         a->first_404 = -1;
+        a->lost_after_init = a->init_refused = false;
         memset(a->chhas, 0, sizeof(a->chhas));
         cJSON_Delete(a->ev);
         a->ev = cJSON_CreateObject();
@@ -511,6 +512,7 @@ audit_open_step(struct audit *a, struct fleet_raw *ch, const char *version)
         if (!r->rpc_result) {
             audit_describe(r, said, sizeof(said));
             snprintf(a->why, sizeof(a->why), "initialize: %s", said);
+            a->init_refused = r->answered;
             a->open_step = 4;
             return AUDIT_OPEN_FAILED;
         }
@@ -533,6 +535,12 @@ audit_open_step(struct audit *a, struct fleet_raw *ch, const char *version)
             audit_describe(r, said, sizeof(said));
             snprintf(a->why, sizeof(a->why), "notifications/initialized "
                 "after initialize worked: %.140s", said);
+            /* 404 for the id just issued: the server did not lose it, a
+             * replica that never held it answered (2025-11-25
+             * basic/transports, Session Management: 404 is for an id the
+             * server no longer knows). */
+            if (r->status == 404 && a->session >= 0)
+                a->lost_after_init = true;
             a->open_step = 4;
             return AUDIT_OPEN_FAILED;
         }

@@ -201,6 +201,33 @@ audit_checks_era(struct audit *a)
 
 /* --- delete and freed ----------------------------------------------------- */
 
+/* The open's first request after initialize was answered 404 on the id
+ * initialize had just issued: the signature of replicas that do not share
+ * sessions behind a balancer without affinity. That is affinity's verdict
+ * (broken, with the evidence); any other check could not be made, which
+ * is not the server's verdict on it (n/a). */
+static void
+audit_checks_lost_after_init(struct audit *a, enum audit_check c, int also)
+{
+    const char *sig = "the request after initialize was answered 404 on "
+        "the session it had just issued";
+
+    if (c == AUDIT_CHECK_AFFINITY) {
+        if (a->has_result)
+            audit_checks_evidence_at(a, "after_initialize", &a->res);
+        cJSON_AddNumberToObject(a->ev, "first_404", 1);
+        audit_judge(a, c, AUDIT_VERDICT_BROKEN, "%s (notifications/"
+            "initialized): requests reach replicas that do not share "
+            "sessions", sig);
+        return;
+    }
+    audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: %s (affinity is "
+        "broken)", sig);
+    if (also >= 0)
+        audit_judge(a, (enum audit_check)also, AUDIT_VERDICT_NA,
+            "not judged: %s", sig);
+}
+
 /* A session opened for a check: the open's own verdicts (error, or for a
  * check that needs an id, n/a on a server that issues none) for checks c
  * and, when set, also. false when the check is over or must wait; true
@@ -231,10 +258,24 @@ audit_checks_opened(struct audit *a, enum audit_check c, int also)
         audit_conclude(a);
         return false;
     default:
-        audit_judge(a, c, AUDIT_VERDICT_ERROR, "%s", a->why);
-        if (also >= 0)
-            audit_judge(a, (enum audit_check)also, AUDIT_VERDICT_NA,
-                "not judged: no session could be opened");
+        if (a->lost_after_init)
+            audit_checks_lost_after_init(a, c, also);
+        else if (a->init_refused && a->opened > a->ended) {
+            /* The audit's own sessions that outlived their ending may be
+             * why (a server that holds few at a time): not its verdict. */
+            audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: %s, while %u "
+                "session%s the audit opened and could not end still "
+                "live%s", a->why, a->opened - a->ended, a->opened - a->ended
+                == 1 ? "" : "s", a->opened - a->ended == 1 ? "s" : "");
+            if (also >= 0)
+                audit_judge(a, (enum audit_check)also, AUDIT_VERDICT_NA,
+                    "not judged: no session could be opened");
+        } else {
+            audit_judge(a, c, AUDIT_VERDICT_ERROR, "%s", a->why);
+            if (also >= 0)
+                audit_judge(a, (enum audit_check)also, AUDIT_VERDICT_NA,
+                    "not judged: no session could be opened");
+        }
         audit_conclude(a);
         return false;
     }
@@ -629,6 +670,14 @@ audit_checks_versions_judge(struct audit *a, const char *unknown_answer,
         cJSON_AddStringToObject(a->ev, "newest", newest);
     if (n == 0 && a->served == 0) {
         audit_judge(a, c, AUDIT_VERDICT_ERROR, "no initialize was answered");
+    } else if (n == 0 && a->opened > a->ended) {
+        /* Refused while the audit's own sessions live: not the server's
+         * verdict (it may hold few at a time). */
+        audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: no initialize was "
+            "accepted while %u session%s the audit opened and could not end "
+            "still live%s (the last: %s)", a->opened - a->ended,
+            a->opened - a->ended == 1 ? "" : "s", a->opened - a->ended == 1 ?
+            "s" : "", said);
     } else if (n == 0) {
         audit_judge(a, c, AUDIT_VERDICT_NONE, "no revision offered was "
             "accepted (2024-11-05 .. 2025-11-25)");
@@ -679,8 +728,9 @@ audit_checks_versions_record(struct audit *a, int k,
 
 /*
  * Over HTTP each initialize is a session of its own, one after another on
- * one channel; over stdio and HTTP+SSE each needs its own child or
- * stream, and they go at once (a child may take seconds to start).
+ * one channel, each ended before the next is opened; over stdio and
+ * HTTP+SSE each needs its own child or stream, and they go at once (a
+ * child may take seconds to start).
  */
 static void
 audit_checks_versions(struct audit *a)
@@ -718,7 +768,7 @@ audit_checks_versions(struct audit *a)
         audit_conclude(a);
         return;
     }
-    if (k > 0) {
+    if (k > 0 && a->n == 0) {
         if (r == NULL)
             return;
         audit_checks_versions_record(a, k - 1, r);
@@ -728,6 +778,18 @@ audit_checks_versions(struct audit *a)
             audit_conclude(a);
             return;
         }
+        if (r->issued >= 0) {
+            /* Ended before the next initialize: a server may hold one
+             * session at a time, and a refusal the audit's own session
+             * caused is no verdict on the server. */
+            a->n = 1;
+            fleet_raw_end(audit_checks_channel(a), r->issued);
+            return;
+        }
+    } else if (k > 0) {
+        if (!a->has_ending)
+            return;
+        a->n = 0;
     }
     a->step = k + 1;
     if (!audit_send(a, audit_checks_channel(a), "initialize",

@@ -90,6 +90,13 @@ struct audit {
     char                    why[200];   /* open: why it failed */
     int                     n, served, gone, first_404, other_status;
     bool                    ping_unsupported;   /* the ping check said */
+    bool                    init_refused;       /* open: initialize was
+                                                   answered, not a result */
+    bool                    lost_after_init;    /* open: the request after
+                                                   initialize was answered
+                                                   404 on the session it had
+                                                   just issued (replicas
+                                                   without affinity) */
     uint64_t               *tags;       /* each distinct session id's tag
                                            (fleet_raw_session_tag) */
     size_t                  ntags, tcap;

@@ -149,6 +149,13 @@
 //                       hold it when N is a multiple of ?every= (4), and is
 //                       answered 404 although the session lives
 //                       (deterministic; a DELETE reaches the holder)
+//   ?maxsessions=N      at most N sessions live at once: an initialize
+//                       while N live is answered 400 -32600 "Invalid
+//                       Request: Server already initialized" (counted:
+//                       refused_initializes)
+//   ?replicas=2&rr=1    strict round robin: the first request after
+//                       initialize (notifications/initialized) and every
+//                       other one after it land on the other replica: 404
 //   ?sameid=1           every initialize is given the endpoint's one
 //                       Mcp-Session-Id (a server with a fixed or global id):
 //                       sessions_issued counts each, reused_ids the ones
@@ -686,6 +693,15 @@ function healthyPost(ctx) {
   }
   if (msg.method === "initialize") {
     const headers = {};
+    const most = p.num("maxsessions", 0);
+    if (p.sessions && most > 0 && ep.sessions.size >= most && !ctx.presetSid) {
+      // ?maxsessions=N: a server that holds N sessions at a time refuses
+      // another initialize while they live (as an SDK server with one
+      // transport says it).
+      c.refused_initializes = (c.refused_initializes || 0) + 1;
+      sendJson(res, 400, rpcError(msg.id, -32600, "Invalid Request: Server already initialized"));
+      return;
+    }
     if (p.sessions) headers["Mcp-Session-Id"] = ctx.presetSid || issueSession(ctx);
     answer(ctx, healthyAnswer(msg, p, ep), headers);
     return;
@@ -779,7 +795,11 @@ function sessionGate(ctx) {
   s.requests++;
   // ?replicas=: every Nth request of a session reaches the replica that
   // does not hold it, which has never heard of the id.
-  if (p.num("replicas", 1) > 1 && s.requests % Math.max(2, p.num("every", 4)) === 0) {
+  // ?rr=1: strict round robin over two replicas, the initialize on the
+  // holder: the first request after it, and every other one, miss.
+  const miss = p.num("rr", 0) ? s.requests % 2 === 1 :
+    s.requests % Math.max(2, p.num("every", 4)) === 0;
+  if (p.num("replicas", 1) > 1 && miss) {
     c.session_404s++;
     c.replica_misses = (c.replica_misses || 0) + 1;
     sendJson(res, 404, rpcError(null, -32001, "Session not found"));

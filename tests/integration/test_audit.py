@@ -100,6 +100,20 @@ HABITS = {
     "mint": ("/healthy?mint=1", {"probe_leak": "leaks", "delete": "terminated"}, False),
     "replicas": ("/healthy?replicas=2", {"affinity": "broken", "ping": "supported",
                                          "freed": "yes"}, False),
+    # strict round robin: notifications/initialized already misses; no check
+    # can open a session, which is the affinity verdict, not an error of each
+    "roundrobin": ("/healthy?replicas=2&rr=1", {"affinity": "broken", "ping": "n/a",
+                                                "delete": "n/a", "freed": "n/a",
+                                                "unknown_session": "n/a",
+                                                "missing_session": "n/a",
+                                                "stream": "n/a"}, False),
+    # one session at a time: each check ends its sessions before the next
+    # opens one, versions too (it used to hold four at once: "accepts 1")
+    "onesession": ("/healthy?maxsessions=1", {"versions": "negotiates", "delete": "terminated",
+                                             "affinity": "stable", "ping": "supported"}, True),
+    # ...and one that cannot be ended: the refusals it causes are no verdict
+    "onesession405": ("/healthy?maxsessions=1&delete=405", {"versions": "n/a", "ping": "n/a",
+                                                           "affinity": "n/a"}, True),
     "noping": ("/healthy?ping=unsupported", {"ping": "unsupported", "affinity": "stable"}, False),
     "del405": ("/delete405", {"delete": "not_allowed", "freed": "n/a"}, True),
     "stream": ("/listchanged", {"stream": "opens"}, True),
@@ -116,7 +130,7 @@ HABITS = {
 }
 # Where the server keeps sessions the audit cannot end (it ended them as the
 # spec lets a client; the server did not free them).
-NEVER_FREES = ("nofree", "del405")
+NEVER_FREES = ("nofree", "del405", "onesession405")
 
 
 @mcptest.case(rep)
@@ -164,6 +178,17 @@ def lab_habits(c):
          "mint: GET, HEAD, OPTIONS and a malformed POST each minted an id")
     c.eq(dig(got, "replicas", "checks", "affinity", "evidence", "not_found"), 2,
          "replicas: every fourth request of the session 404 (2 of 10)")
+    c.eq(counts.get("/healthy?maxsessions=1", {}).get("refused_initializes", 0), 0,
+         "onesession: no initialize of the audit was refused for a session it held")
+    c.check("could not end" in (dig(got, "onesession405", "checks", "ping", "detail") or ""),
+            "onesession405: the n/a says why: %r" % dig(got, "onesession405", "checks", "ping"))
+    rr = dig(got, "roundrobin", "checks", "affinity") or {}
+    c.eq(dig(rr, "evidence", "after_initialize", "status"), 404,
+         "roundrobin: the evidence is the 404 right after initialize")
+    c.check("just issued" in (rr.get("detail") or ""), "roundrobin: the detail says so: %r" % rr)
+    c.check(not [k for k, v in (dig(got, "roundrobin", "checks") or {}).items()
+                 if isinstance(v, dict) and v.get("verdict") == "error"],
+            "roundrobin: no check is an error: %r" % dig(got, "roundrobin", "checks"))
     c.eq(dig(got, "noping", "checks", "affinity", "evidence", "method"), "tools/list",
          "noping: affinity uses tools/list when ping is unsupported")
     c.eq(dig(got, "del405", "checks", "delete", "evidence", "status"), 405, "del405: status 405")
