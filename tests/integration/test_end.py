@@ -732,6 +732,48 @@ def lost_session_is_not_half_open(c):
          "every session issued got a DELETE")
 
 
+SESSION_LOOP_S = 12.0       # how long the session-loss loop is watched
+SESSION_LOOP_MAX_DIALS = 6  # 2 at once, then backoffs of about 1, 2, 4 s (12 before)
+
+
+def session_lost_after_every_dial(c):
+    """An HTTP server that forgets every session at its first ping (issue 45,
+    item 4): from the second loss in a row within the crash window of its
+    dial, each counts toward the backoff (a few dials in 12 s, not one a
+    second), health stays down with the crash loop's words, and every
+    session issued still gets its DELETE."""
+    L = lab()
+    key = "/forget?after=2&times=1000&mode=404&t=%s" % tag()
+    cfg = mcptest.write_config({"forgetful": {"url": L.url(key), "ping_interval_s": 1}})
+    w = mcptest.Watch(["watch", "-c", cfg])
+    try:
+        t0 = time.monotonic()
+        w.wait_for(lambda e: False, t0 + SESSION_LOOP_S)   # every line kept
+        dials = [e for e in w.events if e.get("event") == "exchange" and e.get("op") == "dial"
+                 and e.get("outcome") == "completed"]
+        c.check(3 <= len(dials) <= SESSION_LOOP_MAX_DIALS,
+                "a few dials in %.0f s (3 <= N <= %d): %d"
+                % (SESSION_LOOP_S, SESSION_LOOP_MAX_DIALS, len(dials)))
+        health = [e for e in w.events if e.get("event") == "health"]
+        words = [e.get("state") for e in health]
+        loop = [i for i, e in enumerate(health) if "crash loop" in (e.get("reason") or "")]
+        c.require(loop, "health names the crash loop: %r" % [e.get("reason") for e in health])
+        c.eq(health[loop[0]].get("state"), "down", "the crash loop is down")
+        c.check("ok" not in words[loop[0]:], "never ok after it: %r" % words)
+        c.check("session was lost" in health[loop[0]].get("reason"),
+                "the words say what was lost: %r" % health[loop[0]].get("reason"))
+        w.signal(signal.SIGTERM)
+        c.check(w.wait_exit(WATCH_EXIT_WAIT) is not None, "watch exits")
+    finally:
+        w.close()
+        if c.failures:
+            c.attach(w.describe(last=20))
+    counts = L.endpoint_counts(key)
+    c.eq(counts.get("sessions_ended"), counts.get("sessions_issued"),
+         "every session issued got a DELETE (%r of %r)"
+         % (counts.get("sessions_ended"), counts.get("sessions_issued")))
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -761,6 +803,7 @@ def main():
     rep.run("exit_says_what_was_not_ended", exit_says_what_was_not_ended)
     rep.run("ending_after_recovery_describes_itself", ending_after_recovery_describes_itself)
     rep.run("lost_session_is_not_half_open", lost_session_is_not_half_open)
+    rep.run("session_lost_after_every_dial", session_lost_after_every_dial)
     rep.finish()
 
 

@@ -222,6 +222,43 @@ server_count_loss(struct server *s)
     server_log(s, "%s", s->crash_words);
 }
 
+/* A session the server no longer knows (404, or presumed lost), lost
+ * within the crash window of its dial: the crash loop of a server that
+ * forgets every session at once (a replica swap, a restart loop behind a
+ * gateway). The first is forgiven and dialed again at once (a server
+ * restarted between a dial and the next request); from the second in a
+ * row each counts toward the backoff's streak and health stays down.
+ * true: the next dial is planned after the backoff. */
+static bool
+server_session_crash(struct server *s)
+{
+    ev_tstamp now = ev_now(s->env->loop);
+    double    window = server_crash_window_s(s->decl);
+    double    life = now - s->ready_at;
+
+    ev_timer_stop(s->env->loop, &s->crash_timer);
+    if (s->ready_at <= 0 || life >= window) {
+        s->session_losses = 0;
+        s->crashes = 0;
+        return false;
+    }
+    if (s->session_losses++ == 0) {
+        s->session_loss_first = now;
+        s->crash_life_s = life;
+        return false;
+    }
+    s->crashes = s->session_losses - 1;
+    s->crash_life_s = fmax(s->crash_life_s, life);
+    s->failed_dials = s->crashes;
+    snprintf(s->crash_words, sizeof(s->crash_words), "crash loop: the "
+        "session was lost %u times in %.0f s, each within %.1f s of its dial "
+        "(crash window %.0f s)", s->session_losses, now -
+        s->session_loss_first, s->crash_life_s, window);
+    server_log(s, "%s", s->crash_words);
+    server_schedule_dial(s);
+    return true;
+}
+
 /* The loss's next dial after the backoff, unless it is planned already. */
 static void
 server_plan_loss(struct server *s)
@@ -238,11 +275,13 @@ server_crash_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (s->state != SERVER_READY || s->crashes == 0)
+    if (s->state != SERVER_READY || (s->crashes == 0 &&
+        s->session_losses == 0))
         return;
-    server_log(s, "the child outlived the crash window (%.0f s): %u "
+    server_log(s, "the session outlived the crash window (%.0f s): %u "
         "crash(es) forgotten", server_crash_window_s(s->decl), s->crashes);
     s->crashes = 0;
+    s->session_losses = 0;
     server_health_update(s);
 }
 
@@ -274,7 +313,7 @@ server_dial_done_cb(void *arg, const struct failure *f, double ms)
         s->ready_at = ev_now(s->env->loop);
         s->loss_planned = false;
         ev_timer_stop(s->env->loop, &s->crash_timer);
-        if (s->crashes > 0) {
+        if (s->crashes > 0 || s->session_losses > 0) {
             ev_timer_set(&s->crash_timer, server_crash_window_s(s->decl),
                 0.);
             ev_timer_start(s->env->loop, &s->crash_timer);
@@ -358,6 +397,12 @@ server_retry_cb(void *arg, enum client_loss loss)
             server_ping_soon(s);
         break;
     case CLIENT_LOSS_SESSION:
+        if (s->state == SERVER_READY && server_session_crash(s)) {
+            server_set_state(s, SERVER_BACKOFF);
+            break;
+        }
+        server_dialed_dial(s);
+        break;
     case CLIENT_LOSS_ERA_STALE:
     case CLIENT_LOSS_ERA_PROVEN:
         server_dialed_dial(s);

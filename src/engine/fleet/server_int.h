@@ -142,6 +142,10 @@ struct server {
                                                    after crashes */
     char                        crash_words[160];   /* health's reason
                                                        while crashes > 0 */
+    unsigned                    session_losses; /* sessions lost in a row,
+                                                   each within the window
+                                                   of its dial (HTTP) */
+    ev_tstamp                   session_loss_first; /* the first of them */
     bool                        stopped_disabled; /* closed while disabled */
 };
 
