@@ -61,7 +61,8 @@ enum delivered {
     X(SERVER_ERROR,       "server_error")               \
     X(CLIENT_ERROR,       "client_error")                 \
     X(TOOL_ERROR,         "tool_error")                   \
-    X(UNEXPECTED_RESULT,  "unexpected_result")
+    X(UNEXPECTED_RESULT,  "unexpected_result")            \
+    X(INPUT_REQUIRED,     "input_required")
 
 enum failure_reason {
 #define X(id, name) FAILURE_REASON_##id,
@@ -154,6 +155,9 @@ struct failure_evidence {
     long        rpc_error_code;
     bool        tool_error;         /* a tools/call result with isError */
     bool        unexpected_result;  /* ...without the text expected */
+    bool        input_required;     /* ...an InputRequiredResult (MRTR,
+                                       2026-07-28 basic/patterns/mrtr):
+                                       the server asks its client first */
     bool        bad_protocol_version; /* initialize answered a version we
                                          do not speak */
     bool        foreign_url;        /* the server pointed us at a URL on

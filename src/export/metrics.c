@@ -548,7 +548,8 @@ metrics_exchange(struct metrics *m, struct metrics_server *r,
         /* The conventions' error.type: the JSON-RPC code as a string, and
          * below JSON-RPC the failure kind. */
         if (f->reason == FAILURE_REASON_TOOL_ERROR ||
-            f->reason == FAILURE_REASON_UNEXPECTED_RESULT) {
+            f->reason == FAILURE_REASON_UNEXPECTED_RESULT ||
+            f->reason == FAILURE_REASON_INPUT_REQUIRED) {
             error_type = failure_reason_name(f->reason);
         } else if (f->kind == FAILURE_PROTOCOL && f->has_rpc_code) {
             snprintf(code, sizeof(code), "%ld", f->rpc_code);

@@ -198,7 +198,10 @@
 //                 cacheScope private, _meta serverInfo); tools/list with _meta
 //                 answers resultType complete + ttlMs + cacheScope (?tools=
 //                 ?page= apply); subscriptions/listen acknowledges with an
-//                 empty honored set and ends at once; other methods 404 -32601;
+//                 empty honored set and ends at once; tools/call answers a
+//                 text "lab tool ok" (?call=input_required: an
+//                 InputRequiredResult asking elicitation/create and
+//                 sampling/createMessage, MRTR); other methods 404 -32601;
 //                 initialize (or any request without the _meta envelope)
 //                 400 -32022 {supported ["2026-07-28"]}; GET/DELETE 405.
 //                 Modern requests are checked like the SDK does: version not
@@ -1452,6 +1455,24 @@ function modernPost(ctx) {
     const r = listPage(msg, ctx.p, ctx.ep);
     return sendJson(res, 200, rpcResult(msg.id, { ...r, resultType: "complete", ttlMs: 60000,
       cacheScope: "private", _meta: { [META_SERVER_INFO]: LAB_SERVER_INFO } }));
+  }
+  case "tools/call": {
+    ctx.c.calls++;
+    if (ctx.p.str("call", "complete") === "input_required") {
+      // 2026-07-28 MRTR: the server asks its client (an elicitation and a
+      // sampling) before it answers; the client retries with the answers.
+      return sendJson(res, 200, rpcResult(msg.id, { resultType: "input_required",
+        inputRequests: {
+          confirm: { method: "elicitation/create",
+            params: { message: "Proceed?", requestedSchema: { type: "object", properties: {} } } },
+          summary: { method: "sampling/createMessage",
+            params: { messages: [], maxTokens: 10 } },
+        },
+        requestState: "lab-state-1", _meta: { [META_SERVER_INFO]: LAB_SERVER_INFO } }));
+    }
+    return sendJson(res, 200, rpcResult(msg.id, { resultType: "complete",
+      content: [{ type: "text", text: "lab tool ok" }],
+      _meta: { [META_SERVER_INFO]: LAB_SERVER_INFO } }));
   }
   case "subscriptions/listen": {
     // Nothing to offer (no listChanged): ack the empty honored set, then end.

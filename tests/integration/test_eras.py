@@ -1071,6 +1071,38 @@ def e_probe_end_modern(c):
     c.eq(cnt.get("methods", {}).get("initialize", 0), 0, "initialize requests at the lab")
 
 
+def f_deep_check_input_required(c):
+    """A 2026-07-28 server asks its client through an InputRequiredResult
+    (MRTR) in answer to the deep check: a protocol failure with the reason
+    input_required and the detail naming what was asked, at once, never a
+    timeout; the same server's plain tool is ok."""
+    probe_run()
+    if Probe.error:
+        raise SetupError(Probe.error)
+    t = tag()
+    cfg = mcptest.write_config({
+        "asker": dict(PROBE_OPTS, url=Probe.lab.url("/probe/discover?call=input_required&t=" + t),
+                      probe_tool={"name": "book"}),
+        "plain": dict(PROBE_OPTS, url=Probe.lab.url("/probe/discover?call=complete&t=" + t),
+                      probe_tool={"name": "book", "expect_text": "lab tool ok"}),
+    })
+    r, doc = check_json(c, ["--json", "-c", cfg])
+    rows = rows_by_name(doc or {})
+    a = rows.get("asker") or {}
+    c.attach("asker: %s" % json.dumps(a))
+    f = dig(a, "last_failure") or {}
+    c.eq(dig(a, "era"), "modern", "asker: era")
+    c.eq(f.get("kind"), "protocol", "asker: the deep check fails as protocol")
+    c.eq(f.get("reason"), "input_required", "asker: reason")
+    c.eq(f.get("delivered"), "yes", "asker: delivered")
+    c.check("elicitation/create" in (f.get("detail") or "") and
+            "sampling/createMessage" in (f.get("detail") or "") and
+            (f.get("detail") or "").startswith("tools/call: "),
+            "asker: the detail names the step and what was asked: %r" % f.get("detail"))
+    c.eq(dig(a, "health"), "degraded", "asker: health")
+    c.eq(dig(rows.get("plain") or {}, "ok"), True, "plain: the same server's complete answer is ok")
+
+
 def main():
     try:
         mcptest.require_mcptop()
@@ -1092,6 +1124,7 @@ def main():
     for case, era, expect in PROBE_TABLE:
         rep.run("e_probe_%s" % case, probe_row, case, era, expect)
     rep.run("e_probe_end_modern", e_probe_end_modern)
+    rep.run("f_deep_check_input_required", f_deep_check_input_required)
     rep.finish()
 
 

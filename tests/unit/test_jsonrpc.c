@@ -714,6 +714,40 @@ test_object_keys(void **state)
     jsonrpc_free(m);
 }
 
+/* 2026-07-28 MRTR: an InputRequiredResult names what the server asks its
+ * client; the first few only, whatever it names. */
+static void
+test_input_required(void **state)
+{
+    const char *ir = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+        "\"resultType\":\"input_required\",\"inputRequests\":{"
+        "\"a\":{\"method\":\"elicitation/create\"},"
+        "\"b\":{\"method\":\"roots/list\"},\"c\":{\"method\":\"x\"},"
+        "\"d\":{\"method\":\"y\"},\"e\":{\"method\":\"z\"}}}}";
+    const char *st = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+        "\"resultType\":\"input_required\",\"requestState\":\"s\"}}";
+    const char *done = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+        "\"resultType\":\"complete\"}}";
+    struct jsonrpc_msg *m;
+    char                asked[64], small[12];
+
+    (void)state;
+    m = jsonrpc_parse(ir, strlen(ir), NULL);
+    assert_non_null(m);
+    assert_true(jsonrpc_input_required(m, asked, sizeof(asked)));
+    assert_string_equal(asked, "elicitation/create, roots/list, x, y");
+    assert_true(jsonrpc_input_required(m, small, sizeof(small)));
+    assert_string_equal(small, "elicitation");
+    jsonrpc_free(m);
+    m = jsonrpc_parse(st, strlen(st), NULL);
+    assert_true(jsonrpc_input_required(m, asked, sizeof(asked)));
+    assert_string_equal(asked, "");
+    jsonrpc_free(m);
+    m = jsonrpc_parse(done, strlen(done), NULL);
+    assert_false(jsonrpc_input_required(m, asked, sizeof(asked)));
+    jsonrpc_free(m);
+}
+
 int
 main(void)
 {
@@ -735,6 +769,7 @@ main(void)
         cmocka_unit_test(test_arrays),
         cmocka_unit_test(test_array_index_past_int),
         cmocka_unit_test(test_object_keys),
+        cmocka_unit_test(test_input_required),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

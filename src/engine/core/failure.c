@@ -373,6 +373,8 @@ failure_make(struct failure *out, const struct failure_evidence *evd,
         out->reason = FAILURE_REASON_TOOL_ERROR;
     else if (out->kind == FAILURE_PROTOCOL && evd->unexpected_result)
         out->reason = FAILURE_REASON_UNEXPECTED_RESULT;
+    else if (out->kind == FAILURE_PROTOCOL && evd->input_required)
+        out->reason = FAILURE_REASON_INPUT_REQUIRED;
     else if (out->kind == FAILURE_PROTOCOL && evd->rpc_error) {
         out->has_rpc_code = true;
         out->rpc_code = evd->rpc_error_code;

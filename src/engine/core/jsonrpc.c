@@ -698,6 +698,38 @@ jsonrpc_build_tool_call(int64_t id, const char *name,
 }
 
 bool
+jsonrpc_input_required(const struct jsonrpc_msg *m, char *asked, size_t n)
+{
+    const cJSON *r = jsonrpc_walk(m, "result");
+    const cJSON *type, *req;
+    size_t       used = 0;
+    int          shown = 0;
+
+    if (n > 0)
+        asked[0] = '\0';
+    type = cJSON_IsObject(r) ?
+        cJSON_GetObjectItemCaseSensitive(r, "resultType") : NULL;
+    if (!cJSON_IsString(type) ||
+        strcmp(type->valuestring, "input_required") != 0)
+        return false;
+    /* The first few only: a server may name any number. */
+    cJSON_ArrayForEach(req, cJSON_GetObjectItemCaseSensitive(r,
+        "inputRequests")) {
+        const cJSON *method = cJSON_GetObjectItemCaseSensitive(req,
+            "method");
+        int          k;
+
+        if (!cJSON_IsString(method) || shown >= 4 || used >= n)
+            break;
+        k = snprintf(asked + used, n - used, "%s%s", shown > 0 ? ", " : "",
+            method->valuestring);
+        used = k < 0 ? n : used + (size_t)k;
+        shown++;
+    }
+    return true;
+}
+
+bool
 jsonrpc_tool_result(const struct jsonrpc_msg *m, const char *expect,
     bool *is_error, char *text, size_t tsz, bool *found)
 {

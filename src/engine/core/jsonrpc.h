@@ -146,5 +146,14 @@ char *jsonrpc_build_tool_call(int64_t id, const char *name,
  */
 bool jsonrpc_tool_result(const struct jsonrpc_msg *m, const char *expect,
     bool *is_error, char *text, size_t tsz, bool *found);
+/*
+ * Is m's result an InputRequiredResult (resultType "input_required",
+ * 2026-07-28 basic/patterns/mrtr: the server asks its client something
+ * before it answers)? asked gets the methods of its inputRequests, ", "
+ * between, the first few (cut to n, untrusted: sanitize before showing;
+ * "" when it names none, e.g. only requestState).
+ */
+bool jsonrpc_input_required(const struct jsonrpc_msg *m, char *asked,
+    size_t n);
 
 #endif

@@ -281,9 +281,24 @@ client_judge(const struct transport_result *res, struct failure_evidence *evd,
         const char *rt = jsonrpc_get_string(a, "result.resultType");
         char        clean[32];
 
+        char        asked[128], said[128];
+
         /* Absent means complete (a legacy server). */
         if (rt == NULL || strcmp(rt, "complete") == 0)
             return false;
+        if (jsonrpc_input_required(a, asked, sizeof(asked))) {
+            /* 2026-07-28 MRTR: the server asks its client first (mcptop
+             * declares no capability to answer): answered, never a wait. */
+            str_sanitize(said, sizeof(said), asked, strlen(asked));
+            evd->rpc_error = true;
+            evd->rpc_error_code = 0;
+            evd->input_required = true;
+            if (evd->http_status >= 200 && evd->http_status < 300)
+                evd->http_status = 0;
+            snprintf(detail, dsz, "answered input_required: the server asks "
+                "its client for %s first", said[0] ? said : "more input");
+            return true;
+        }
         str_sanitize(clean, sizeof(clean), rt, strlen(rt));
         evd->no_matching_response = true;
         snprintf(detail, dsz, "result with resultType \"%s\" where a "
