@@ -12,22 +12,30 @@
 //                data} | null, "result": ... | null, "after_started_ms"}
 //   MODE many N: N echo calls one after the other; OUT gets {"calls": N,
 //                "ms": total}
+//   MODE sample [RELEASE]: the client declares sampling and calls
+//                trigger-sampling-request; at the server's
+//                sampling/createMessage "SAMPLING" on stdout, then the
+//                answer waits until the file RELEASE (default OUT.json +
+//                ".release") exists; OUT gets {"result": the tool's result
+//                | null, "error": {code, message} | null, "sampling": the
+//                request's params | null}
 // Exit 0 when the mode's steps ran (an error answer to the long call is
 // its expected end), 1 otherwise, 3 on the overall timeout (90 s).
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const argv = process.argv.slice(2);
 const dash = argv.indexOf("--");
 if (dash < 2) {
-  process.stderr.write("usage: node tap_client.mjs MODE OUT.json [N] -- CMD [ARG]...\n");
+  process.stderr.write("usage: node tap_client.mjs MODE OUT.json [N | RELEASE] -- CMD [ARG]...\n");
   process.exit(1);
 }
 const mode = argv[0];
 const outPath = argv[1];
-const count = Number(argv[2] ?? 0);
+const extra = dash > 2 ? argv[2] : undefined;
+const count = Number(extra ?? 0);
 const [command, ...args] = argv.slice(dash + 1);
 
 const killer = setTimeout(() => {
@@ -35,7 +43,24 @@ const killer = setTimeout(() => {
   process.exit(3);
 }, 90000);
 
-const client = new Client({ name: "mcptop-tests-tap", version: "0.0.0" }, { capabilities: {} });
+const client = new Client({ name: "mcptop-tests-tap", version: "0.0.0" },
+  { capabilities: mode === "sample" ? { sampling: {} } : {} });
+let sampling = null;
+if (mode === "sample") {
+  const release = extra ?? `${outPath}.release`;
+  // The agent's answer to the server's own request, held until the test
+  // releases it (the overall timeout bounds the wait).
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    sampling = req.params;
+    process.stdout.write("SAMPLING\n");
+    while (!existsSync(release)) await new Promise((r) => setTimeout(r, 50));
+    return {
+      role: "assistant",
+      content: { type: "text", text: "sampled by the test" },
+      model: "test-model",
+    };
+  });
+}
 const transport = new StdioClientTransport({ command, args, stderr: "pipe" });
 const raw = [];
 const messages = [];
@@ -108,6 +133,20 @@ try {
     const ms = Date.now() - t0;
     await client.close();
     writeFileSync(outPath, JSON.stringify({ calls: count, ms }));
+  } else if (mode === "sample") {
+    const out = { result: null, error: null, sampling: null };
+    try {
+      out.result = await client.callTool(
+        { name: "trigger-sampling-request", arguments: { prompt: "a tap test", maxTokens: 10 } },
+        CallToolResultSchema,
+        { timeout: 85000 },
+      );
+    } catch (e) {
+      out.error = { code: e.code ?? null, message: String(e.message ?? e) };
+    }
+    out.sampling = sampling;
+    writeFileSync(outPath, JSON.stringify(out));
+    await client.close();
   } else {
     throw new Error(`unknown mode ${mode}`);
   }

@@ -22,6 +22,13 @@ stdio server, and the monitor reading it.
                     shows it in flight with its progress; mcptop cancel
                     ends it: the client gets -32800 (reason in data), the
                     ledger says cancelled_by_operator
+  sampling_in_flight  the server's own request (server-everything's
+                    trigger-sampling-request sends sampling/createMessage)
+                    held by the agent: check --json lists both requests in
+                    flight, the agent's to_server and the server's to_agent;
+                    watch --taps shows the to_agent start; once the agent
+                    answers, the tool's result carries its answer and the
+                    ledger ends both completed, the server's first
   sigkill           the server SIGKILLed during a call: the ledger and the
                     record say connection_closed (delivered unknown) for
                     that request; the tap exits 137; a monitor shows the
@@ -530,6 +537,137 @@ def in_flight_cancel(c):
     again = mcptest.run_mcptop(["cancel", "--socket", sock, "--request", "12345"], timeout=20)
     c.is_in(again.rc, (1,), "cancelling what is not in flight: %s" % again.describe())
     r.close()
+
+
+class Lines:
+    """A process's stdout lines, read on a thread (a wait for one is bounded)."""
+
+    def __init__(self, f):
+        self.lines = []
+        threading.Thread(target=self._read, args=(f,), daemon=True).start()
+
+    def _read(self, f):
+        for line in f:
+            self.lines.append(line)
+
+    def wait(self, text, timeout):
+        return wait_until(lambda: any(text in ln for ln in self.lines), timeout)
+
+
+def in_flight_by_direction(fl):
+    """{direction: [entry, ...]} of check --json's in_flight."""
+    out = {}
+    for e in fl if isinstance(fl, list) else []:
+        out.setdefault(e.get("direction"), []).append(e)
+    return out
+
+
+@mcptest.case(rep)
+def sampling_in_flight(c):
+    # A request in each direction at once: the agent's tools/call waits on
+    # the server's sampling/createMessage, which the agent holds until the
+    # release file exists.
+    ev = mcptest.everything_stdio_argv()
+    taps = mcptest.tmpdir() / "taps-sample"
+    taps.mkdir(exist_ok=True)
+    sock = str(taps / "tap-ev.sock")
+    out = tmp("sample.json")
+    release = out + ".release"
+    cfg = tap_config("ev", sock)
+    err_path = tmp("sample-client.err")
+    with open(err_path, "wb") as err:
+        client = mcptest.spawn([NODE, str(CLIENT_MJS), "sample", out, release, "--"] +
+                               tap_argv("ev", sock, *ev),
+                               env=mcptest.mcptop_env(), stdout=subprocess.PIPE, stderr=err)
+    said = Lines(client.stdout)
+    r = watch = None
+    try:
+        c.require(said.wait(b"SAMPLING", 30), "the server's sampling/createMessage reached the "
+                  "agent")
+        r = mcptest.TapReader(sock)
+        watch = mcptest.Watch(["watch", "--taps", str(taps)])
+        got = mcptest.run_mcptop(["check", "-c", cfg, "--json"], timeout=30)
+        c.attach(got.describe())
+        c.no_crash(got, "check")
+        s = mcptest.dig(got.json() or {}, "servers", 0)
+        c.eq(mcptest.dig(s, "health"), "ok", "check --json: health")
+        fl = mcptest.dig(s, "in_flight")
+        c.require(isinstance(fl, list) and len(fl) == 2, "two requests in flight: %r" % (fl,))
+        by = in_flight_by_direction(fl)
+        c.require(len(by.get("to_server", [])) == 1 and len(by.get("to_agent", [])) == 1,
+                  "one request in flight each way: %r" % fl)
+        up, down = by["to_server"][0], by["to_agent"][0]
+        c.eq(up.get("method"), "tools/call", "the agent's request: method")
+        c.eq(up.get("tool"), "trigger-sampling-request", "the agent's request: tool")
+        c.eq(down.get("method"), "sampling/createMessage", "the server's request: method")
+        c.eq(down.get("tool"), None, "the server's request: no tool")
+        c.check(isinstance(down.get("age_ms"), (int, float)) and down["age_ms"] >= 0,
+                "the server's request: age_ms %r" % down.get("age_ms"))
+        server_pid = mcptest.dig(s, "pid")
+        c.check(isinstance(server_pid, int) and server_pid > 0, "check --json: the server's pid")
+        wstart = watch.wait_for(lambda e: e.get("event") == "request" and
+                                e.get("phase") == "start" and
+                                e.get("direction") == "to_agent", time.monotonic() + 20)
+        c.eq(mcptest.dig(wstart, "method"), "sampling/createMessage",
+             "watch --taps: the server's request starts")
+        c.eq(mcptest.dig(wstart, "server"), "ev", "watch --taps: the server named from the socket")
+        c.eq(mcptest.dig(wstart, "id"), down.get("id"), "watch --taps: the server's request's id")
+        # The agent holds its answer: the tool has no result yet.
+        c.check(client.poll() is None and not os.path.exists(out),
+                "the tool waits for the agent's answer")
+        with open(release, "w"):
+            pass
+        try:
+            rc = client.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            c.fatal("the client still waits after its answer was released")
+        c.eq(rc, 0, "the client's exit status")
+        with open(out) as f:
+            res = json.load(f)
+        c.eq(res.get("error"), None, "the tool call's error")
+        text = " ".join(str(x.get("text")) for x in mcptest.dig(res, "result", "content") or [])
+        c.check("sampled by the test" in text, "the tool's result carries the agent's answer: %r"
+                % text[:300])
+        c.check("a tap test" in json.dumps(res.get("sampling")),
+                "the agent got the server's request whole: %r" % res.get("sampling"))
+        ends = {}
+        for d in ("to_server", "to_agent"):
+            ends[d] = r.wait_for(lambda o, d=d: o.get("event") == "request_end" and
+                                 o.get("direction") == d, 15)
+            c.eq(mcptest.dig(ends[d], "outcome"), "completed", "the ledger ends %s: %s"
+                 % (d, json.dumps(ends[d])))
+        c.eq(mcptest.dig(ends["to_agent"], "method"), "sampling/createMessage",
+             "the ledger's to_agent end: method")
+        c.eq(mcptest.dig(ends["to_agent"], "id"), down.get("id"), "the ledger's to_agent end: id")
+        c.eq(mcptest.dig(ends["to_server"], "tool"), "trigger-sampling-request",
+             "the ledger's to_server end: tool")
+        wends = []
+        for d in ("to_agent", "to_server"):
+            wends.append(watch.wait_for(lambda e, d=d: e.get("event") == "request" and
+                                        e.get("phase") == "end" and e.get("direction") == d,
+                                        time.monotonic() + 10))
+            c.eq(mcptest.dig(wends[-1], "outcome"), "completed", "watch: the %s request's end" % d)
+        # The tool answers only after the agent's answer: the server's
+        # request ends first.
+        c.check(None not in wends and watch.events.index(wends[0]) < watch.events.index(wends[1]),
+                "watch: sampling/createMessage ends before the tools/call it serves")
+        c.check(isinstance(server_pid, int) and
+                wait_until(lambda: not mcptest.pid_alive(server_pid), 15),
+                "the server's process is gone after the agent left")
+    finally:
+        if c.failures:
+            if watch is not None:
+                c.attach(watch.describe(last=30))
+            if r is not None:
+                c.attach("tap socket lines:\n" + "\n".join(json.dumps(o) for o in r.lines[-30:]))
+            with open(err_path, "rb") as f:
+                c.attach("client stderr:\n" + f.read().decode(errors="replace")[-3000:])
+        if watch is not None:
+            watch.close()
+        if r is not None:
+            r.close()
+        if client.poll() is None:
+            mcptest.terminate(client)
 
 
 @mcptest.case(rep)

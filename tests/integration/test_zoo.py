@@ -8,7 +8,11 @@ tests/package.json, run on 127.0.0.1 the ways their users run them.
   server-everything;
 - mcp-proxy: its default Streamable HTTP endpoint (which also speaks
   2026-07-28) and `--no-modern`;
-- mcp-framework (zoo/mcp-framework/): its http-stream transport and stdio.
+- mcp-framework (zoo/mcp-framework/): its http-stream transport and stdio;
+- server-everything itself (issue 45), over each of its three transports:
+  stdio, Streamable HTTP (/mcp) and the 2024-11-05 HTTP+SSE one (/sse; its
+  ended session is shown gone by its own log, since a POST naming an id it
+  no longer knows is never answered).
 
 For each: `mcptop check --json` is ok and lists as many tools as the
 official SDK client (count_tools.mjs); `mcptop end` gives an outcome and,
@@ -63,6 +67,7 @@ FASTMCP = TESTS / "zoo" / "fastmcp.mjs"
 FRAMEWORK = TESTS / "zoo" / "mcp-framework" / "server.mjs"
 SUPERGATEWAY = NM / "supergateway" / "dist" / "index.js"
 MCP_PROXY = NM / "mcp-proxy" / "dist" / "bin" / "mcp-proxy.mjs"
+EVERYTHING = NM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 PACKAGES = ("fastmcp", "supergateway", "mcp-proxy", "mcp-framework")
 
 # Bounds (seconds), generous: 2 shared cores, and CI runs this under ASan.
@@ -93,7 +98,7 @@ def ts_ms(ev):
 
 
 def everything_stdio():
-    return "%s %s stdio" % (NODE, NM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
+    return "%s %s stdio" % (NODE, EVERYTHING)
 
 
 # --------------------------------------------------------------------------
@@ -103,12 +108,14 @@ def everything_stdio():
 class Launched:
     """A third-party HTTP server on 127.0.0.1:port, in its own process group.
     argv(port) gives its node arguments; preload: node --require mcptest's
-    hook, for a server that would listen on every interface."""
+    hook, for a server that would listen on every interface; env(port): more
+    of its environment (server-everything takes its port from PORT)."""
 
-    def __init__(self, name, argv, path, preload=False):
+    def __init__(self, name, argv, path, preload=False, env=None):
         self.name = name
         self.port = mcptest.free_port()
         self._argv = argv
+        self._env = env
         self.path = path
         self.preload = preload
         self.proc = None
@@ -140,6 +147,8 @@ class Launched:
         env = dict(os.environ)
         env["MCPTEST_PARENT_PID"] = str(os.getpid())
         env.pop("NODE_OPTIONS", None)
+        if self._env is not None:
+            env.update(self._env(self.port))
         self.starts += 1
         with open(self.log_path, "ab") as out:
             out.write(b"--- start %d on port %d ---\n" % (self.starts, self.port))
@@ -280,12 +289,18 @@ def http_servers():
             SUPERGATEWAY, "--stdio", fake, "--outputTransport", "streamableHttp", "--port", p],
             "/mcp", preload=True),
         Launched("mcp_proxy", lambda p: [
-            MCP_PROXY, "--host", "127.0.0.1", "--port", p, "--", NODE,
-            NM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js", "stdio"], "/mcp"),
+            MCP_PROXY, "--host", "127.0.0.1", "--port", p, "--", NODE, EVERYTHING, "stdio"],
+            "/mcp"),
         Launched("mcp_proxy_no_modern", lambda p: [
             MCP_PROXY, "--host", "127.0.0.1", "--port", p, "--no-modern", "--", NODE,
-            NM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js", "stdio"], "/mcp"),
+            EVERYTHING, "stdio"], "/mcp"),
         Launched("mcp_framework_http", lambda p: [FRAMEWORK, "http", p], "/mcp"),
+        # server-everything's own HTTP transports: app.listen(PORT) (every
+        # interface without the preload), the mode its first argument
+        Launched("everything_http", lambda p: [EVERYTHING, "streamableHttp"], "/mcp",
+                 preload=True, env=lambda p: {"PORT": str(p)}),
+        Launched("everything_sse", lambda p: [EVERYTHING, "sse"], "/sse",
+                 preload=True, env=lambda p: {"PORT": str(p)}),
     ]
 
 
@@ -368,7 +383,9 @@ def refused(st):
 
 # name -> (transport, era, the ending's outcome, how an old session id is
 # shown refused: "delete" (a second DELETE), "sse_post" (a POST to
-# supergateway's /message), None: no session id on this transport)
+# supergateway's /message), "sse_log" (server-everything's HTTP+SSE: its
+# log says the session's stream closed, and a POST naming it finds no
+# transport), None: no session id on this transport)
 HTTP_CASES = {
     "fastmcp_http": ("http", "legacy", "terminated", "delete"),
     "fastmcp_stateless": ("http", "legacy", "no_session", None),
@@ -378,7 +395,13 @@ HTTP_CASES = {
     "mcp_proxy": ("http", "modern", "no_session", None),
     "mcp_proxy_no_modern": ("http", "legacy", "terminated", "delete"),
     "mcp_framework_http": ("http", "legacy", "terminated", "delete"),
+    "everything_http": ("http", "legacy", "terminated", "delete"),
+    "everything_sse": ("sse", "legacy_sse", "stream_closed", "sse_log"),
 }
+
+# `mcptop end`'s exit status is 0 when every outcome is one of these (its
+# --help), 1 otherwise
+END_OK = ("terminated", "not_allowed", "already_gone", "exited", "no_session", "stream_closed")
 
 
 def sse_sessions(srv):
@@ -391,6 +414,28 @@ def sse_sessions(srv):
             if sid not in ids:
                 ids.append(sid)
     return ids
+
+
+def everything_sse_log(srv, what):
+    """server-everything in sse mode: the session ids of its log lines
+    "Client Connected:  ID" (what="Connected") or "Client Disconnected:  ID"."""
+    ids = []
+    for ln in srv.output().splitlines():
+        head = "Client %s: " % what
+        if ln.startswith(head):
+            sid = ln[len(head):].strip()
+            if sid and sid not in ids:
+                ids.append(sid)
+    return ids
+
+
+def wait_log(srv, pred, timeout):
+    deadline = time.monotonic() + timeout
+    while not pred(srv.output()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def post_status(url, body=None, headers=None, timeout=5.0):
@@ -423,10 +468,12 @@ def http_case(c, name):
         c.eq(row.get("transport"), transport, "%s: transport" % name)
         c.eq(row.get("era"), era, "%s: era" % name)
         c.eq(row.get("health"), "ok", "%s: health" % name)
-        before = sse_sessions(srv) if old_id == "sse_post" else []
+        before = (sse_sessions(srv) if old_id == "sse_post" else
+                  everything_sse_log(srv, "Connected") if old_id == "sse_log" else [])
         r, lines = end_lines(c, name, {"url": srv.url}, repeat=(old_id == "delete"))
         c.eq(lines[0].get("outcome"), outcome, "%s: the ending's outcome" % name)
-        c.eq(r.rc, 0, "%s: end exit status" % name)
+        c.eq(r.rc, 0 if all(ln.get("outcome") in END_OK for ln in lines) else 1,
+             "%s: end exit status (%s)" % (name, [ln.get("outcome") for ln in lines]))
         if old_id == "delete":
             # MCPTOP_TEST_REPEAT_DELETE: the ended id DELETEd once more
             c.require(len(lines) == 2, "%s: a second ending line (the repeated DELETE)" % name)
@@ -441,6 +488,23 @@ def http_case(c, name):
             st = post_status("http://127.0.0.1:%d/message?sessionId=%s" % (srv.port, new[0]))
             c.check(refused(st), "%s: a POST with the ended session's id is refused "
                     "(HTTP %s)" % (name, st))
+        elif old_id == "sse_log":
+            new = [s for s in everything_sse_log(srv, "Connected") if s not in before]
+            c.require(len(new) == 1, "%s: one HTTP+SSE session of mcptop's in the server's log "
+                      "(got %r)" % (name, new))
+            c.check(wait_log(srv, lambda _: new[0] in everything_sse_log(srv, "Disconnected"),
+                             10.0),
+                    "%s: the server saw the session's stream close (Client Disconnected: %s)"
+                    % (name, new[0]))
+            # It never answers a POST naming an id it does not know (it only
+            # logs it): a short wait, then its log says no transport.
+            st = post_status("http://127.0.0.1:%d/message?sessionId=%s" % (srv.port, new[0]),
+                             timeout=1.0)
+            c.check(st is None or refused(st), "%s: a POST with the ended session's id is not "
+                    "taken (HTTP %s)" % (name, st))
+            c.check(wait_log(srv, lambda t: "No transport found for sessionId %s" % new[0] in t,
+                             10.0),
+                    "%s: the server has no transport for the ended session's id" % name)
         else:
             c.eq(len(lines), 1, "%s: one ending line" % name)
     finally:
@@ -448,9 +512,10 @@ def http_case(c, name):
             c.attach("%s's output (last 3000 characters):\n%s" % (name, srv.output()[-3000:]))
 
 
-def stdio_case(c, name, argv, refuses_after_probe=False):
+def stdio_case(c, name, argv, refuses_after_probe=False, ending=None):
     """A stdio server: check (the SDK client's count over stdio), end (the
-    shutdown sequence's outcome), and no child of ours left."""
+    shutdown sequence's outcome: ending, where the server's own behaviour
+    makes it known), and no child of ours left."""
     oracle = mcptest.count_tools(None, command=argv, timeout=30.0)
     row = check_row(c, name, stdio_decl(argv), oracle["tools"])
     c.eq(row.get("transport"), "stdio", "%s: transport" % name)
@@ -463,6 +528,8 @@ def stdio_case(c, name, argv, refuses_after_probe=False):
     r, lines = end_lines(c, name, stdio_decl(argv), teardown_ms=STDIO_TEARDOWN_MS)
     outcome = lines[0].get("outcome")
     c.is_in(outcome, ("exited", "signalled", "killed"), "%s: the ending's outcome" % name)
+    if ending is not None:
+        c.eq(outcome, ending, "%s: the ending's outcome (%s)" % (name, lines[0].get("detail")))
     # `end` exits 0 only when the child exited by itself once stdin closed
     c.eq(r.rc, 0 if outcome == "exited" else 1, "%s: end exit status (%s)" % (name, outcome))
 
@@ -665,6 +732,9 @@ def main():
             ("supergateway_bridge_streamable_http", stdio_case,
              ("supergateway_bridge_streamable_http", bridge_argv("http"), True)),
             ("supergateway_bridge_sse", stdio_case, ("supergateway_bridge_sse", bridge_argv("sse"))),
+            # server-everything exits by itself once its stdin closes
+            ("everything_stdio", stdio_case,
+             ("everything_stdio", [NODE, EVERYTHING, "stdio"], False, "exited")),
         ]
         run_parallel(cases)
         run_parallel([
