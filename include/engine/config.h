@@ -136,6 +136,11 @@ struct config_server {
     long                  crash_window_ms;    /* 0: the default (the
                                                  longer of 10 s and two
                                                  ping intervals) */
+    long                  stream_idle_ms;     /* a silent GET stream is
+                                                 opened afresh after it;
+                                                 0: the default (four
+                                                 ping intervals, at
+                                                 least 60 s) */
     size_t                max_message_bytes;
     enum config_era       era;
     char                **tags;

@@ -28,7 +28,6 @@ struct fleet_options {
     long  open_deadline_ms; /* likewise */
     FILE *log;              /* debug log, or NULL; borrowed */
     bool  test_keep_id;     /* see server_test_repeat_delete */
-    long  stream_idle_ms;   /* test hook: the stream watchdog, when > 0 */
     /* A short-lived fleet beside the process's own (serve's /probe):
      * fleet_free leaves alone what other fleets started (it kills no
      * other process group and waits for no orphan); its own children are

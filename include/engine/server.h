@@ -62,8 +62,6 @@ struct server_env {
     bool            test_keep_id;   /* test hook: keep an ended session's id
                                        so server_test_repeat_delete can
                                        send it once more */
-    long            stream_idle_ms; /* test hook: the server stream's idle
-                                       watchdog, when > 0 */
     /* Only tests/unit/test_server.c fills these: each server's transport
      * made by the test (a fake), not from its declaration. NULL here. */
     struct transport *(*make_transport)(void *arg,

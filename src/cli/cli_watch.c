@@ -61,9 +61,7 @@ watch_usage(FILE *out)
         "Exit status: 0 after a signal, 1 when stdout could not be written\n"
         "(the reader went away; noticed at the next line) or some session\n"
         "was not ended (said on stderr and in the exit event), 2 usage or\n"
-        "unreadable config.\n"
-        "Test hook: MCPTOP_TEST_STREAM_IDLE_MS=MS sets the server stream's\n"
-        "idle watchdog (default: 4 ping intervals, at least 60 s).\n");
+        "unreadable config.\n");
     app_usage_sources(out);
 }
 
@@ -113,13 +111,10 @@ cli_watch(int argc, char **argv)
         .shortopts = "h", .usage = watch_usage, .parsed = watch_parsed,
         .arg = &w };
     struct ev_loop           *loop = EV_DEFAULT;
-    const char               *idle = getenv("MCPTOP_TEST_STREAM_IDLE_MS");
     char                     *text;
     size_t                    asked = 0, unended;
     int                       rc;
 
-    if (idle != NULL)
-        w.cf.opt.stream_idle_ms = cli_parse_ms(idle);
     if (cli_preamble(&pre, argc, argv, &w.cf, &rc) != 0) {
         recording_close(w.rec);
         return rc;

@@ -42,8 +42,8 @@ The issue's "tools change 5 minutes in" (against the SDK's 15 s first byte
 and mcptop's 75 s idle watchdog) runs here in about 12 s with the same logic
 scaled down: the first byte after 1 s (or never), the server closing the
 stream after 4 s, the change at 8-9 s, and mcptop's idle watchdog shortened
-to 2 s by the test hook MCPTOP_TEST_STREAM_IDLE_MS (documented in `mcptop
-watch --help`), with keep-alive comments every 0.5 s.
+to 2 s by the config key stream_idle_ms (a setting like any other, no test
+hook), with keep-alive comments every 0.5 s.
 
 After every scenario: sessions issued == sessions ended on its lab endpoints,
 and no child or grandchild left.
@@ -554,7 +554,6 @@ def stdio_cleanup(c):
 # 9. the GET stream stays open while the server keeps it open
 
 
-STREAM_IDLE_HOOK = "MCPTOP_TEST_STREAM_IDLE_MS"
 IDLE_MS = 2000
 
 
@@ -569,18 +568,15 @@ def get_stream(c):
     - keepalive: keep-alives every 0.5 s, watchdog 2 s: never closed by
       mcptop (one GET, no client close) until the tools change at 9 s, and
       tools_changed to 5 seen."""
-    help_r = mcptest.run_mcptop(["watch", "--help"], timeout=10)
-    c.check(STREAM_IDLE_HOOK in help_r.stdout,
-            "`mcptop watch --help` documents the %s hook (the idle watchdog, shortened for this test; "
-            "without it the keep-alive and idle checks below prove nothing)" % STREAM_IDLE_HOOK)
     L = lab()
     keys = {
         "headers_only": key("/sdkstream?first_byte_ms=-1"),
         "server_closes": key("/sdkstream?first_byte_ms=1000&keepalive_ms=1000&close_ms=4000&change_ms=8000"),
         "keepalive": key("/sdkstream?first_byte_ms=0&keepalive_ms=500&change_ms=9000"),
     }
-    cfg = mcptest.write_config({n: dict(FAST, url=L.url(k), ping_interval_s=1) for n, k in keys.items()})
-    w = sc.TimedWatch(["watch", "-c", cfg], env={STREAM_IDLE_HOOK: str(IDLE_MS)})
+    cfg = mcptest.write_config({n: dict(FAST, url=L.url(k), ping_interval_s=1, stream_idle_ms=IDLE_MS)
+                                for n, k in keys.items()})
+    w = sc.TimedWatch(["watch", "-c", cfg])
     try:
         dial = w.until(lambda e: e.get("server") == "headers_only" and e.get("op") == "dial"
                        and e.get("outcome") == "completed", time.monotonic() + 10)

@@ -314,6 +314,7 @@ test_fleet_and_server_overrides(void **state)
     assert_int_equal(s->open_deadline_ms, 6000);
     assert_int_equal(s->teardown_ms, 1500);
     assert_int_equal(s->crash_window_ms, 20000);
+    assert_int_equal(s->stream_idle_ms, 90000);
     assert_int_equal(s->max_message_bytes, 1048576);
     assert_int_equal(s->era, CONFIG_ERA_MODERN);
     assert_string_equal(s->ca_file, "/etc/mcptop/ca.pem");
@@ -329,6 +330,7 @@ test_fleet_and_server_overrides(void **state)
     assert_int_equal(s->open_deadline_ms, 700);
     assert_int_equal(s->teardown_ms, 900);
     assert_int_equal(s->crash_window_ms, 5000);
+    assert_int_equal(s->stream_idle_ms, 2000);
     assert_int_equal(s->max_message_bytes, 4096);
     assert_int_equal(s->era, CONFIG_ERA_LEGACY);
     assert_string_equal(s->ca_file, "/tmp/other.pem");

@@ -949,6 +949,7 @@ config_server_same(const struct config_server *a,
         a->open_deadline_ms != b->open_deadline_ms ||
         a->teardown_ms != b->teardown_ms ||
         a->crash_window_ms != b->crash_window_ms ||
+        a->stream_idle_ms != b->stream_idle_ms ||
         a->max_message_bytes != b->max_message_bytes || a->era != b->era ||
         !config_strv_same(a->tags, a->ntags, b->tags, b->ntags) ||
         a->disabled != b->disabled || !config_str_same(a->invalid, b->invalid)

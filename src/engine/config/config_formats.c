@@ -79,6 +79,7 @@ static const struct config_keydef config_keys[] = {
     { "open_deadline_ms", CONFIG_KEY_OPT, -1, NULL },
     { "teardown_ms", CONFIG_KEY_OPT, -1, NULL },
     { "crash_window_ms", CONFIG_KEY_OPT, -1, NULL },
+    { "stream_idle_ms", CONFIG_KEY_OPT, -1, NULL },
     { "max_message_bytes", CONFIG_KEY_OPT, -1, NULL },
     { "tags", CONFIG_KEY_OPT, -1, NULL },
     { "era", CONFIG_KEY_OPT, -1, NULL },

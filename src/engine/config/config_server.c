@@ -388,6 +388,9 @@ config_opt(struct config_server *s, const cJSON *v, char **why)
     } else if (strcmp(key, "crash_window_ms") == 0) {
         if (config_int(v, &s->crash_window_ms, why) != 0)
             return -1;
+    } else if (strcmp(key, "stream_idle_ms") == 0) {
+        if (config_int(v, &s->stream_idle_ms, why) != 0)
+            return -1;
     } else if (strcmp(key, "max_message_bytes") == 0) {
         if (config_int(v, &n, why) != 0)
             return -1;
@@ -458,6 +461,7 @@ config_server_inherit(struct config_server *s,
     s->open_deadline_ms = fleet->open_deadline_ms;
     s->teardown_ms = fleet->teardown_ms;
     s->crash_window_ms = fleet->crash_window_ms;
+    s->stream_idle_ms = fleet->stream_idle_ms;
     s->max_message_bytes = fleet->max_message_bytes;
     s->era = fleet->era;
     s->tls_insecure = fleet->tls_insecure;

@@ -180,7 +180,6 @@ fleet_new(struct ev_loop *loop, const struct config *cfg,
         f->env.open_deadline_ms = opt->open_deadline_ms;
         f->env.log = opt->log;
         f->env.test_keep_id = opt->test_keep_id;
-        f->env.stream_idle_ms = opt->stream_idle_ms;
         f->nested = opt->nested;
     }
     f->nservers = cfg->nservers;

@@ -243,7 +243,6 @@ server_new(const struct server_env *env, const struct config_server *decl,
     s->cenv.no_streams = env->no_streams;
     s->cenv.no_pings = env->no_pings;
     s->cenv.test_keep_id = env->test_keep_id;
-    s->cenv.stream_idle_ms = env->stream_idle_ms;
     /* Every server has a client over its declaration: a tap's and a
      * replay's is never dialed, and what its transport knows is empty. */
     s->client = client_new(&server_client_host, s, &s->cenv, decl, index,

@@ -39,8 +39,6 @@ struct client_env {
     bool            no_pings;       /* no periodic pings or deep checks */
     bool            test_keep_id;   /* test hook: keep an ended session's
                                        id (transport_env.test_keep_id) */
-    long            stream_idle_ms; /* test hook: the server stream's idle
-                                       watchdog, when > 0 */
 };
 
 /* Where the owner stands, as far as the lifecycle needs to know: it

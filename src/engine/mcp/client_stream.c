@@ -113,8 +113,8 @@ client_stream_later(struct client *c)
 static double
 client_stream_idle_s(const struct client *c)
 {
-    if (c->env->stream_idle_ms > 0)
-        return c->env->stream_idle_ms / 1000.0;
+    if (c->decl->stream_idle_ms > 0)
+        return c->decl->stream_idle_ms / 1000.0;
     return fmax(CLIENT_STREAM_IDLE_MIN_S,
         4.0 * c->decl->ping_interval_ms / 1000.0);
 }
