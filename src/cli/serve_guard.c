@@ -12,7 +12,10 @@
  *     down (shutdown(2): libmicrohttpd sees the end and closes it itself);
  *   - one address holds at most SERVE_GUARD_PENDING connections waiting
  *     for a head: a new one beyond that shuts down that address's oldest,
- *     so a scrape that sends its request at once always gets in.
+ *     so a scrape that sends its request at once always gets in; but only
+ *     an oldest that has waited SERVE_GUARD_GRACE_S: a burst of scrapes
+ *     that arrive together (Prometheus probing many targets from one
+ *     host), whose heads the loop has not read yet, is no slowloris.
  *
  * It runs on the loop: a one-second sweep, and the notifications.
  */
@@ -28,6 +31,8 @@
 #define SERVE_GUARD_HEAD_S   5.0    /* a new connection's head */
 #define SERVE_GUARD_IDLE_S   30.0   /* a kept-alive connection's next head */
 #define SERVE_GUARD_PENDING  8      /* per address, waiting for a head */
+#define SERVE_GUARD_GRACE_S  1.0    /* ...past it, only one that waited
+                                       this long is shut for a new one */
 
 struct serve_guard_conn {
     struct serve_guard_conn *prev, *next;
@@ -162,7 +167,8 @@ serve_guard_notify(void *cls, struct MHD_Connection *conn,
         if (oldest == NULL || o->since < oldest->since)
             oldest = o;
     }
-    if (pending >= SERVE_GUARD_PENDING && oldest != NULL)
+    if (pending >= SERVE_GUARD_PENDING && oldest != NULL &&
+        c->since - oldest->since >= SERVE_GUARD_GRACE_S)
         serve_guard_shut(oldest);
     c->next = g->head;
     if (g->head != NULL)

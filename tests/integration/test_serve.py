@@ -906,6 +906,41 @@ def check_shards_partition(c):
 
 
 @mcptest.case(rep)
+def burst_of_scrapes_from_one_host(c):
+    """Twelve scrapes from one address connect together and send their
+    requests a moment later (Prometheus probing many targets at once from
+    one host, on a server whose loop has not read them yet): every one is
+    answered. The slowloris guard shuts an address's oldest waiting
+    connection only when it has waited a while, never a fresh one (CI saw
+    16 simultaneous /probe scrapes lose two, closed with no answer)."""
+    import socket
+    lab = faultlab.FaultLab().start()
+    cfg = mcptest.write_config({"one": {"url": lab.url("/healthy")}}, mcptop=FAST)
+    s = Serve(["-c", cfg])
+    socks = []
+    try:
+        c.require(s.wait_ready(), "readyz 200:\n%s" % s.stderr())
+        socks = [socket.create_connection((LOOPBACK, s.port), timeout=10) for _ in range(12)]
+        time.sleep(0.3)     # every one accepted, none has sent its head
+        for k in socks:
+            k.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answered = 0
+        for k in socks:
+            try:
+                head = k.recv(64)
+            except OSError:
+                head = b""
+            if head.startswith(b"HTTP/1.1 200"):
+                answered += 1
+        c.eq(answered, 12, "every scrape of the burst answered 200")
+    finally:
+        for k in socks:
+            k.close()
+        s.close()
+        lab.stop()
+
+
+@mcptest.case(rep)
 def slow_clients_do_not_shut_scrapes_out(c):
     """Slowloris: 16 connections from the scraper's own address trickle a
     header line every 2 s and never finish; scrapes from that address are
