@@ -201,6 +201,18 @@ audit_checks_era(struct audit *a)
 
 /* --- delete and freed ----------------------------------------------------- */
 
+/* "N session(s) the audit opened and could not end still live(s)", into
+ * buf: why a refusal may be the audit's own doing, not the server's. */
+static const char *
+audit_checks_unended(const struct audit *a, char *buf, size_t n)
+{
+    unsigned k = a->opened - a->ended;
+
+    snprintf(buf, n, "%u session%s the audit opened and could not end still "
+        "live%s", k, k == 1 ? "" : "s", k == 1 ? "s" : "");
+    return buf;
+}
+
 /* The open's first request after initialize was answered 404 on the id
  * initialize had just issued: the signature of replicas that do not share
  * sessions behind a balancer without affinity. That is affinity's verdict
@@ -263,10 +275,10 @@ audit_checks_opened(struct audit *a, enum audit_check c, int also)
         else if (a->init_refused && a->opened > a->ended) {
             /* The audit's own sessions that outlived their ending may be
              * why (a server that holds few at a time): not its verdict. */
-            audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: %s, while %u "
-                "session%s the audit opened and could not end still "
-                "live%s", a->why, a->opened - a->ended, a->opened - a->ended
-                == 1 ? "" : "s", a->opened - a->ended == 1 ? "s" : "");
+            char unended[96];
+
+            audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: %s, while %s",
+                a->why, audit_checks_unended(a, unended, sizeof(unended)));
             if (also >= 0)
                 audit_judge(a, (enum audit_check)also, AUDIT_VERDICT_NA,
                     "not judged: no session could be opened");
@@ -673,11 +685,11 @@ audit_checks_versions_judge(struct audit *a, const char *unknown_answer,
     } else if (n == 0 && a->opened > a->ended) {
         /* Refused while the audit's own sessions live: not the server's
          * verdict (it may hold few at a time). */
+        char unended[96];
+
         audit_judge(a, c, AUDIT_VERDICT_NA, "not judged: no initialize was "
-            "accepted while %u session%s the audit opened and could not end "
-            "still live%s (the last: %s)", a->opened - a->ended,
-            a->opened - a->ended == 1 ? "" : "s", a->opened - a->ended == 1 ?
-            "s" : "", said);
+            "accepted while %s (the last: %s)", audit_checks_unended(a,
+            unended, sizeof(unended)), said);
     } else if (n == 0) {
         audit_judge(a, c, AUDIT_VERDICT_NONE, "no revision offered was "
             "accepted (2024-11-05 .. 2025-11-25)");

@@ -439,14 +439,20 @@ def tap_config(name, sock):
     return mcptest.write_config({name: {"tap": sock}})
 
 
+def ev_tap(dirname):
+    """A taps directory of its own, the socket of a tap named ev in it, and
+    a config that reads that tap."""
+    taps = mcptest.tmpdir() / dirname
+    taps.mkdir(exist_ok=True)
+    sock = str(taps / "tap-ev.sock")
+    return taps, sock, tap_config("ev", sock)
+
+
 @mcptest.case(rep)
 def in_flight_cancel(c):
     ev = mcptest.everything_stdio_argv()
-    taps = mcptest.tmpdir() / "taps"
-    taps.mkdir(exist_ok=True)
-    sock = str(taps / "tap-ev.sock")
+    taps, sock, cfg = ev_tap("taps")
     out = tmp("long.json")
-    cfg = tap_config("ev", sock)
     port = mcptest.free_port()
     client = mcptest.spawn([NODE, str(CLIENT_MJS), "long", out, "--",
                             mcptest.MCPTOP_BIN, "tap", "--name", "ev", "--socket", sock, "--"] + ev,
@@ -568,12 +574,9 @@ def sampling_in_flight(c):
     # the server's sampling/createMessage, which the agent holds until the
     # release file exists.
     ev = mcptest.everything_stdio_argv()
-    taps = mcptest.tmpdir() / "taps-sample"
-    taps.mkdir(exist_ok=True)
-    sock = str(taps / "tap-ev.sock")
+    taps, sock, cfg = ev_tap("taps-sample")
     out = tmp("sample.json")
     release = out + ".release"
-    cfg = tap_config("ev", sock)
     err_path = tmp("sample-client.err")
     with open(err_path, "wb") as err:
         client = mcptest.spawn([NODE, str(CLIENT_MJS), "sample", out, release, "--"] +
